@@ -1,0 +1,47 @@
+"""Typed engine errors carrying OSRM's stable error codes; the API maps them to HTTP statuses."""
+
+from __future__ import annotations
+
+
+class EngineError(Exception):
+    """Bad input or an impossible request; `code` is one of OSRM's error codes."""
+
+    code = "InvalidValue"
+
+    def __init__(self, message: str, code: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        if code is not None:
+            self.code = code
+
+
+class InvalidValue(EngineError):
+    code = "InvalidValue"
+
+
+class InvalidQuery(EngineError):
+    code = "InvalidQuery"
+
+
+class NoSegment(EngineError):
+    code = "NoSegment"
+
+
+class NoRoute(EngineError):
+    code = "NoRoute"
+
+
+class NoTable(EngineError):
+    code = "NoTable"
+
+
+class TooBig(EngineError):
+    code = "TooBig"
+
+
+class NotImplementedOption(EngineError):
+    code = "NotImplemented"
+
+
+class GraphError(Exception):
+    """The graph directory is missing, corrupt or of the wrong version (an operator error, not a request error)."""

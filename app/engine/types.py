@@ -1,0 +1,108 @@
+"""Plain data types passed between the router, the search kernels and the API."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+INF_WEIGHT = np.int64(1) << np.int64(60)  # INF + INF still fits in int64
+
+
+@dataclass(frozen=True)
+class Phantom:
+    """A coordinate snapped onto a geometry chain (OSRM's phantom node).
+
+    `fwd_arc` runs along the chain from its first point to its last, `bwd_arc` the other way; either may be -1
+    (oneway). `*_before` are the integer weight (ds) and distance (dm) of `fwd_arc` from its tail to the snapped
+    point, `*_after` the rest (so before + after == the arc's total); `bwd_*` likewise for `bwd_arc`, measured from
+    *its* tail (the chain's last point).
+    """
+
+    input_lon: float
+    input_lat: float
+    lon: float
+    lat: float
+    distance_m: float  # input point -> snapped point, metres
+    chain: int
+    segment: int  # index of the chain segment holding the point (point i -> i+1)
+    fwd_arc: int
+    bwd_arc: int
+    fwd_weight_before: int
+    fwd_weight_after: int
+    fwd_dist_before: int
+    fwd_dist_after: int
+    bwd_weight_before: int
+    bwd_weight_after: int
+    bwd_dist_before: int
+    bwd_dist_after: int
+    component: int  # SCC id of the chain's nodes (0 = largest)
+    name: str = ""
+    osm_nodes: tuple[int, int] = (0, 0)  # OSM ids of the chain's end nodes (OSRM nearest `nodes`)
+
+
+@dataclass(frozen=True)
+class Seeds:
+    """Start (or goal) set of a search: graph nodes with initial weights, plus the virtual point for heuristics."""
+
+    nodes: np.ndarray  # int32 [k]
+    weights: np.ndarray  # int64 [k] ds
+    dists: np.ndarray  # int64 [k] dm
+    lon: float  # degrees, the snapped point
+    lat: float
+
+
+@dataclass
+class SearchStats:
+    algorithm: str
+    settled: int = 0
+    relaxed: int = 0
+    micros: float = 0.0
+
+
+@dataclass
+class SearchResult:
+    """Best path between two seed sets; `arcs` are original arc ids from the source seed node to the target one."""
+
+    weight: int  # ds incl. seed weights; INF_WEIGHT when unreachable
+    arcs: np.ndarray  # int32
+    source_seed: int  # index into the source Seeds (-1 when unreachable)
+    target_seed: int
+    stats: SearchStats
+
+
+@dataclass
+class Leg:
+    """One waypoint-to-waypoint stretch of a route, with per-piece figures for step building."""
+
+    weight: int  # ds
+    duration_s: float
+    distance_m: float
+    coordinates: np.ndarray  # float64 [k, 2] lon, lat; starts and ends at the snapped points
+    piece_arc: np.ndarray  # int32 [p] arc id of each piece (first/last may be partial arcs)
+    piece_distance_m: np.ndarray  # float64 [p]
+    piece_duration_s: np.ndarray  # float64 [p]
+    piece_coord_end: np.ndarray  # int64 [p] index into `coordinates` of each piece's last point
+    stats: SearchStats
+    source: Phantom
+    target: Phantom
+
+
+@dataclass
+class Route:
+    legs: list[Leg]
+    algorithm: str
+    weight: int = 0
+    duration_s: float = 0.0
+    distance_m: float = 0.0
+    coordinates: np.ndarray = field(default_factory=lambda: np.zeros((0, 2)))
+
+
+@dataclass
+class Table:
+    """Many-to-many result; NaN where a pair is unreachable."""
+
+    durations_s: np.ndarray  # float64 [S, T]
+    distances_m: np.ndarray  # float64 [S, T]
+    sources: list[Phantom]
+    destinations: list[Phantom]

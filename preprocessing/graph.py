@@ -1,0 +1,163 @@
+"""Graph assembly: arcs -> CSR forward/backward adjacency, strongly connected components, the core array set.
+
+`finalize_arrays` is the single place where the core arrays of the format are put together, both for graphs built
+from OSM (`preprocessing.build`) and for synthetic graphs in tests (`arrays_from_arcs`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import connected_components
+
+from .units import COORD_SCALE, EARTH_RADIUS_M
+
+
+def csr_offsets(keys: np.ndarray, n: int) -> np.ndarray:
+    """CSR offsets (int32 [n+1]) of `keys` already sorted ascending."""
+    counts = np.bincount(keys, minlength=n)
+    out = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(counts, out=out[1:])
+    return out.astype(np.int32)
+
+
+def strong_components(n: int, tail: np.ndarray, head: np.ndarray) -> np.ndarray:
+    """SCC id per node (int32), renumbered so 0 is the largest component and ids follow decreasing size."""
+    if n == 0:
+        return np.zeros(0, dtype=np.int32)
+    mat = csr_matrix((np.ones(len(tail), dtype=np.int8), (tail, head)), shape=(n, n))
+    _, labels = connected_components(mat, directed=True, connection="strong")
+    sizes = np.bincount(labels)
+    order = np.lexsort((np.arange(len(sizes)), -sizes))  # by size desc, then label
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    return rank[labels].astype(np.int32)
+
+
+def haversine_m(lon1: np.ndarray, lat1: np.ndarray, lon2: np.ndarray, lat2: np.ndarray) -> np.ndarray:
+    """Great-circle distance in metres between degree coordinates (vectorised)."""
+    p1, p2 = np.radians(lat1), np.radians(lat2)
+    dp = p2 - p1
+    dl = np.radians(lon2 - lon1)
+    a = np.sin(dp / 2) ** 2 + np.cos(p1) * np.cos(p2) * np.sin(dl / 2) ** 2
+    return 2 * EARTH_RADIUS_M * np.arcsin(np.sqrt(np.minimum(a, 1.0)))
+
+
+def pack_strings(strings: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """UTF-8 blob + int64 offsets for a string table whose entry 0 must be ""."""
+    assert strings and strings[0] == "", "string 0 must be the empty string"
+    enc = [s.encode("utf-8") for s in strings]
+    offsets = np.zeros(len(enc) + 1, dtype=np.int64)
+    np.cumsum([len(e) for e in enc], out=offsets[1:])
+    blob = np.frombuffer(b"".join(enc), dtype=np.uint8).copy()
+    return offsets, blob
+
+
+def finalize_arrays(
+    *,
+    node_lon: np.ndarray,
+    node_lat: np.ndarray,
+    node_osm_id: np.ndarray,
+    arc_tail: np.ndarray,
+    arc_head: np.ndarray,
+    arc_weight: np.ndarray,
+    arc_dist: np.ndarray,
+    arc_geom: np.ndarray,
+    arc_name: np.ndarray,
+    arc_ref: np.ndarray,
+    arc_class: np.ndarray,
+    arc_flags: np.ndarray,
+    geom_first: np.ndarray,
+    geom_lon: np.ndarray,
+    geom_lat: np.ndarray,
+    strings: list[str],
+) -> dict[str, np.ndarray]:
+    """Sort arcs by (tail, head, weight, geometry), build both CSRs and the SCC labels: the core array dict."""
+    n = int(len(node_lon))
+    order = np.lexsort((arc_geom, arc_weight, arc_head, arc_tail))
+    tail = np.asarray(arc_tail, dtype=np.int32)[order]
+    head = np.asarray(arc_head, dtype=np.int32)[order]
+    arrays: dict[str, np.ndarray] = {
+        "node_lon": np.asarray(node_lon, dtype=np.int32),
+        "node_lat": np.asarray(node_lat, dtype=np.int32),
+        "node_osm_id": np.asarray(node_osm_id, dtype=np.int64),
+        "node_component": strong_components(n, tail, head),
+        "first_out": csr_offsets(tail, n),
+        "arc_tail": tail,
+        "arc_head": head,
+        "arc_weight": np.asarray(arc_weight, dtype=np.int32)[order],
+        "arc_dist": np.asarray(arc_dist, dtype=np.int32)[order],
+        "arc_geom": np.asarray(arc_geom, dtype=np.int32)[order],
+        "arc_name": np.asarray(arc_name, dtype=np.int32)[order],
+        "arc_ref": np.asarray(arc_ref, dtype=np.int32)[order],
+        "arc_class": np.asarray(arc_class, dtype=np.uint8)[order],
+        "arc_flags": np.asarray(arc_flags, dtype=np.uint8)[order],
+        "geom_first": np.asarray(geom_first, dtype=np.int64),
+        "geom_lon": np.asarray(geom_lon, dtype=np.int32),
+        "geom_lat": np.asarray(geom_lat, dtype=np.int32),
+    }
+    in_arc = np.lexsort((np.arange(len(head)), head)).astype(np.int32)
+    arrays["in_arc"] = in_arc
+    arrays["in_first_out"] = csr_offsets(head[in_arc], n)
+    arrays["str_offsets"], arrays["str_bytes"] = pack_strings(strings)
+    return arrays
+
+
+def measured_max_speed_mps(arrays: dict[str, np.ndarray]) -> float:
+    """The largest distance/weight ratio over all arcs, in m/s: the admissible top speed for A* heuristics."""
+    w = arrays["arc_weight"].astype(np.float64)
+    if len(w) == 0:
+        return 1.0
+    d = arrays["arc_dist"].astype(np.float64) / 10.0
+    return float(max(np.max(d / (w / 10.0)), 0.1))
+
+
+def arrays_from_arcs(
+    tail: np.ndarray,
+    head: np.ndarray,
+    weight: np.ndarray,
+    dist: np.ndarray | None = None,
+    lon: np.ndarray | None = None,
+    lat: np.ndarray | None = None,
+    n: int | None = None,
+) -> dict[str, np.ndarray]:
+    """Core arrays for a synthetic graph (tests): one straight two-point geometry chain per arc.
+
+    `lon`/`lat` are degrees (default: nodes on a small line near 0,0); `dist` decimetres (default: 0).
+    """
+    tail = np.asarray(tail, dtype=np.int64)
+    head = np.asarray(head, dtype=np.int64)
+    if n is None:
+        n = int(max(tail.max(initial=-1), head.max(initial=-1)) + 1)
+    m = len(tail)
+    if lon is None:
+        lon = np.arange(n, dtype=np.float64) * 1e-4
+    if lat is None:
+        lat = np.zeros(n, dtype=np.float64)
+    ilon = np.round(np.asarray(lon, dtype=np.float64) * COORD_SCALE).astype(np.int32)
+    ilat = np.round(np.asarray(lat, dtype=np.float64) * COORD_SCALE).astype(np.int32)
+    if dist is None:
+        dist = np.zeros(m, dtype=np.int32)
+    geom_first = np.arange(0, 2 * m + 1, 2, dtype=np.int64)
+    glon = np.empty(2 * m, dtype=np.int32)
+    glat = np.empty(2 * m, dtype=np.int32)
+    glon[0::2], glon[1::2] = ilon[tail], ilon[head]
+    glat[0::2], glat[1::2] = ilat[tail], ilat[head]
+    return finalize_arrays(
+        node_lon=ilon,
+        node_lat=ilat,
+        node_osm_id=np.arange(n, dtype=np.int64) + 1,
+        arc_tail=tail,
+        arc_head=head,
+        arc_weight=np.asarray(weight),
+        arc_dist=np.asarray(dist),
+        arc_geom=(2 * np.arange(m)).astype(np.int32),
+        arc_name=np.zeros(m, dtype=np.int32),
+        arc_ref=np.zeros(m, dtype=np.int32),
+        arc_class=np.zeros(m, dtype=np.uint8),
+        arc_flags=np.zeros(m, dtype=np.uint8),
+        geom_first=geom_first,
+        geom_lon=glon,
+        geom_lat=glat,
+        strings=[""],
+    )

@@ -1,0 +1,98 @@
+"""The profile protocol: what a routing profile tells the graph builder about each OSM way and node.
+
+A profile is a plain module in `preprocessing/profiles/` exposing `NAME`, `MODE`, `WAY_KEYS`, `NODE_KEYS`,
+`process_way(tags) -> WayResult | None` and `process_node(tags) -> NodeResult | None`, with OSRM's semantics for
+the matching Lua profile. Speeds are km/h; 0 means "not routable in this direction".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Protocol
+
+# Road class codes stored per arc (`arc_class`); the index is the code. Append only: codes are on disk.
+ROAD_CLASSES: tuple[str, ...] = (
+    "other",
+    "motorway",
+    "motorway_link",
+    "trunk",
+    "trunk_link",
+    "primary",
+    "primary_link",
+    "secondary",
+    "secondary_link",
+    "tertiary",
+    "tertiary_link",
+    "unclassified",
+    "residential",
+    "living_street",
+    "service",
+    "track",
+    "road",
+    "path",
+    "footway",
+    "cycleway",
+    "bridleway",
+    "pedestrian",
+    "steps",
+    "ferry",
+    "shuttle_train",
+    "movable_bridge",
+    "platform",
+    "corridor",
+    "busway",
+)
+ROAD_CLASS_CODE: dict[str, int] = {name: i for i, name in enumerate(ROAD_CLASSES)}
+
+
+def road_class_code(highway: str) -> int:
+    """Code of a highway value in `ROAD_CLASSES`; unknown values map to 0 ("other")."""
+    return ROAD_CLASS_CODE.get(highway, 0)
+
+
+@dataclass(frozen=True)
+class WayResult:
+    """How a way may be travelled. Durations (seconds, for the whole way) override speeds, e.g. ferries."""
+
+    forward_kmh: float
+    backward_kmh: float
+    road_class: str = "other"
+    name: str = ""
+    ref: str = ""
+    forward_duration_s: float | None = None
+    backward_duration_s: float | None = None
+    forward_mode: str = "driving"
+    backward_mode: str = "driving"
+    ferry: bool = False
+    roundabout: bool = False
+    toll: bool = False
+    forward_restricted: bool = False
+    backward_restricted: bool = False
+
+    @property
+    def forward(self) -> bool:
+        return self.forward_kmh > 0 or (self.forward_duration_s is not None and self.forward_kmh >= 0)
+
+    @property
+    def backward(self) -> bool:
+        return self.backward_kmh > 0 or (self.backward_duration_s is not None and self.backward_kmh >= 0)
+
+
+@dataclass(frozen=True)
+class NodeResult:
+    """A node's effect: `barrier` blocks passage through it; `penalty_s` is added to every arc passing it."""
+
+    barrier: bool = False
+    penalty_s: float = 0.0
+
+
+class Profile(Protocol):
+    NAME: str
+    MODE: str
+    WAY_KEYS: frozenset[str]  # a way with none of these keys is skipped before process_way
+    NODE_KEYS: frozenset[str]  # a node with none of these keys is skipped before process_node
+
+    def process_way(self, tags: Mapping[str, str]) -> WayResult | None: ...
+
+    def process_node(self, tags: Mapping[str, str]) -> NodeResult | None: ...
