@@ -1,0 +1,220 @@
+"""OSM ways + nodes -> the core graph arrays: junctions become nodes, degree-2 runs collapse into geometry chains.
+
+Every way the profile accepts is cut at junctions (nodes used more than once), way ends and barrier nodes; each
+piece is one geometry chain carrying up to two arcs (forward/backward). Blocking barriers get one node copy per
+chain end touching them, so a route can reach a bollard but never pass it. Nothing is dropped without a count in
+the report.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .graph import finalize_arrays, haversine_m
+from .osm import NodeTable, WayTable
+from .units import COORD_SCALE
+
+
+class NoRoutableWays(Exception):
+    """The extract has no way the profile can use."""
+
+
+def hilbert_index(x: np.ndarray, y: np.ndarray, bits: int = 16) -> np.ndarray:
+    """Hilbert-curve position of integer grid points (0 <= x, y < 2**bits), vectorised."""
+    x = x.astype(np.int64).copy()
+    y = y.astype(np.int64).copy()
+    d = np.zeros(len(x), dtype=np.int64)
+    s = 1 << (bits - 1)
+    while s > 0:
+        rx = ((x & s) > 0).astype(np.int64)
+        ry = ((y & s) > 0).astype(np.int64)
+        d += s * s * ((3 * rx) ^ ry)
+        # rotate the quadrant
+        flip = ry == 0
+        swap_flip = flip & (rx == 1)
+        x = np.where(swap_flip, s - 1 - x, x)
+        y = np.where(swap_flip, s - 1 - y, y)
+        x, y = np.where(flip, y, x), np.where(flip, x, y)
+        s >>= 1
+    return d
+
+
+def spatial_order(lon: np.ndarray, lat: np.ndarray) -> np.ndarray:
+    """Permutation sorting nodes along a Hilbert curve over their bounding box (cache locality for searches)."""
+    if len(lon) == 0:
+        return np.zeros(0, dtype=np.int64)
+    span = 1 << 16
+
+    def grid(v: np.ndarray) -> np.ndarray:
+        lo, hi = int(v.min()), int(v.max())
+        return ((v.astype(np.int64) - lo) * (span - 1) // max(hi - lo, 1)).astype(np.int64)
+
+    return np.argsort(hilbert_index(grid(lon), grid(lat)), kind="stable")
+
+
+def build_arrays(ways: WayTable, nodes: NodeTable) -> tuple[dict[str, np.ndarray], dict[str, int]]:
+    """Core arrays (see docs/DESIGN.md) and a report of what was counted, split or dropped."""
+    report: dict[str, int] = {}
+    nw = len(ways.osm_id)
+    if nw == 0:
+        raise NoRoutableWays("no routable ways")
+    lengths = np.diff(ways.first)
+    way_of_pos = np.repeat(np.arange(nw), lengths)
+    refs = ways.refs
+    idx = np.searchsorted(nodes.osm_id, refs)
+    idx_c = np.minimum(idx, max(len(nodes.osm_id) - 1, 0))
+    if len(nodes.osm_id):
+        present = (idx < len(nodes.osm_id)) & (nodes.osm_id[idx_c] == refs)
+    else:
+        present = np.zeros(len(refs), dtype=bool)
+    report["node_refs"] = int(len(refs))
+    report["missing_node_refs"] = int((~present).sum())
+
+    # Pieces: a way is split where a referenced node is missing from the file.
+    is_start = np.zeros(len(refs), dtype=bool)
+    is_start[ways.first[:-1]] = True
+    prev_missing = np.zeros(len(refs), dtype=bool)
+    prev_missing[1:] = ~present[:-1]
+    brk = is_start | (prev_missing & ~is_start)
+    piece = np.cumsum(brk) - 1
+    keep = present.copy()
+    ni = idx_c[keep]
+    piece = piece[keep]
+    way_of_pos = way_of_pos[keep]
+    # drop consecutive duplicates created by removing a missing node between two equal refs
+    if len(ni):
+        dup = np.zeros(len(ni), dtype=bool)
+        dup[1:] = (ni[1:] == ni[:-1]) & (piece[1:] == piece[:-1])
+        ni, piece, way_of_pos = ni[~dup], piece[~dup], way_of_pos[~dup]
+    # drop pieces shorter than two nodes
+    _, piece_dense, piece_len = np.unique(piece, return_inverse=True, return_counts=True)
+    ok = piece_len[piece_dense] >= 2
+    report["way_pieces_dropped_missing_nodes"] = int((piece_len < 2).sum())
+    ni, piece, way_of_pos = ni[ok], piece_dense[ok], way_of_pos[ok]
+    report["ways_split_at_missing_nodes"] = int(len(np.unique(piece)) - len(np.unique(way_of_pos)) if len(piece) else 0)
+    if len(ni) == 0:
+        raise NoRoutableWays("no routable ways with known node locations")
+
+    p = len(ni)
+    piece_start = np.ones(p, dtype=bool)
+    piece_start[1:] = piece[1:] != piece[:-1]
+    piece_end = np.ones(p, dtype=bool)
+    piece_end[:-1] = piece[1:] != piece[:-1]
+
+    use = np.bincount(ni, minlength=len(nodes.osm_id))
+    junction = use >= 2
+    junction[ni[piece_start]] = True
+    junction[ni[piece_end]] = True
+    junction |= nodes.barrier & (use > 0)
+    cut = junction[ni]
+    cuts = np.flatnonzero(cut)
+    same = piece[cuts[1:]] == piece[cuts[:-1]]
+    c0 = cuts[:-1][same]
+    c1 = cuts[1:][same]
+    nc = len(c0)
+
+    lon = nodes.lon[ni]
+    lat = nodes.lat[ni]
+    seg = np.zeros(p, dtype=np.float64)
+    seg[1:] = haversine_m(lon[:-1] / COORD_SCALE, lat[:-1] / COORD_SCALE, lon[1:] / COORD_SCALE, lat[1:] / COORD_SCALE)
+    seg[piece_start] = 0.0
+    cs = np.cumsum(seg)
+    chain_len = cs[c1] - cs[c0]
+    pen = nodes.penalty_ds[ni].astype(np.int64)
+    pc = np.cumsum(pen)
+    interior_pen = pc[c1 - 1] - pc[c0]
+    chain_way = way_of_pos[c0]
+
+    # geometry: positions c0..c1 inclusive per chain
+    npts = c1 - c0 + 1
+    geom_first = np.zeros(nc + 1, dtype=np.int64)
+    np.cumsum(npts, out=geom_first[1:])
+    pos = np.repeat(c0, npts) + (np.arange(geom_first[-1]) - np.repeat(geom_first[:-1], npts))
+    geom_lon = lon[pos]
+    geom_lat = lat[pos]
+
+    # graph node ids: junctions get one id; blocking barriers one id per chain end that touches them
+    a_node = ni[c0]
+    b_node = ni[c1]
+    jid = np.full(len(nodes.osm_id), -1, dtype=np.int64)
+    jnodes = np.unique(np.concatenate([a_node, b_node]))
+    plain = jnodes[~nodes.barrier[jnodes]]
+    jid[plain] = np.arange(len(plain))
+    nid = len(plain)
+    ends = np.concatenate([a_node, b_node])
+    gid = jid[ends]
+    bar = nodes.barrier[ends]
+    gid[bar] = nid + np.arange(int(bar.sum()))
+    node_src = np.concatenate([plain, ends[bar]])  # NodeTable index of each graph node
+    a_g, b_g = gid[:nc], gid[nc:]
+    report["barrier_nodes_blocking"] = int(len(np.unique(ends[bar])))
+
+    # weights per direction
+    fk = ways.fwd_kmh[chain_way]
+    bk = ways.bwd_kmh[chain_way]
+    fd = ways.fwd_duration_s[chain_way]
+    bd = ways.bwd_duration_s[chain_way]
+    way_len = np.bincount(chain_way, weights=chain_len, minlength=nw)[chain_way]
+    share = np.where(way_len > 0, chain_len / np.where(way_len > 0, way_len, 1), 1.0)
+
+    def weights(kmh: np.ndarray, dur: np.ndarray, head_pen: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            by_speed = np.ceil(chain_len / np.where(kmh > 0, kmh / 3.6, 1.0) * 10.0 - 1e-9)
+        by_dur = np.ceil(dur * 10.0 * share - 1e-9)
+        w = np.where(np.isnan(dur), by_speed, by_dur)
+        return np.maximum(w, 1).astype(np.int64) + interior_pen + head_pen
+
+    fw = weights(fk, fd, nodes.penalty_ds[b_node].astype(np.int64))
+    bw = weights(bk, bd, nodes.penalty_ds[a_node].astype(np.int64))
+    fmask = (fk > 0) | (~np.isnan(fd))
+    bmask = (bk > 0) | (~np.isnan(bd))
+    chain_ids = np.arange(nc)
+    dist_dm = np.round(chain_len * 10).astype(np.int64)
+    tail = np.concatenate([a_g[fmask], b_g[bmask]])
+    head = np.concatenate([b_g[fmask], a_g[bmask]])
+    arc_chain = np.concatenate([chain_ids[fmask], chain_ids[bmask]])
+    rev = np.concatenate([np.zeros(int(fmask.sum()), np.int64), np.ones(int(bmask.sum()), np.int64)])
+    weight = np.concatenate([fw[fmask], bw[bmask]])
+    if weight.size and weight.max() >= 2**31:
+        raise ValueError("an arc weight overflows int32 deciseconds")
+    aw = np.concatenate([chain_way[fmask], chain_way[bmask]])
+    flags = np.concatenate([ways.flags_fwd[chain_way[fmask]], ways.flags_bwd[chain_way[bmask]]])
+
+    # spatial renumbering of graph nodes
+    n = len(node_src)
+    order = spatial_order(nodes.lon[node_src], nodes.lat[node_src])
+    newid = np.empty(n, dtype=np.int64)
+    newid[order] = np.arange(n)
+    node_src = node_src[order]
+
+    arrays = finalize_arrays(
+        node_lon=nodes.lon[node_src],
+        node_lat=nodes.lat[node_src],
+        node_osm_id=nodes.osm_id[node_src],
+        arc_tail=newid[tail],
+        arc_head=newid[head],
+        arc_weight=weight,
+        arc_dist=dist_dm[arc_chain],
+        arc_geom=(2 * arc_chain + rev).astype(np.int32),
+        arc_name=ways.name[aw],
+        arc_ref=ways.ref[aw],
+        arc_class=ways.road_class[aw],
+        arc_flags=flags,
+        geom_first=geom_first,
+        geom_lon=geom_lon,
+        geom_lat=geom_lat,
+        strings=ways.strings,
+    )
+    comp = arrays["node_component"]
+    sizes = np.bincount(comp) if n else np.zeros(0, np.int64)
+    report.update(
+        nodes=int(n),
+        arcs=int(len(tail)),
+        chains=int(nc),
+        shape_points=int(geom_first[-1] - 2 * nc),
+        self_loop_chains=int((a_g == b_g).sum()),
+        components=int(len(sizes)),
+        largest_component_nodes=int(sizes[0]) if len(sizes) else 0,
+        nodes_outside_largest_component=int(n - (sizes[0] if len(sizes) else 0)),
+    )
+    return arrays, report

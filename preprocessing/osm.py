@@ -1,0 +1,207 @@
+"""Streaming OSM import through pyosmium: routable ways (pass 1) then only the nodes they use (pass 2).
+
+Memory grows with the road network, not the file: pass 1 keeps node-id lists of the ways the profile accepts; pass 2
+reads locations and tags of just those node ids (an id filter inside libosmium) into sorted numpy arrays, which is
+the node-location index used to build the graph.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import osmium
+
+from .profiles.base import WayResult, road_class_code
+from .units import COORD_SCALE
+
+SUFFIXES = (".osm.pbf", ".pbf", ".osm", ".osm.gz", ".osm.bz2", ".xml", ".osm.xml")
+
+Progress = Callable[[int], None]  # called with the number of objects processed since the last call
+
+
+class OsmInputError(Exception):
+    """The input is not a readable OSM extract; the message is one sentence for the user."""
+
+
+@dataclass
+class WayTable:
+    """Accepted ways: concatenated node refs plus one row of attributes per way."""
+
+    refs: np.ndarray  # int64 OSM node ids, all ways concatenated
+    first: np.ndarray  # int64 [w+1] offsets into refs
+    osm_id: np.ndarray  # int64 [w]
+    fwd_kmh: np.ndarray  # float64 [w], 0 = closed in that direction
+    bwd_kmh: np.ndarray
+    fwd_duration_s: np.ndarray  # float64 [w], NaN = use the speed
+    bwd_duration_s: np.ndarray
+    road_class: np.ndarray  # uint8 [w]
+    flags_fwd: np.ndarray  # uint8 [w] arc flags (units.FLAG_*) of the forward direction
+    flags_bwd: np.ndarray
+    name: np.ndarray  # int32 [w] string ids
+    ref: np.ndarray
+    strings: list[str]
+    report: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class NodeTable:
+    """Locations and profile effects of the nodes the ways use, sorted by OSM id."""
+
+    osm_id: np.ndarray  # int64 [k] ascending
+    lon: np.ndarray  # int32 1e-7 deg
+    lat: np.ndarray
+    barrier: np.ndarray  # bool [k] blocks passage
+    penalty_ds: np.ndarray  # int32 [k] added to arcs passing the node
+
+
+def check_input(path: Path) -> None:
+    """Refuse a missing file or one whose name osmium cannot read, before any work starts."""
+    if not path.exists():
+        raise OsmInputError(f"input file {path} does not exist")
+    if not path.is_file():
+        raise OsmInputError(f"input {path} is not a file")
+    name = path.name.lower()
+    if not name.endswith(SUFFIXES):
+        raise OsmInputError(f"input {path.name} is not an OSM extract: expected one of {', '.join(SUFFIXES)}")
+    if path.stat().st_size == 0:
+        raise OsmInputError(f"input {path} is empty")
+
+
+def _osmium_error(path: Path, exc: Exception) -> OsmInputError:
+    return OsmInputError(
+        f"cannot read {path.name} as OSM data ({str(exc).strip() or type(exc).__name__}); "
+        "the file is corrupt, truncated or not an OSM extract"
+    )
+
+
+def _add_flags(res: WayResult, restricted: bool) -> int:
+    from .units import FLAG_FERRY, FLAG_RESTRICTED, FLAG_ROUNDABOUT, FLAG_TOLL
+
+    f = 0
+    if res.ferry:
+        f |= FLAG_FERRY
+    if res.roundabout:
+        f |= FLAG_ROUNDABOUT
+    if res.toll:
+        f |= FLAG_TOLL
+    if restricted:
+        f |= FLAG_RESTRICTED
+    return f
+
+
+def read_ways(path: Path, profile: ModuleType, progress: Progress | None = None) -> WayTable:
+    """Pass 1: every way the profile accepts, with its node refs (consecutive duplicates removed)."""
+    way_keys = tuple(sorted(profile.WAY_KEYS))
+    refs: list[int] = []
+    first = [0]
+    cols: dict[str, list] = {k: [] for k in ("osm_id", "fk", "bk", "fd", "bd", "cls", "ff", "bf", "name", "ref")}
+    strings: list[str] = [""]
+    string_id: dict[str, int] = {"": 0}
+    report = {"ways_read": 0, "ways_routable": 0, "ways_rejected": 0, "ways_too_short": 0}
+
+    def sid(s: str) -> int:
+        i = string_id.get(s)
+        if i is None:
+            i = string_id[s] = len(strings)
+            strings.append(s)
+        return i
+
+    done = 0
+    try:
+        fp = osmium.FileProcessor(str(path), osmium.osm.WAY).with_filter(osmium.filter.KeyFilter(*way_keys))
+        for w in fp:
+            done += 1
+            if progress is not None and done % 4096 == 0:
+                progress(4096)
+            report["ways_read"] += 1
+            tags = {t.k: t.v for t in w.tags}
+            res = profile.process_way(tags)
+            if res is None or not (res.forward or res.backward):
+                report["ways_rejected"] += 1
+                continue
+            nodes = []
+            last = None
+            for n in w.nodes:
+                r = n.ref
+                if r != last:
+                    nodes.append(r)
+                    last = r
+            if len(nodes) < 2:
+                report["ways_too_short"] += 1
+                continue
+            report["ways_routable"] += 1
+            refs.extend(nodes)
+            first.append(len(refs))
+            cols["osm_id"].append(w.id)
+            cols["fk"].append(res.forward_kmh if res.forward else 0.0)
+            cols["bk"].append(res.backward_kmh if res.backward else 0.0)
+            fd = res.forward_duration_s if res.forward else None
+            bd = res.backward_duration_s if res.backward else None
+            cols["fd"].append(math.nan if fd is None else float(fd))
+            cols["bd"].append(math.nan if bd is None else float(bd))
+            cols["cls"].append(road_class_code(res.road_class))
+            cols["ff"].append(_add_flags(res, res.forward_restricted))
+            cols["bf"].append(_add_flags(res, res.backward_restricted))
+            cols["name"].append(sid(res.name or ""))
+            cols["ref"].append(sid(res.ref or ""))
+    except (RuntimeError, ValueError, OSError) as exc:
+        raise _osmium_error(path, exc) from None
+    if progress is not None:
+        progress(done % 4096)
+    return WayTable(
+        refs=np.asarray(refs, dtype=np.int64),
+        first=np.asarray(first, dtype=np.int64),
+        osm_id=np.asarray(cols["osm_id"], dtype=np.int64),
+        fwd_kmh=np.asarray(cols["fk"], dtype=np.float64),
+        bwd_kmh=np.asarray(cols["bk"], dtype=np.float64),
+        fwd_duration_s=np.asarray(cols["fd"], dtype=np.float64),
+        bwd_duration_s=np.asarray(cols["bd"], dtype=np.float64),
+        road_class=np.asarray(cols["cls"], dtype=np.uint8),
+        flags_fwd=np.asarray(cols["ff"], dtype=np.uint8),
+        flags_bwd=np.asarray(cols["bf"], dtype=np.uint8),
+        name=np.asarray(cols["name"], dtype=np.int32),
+        ref=np.asarray(cols["ref"], dtype=np.int32),
+        strings=strings,
+        report=report,
+    )
+
+
+def read_nodes(path: Path, needed: np.ndarray, profile: ModuleType, progress: Progress | None = None) -> NodeTable:
+    """Pass 2: location and barrier/penalty of each node id in `needed` (sorted unique int64) present in the file."""
+    node_keys = profile.NODE_KEYS
+    k = len(needed)
+    ids = np.empty(k, dtype=np.int64)
+    lon = np.empty(k, dtype=np.int32)
+    lat = np.empty(k, dtype=np.int32)
+    barrier = np.zeros(k, dtype=bool)
+    penalty = np.zeros(k, dtype=np.int32)
+    i = 0
+    try:
+        fp = osmium.FileProcessor(str(path), osmium.osm.NODE).with_filter(osmium.filter.IdFilter(needed.tolist()))
+        for n in fp:
+            loc = n.location
+            if not loc.valid():
+                continue
+            ids[i] = n.id
+            lon[i] = loc.x  # libosmium's fixed point is 1e-7 degrees, our own precision
+            lat[i] = loc.y
+            if len(n.tags) and any(key in n.tags for key in node_keys):
+                res = profile.process_node({t.k: t.v for t in n.tags})
+                if res is not None:
+                    barrier[i] = res.barrier
+                    penalty[i] = int(round(res.penalty_s * 10))
+            i += 1
+            if progress is not None and i % 16384 == 0:
+                progress(16384)
+    except (RuntimeError, ValueError, OSError) as exc:
+        raise _osmium_error(path, exc) from None
+    if progress is not None:
+        progress(i % 16384)
+    assert COORD_SCALE == 10_000_000, "node coordinates are copied from libosmium's 1e-7 fixed point"
+    order = np.argsort(ids[:i], kind="stable")
+    return NodeTable(ids[:i][order], lon[:i][order], lat[:i][order], barrier[:i][order], penalty[:i][order])

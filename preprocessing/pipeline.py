@@ -1,0 +1,154 @@
+"""The preprocess pipeline: a short list of named stages from an OSM extract to a graph directory.
+
+    check input -> read ways -> read nodes -> build graph -> [contract (CH)] -> [landmarks (ALT)] -> write
+
+Each stage logs, is timed and records peak memory in the manifest. The graph directory is written atomically by
+`preprocessing.artifacts`, so an error or Ctrl-C at any point leaves no half-written output.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import __version__
+from .artifacts import FormatError, graph_in_memory, save_graph
+from .build import NoRoutableWays, build_arrays
+from .graph import measured_max_speed_mps
+from .osm import OsmInputError, check_input, read_nodes, read_ways
+from .profiles import get_profile
+from .report import Reporter
+from .units import COORD_SCALE
+
+
+class PreprocessError(Exception):
+    """A user-facing failure of `starroute preprocess`; the message is one sentence."""
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def preprocess(
+    input_path: str | os.PathLike[str],
+    output_dir: str | os.PathLike[str],
+    profile: str = "car",
+    ch: bool = True,
+    landmarks: int = 16,
+    force: bool = False,
+    quiet: bool = False,
+    reporter: Reporter | None = None,
+) -> Path:
+    """Turn an OSM extract into a graph directory for `profile`; returns the directory's path.
+
+    Raises PreprocessError with a one-line reason for every bad input (missing or corrupt file, unknown profile,
+    no routable ways, existing output without `force`).
+    """
+    src = Path(input_path)
+    out = Path(output_dir)
+    rep = reporter or Reporter(quiet=quiet)
+    try:
+        prof = get_profile(profile)
+    except ValueError as exc:
+        raise PreprocessError(str(exc)) from None
+    if landmarks < 0:
+        raise PreprocessError("--landmarks must be 0 or more")
+    try:
+        check_input(src)
+    except OsmInputError as exc:
+        raise PreprocessError(str(exc)) from None
+    if out.exists() and not force:
+        raise PreprocessError(f"output {out} already exists: pass --force to replace it")
+
+    try:
+        with rep.stage("read ways", unit="ways") as tick:
+            ways = read_ways(src, prof, progress=tick)
+        if len(ways.osm_id) == 0:
+            raise PreprocessError(f"{src.name} has no routable ways for profile {profile!r}")
+        needed = np.unique(ways.refs)
+        with rep.stage("read nodes", total=len(needed), unit="nodes") as tick:
+            nodes = read_nodes(src, needed, prof, progress=tick)
+        with rep.stage("build graph") as tick:
+            arrays, build_report = build_arrays(ways, nodes)
+    except OsmInputError as exc:
+        raise PreprocessError(str(exc)) from None
+    except NoRoutableWays:
+        raise PreprocessError(f"{src.name} has no routable ways for profile {profile!r}") from None
+
+    report: dict[str, Any] = dict(ways.report)
+    report.update(build_report)
+    n = build_report["nodes"]
+    lon = arrays["node_lon"]
+    glon, glat = arrays["geom_lon"], arrays["geom_lat"]
+    manifest: dict[str, Any] = {
+        "profile": profile,
+        "mode": getattr(prof, "MODE", profile),
+        "source": {"name": src.name, "size": src.stat().st_size, "sha256": sha256_file(src)},
+        "counts": {
+            "nodes": n,
+            "arcs": build_report["arcs"],
+            "chains": build_report["chains"],
+            "shape_points": build_report["shape_points"],
+            "strings": len(ways.strings),
+            "components": build_report["components"],
+            "largest_component_nodes": build_report["largest_component_nodes"],
+        },
+        "bbox": [
+            float(glon.min()) / COORD_SCALE,
+            float(glat.min()) / COORD_SCALE,
+            float(glon.max()) / COORD_SCALE,
+            float(glat.max()) / COORD_SCALE,
+        ]
+        if len(lon)
+        else None,
+        "units": {"coordinates": "1e-7 degree", "weight": "decisecond", "distance": "decimetre"},
+        "weight_name": "duration",
+        "max_speed_mps": measured_max_speed_mps(arrays),
+        "tool_version": __version__,
+        "built_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "report": report,
+    }
+
+    graph = graph_in_memory(arrays, manifest)
+    if ch:
+        from .contract import build_ch
+
+        with rep.stage("contract (CH)", total=n, unit="nodes") as tick:
+            ch_arrays, ch_meta = build_ch(graph, progress=_progress_adapter(tick))
+        arrays.update(ch_arrays)
+        manifest["ch"] = ch_meta
+    if landmarks > 0:
+        from .landmarks import build_landmarks
+
+        with rep.stage("landmarks (ALT)", total=landmarks, unit="landmarks") as tick:
+            lm_arrays, lm_meta = build_landmarks(graph, count=landmarks, progress=_progress_adapter(tick))
+        arrays.update(lm_arrays)
+        manifest["landmarks"] = lm_meta
+
+    manifest["stages"] = dict(rep.stages)
+    try:
+        with rep.stage("write"):
+            save_graph(out, arrays, manifest, force=force)
+    except FormatError as exc:
+        raise PreprocessError(str(exc)) from None
+    return out
+
+
+def _progress_adapter(tick):  # type: ignore[no-untyped-def]
+    """Stage callbacks report (done, total); the reporter's bar wants increments."""
+    state = {"done": 0}
+
+    def cb(done: int, total: int) -> None:
+        tick(max(done - state["done"], 0), total=total)
+        state["done"] = done
+
+    return cb

@@ -1,0 +1,77 @@
+"""Stage reporting: a progress bar per stage on a terminal, plain log lines otherwise, nothing with quiet.
+
+Each stage records wall seconds and the process's peak RSS at its end, which go into the manifest and the final
+summary.
+"""
+
+from __future__ import annotations
+
+import resource
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+
+def peak_rss_mb() -> float:
+    """Peak resident set size of this process so far, in MiB."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+class Reporter:
+    """Collects per-stage timings; draws rich progress bars when stderr is a terminal."""
+
+    def __init__(self, quiet: bool = False, stream: Any = None) -> None:
+        self.quiet = quiet
+        self.stream = stream or sys.stderr
+        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.stages: dict[str, dict[str, float]] = {}
+
+    def log(self, message: str) -> None:
+        if not self.quiet:
+            print(message, file=self.stream, flush=True)
+
+    @contextmanager
+    def stage(self, name: str, total: int | None = None, unit: str = "") -> Iterator[Callable[..., None]]:
+        """Run one named stage; yields `advance(n)` to move its progress bar."""
+        t0 = time.perf_counter()
+        progress = None
+        task = None
+        if not self.quiet and self.tty:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            progress = Progress(
+                TextColumn(f"{name:<16}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn(unit),
+                TimeElapsedColumn(),
+                console=Console(file=self.stream),
+                transient=False,
+            )
+            progress.start()
+            task = progress.add_task(name, total=total)
+        elif not self.quiet:
+            print(f"starroute: {name} ...", file=self.stream, flush=True)
+
+        def advance(n: int = 1, total: int | None = None) -> None:
+            if progress is not None:
+                if total is not None:
+                    progress.update(task, total=total)
+                progress.advance(task, n)
+
+        try:
+            yield advance
+        finally:
+            if progress is not None:
+                progress.stop()
+        secs = time.perf_counter() - t0
+        self.stages[name] = {"seconds": round(secs, 3), "peak_rss_mb": round(peak_rss_mb(), 1)}
+        if not self.quiet and not self.tty:
+            print(
+                f"starroute: {name} done in {secs:.2f} s (peak RSS {peak_rss_mb():.0f} MiB)",
+                file=self.stream,
+                flush=True,
+            )
