@@ -16,3 +16,34 @@ def extract(name: str) -> Path:
     if not p.exists():
         pytest.skip(f"{p} not available")
     return p
+
+
+@pytest.fixture(scope="session")
+def graph_cache(tmp_path_factory: pytest.TempPathFactory):
+    """Build each (extract, profile, ch, landmarks) graph once per test session; returns a loader function."""
+    from preprocessing.pipeline import preprocess
+
+    base = tmp_path_factory.mktemp("graphs")
+    built: dict[tuple, Path] = {}
+
+    def get(name: str, profile: str = "car", ch: bool = True, landmarks: int = 8) -> Path:
+        key = (name, profile, ch, landmarks)
+        if key not in built:
+            out = base / f"{name.replace('/', '_')}-{profile}-{int(ch)}-{landmarks}"
+            built[key] = preprocess(
+                extract(name), out, profile=profile, ch=ch, landmarks=landmarks, force=True, quiet=True
+            )
+        return built[key]
+
+    return get
+
+
+def all_extracts() -> list[str]:
+    """Names (relative to shared/data/osm) of every OSM extract there, registry/ included."""
+    if not EXTRACTS.exists():
+        return []
+    names = []
+    for p in sorted(EXTRACTS.rglob("*")):
+        if p.is_file() and p.name.endswith((".pbf", ".osm", ".osm.gz", ".osm.bz2")):
+            names.append(str(p.relative_to(EXTRACTS)))
+    return names

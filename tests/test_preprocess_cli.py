@@ -1,0 +1,186 @@
+"""`starroute preprocess` end to end: the happy path and every bad input of issue 2 (message, exit code, no output)."""
+
+from __future__ import annotations
+
+import gzip
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from app.cli import app
+from preprocessing.artifacts import FormatError, load_graph, read_manifest
+
+from .conftest import ROOT, extract
+
+runner = CliRunner()
+
+
+def run(*args: str):
+    return runner.invoke(app, ["preprocess", *args])
+
+
+def leftovers(parent: Path) -> list[str]:
+    return sorted(p.name for p in parent.iterdir()) if parent.exists() else []
+
+
+def test_default_extract_builds_loadable_graph(tmp_path: Path) -> None:
+    out = tmp_path / "monaco-car"
+    res = run(str(ROOT / "data" / "monaco.osm.pbf"), "--output", str(out), "--landmarks", "4")
+    assert res.exit_code == 0, res.output
+    assert "nodes" in res.output and "stage" in res.output  # the final summary
+    g = load_graph(out)
+    mf = g.manifest
+    assert mf["profile"] == "car"
+    assert mf["source"]["name"] == "monaco.osm.pbf"
+    assert mf["source"]["sha256"] == "1fdee8b72c48f932cab3aa9f1f74f87dfd954509a3b47cb932556d827189b97c"
+    assert mf["counts"]["nodes"] == g.num_nodes > 500
+    for name, arr in g.arrays.items():
+        assert isinstance(arr, np.memmap), name  # every array memory-maps
+    for stage in ("read ways", "read nodes", "build graph", "contract (CH)", "landmarks (ALT)"):
+        assert mf["stages"][stage]["seconds"] >= 0
+    assert leftovers(tmp_path) == ["monaco-car"]
+
+
+def test_console_script_quiet(tmp_path: Path) -> None:
+    out = tmp_path / "g"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "app.cli",
+            "preprocess",
+            str(extract("bautzen.osm")),
+            "-o",
+            str(out),
+            "--quiet",
+            "--no-ch",
+            "--landmarks",
+            "0",
+            "--profile",
+            "testbot",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == "" and proc.stdout == ""
+    assert read_manifest(out)["profile"] == "testbot"
+
+
+def assert_refused(tmp_path: Path, args: list[str], needle: str, code: int = 2) -> None:
+    out = tmp_path / "out"
+    res = run(*args, "--output", str(out), "--no-ch", "--landmarks", "0")
+    assert res.exit_code == code, res.output
+    assert needle in res.output, res.output
+    assert "Traceback" not in res.output
+    assert len(res.output.strip().splitlines()) <= 3, res.output  # one clear line (plus stage logs at most)
+    assert not out.exists()
+    assert [p for p in leftovers(tmp_path) if p.startswith(".out")] == []
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    assert_refused(tmp_path, [str(tmp_path / "nope.osm.pbf")], "does not exist")
+
+
+def test_not_an_osm_file_name(tmp_path: Path) -> None:
+    f = tmp_path / "notes.txt"
+    f.write_text("hello")
+    assert_refused(tmp_path, [str(f)], "not an OSM extract")
+
+
+def test_not_osm_content(tmp_path: Path) -> None:
+    f = tmp_path / "fake.osm.pbf"
+    f.write_bytes(b"this is not a protocol buffer at all" * 100)
+    assert_refused(tmp_path, [str(f)], "cannot read fake.osm.pbf")
+
+
+def test_truncated_pbf(tmp_path: Path) -> None:
+    data = extract("andorra.osm.pbf").read_bytes()
+    f = tmp_path / "truncated.osm.pbf"
+    f.write_bytes(data[: len(data) // 2])
+    assert_refused(tmp_path, [str(f)], "cannot read truncated.osm.pbf")
+
+
+def test_corrupt_pbf(tmp_path: Path) -> None:
+    data = bytearray(extract("andorra.osm.pbf").read_bytes())
+    rng = np.random.default_rng(7)
+    pos = len(data) // 3
+    data[pos : pos + 4096] = rng.integers(0, 256, 4096, dtype=np.uint8).tobytes()
+    f = tmp_path / "corrupt.osm.pbf"
+    f.write_bytes(bytes(data))
+    assert_refused(tmp_path, [str(f)], "cannot read corrupt.osm.pbf")
+
+
+def test_corrupt_gzip_xml(tmp_path: Path) -> None:
+    f = tmp_path / "broken.osm.gz"
+    f.write_bytes(gzip.compress(b"<?xml version='1.0'?><osm version='0.6'><node id='1' lat='1' lon=")[:-8])
+    assert_refused(tmp_path, [str(f)], "cannot read broken.osm.gz")
+
+
+def test_no_routable_ways(tmp_path: Path) -> None:
+    f = tmp_path / "empty.osm"
+    f.write_text(
+        "<?xml version='1.0' encoding='UTF-8'?>\n<osm version='0.6' generator='test'>\n"
+        " <node id='1' lat='1.0' lon='1.0'/>\n <node id='2' lat='1.001' lon='1.0'/>\n"
+        " <way id='1'><nd ref='1'/><nd ref='2'/><tag k='building' v='yes'/></way>\n</osm>\n"
+    )
+    assert_refused(tmp_path, [str(f)], "no routable ways for profile 'car'")
+
+
+def test_unknown_profile(tmp_path: Path) -> None:
+    assert_refused(tmp_path, [str(extract("bautzen.osm")), "--profile", "hovercraft"], "unknown profile 'hovercraft'")
+
+
+def test_output_exists_refused_then_forced(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "keep.txt").write_text("precious")
+    res = run(str(extract("bautzen.osm")), "--output", str(out), "--no-ch", "--landmarks", "0")
+    assert res.exit_code == 2 and "already exists: pass --force" in res.output
+    assert (out / "keep.txt").read_text() == "precious"
+    res = run(str(extract("bautzen.osm")), "--output", str(out), "--no-ch", "--landmarks", "0", "--force")
+    assert res.exit_code == 0, res.output
+    assert not (out / "keep.txt").exists()
+    assert read_manifest(out)["counts"]["nodes"] > 0
+
+
+def test_loader_refuses_version_and_fingerprint_mismatch(tmp_path: Path) -> None:
+    import json
+
+    out = tmp_path / "g"
+    assert run(str(extract("bautzen.osm")), "-o", str(out), "--no-ch", "--landmarks", "0", "-q").exit_code == 0
+    mf_path = out / "manifest.json"
+    mf = json.loads(mf_path.read_text())
+    mf["counts"]["nodes"] += 1
+    mf_path.write_text(json.dumps(mf))
+    with pytest.raises(FormatError, match="fingerprint mismatch"):
+        load_graph(out)
+    mf["format_version"] = 999
+    mf_path.write_text(json.dumps(mf))
+    with pytest.raises(FormatError, match="graph format version 999, this starroute reads 1: re-run"):
+        load_graph(out)
+
+
+def test_interrupt_while_writing_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import preprocessing.artifacts as artifacts
+
+    real_save = np.save
+    calls = {"n": 0}
+
+    def save_then_interrupt(*a, **k):
+        calls["n"] += 1
+        if calls["n"] == 5:
+            raise KeyboardInterrupt  # Ctrl-C half-way through writing the arrays
+        return real_save(*a, **k)
+
+    monkeypatch.setattr(artifacts.np, "save", save_then_interrupt)
+    out = tmp_path / "out"
+    res = run(str(extract("bautzen.osm")), "-o", str(out), "--no-ch", "--landmarks", "0")
+    assert res.exit_code == 130 and "no graph was written" in res.output
+    assert calls["n"] == 5
+    assert leftovers(tmp_path) == []
