@@ -1,0 +1,359 @@
+"""Car profile: OSRM's `car.lua` (see ../shared/reference/osrm-car-profile.md) for a node-based graph.
+
+Way rules, in OSRM's handler order: a way needs `highway` or `route`; blocked/avoided ways are dropped (`area=yes`,
+`highway=steps|construction|proposed`, `railway=construction`, `construction=*` other than no/widening/minor,
+`proposed=*` without highway, `oneway=reversible`, `impassable=yes`, `status=impassable`,
+`service=emergency_access`); physical limits close a direction (maxheight < 2.0 m, maxwidth <= 1.9 m, maxlength <
+4.8 m, maxweight < 2000 kg); the access hierarchy `motorcar > motor_vehicle > vehicle > access` (with
+`:forward`/`:backward`) closes blacklisted directions, except that restricted values (private, delivery,
+destination, customers) on the whitelisted highway types keep the direction open and flag it restricted; oneway
+(`oneway:motorcar|motor_vehicle|vehicle`, then `oneway`; implied on motorways and roundabouts unless `oneway=no`);
+ferries (`route=ferry` 5 km/h, `route=shuttle_train` 10 km/h, `duration` spread over the way); movable bridges
+(5 km/h or `duration`); speed per highway class, else 10 km/h where an access tag allows it; a parsed `maxspeed`
+*replaces* the speed with `maxspeed * 0.8`; then surface/tracktype/smoothness caps. Nodes: blacklisted access
+blocks, barriers block unless whitelisted; gates and lift gates pass with 60 s; traffic signals and stop signs cost
+2 s, give-way signs 1 s.
+
+Deliberate differences from OSRM:
+- No turn penalties, u-turn penalties or turn restrictions: the graph is node-based, so there are no turns to
+  charge. Node costs (signals, stop, give way, gates) are added to every arc passing or entering the node, in both
+  directions (`traffic_signals:direction`, `stop=minor` and the short-leg stop rule are not modelled).
+- Weight is duration: OSRM's routability rate penalties (service roads, narrow or single-lane two-way roads,
+  alternating oneways, side roads) and the max-turn-weight for entering restricted roads are not applied; restricted
+  directions are only flagged (`forward_restricted`/`backward_restricted`).
+- A oneway or one-direction-closed ferry or movable bridge keeps its direction (OSRM's ferry handler reopens both).
+- `bridge=movable` with `capacity:car=0` is treated as an ordinary road (OSRM's Lua compares a string with 0, so
+  its check never fires).
+- `is_startpoint` (private service roads cannot be snapped to) and `junction=circular`'s own guidance type are not
+  represented; `circular` still implies oneway. HEAD-only additions (extra blacklist values, `;`-lists in access
+  values, priority penalty) are not adopted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from . import tags as T
+from .base import NodeResult, WayResult
+
+NAME = "car"
+MODE = "driving"
+
+ACCESS_HIERARCHY = ("motorcar", "motor_vehicle", "vehicle", "access")
+ONEWAY_RESTRICTIONS = ("motorcar", "motor_vehicle", "vehicle")
+
+WAY_KEYS = frozenset({"highway", "route"})
+NODE_KEYS = frozenset({"barrier", "highway", *ACCESS_HIERARCHY})
+
+DEFAULT_SPEED = 10.0
+SPEED_REDUCTION = 0.8
+
+SPEEDS: dict[str, float] = {
+    "motorway": 90,
+    "motorway_link": 45,
+    "trunk": 85,
+    "trunk_link": 40,
+    "primary": 65,
+    "primary_link": 30,
+    "secondary": 55,
+    "secondary_link": 25,
+    "tertiary": 40,
+    "tertiary_link": 20,
+    "unclassified": 25,
+    "residential": 25,
+    "living_street": 10,
+    "service": 15,
+    "winter_road": 20,
+    "ice_road": 15,
+}
+ROUTE_SPEEDS: dict[str, float] = {"ferry": 5, "shuttle_train": 10}
+BRIDGE_SPEEDS: dict[str, float] = {"movable": 5}
+
+SURFACE_SPEEDS: dict[str, float] = {
+    "cement": 80,
+    "compacted": 80,
+    "fine_gravel": 80,
+    "paving_stones": 60,
+    "metal": 60,
+    "bricks": 60,
+    "grass": 40,
+    "wood": 40,
+    "sett": 40,
+    "grass_paver": 40,
+    "gravel": 40,
+    "unpaved": 40,
+    "ground": 40,
+    "dirt": 40,
+    "pebblestone": 40,
+    "tartan": 40,
+    "cobblestone": 30,
+    "clay": 30,
+    "earth": 20,
+    "stone": 20,
+    "rocky": 20,
+    "sand": 20,
+    "mud": 10,
+    "ice": 20,
+    "snow": 30,
+}
+TRACKTYPE_SPEEDS: dict[str, float] = {"grade1": 60, "grade2": 40, "grade3": 30, "grade4": 25, "grade5": 20}
+SMOOTHNESS_SPEEDS: dict[str, float] = {
+    "intermediate": 80,
+    "bad": 40,
+    "very_bad": 20,
+    "horrible": 10,
+    "very_horrible": 5,
+    "impassable": 0,
+}
+
+ACCESS_WHITELIST = frozenset({"yes", "motorcar", "motor_vehicle", "vehicle", "permissive", "designated", "hov"})
+ACCESS_BLACKLIST = frozenset(
+    {
+        "no",
+        "agricultural",
+        "forestry",
+        "emergency",
+        "psv",
+        "taxi",
+        "share_taxi",
+        "minibus",
+        "bus",
+        "customers",
+        "private",
+        "delivery",
+        "destination",
+    }
+)
+RESTRICTED_ACCESS = frozenset({"private", "delivery", "destination", "customers"})
+RESTRICTED_HIGHWAY_WHITELIST = frozenset(
+    {
+        "motorway",
+        "motorway_link",
+        "trunk",
+        "trunk_link",
+        "primary",
+        "primary_link",
+        "secondary",
+        "secondary_link",
+        "tertiary",
+        "tertiary_link",
+        "residential",
+        "living_street",
+        "unclassified",
+        "service",
+        "winter_road",
+        "ice_road",
+    }
+)
+AVOID_HIGHWAYS = frozenset({"steps", "construction", "proposed"})
+CONSTRUCTION_WHITELIST = frozenset({"no", "widening", "minor"})
+SERVICE_FORBIDDEN = frozenset({"emergency_access"})
+
+BARRIER_WHITELIST = frozenset(
+    {"cattle_grid", "border_control", "toll_booth", "sally_port", "no", "entrance", "height_restrictor", "arch"}
+)
+BARRIER_PENALTIES_S: dict[str, float] = {"gate": 60.0, "lift_gate": 60.0}
+OBSTACLE_PENALTIES_S: dict[str, float] = {"traffic_signals": 2.0, "stop": 2.0, "give_way": 1.0}
+
+VEHICLE_HEIGHT_M = 2.0
+VEHICLE_WIDTH_M = 1.9
+VEHICLE_LENGTH_M = 4.8
+VEHICLE_WEIGHT_KG = 2000.0
+
+
+def _blocked(tags: Mapping[str, str], highway: str | None) -> bool:
+    """OSRM `blocked_ways` + `avoid_ways` + forbidden service values for the car's avoid list."""
+    if tags.get("area") == "yes":
+        return True
+    if highway in AVOID_HIGHWAYS:
+        return True
+    if tags.get("railway") == "construction":
+        return True
+    construction = tags.get("construction")
+    if construction is not None and construction not in CONSTRUCTION_WHITELIST:
+        return True
+    if not highway and tags.get("proposed"):
+        return True
+    if tags.get("oneway") == "reversible":
+        return True
+    if tags.get("impassable") == "yes" or tags.get("status") == "impassable":
+        return True
+    return tags.get("service") in SERVICE_FORBIDDEN
+
+
+def _size_limits(tags: Mapping[str, str]) -> tuple[bool, bool]:
+    """(forward_ok, backward_ok) after the height, width, length and weight limits."""
+    ok = [True, True]
+    h = T.forward_backward_by_set(tags, ("maxheight:physical", "maxheight"))
+    w = T.forward_backward_by_set(tags, ("maxwidth:physical", "maxwidth", "width", "est_width"))
+    ln = T.forward_backward_by_set(tags, ("maxlength",))
+    wt = T.forward_backward_by_set(tags, ("maxweightrating", "maxweight"))
+    for i in range(2):
+        height = T.parse_height_m(h[i])
+        if height is not None and height < VEHICLE_HEIGHT_M:
+            ok[i] = False
+        width = T.parse_meters(w[i])
+        if width is not None and width <= VEHICLE_WIDTH_M:
+            ok[i] = False
+        length = T.parse_meters(ln[i])
+        if length is not None and length < VEHICLE_LENGTH_M:
+            ok[i] = False
+        weight = T.parse_kilograms(wt[i])
+        if weight is not None and weight < VEHICLE_WEIGHT_KG:
+            ok[i] = False
+    return ok[0], ok[1]
+
+
+def _all_designated(lanes: str | None) -> bool:
+    """True when every `|`-separated lane value is `designated` (OSRM `has_all_designated_hov_lanes`)."""
+    return lanes is not None and all(lane == "designated" for lane in lanes.split("|"))
+
+
+def _cap(speed: float, tags: Mapping[str, str]) -> float:
+    """Surface, tracktype and smoothness caps (min with the current speed)."""
+    for key, table in (("surface", SURFACE_SPEEDS), ("tracktype", TRACKTYPE_SPEEDS), ("smoothness", SMOOTHNESS_SPEEDS)):
+        v = tags.get(key)
+        if v is not None and v in table:
+            speed = min(speed, table[v])
+    return speed
+
+
+def process_way(tags: Mapping[str, str]) -> WayResult | None:
+    """Speeds per direction (km/h, 0 = closed), ferry durations and flags of a way for cars; None = not routable."""
+    highway = tags.get("highway") or None
+    route = tags.get("route") or None
+    if highway is None and route is None:
+        return None
+    if _blocked(tags, highway):
+        return None
+
+    fwd_ok, bwd_ok = _size_limits(tags)
+
+    # access
+    fwd_access, bwd_access = T.forward_backward_by_set(tags, ACCESS_HIERARCHY)
+    fwd_restricted = bwd_restricted = False
+    if highway in RESTRICTED_HIGHWAY_WHITELIST:
+        fwd_restricted = fwd_access in RESTRICTED_ACCESS
+        bwd_restricted = bwd_access in RESTRICTED_ACCESS
+    if fwd_access in ACCESS_BLACKLIST and not fwd_restricted:
+        fwd_ok = False
+    if bwd_access in ACCESS_BLACKLIST and not bwd_restricted:
+        bwd_ok = False
+    if not fwd_ok and not bwd_ok:
+        return None
+
+    # HOV: designated lanes only flag the direction restricted (routability)
+    if tags.get("hov") == "designated":
+        fwd_restricted = bwd_restricted = True
+    hov_f, hov_b = T.forward_backward_by_key(tags, "hov:lanes")
+    fwd_restricted = fwd_restricted or _all_designated(hov_f)
+    bwd_restricted = bwd_restricted or _all_designated(hov_b)
+
+    # oneway
+    oneway = T.value_by_prefixed_sequence(tags, ONEWAY_RESTRICTIONS, "oneway") or tags.get("oneway")
+    direction = T.oneway_direction(oneway)
+    if direction == "backward":
+        fwd_ok = False
+    elif direction == "forward" or (oneway != "no" and T.implies_oneway(tags)):
+        bwd_ok = False  # as in OSRM only the literal "no" (not "0"/"false") cancels an implied oneway
+
+    # ferries, movable bridges, then speed by highway class
+    fwd_kmh = bwd_kmh = -1.0
+    duration: float | None = None
+    mode = MODE
+    road_class = highway or "other"
+    ferry = False
+    if route is not None and route in ROUTE_SPEEDS:
+        fwd_kmh = bwd_kmh = ROUTE_SPEEDS[route]
+        d = T.parse_duration_s(tags.get("duration"))
+        duration = None if d is None else max(d, 1.0)
+        mode = "ferry"
+        ferry = True
+        road_class = route
+    elif tags.get("bridge") in BRIDGE_SPEEDS and tags.get("capacity:car") != "0":
+        d = T.parse_duration_s(tags.get("duration"))
+        if d is not None:
+            duration = max(d, 1.0)
+            fwd_kmh = bwd_kmh = 0.0
+        else:
+            fwd_kmh = bwd_kmh = BRIDGE_SPEEDS[tags["bridge"]]
+        road_class = "movable_bridge"
+    elif highway is not None and highway in SPEEDS:
+        fwd_kmh = bwd_kmh = SPEEDS[highway]
+    else:
+        # no table speed: the default speed only where an access tag allows that direction
+        if fwd_access in ACCESS_WHITELIST or (fwd_access is not None and fwd_access not in ACCESS_BLACKLIST):
+            fwd_kmh = DEFAULT_SPEED
+        elif fwd_access is None and bwd_access is not None:
+            fwd_ok = False
+        if bwd_access in ACCESS_WHITELIST or (bwd_access is not None and bwd_access not in ACCESS_BLACKLIST):
+            bwd_kmh = DEFAULT_SPEED
+        elif bwd_access is None and fwd_access is not None:
+            bwd_ok = False
+        if fwd_kmh < 0 and bwd_kmh < 0:
+            return None
+
+    if duration is None:
+        fmax, bmax = T.maxspeed_by_direction(tags)
+        if fmax > 0:
+            fwd_kmh = fmax * SPEED_REDUCTION
+        if bmax > 0:
+            bwd_kmh = bmax * SPEED_REDUCTION
+        fwd_kmh = _cap(fwd_kmh, tags)
+        bwd_kmh = _cap(bwd_kmh, tags)
+        fwd_ok = fwd_ok and fwd_kmh > 0
+        bwd_ok = bwd_ok and bwd_kmh > 0
+    if not fwd_ok and not bwd_ok:
+        return None
+
+    toll_f, toll_b = T.forward_backward_by_key(tags, "toll")
+    return WayResult(
+        forward_kmh=max(fwd_kmh, 0.0) if fwd_ok else 0.0,
+        backward_kmh=max(bwd_kmh, 0.0) if bwd_ok else 0.0,
+        road_class=road_class,
+        name=tags.get("name", ""),
+        ref=T.canonicalize_list(tags.get("ref"), ";"),
+        forward_duration_s=duration if fwd_ok else None,
+        backward_duration_s=duration if bwd_ok else None,
+        forward_mode=mode if fwd_ok else "inaccessible",
+        backward_mode=mode if bwd_ok else "inaccessible",
+        ferry=ferry,
+        roundabout=tags.get("junction") == "roundabout",
+        toll=toll_f == "yes" or toll_b == "yes",
+        forward_restricted=fwd_ok and fwd_restricted,
+        backward_restricted=bwd_ok and bwd_restricted,
+    )
+
+
+def process_node(tags: Mapping[str, str]) -> NodeResult | None:
+    """Barrier (blocks) and time penalty of a node for cars; None when the node has no effect."""
+    barrier = False
+    penalty = 0.0
+    access = T.find_access_tag(tags, ACCESS_HIERARCHY)
+    kind = tags.get("barrier")
+    if access is not None:
+        if access in ACCESS_BLACKLIST and access not in RESTRICTED_ACCESS:
+            barrier = True
+    elif kind:
+        by_height = False
+        if kind == "height_restrictor":
+            h = T.parse_height_m(tags.get("maxheight"))
+            by_height = h is not None and h < VEHICLE_HEIGHT_M
+        rising_bollard = tags.get("bollard") == "rising"
+        flat_kerb = tags.get("kerb") in ("lowered", "flush")
+        crossing_kerb = kind == "kerb" and tags.get("highway") == "crossing"
+        audible_fence = kind == "fence" and tags.get("sensory") in ("audible", "audio")
+        passable = (
+            kind in BARRIER_WHITELIST
+            or kind in BARRIER_PENALTIES_S
+            or rising_bollard
+            or flat_kerb
+            or crossing_kerb
+            or audible_fence
+        )
+        barrier = not passable or by_height
+        penalty += BARRIER_PENALTIES_S.get(kind, 0.0)  # like OSRM, only without an access tag
+    penalty += OBSTACLE_PENALTIES_S.get(tags.get("highway", ""), 0.0)
+    if not barrier and penalty == 0.0:
+        return None
+    return NodeResult(barrier=barrier, penalty_s=0.0 if barrier else penalty)

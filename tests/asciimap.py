@@ -1,0 +1,226 @@
+"""ASCII-art map fixtures (OSRM cucumber style): a drawn map plus a ways table -> OSM XML -> the real pipeline.
+
+    built = asciimap.build(
+        tmp_path,
+        '''
+        a b c
+            d
+        ''',
+        ways=[("abc", {"highway": "primary"}), ("cd", {"highway": "secondary", "oneway": "yes"})],
+        nodes={"b": {"highway": "traffic_signals"}},
+        profile="testbot",
+    )
+    assert built.weight("a", "c") == built.expect_ds("abc", 36) + 70
+
+Conventions:
+- Every letter or digit of the drawing is a node; any other character (spaces, `-`, `|`, `/`, `.`, ...) is
+  decoration. The drawing is dedented and leading/trailing blank lines are dropped.
+- One character column to the right is `grid_m` metres east, one row down is `grid_m` metres south (so `a b` is
+  2 grid units apart, `ab` one). The origin (top-left character) is at lon 1.0, lat 0.0, on the equator, so east-west
+  and north-south distances are exact. One grid unit is `grid_m` rounded *down* to whole 1e-7 degrees (a 100 m unit
+  is 99.998 m), so times computed as distance/speed and rounded up land on the expected whole decisecond.
+- OSM node ids are fixed per character: `a`..`z` = 1..26, `A`..`Z` = 27..52, `0`..`9` = 53..62. Way ids are 1, 2,
+  ... in table order. A way is a string of node letters; it may repeat a letter to close a loop (`"abcda"`).
+- Degree-2 nodes are collapsed into chains by the pipeline: assert on arcs between junctions, way ends and barriers.
+"""
+
+from __future__ import annotations
+
+import math
+import string
+import textwrap
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from xml.sax.saxutils import quoteattr
+
+import numpy as np
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import dijkstra
+
+from preprocessing.artifacts import Graph, load_graph
+from preprocessing.graph import haversine_m
+from preprocessing.pipeline import preprocess
+from preprocessing.units import COORD_SCALE, EARTH_RADIUS_M
+
+NODE_CHARS = string.ascii_lowercase + string.ascii_uppercase + string.digits
+ORIGIN_LON_E7 = 1 * COORD_SCALE
+ORIGIN_LAT_E7 = 0
+
+Ways = Sequence[tuple[str, Mapping[str, str]]]
+
+
+def node_id(letter: str) -> int:
+    """The OSM node id of a map letter (`a` = 1)."""
+    assert len(letter) == 1 and letter in NODE_CHARS, f"{letter!r} is not a map node (use a letter or digit)"
+    return NODE_CHARS.index(letter) + 1
+
+
+def grid_unit_e7(grid_m: float) -> int:
+    """One grid unit in 1e-7 degrees: `grid_m` metres on the equator, rounded down."""
+    metres_per_e7 = EARTH_RADIUS_M * math.pi / 180.0 / COORD_SCALE
+    return int(math.floor(grid_m / metres_per_e7))
+
+
+def parse_map(drawing: str) -> dict[str, tuple[int, int]]:
+    """Letter -> (column, row) of a drawn map; raises on a letter drawn twice."""
+    lines = textwrap.dedent(drawing).split("\n")
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    while lines and not lines[-1].strip():
+        lines.pop()
+    pos: dict[str, tuple[int, int]] = {}
+    for row, line in enumerate(lines):
+        for col, ch in enumerate(line):
+            if ch in NODE_CHARS:
+                assert ch not in pos, f"node {ch!r} is drawn twice"
+                pos[ch] = (col, row)
+    assert pos, "the map has no nodes"
+    return pos
+
+
+def coordinates(drawing: str, grid_m: float = 100.0) -> dict[str, tuple[int, int]]:
+    """Letter -> (lon, lat) in 1e-7 degrees."""
+    unit = grid_unit_e7(grid_m)
+    return {ch: (ORIGIN_LON_E7 + c * unit, ORIGIN_LAT_E7 - r * unit) for ch, (c, r) in parse_map(drawing).items()}
+
+
+def _tags_xml(tags: Mapping[str, str], indent: str) -> str:
+    return "".join(f"{indent}<tag k={quoteattr(k)} v={quoteattr(str(v))}/>\n" for k, v in tags.items())
+
+
+def to_osm(
+    drawing: str,
+    ways: Ways,
+    nodes: Mapping[str, Mapping[str, str]] | None = None,
+    grid_m: float = 100.0,
+) -> str:
+    """OSM XML for a drawn map, its ways (`[("abc", {"highway": "primary"}), ...]`) and node tags."""
+    coords = coordinates(drawing, grid_m)
+    nodes = nodes or {}
+    for letter in nodes:
+        assert letter in coords, f"node {letter!r} has tags but is not on the map"
+    out = ['<?xml version="1.0" encoding="UTF-8"?>\n<osm version="0.6" generator="starroute-tests">\n']
+    for letter in sorted(coords, key=node_id):
+        lon, lat = coords[letter]
+        head = f'  <node id="{node_id(letter)}" version="1" lat="{lat / COORD_SCALE:.7f}" lon="{lon / COORD_SCALE:.7f}"'
+        tags = nodes.get(letter, {})
+        if tags:
+            out.append(head + ">\n" + _tags_xml(tags, "    ") + "  </node>\n")
+        else:
+            out.append(head + "/>\n")
+    for i, (letters, tags) in enumerate(ways, start=1):
+        assert len(letters) >= 2, f"way {letters!r} needs at least two nodes"
+        for ch in letters:
+            assert ch in coords, f"way {letters!r} uses node {ch!r} which is not on the map"
+        out.append(f'  <way id="{i}" version="1">\n')
+        out.extend(f'    <nd ref="{node_id(ch)}"/>\n' for ch in letters)
+        out.append(_tags_xml(tags, "    ") + "  </way>\n")
+    out.append("</osm>\n")
+    return "".join(out)
+
+
+@dataclass
+class Built:
+    """A graph built from a drawn map through the real pipeline, with queries by map letter."""
+
+    graph: Graph
+    coords: dict[str, tuple[int, int]]
+
+    def nodes(self, letter: str) -> list[int]:
+        """Graph node ids of a letter: none if not a graph node, several for a blocking barrier's copies."""
+        return [int(v) for v in np.flatnonzero(np.asarray(self.graph.node_osm_id) == node_id(letter))]
+
+    def arcs(self, a: str, b: str) -> list[tuple[int, int]]:
+        """(weight ds, dist dm) of every arc from graph node `a` to graph node `b`, sorted."""
+        g = self.graph
+        heads = set(self.nodes(b))
+        found = []
+        for u in self.nodes(a):
+            for e in range(int(g.first_out[u]), int(g.first_out[u + 1])):
+                if int(g.arc_head[e]) in heads:
+                    found.append((int(g.arc_weight[e]), int(g.arc_dist[e])))
+        return sorted(found)
+
+    def has_arc(self, a: str, b: str) -> bool:
+        """Whether some arc leads from letter a to letter b."""
+        return bool(self.arcs(a, b))
+
+    def weight(self, a: str, b: str) -> int | None:
+        """Smallest weight (ds) of an arc a -> b, None when there is none."""
+        arcs = self.arcs(a, b)
+        return arcs[0][0] if arcs else None
+
+    def dist_dm(self, a: str, b: str) -> int | None:
+        """Distance (dm) of the fastest arc a -> b, None when there is none."""
+        arcs = self.arcs(a, b)
+        return arcs[0][1] if arcs else None
+
+    def arc_count(self) -> int:
+        """Number of arcs in the graph."""
+        return int(len(self.graph.arc_head))
+
+    def route_ds(self, a: str, b: str) -> int | None:
+        """Shortest travel time (ds) from letter a to letter b over the graph's arcs, None when unreachable."""
+        src, dst = self.nodes(a), self.nodes(b)
+        if not src or not dst:
+            return None
+        g = self.graph
+        n = len(g.node_osm_id)
+        tail = np.asarray(g.arc_tail, dtype=np.int64)
+        head = np.asarray(g.arc_head, dtype=np.int64)
+        w = np.asarray(g.arc_weight, dtype=np.float64)
+        # keep the lightest of parallel arcs (a sparse matrix would add them up)
+        order = np.lexsort((w, head, tail))
+        tail, head, w = tail[order], head[order], w[order]
+        first = np.ones(len(tail), dtype=bool)
+        first[1:] = (tail[1:] != tail[:-1]) | (head[1:] != head[:-1])
+        mat = csr_matrix((w[first], (tail[first], head[first])), shape=(n, n))
+        dist = dijkstra(mat, directed=True, indices=src, min_only=True)
+        best = min(float(dist[v]) for v in dst)
+        return None if math.isinf(best) else int(round(best))
+
+    def metres(self, path: str) -> float:
+        """Great-circle length (m) along a string of letters, as the pipeline measures it."""
+        pts = np.array([self.coords[ch] for ch in path], dtype=np.float64) / COORD_SCALE
+        seg = haversine_m(pts[:-1, 0], pts[:-1, 1], pts[1:, 0], pts[1:, 1])
+        return float(np.sum(seg))
+
+    def expect_ds(self, path: str, kmh: float) -> int:
+        """The pipeline's arc weight for driving `path` at `kmh`: max(1, ceil(metres / m/s * 10))."""
+        return max(1, math.ceil(self.metres(path) / (kmh / 3.6) * 10.0 - 1e-9))
+
+    def expect_dm(self, path: str) -> int:
+        """The pipeline's arc distance (dm) along `path`."""
+        return int(round(self.metres(path) * 10))
+
+
+def write_osm(
+    path: Path, drawing: str, ways: Ways, nodes: Mapping[str, Mapping[str, str]] | None = None, grid_m: float = 100.0
+) -> Path:
+    """Write the map's OSM XML to `path` and return it."""
+    path.write_text(to_osm(drawing, ways, nodes, grid_m), encoding="utf-8")
+    return path
+
+
+def build(
+    tmp_path: Path,
+    drawing: str,
+    ways: Ways,
+    nodes: Mapping[str, Mapping[str, str]] | None = None,
+    profile: str = "testbot",
+    grid_m: float = 100.0,
+    name: str = "map",
+) -> Built:
+    """Run the real pipeline (no CH, no landmarks) on a drawn map and load the resulting graph."""
+    osm = write_osm(tmp_path / f"{name}.osm", drawing, ways, nodes, grid_m)
+    out = preprocess(
+        osm, tmp_path / f"{name}-{profile}", profile=profile, ch=False, landmarks=0, force=True, quiet=True
+    )
+    return Built(graph=load_graph(out), coords=coordinates(drawing, grid_m))
+
+
+def letters_with_arcs(built: Built, letters: Iterable[str]) -> set[tuple[str, str]]:
+    """All (a, b) pairs among `letters` joined by an arc a -> b: a compact way to assert a whole arc set."""
+    ls = list(letters)
+    return {(a, b) for a in ls for b in ls if a != b and built.has_arc(a, b)}

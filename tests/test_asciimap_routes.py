@@ -1,0 +1,556 @@
+"""ASCII-art maps through the real pipeline: which arcs exist, in which direction, with which weight.
+
+Maps follow tests/asciimap.py: one character = one grid unit (100 m unless said otherwise), so `ab` is 100 m and
+`a b` 200 m. With testbot, 100 m of primary (36 km/h) is 10 s = 100 ds, secondary 200 ds, tertiary 300 ds.
+Other profiles' weights are computed with the pipeline's formula (`Built.expect_ds`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from preprocessing.units import FLAG_FERRY, FLAG_RESTRICTED, FLAG_ROUNDABOUT, FLAG_TOLL
+from tests import asciimap
+from tests.asciimap import Built, letters_with_arcs
+
+
+def arc_flags(built: Built, a: str, b: str) -> int:
+    """OR of the flags of all arcs a -> b."""
+    g = built.graph
+    heads = set(built.nodes(b))
+    out = 0
+    for u in built.nodes(a):
+        for e in range(int(g.first_out[u]), int(g.first_out[u + 1])):
+            if int(g.arc_head[e]) in heads:
+                out |= int(g.arc_flags[e])
+    return out
+
+
+# ---------------------------------------------------------------- the harness itself
+
+
+def test_to_osm_is_deterministic_and_well_formed() -> None:
+    xml = asciimap.to_osm(
+        """
+        a b
+          c
+        """,
+        ways=[("abc", {"highway": "primary", "name": "A & B"})],
+        nodes={"b": {"highway": "traffic_signals"}},
+    )
+    assert xml == asciimap.to_osm(
+        "a b\n  c", ways=[("abc", {"highway": "primary", "name": "A & B"})], nodes={"b": {"highway": "traffic_signals"}}
+    )
+    assert '<node id="1" version="1" lat="0.0000000" lon="1.0000000"/>' in xml
+    assert '<node id="2" version="1" lat="0.0000000" lon="1.0017986">' in xml  # 2 units of 8993e-7 deg
+    assert '<node id="3" version="1" lat="-0.0008993" lon="1.0017986"/>' in xml
+    assert 'v="A &amp; B"' in xml and '<nd ref="3"/>' in xml
+    assert asciimap.node_id("a") == 1 and asciimap.node_id("Z") == 52 and asciimap.node_id("0") == 53
+
+
+def test_grid_unit_and_chain_collapse(tmp_path: Path) -> None:
+    built = asciimap.build(tmp_path, "abc", ways=[("abc", {"highway": "primary"})])
+    assert abs(built.metres("ab") - 100.0) < 0.01
+    # b has degree 2: one arc per direction a <-> c, b is only a shape point
+    assert built.nodes("b") == []
+    assert built.arcs("a", "c") == [(200, 2000)]
+    assert built.arcs("c", "a") == [(200, 2000)]
+    assert built.arc_count() == 2
+    assert built.route_ds("a", "c") == 200
+
+
+# ---------------------------------------------------------------- testbot
+
+
+def test_testbot_speeds(tmp_path: Path) -> None:
+    built = asciimap.build(
+        tmp_path,
+        "abcdef",
+        ways=[
+            ("ab", {"highway": "primary"}),
+            ("bc", {"highway": "secondary"}),
+            ("cd", {"highway": "tertiary"}),
+            ("de", {"highway": "steps"}),
+            ("ef", {"highway": "residential"}),
+        ],
+    )
+    assert built.weight("a", "b") == 100 and built.weight("b", "a") == 100
+    assert built.weight("b", "c") == 200
+    assert built.weight("c", "d") == 300
+    assert built.weight("d", "e") == 600
+    assert built.weight("e", "f") == 150
+    assert built.dist_dm("a", "b") == 1000
+    assert built.route_ds("a", "f") == 1350
+    assert built.route_ds("f", "a") == 1350
+
+
+def test_testbot_oneway_variants(tmp_path: Path) -> None:
+    built = asciimap.build(
+        tmp_path,
+        """
+        ab
+        cd
+        ef
+        gh
+        ij
+        kl
+        mn
+        """,
+        ways=[
+            ("ab", {"highway": "primary", "oneway": "yes"}),
+            ("cd", {"highway": "primary", "oneway": "-1"}),
+            ("ef", {"highway": "primary", "oneway": "no"}),
+            ("gh", {"highway": "primary", "oneway": "1"}),
+            ("ij", {"highway": "primary", "oneway": "true"}),
+            ("kl", {"highway": "primary"}),
+            ("mn", {"highway": "primary", "oneway": "false"}),
+        ],
+    )
+    assert built.has_arc("a", "b") and not built.has_arc("b", "a")
+    assert built.has_arc("d", "c") and not built.has_arc("c", "d")
+    assert built.has_arc("e", "f") and built.has_arc("f", "e")
+    assert built.has_arc("g", "h") and not built.has_arc("h", "g")
+    assert built.has_arc("i", "j") and not built.has_arc("j", "i")
+    assert built.has_arc("k", "l") and built.has_arc("l", "k")
+    assert built.has_arc("m", "n") and built.has_arc("n", "m")
+    assert built.weight("d", "c") == 100
+
+
+def test_testbot_roundabout_is_oneway(tmp_path: Path) -> None:
+    # x - a > b > c - y on the north side, c > d > a back on the south side
+    built = asciimap.build(
+        tmp_path,
+        """
+        xabcy
+         d e
+        """,
+        ways=[
+            ("xa", {"highway": "primary"}),
+            ("cy", {"highway": "primary"}),
+            ("abc", {"highway": "primary", "junction": "roundabout"}),
+            ("ceda", {"highway": "primary", "junction": "roundabout"}),
+        ],
+    )
+    assert letters_with_arcs(built, "xacy") == {("x", "a"), ("a", "x"), ("c", "y"), ("y", "c"), ("a", "c"), ("c", "a")}
+    assert built.arcs("a", "c") == [(200, 2000)]  # only a > b > c, never back along it
+    assert built.weight("c", "a") == built.expect_ds("ceda", 36)
+    assert arc_flags(built, "a", "c") & FLAG_ROUNDABOUT and not arc_flags(built, "x", "a") & FLAG_ROUNDABOUT
+    assert built.route_ds("x", "y") == 400
+    assert built.route_ds("y", "x") == 100 + built.expect_ds("ceda", 36) + 100
+
+
+def test_testbot_traffic_signals(tmp_path: Path) -> None:
+    built = asciimap.build(
+        tmp_path,
+        """
+        abc
+         d
+        efg
+        """,
+        ways=[("abc", {"highway": "primary"}), ("bd", {"highway": "primary"}), ("efg", {"highway": "primary"})],
+        nodes={"b": {"highway": "traffic_signals"}, "f": {"highway": "traffic_signals"}},
+    )
+    # signal at a junction: paid when entering it, not when leaving
+    assert built.weight("a", "b") == 170 and built.weight("b", "a") == 100
+    assert built.route_ds("a", "c") == 270
+    assert built.route_ds("d", "c") == 270
+    # signal in the middle of a chain: paid once in either direction
+    assert built.nodes("f") == []
+    assert built.weight("e", "g") == 270 and built.weight("g", "e") == 270
+
+
+def test_testbot_ferry_duration(tmp_path: Path) -> None:
+    built = asciimap.build(
+        tmp_path,
+        """
+        abcde
+          f
+        """,
+        ways=[
+            ("ab", {"highway": "primary"}),
+            ("bcde", {"route": "ferry", "duration": "00:05"}),
+            ("cf", {"highway": "primary"}),
+        ],
+    )
+    # 300 s spread over the way by distance: b-c is 1/3, c-e 2/3 (d is a shape point)
+    assert built.weight("b", "c") == 1000 and built.weight("c", "b") == 1000
+    assert built.weight("c", "e") == 2000 and built.weight("e", "c") == 2000
+    assert built.route_ds("a", "e") == 100 + 3000
+    assert arc_flags(built, "b", "c") & FLAG_FERRY and not arc_flags(built, "a", "b") & FLAG_FERRY
+
+
+def test_testbot_maxspeed(tmp_path: Path) -> None:
+    built = asciimap.build(
+        tmp_path,
+        """
+        ab
+        cd
+        ef
+        gh
+        """,
+        ways=[
+            ("ab", {"highway": "primary", "maxspeed": "18"}),
+            ("cd", {"highway": "primary", "maxspeed:forward": "18"}),
+            ("ef", {"highway": "tertiary", "maxspeed": "36"}),
+            ("gh", {"highway": "secondary", "maxspeed:backward": "36"}),
+        ],
+    )
+    assert built.weight("a", "b") == 200 and built.weight("b", "a") == 200
+    assert built.weight("c", "d") == 200 and built.weight("d", "c") == 100
+    assert built.weight("e", "f") == 300  # a maxspeed above the class speed does not raise it
+    assert built.weight("g", "h") == 200 and built.weight("h", "g") == 100  # a directional value replaces
+
+
+# ---------------------------------------------------------------- car
+
+
+def test_car_speeds_maxspeed_surface(tmp_path: Path) -> None:
+    built = asciimap.build(
+        tmp_path,
+        """
+        ab
+        cd
+        ef
+        gh
+        ij
+        """,
+        ways=[
+            ("ab", {"highway": "primary"}),
+            ("cd", {"highway": "residential", "maxspeed": "50"}),
+            ("ef", {"highway": "primary", "surface": "gravel"}),
+            ("gh", {"highway": "secondary", "maxspeed": "DE:rural"}),
+            ("ij", {"highway": "track", "motor_vehicle": "yes"}),
+        ],
+        profile="car",
+    )
+    assert built.weight("a", "b") == built.expect_ds("ab", 65) == 56
+    assert built.weight("c", "d") == built.expect_ds("cd", 40) == 90
+    assert built.weight("e", "f") == built.expect_ds("ef", 40)
+    assert built.weight("g", "h") == built.expect_ds("gh", 80) == 45
+    assert built.weight("i", "j") == built.expect_ds("ij", 10) == 360
+
+
+def test_car_implied_oneways(tmp_path: Path) -> None:
+    built = asciimap.build(
+        tmp_path,
+        """
+        ab
+        cd
+        ef
+        g h
+         i
+        jkl
+        """,
+        ways=[
+            ("ab", {"highway": "motorway"}),
+            ("cd", {"highway": "motorway", "oneway": "no"}),
+            ("ef", {"highway": "motorway_link"}),
+            ("gih", {"highway": "primary", "junction": "roundabout"}),
+            ("jkl", {"highway": "primary", "junction": "circular"}),
+        ],
+        profile="car",
+    )
+    assert built.has_arc("a", "b") and not built.has_arc("b", "a")
+    assert built.has_arc("c", "d") and built.has_arc("d", "c")
+    assert built.has_arc("e", "f") and built.has_arc("f", "e")
+    assert built.has_arc("g", "h") and not built.has_arc("h", "g")
+    assert arc_flags(built, "g", "h") & FLAG_ROUNDABOUT
+    assert built.has_arc("j", "l") and not built.has_arc("l", "j")
+    assert built.weight("a", "b") == built.expect_ds("ab", 90)
+
+
+def test_car_oneway_tags(tmp_path: Path) -> None:
+    built = asciimap.build(
+        tmp_path,
+        """
+        ab
+        cd
+        ef
+        gh
+        ij
+        """,
+        ways=[
+            ("ab", {"highway": "residential", "oneway": "-1"}),
+            ("cd", {"highway": "residential", "oneway": "yes", "oneway:motorcar": "no"}),
+            ("ef", {"highway": "residential", "oneway": "reversible"}),
+            ("gh", {"highway": "residential", "oneway": "alternating"}),
+            ("ij", {"highway": "residential", "oneway:bicycle": "yes"}),
+        ],
+        profile="car",
+    )
+    assert built.has_arc("b", "a") and not built.has_arc("a", "b")
+    assert built.has_arc("c", "d") and built.has_arc("d", "c")
+    assert built.nodes("e") == [] and built.nodes("f") == []
+    assert built.has_arc("g", "h") and built.has_arc("h", "g")
+    assert built.has_arc("i", "j") and built.has_arc("j", "i")
+
+
+def test_car_access_tags(tmp_path: Path) -> None:
+    built = asciimap.build(
+        tmp_path,
+        """
+        ab
+        cd
+        ef
+        gh
+        ij
+        kl
+        mn
+        """,
+        ways=[
+            ("ab", {"highway": "residential", "access": "no"}),
+            ("cd", {"highway": "residential", "access": "private"}),
+            ("ef", {"highway": "track"}),
+            ("gh", {"highway": "residential", "motor_vehicle": "no"}),
+            ("ij", {"highway": "residential", "access": "no", "motorcar": "yes"}),
+            ("kl", {"highway": "residential", "motor_vehicle:forward": "no"}),
+            ("mn", {"highway": "residential", "access": "psv"}),
+        ],
+        profile="car",
+    )
+    for letter in "abefghmn":
+        assert built.nodes(letter) == [], letter
+    assert built.has_arc("c", "d") and built.has_arc("d", "c")
+    assert arc_flags(built, "c", "d") & FLAG_RESTRICTED and arc_flags(built, "d", "c") & FLAG_RESTRICTED
+    assert built.weight("c", "d") == built.expect_ds("cd", 25)
+    assert built.has_arc("i", "j") and not arc_flags(built, "i", "j") & FLAG_RESTRICTED
+    assert built.has_arc("l", "k") and not built.has_arc("k", "l")
+
+
+def test_car_barriers_and_penalties(tmp_path: Path) -> None:
+    built = asciimap.build(
+        tmp_path,
+        """
+        abc
+        def
+        ghi
+        jkl
+        mno
+        pqr
+        """,
+        ways=[(row, {"highway": "residential"}) for row in ("abc", "def", "ghi", "jkl", "mno", "pqr")],
+        nodes={
+            "b": {"barrier": "bollard"},
+            "e": {"barrier": "gate"},
+            "h": {"barrier": "lift_gate"},
+            "k": {"highway": "traffic_signals"},
+            "n": {"highway": "stop"},
+            "q": {"highway": "give_way"},
+        },
+        profile="car",
+    )
+    # a bollard blocks: it can be reached from either side but not passed
+    assert not built.has_arc("a", "c") and built.route_ds("a", "c") is None
+    assert len(built.nodes("b")) == 2 and built.has_arc("a", "b") and built.has_arc("c", "b")
+    base = built.expect_ds("abc", 25)
+    assert built.weight("d", "f") == base + 600 and built.weight("f", "d") == base + 600
+    assert built.weight("g", "i") == base + 600
+    assert built.weight("j", "l") == base + 20 and built.weight("l", "j") == base + 20
+    assert built.weight("m", "o") == base + 20
+    assert built.weight("p", "r") == base + 10
+
+
+def test_car_ferry(tmp_path: Path) -> None:
+    built = asciimap.build(
+        tmp_path,
+        """
+        abc
+        d e
+        """,
+        ways=[
+            ("ab", {"highway": "primary"}),
+            ("bc", {"route": "ferry", "duration": "PT1H"}),
+            ("de", {"route": "ferry"}),
+        ],
+        profile="car",
+    )
+    assert built.weight("b", "c") == 36000 and built.weight("c", "b") == 36000
+    assert arc_flags(built, "b", "c") & FLAG_FERRY
+    assert built.weight("d", "e") == built.expect_ds("de", 5)
+    assert built.graph.manifest["max_speed_mps"] > 0
+
+
+def test_car_excluded_ways(tmp_path: Path) -> None:
+    built = asciimap.build(
+        tmp_path,
+        """
+        ab
+        cd
+        ef
+        gh
+        ij
+        kl
+        mn
+        """,
+        ways=[
+            ("ab", {"highway": "residential", "area": "yes"}),
+            ("cd", {"highway": "construction"}),
+            ("ef", {"highway": "residential", "construction": "yes"}),
+            ("gh", {"highway": "proposed"}),
+            ("ij", {"highway": "steps"}),
+            ("kl", {"highway": "primary", "impassable": "yes"}),
+            ("mn", {"highway": "residential", "toll": "yes"}),
+        ],
+        profile="car",
+    )
+    for letter in "abcdefghijkl":
+        assert built.nodes(letter) == [], letter
+    assert built.has_arc("m", "n") and arc_flags(built, "m", "n") & FLAG_TOLL
+
+
+# ---------------------------------------------------------------- bike
+
+
+def test_bike_speeds_and_pushing(tmp_path: Path) -> None:
+    built = asciimap.build(
+        tmp_path,
+        """
+        ab
+        cd
+        ef
+        gh
+        ij
+        """,
+        ways=[
+            ("ab", {"highway": "cycleway"}),
+            ("cd", {"highway": "track"}),
+            ("ef", {"highway": "footway"}),
+            ("gh", {"highway": "steps"}),
+            ("ij", {"highway": "motorway"}),
+        ],
+        profile="bike",
+    )
+    assert built.weight("a", "b") == built.expect_ds("ab", 15) == 240
+    assert built.weight("c", "d") == built.expect_ds("cd", 12) == 300
+    assert built.weight("e", "f") == built.expect_ds("ef", 4) == 900
+    assert built.weight("g", "h") == built.expect_ds("gh", 2) == 1800
+    assert built.nodes("i") == []
+
+
+def test_bike_oneways(tmp_path: Path) -> None:
+    built = asciimap.build(
+        tmp_path,
+        """
+        ab
+        cd
+        ef
+        gh
+        ij
+        """,
+        ways=[
+            ("ab", {"highway": "residential", "oneway": "yes"}),
+            ("cd", {"highway": "residential", "oneway": "yes", "oneway:bicycle": "no"}),
+            ("ef", {"highway": "residential", "oneway": "yes", "cycleway": "opposite"}),
+            ("gh", {"highway": "residential", "junction": "roundabout"}),
+            ("ij", {"highway": "residential", "oneway:bicycle": "yes"}),
+        ],
+        profile="bike",
+    )
+    ride, push = built.expect_ds("ab", 15), built.expect_ds("ab", 4)
+    assert built.weight("a", "b") == ride and built.weight("b", "a") == push  # walking the bike back
+    assert built.weight("c", "d") == ride and built.weight("d", "c") == ride
+    assert built.weight("e", "f") == ride and built.weight("f", "e") == ride
+    assert built.has_arc("g", "h") and not built.has_arc("h", "g")  # no pushing against a roundabout
+    assert built.weight("i", "j") == ride and built.weight("j", "i") == push
+
+
+def test_bike_access_barriers_signals_ferry(tmp_path: Path) -> None:
+    built = asciimap.build(
+        tmp_path,
+        """
+        ab
+        cde
+        fgh
+        ijk
+        lm
+        """,
+        ways=[
+            ("ab", {"highway": "residential", "bicycle": "no"}),
+            ("cde", {"highway": "residential"}),
+            ("fgh", {"highway": "residential"}),
+            ("ijk", {"highway": "residential"}),
+            ("lm", {"route": "ferry", "duration": "10"}),
+        ],
+        nodes={"d": {"barrier": "bollard"}, "g": {"barrier": "fence"}, "j": {"highway": "traffic_signals"}},
+        profile="bike",
+    )
+    assert built.nodes("a") == []
+    base = built.expect_ds("cde", 15)
+    assert built.weight("c", "e") == base  # bollards pass bikes
+    assert built.route_ds("f", "h") is None  # a fence does not
+    assert built.weight("i", "k") == base + 20
+    assert built.weight("l", "m") == 6000 and built.weight("m", "l") == 6000
+
+
+# ---------------------------------------------------------------- foot
+
+
+def test_foot_network(tmp_path: Path) -> None:
+    built = asciimap.build(
+        tmp_path,
+        """
+        ab
+        cd
+        ef
+        gh
+        ij
+        kl
+        mn
+        """,
+        ways=[
+            ("ab", {"highway": "primary", "oneway": "yes"}),
+            ("cd", {"highway": "steps"}),
+            ("ef", {"highway": "footway", "oneway:foot": "yes"}),
+            ("gh", {"highway": "motorway"}),
+            ("ij", {"highway": "footway", "foot": "no"}),
+            ("kl", {"highway": "construction"}),
+            ("mn", {"highway": "residential", "junction": "roundabout"}),
+        ],
+        profile="foot",
+    )
+    walk = built.expect_ds("ab", 5)
+    assert walk == 720
+    assert built.weight("a", "b") == walk and built.weight("b", "a") == walk  # oneway is for vehicles
+    assert built.weight("c", "d") == walk and built.weight("d", "c") == walk
+    assert built.has_arc("e", "f") and not built.has_arc("f", "e")
+    assert built.has_arc("m", "n") and built.has_arc("n", "m")
+    for letter in "ghijkl":
+        assert built.nodes(letter) == [], letter
+
+
+def test_foot_barriers_signals_ferry(tmp_path: Path) -> None:
+    built = asciimap.build(
+        tmp_path,
+        """
+        abc
+        def
+        ghi
+        jk
+        """,
+        ways=[
+            ("abc", {"highway": "footway"}),
+            ("def", {"highway": "footway"}),
+            ("ghi", {"highway": "residential"}),
+            ("jk", {"route": "ferry", "duration": "00:02"}),
+        ],
+        nodes={"b": {"barrier": "bollard"}, "e": {"barrier": "wall"}, "h": {"highway": "traffic_signals"}},
+        profile="foot",
+    )
+    base = built.expect_ds("abc", 5)
+    assert built.weight("a", "c") == base and built.weight("c", "a") == base
+    assert built.route_ds("d", "f") is None and built.route_ds("f", "d") is None
+    assert built.weight("g", "i") == base + 20
+    assert built.weight("j", "k") == 1200
+
+
+def test_same_map_per_profile(tmp_path: Path) -> None:
+    """One map, four profiles: a bollard on a residential street blocks only the car."""
+    ways = [("abc", {"highway": "residential"})]
+    nodes = {"b": {"barrier": "bollard"}}
+    built = {
+        p: asciimap.build(tmp_path, "abc", ways, nodes, profile=p, name=p) for p in ("car", "bike", "foot", "testbot")
+    }
+    assert built["car"].route_ds("a", "c") is None
+    assert built["bike"].route_ds("a", "c") == built["bike"].expect_ds("abc", 15)
+    assert built["foot"].route_ds("a", "c") == built["foot"].expect_ds("abc", 5)
+    assert built["testbot"].route_ds("a", "c") == 300  # 200 m at 24 km/h
