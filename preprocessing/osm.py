@@ -172,36 +172,72 @@ def read_ways(path: Path, profile: ModuleType, progress: Progress | None = None)
 
 
 def read_nodes(path: Path, needed: np.ndarray, profile: ModuleType, progress: Progress | None = None) -> NodeTable:
-    """Pass 2: location and barrier/penalty of each node id in `needed` (sorted unique int64) present in the file."""
+    """Pass 2: location and barrier/penalty of each node id in `needed` (sorted unique int64) present in the file.
+
+    Nodes stream through fixed-size chunks that are filtered against `needed` with a vectorised sorted lookup, so
+    memory holds the road network's nodes plus one chunk (libosmium's IdFilter allocates by the largest OSM id,
+    which costs ~1 GB on real extracts).
+    """
     node_keys = profile.NODE_KEYS
+    chunk = 1 << 18
+    buf_id = np.empty(chunk, dtype=np.int64)
+    buf_x = np.empty(chunk, dtype=np.int32)
+    buf_y = np.empty(chunk, dtype=np.int32)
+    kept_id: list[np.ndarray] = []
+    kept_x: list[np.ndarray] = []
+    kept_y: list[np.ndarray] = []
+    tagged: dict[int, tuple[bool, int]] = {}
     k = len(needed)
-    ids = np.empty(k, dtype=np.int64)
-    lon = np.empty(k, dtype=np.int32)
-    lat = np.empty(k, dtype=np.int32)
-    barrier = np.zeros(k, dtype=bool)
-    penalty = np.zeros(k, dtype=np.int32)
+
+    def flush(count: int) -> None:
+        ids = buf_id[:count]
+        pos = np.searchsorted(needed, ids)
+        hit = pos < k
+        hit[hit] = needed[pos[hit]] == ids[hit]
+        kept_id.append(ids[hit].copy())
+        kept_x.append(buf_x[:count][hit].copy())
+        kept_y.append(buf_y[:count][hit].copy())
+        if progress is not None:
+            progress(int(hit.sum()))
+
     i = 0
     try:
-        fp = osmium.FileProcessor(str(path), osmium.osm.NODE).with_filter(osmium.filter.IdFilter(needed.tolist()))
-        for n in fp:
+        for n in osmium.FileProcessor(str(path), osmium.osm.NODE):
             loc = n.location
             if not loc.valid():
                 continue
-            ids[i] = n.id
-            lon[i] = loc.x  # libosmium's fixed point is 1e-7 degrees, our own precision
-            lat[i] = loc.y
-            if len(n.tags) and any(key in n.tags for key in node_keys):
-                res = profile.process_node({t.k: t.v for t in n.tags})
-                if res is not None:
-                    barrier[i] = res.barrier
-                    penalty[i] = int(round(res.penalty_s * 10))
+            nid = n.id
+            buf_id[i] = nid
+            buf_x[i] = loc.x  # libosmium's fixed point is 1e-7 degrees, our own precision
+            buf_y[i] = loc.y
             i += 1
-            if progress is not None and i % 16384 == 0:
-                progress(16384)
+            tags = n.tags
+            if len(tags) and any(key in tags for key in node_keys):
+                res = profile.process_node({t.k: t.v for t in tags})
+                if res is not None and (res.barrier or res.penalty_s):
+                    tagged[nid] = (res.barrier, int(round(res.penalty_s * 10)))
+            if i == chunk:
+                flush(i)
+                i = 0
     except (RuntimeError, ValueError, OSError) as exc:
         raise _osmium_error(path, exc) from None
-    if progress is not None:
-        progress(i % 16384)
+    flush(i)
     assert COORD_SCALE == 10_000_000, "node coordinates are copied from libosmium's 1e-7 fixed point"
-    order = np.argsort(ids[:i], kind="stable")
-    return NodeTable(ids[:i][order], lon[:i][order], lat[:i][order], barrier[:i][order], penalty[:i][order])
+    ids = np.concatenate(kept_id)
+    order = np.argsort(ids, kind="stable")
+    ids = ids[order]
+    if len(ids) > 1:  # a node listed twice (merged extracts): keep its first copy
+        first = np.ones(len(ids), dtype=bool)
+        first[1:] = ids[1:] != ids[:-1]
+        order, ids = order[first], ids[first]
+    barrier = np.zeros(len(ids), dtype=bool)
+    penalty = np.zeros(len(ids), dtype=np.int32)
+    if tagged:
+        tid = np.fromiter(tagged.keys(), dtype=np.int64, count=len(tagged))
+        pos = np.searchsorted(ids, tid)
+        ok = pos < len(ids)
+        ok[ok] = ids[pos[ok]] == tid[ok]
+        vals = list(tagged.values())
+        barrier[pos[ok]] = np.array([v[0] for v in vals], dtype=bool)[ok]
+        penalty[pos[ok]] = np.array([v[1] for v in vals], dtype=np.int32)[ok]
+    return NodeTable(ids, np.concatenate(kept_x)[order], np.concatenate(kept_y)[order], barrier, penalty)
