@@ -1,0 +1,94 @@
+"""The engine's read-only graph facade: load a graph directory and derive the few per-chain tables the router needs.
+
+Everything here is computed once at load, never per request. Arrays stay memory-mapped (read-only) and are exposed
+as plain `ndarray` views so that numba sees one array type whatever the graph came from.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from preprocessing.artifacts import FormatError, Graph, load_graph
+from preprocessing.units import COORD_SCALE, FLAG_FERRY
+
+from .errors import GraphError
+
+
+def load(path: str | os.PathLike[str], mmap: bool = True) -> Graph:
+    """Load a graph directory (memory-mapped, read-only); a bad or missing directory raises `GraphError`.
+
+    >>> graph = load("graphs/monaco-car")  # doctest: +SKIP
+    """
+    try:
+        graph = load_graph(path, mmap=mmap)
+    except FormatError as exc:
+        raise GraphError(str(exc)) from None
+    for name, arr in graph.arrays.items():
+        graph.arrays[name] = np.asarray(arr)  # memmap -> ndarray view over the same pages
+    return graph
+
+
+def has_ch(graph: Graph) -> bool:
+    """Whether the graph carries a contraction hierarchy (any `ch_*` array)."""
+    return any(name.startswith("ch_") for name in graph.arrays)
+
+
+def has_landmarks(graph: Graph) -> bool:
+    """Whether the graph carries ALT landmark tables (any `lm_*` array)."""
+    return any(name.startswith("lm_") for name in graph.arrays)
+
+
+@dataclass(frozen=True)
+class ChainIndex:
+    """Per-chain derived tables: the arc running each way along a chain, its end nodes and whether it is preferred.
+
+    `fwd_arc[c]` runs from chain point 0 to the last point (`arc_geom == 2c`), `bwd_arc[c]` the other way
+    (`arc_geom == 2c + 1`); -1 when absent. `first_node`/`last_node` are the graph nodes at the chain's ends (-1 for
+    chains no arc uses). `component` is the larger SCC id of the two ends (0 only when both are in the largest SCC).
+    `preferred` marks chains in the largest SCC that are not ferries: snapping goes there first.
+    """
+
+    fwd_arc: np.ndarray  # int32 [c]
+    bwd_arc: np.ndarray  # int32 [c]
+    first_node: np.ndarray  # int32 [c]
+    last_node: np.ndarray  # int32 [c]
+    component: np.ndarray  # int32 [c]
+    preferred: np.ndarray  # bool [c]
+    used: np.ndarray  # bool [c]: some arc runs along the chain
+
+
+def chain_index(graph: Graph) -> ChainIndex:
+    """Build the `ChainIndex` of a graph (vectorised, O(m + c))."""
+    c = int(graph.geom_first.shape[0] - 1)
+    geom = np.asarray(graph.arc_geom, dtype=np.int64)
+    arcs = np.arange(geom.shape[0], dtype=np.int32)
+    chain = geom >> 1
+    rev = (geom & 1).astype(bool)
+    fwd = np.full(c, -1, dtype=np.int32)
+    bwd = np.full(c, -1, dtype=np.int32)
+    # Reverse assignment order so the smallest arc id wins should a chain carry two arcs one way.
+    fwd[chain[~rev][::-1]] = arcs[~rev][::-1]
+    bwd[chain[rev][::-1]] = arcs[rev][::-1]
+    tail, head = graph.arc_tail, graph.arc_head
+    first = np.where(fwd >= 0, tail[np.maximum(fwd, 0)], np.where(bwd >= 0, head[np.maximum(bwd, 0)], -1))
+    last = np.where(fwd >= 0, head[np.maximum(fwd, 0)], np.where(bwd >= 0, tail[np.maximum(bwd, 0)], -1))
+    first = first.astype(np.int32)
+    last = last.astype(np.int32)
+    used = first >= 0
+    comp_arr = graph.node_component
+    component = np.where(used, np.maximum(comp_arr[np.maximum(first, 0)], comp_arr[np.maximum(last, 0)]), -1)
+    flags = graph.arc_flags
+    ferry = np.zeros(c, dtype=bool)
+    for a in (fwd, bwd):
+        ok = a >= 0
+        ferry[ok] |= (flags[a[ok]] & FLAG_FERRY) != 0
+    preferred = used & (component == 0) & ~ferry
+    return ChainIndex(fwd, bwd, first, last, component.astype(np.int32), preferred, used)
+
+
+def degrees(fixed: np.ndarray) -> np.ndarray:
+    """Fixed-point 1e-7 degree coordinates as float64 degrees (the one conversion used everywhere)."""
+    return np.asarray(fixed, dtype=np.float64) / COORD_SCALE

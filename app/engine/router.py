@@ -1,0 +1,480 @@
+"""The engine facade the API calls: snapping, per-thread query objects, routes over waypoints and tables.
+
+`Router(graph)` is built once per process and shared (immutable); `router.query()` hands each thread its own
+`Query`, whose search objects allocate their O(n) arrays once and are reused for every request of that thread.
+
+    router = Router(graph)
+    a, b = router.snap(7.42, 43.735), router.snap(7.43, 43.74)
+    route = router.query().route([a, b], algorithm="ch")
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import math
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numba as nb
+import numpy as np
+
+from preprocessing.artifacts import Graph
+from preprocessing.profiles.base import ROAD_CLASSES
+from preprocessing.units import COORD_SCALE, DIST_PER_METRE, FLAG_FERRY, FLAG_ROUNDABOUT, WEIGHT_PER_SECOND
+
+from .assemble import AT_FIRST, AT_LAST, BWD, FWD, Assembler, join_route
+from .data import chain_index, has_ch, has_landmarks
+from .errors import InvalidValue, NoRoute
+from .heap import heap_pop, heap_push, new_heap
+from .snap import Snapper
+from .types import INF_WEIGHT, Leg, Phantom, Route, SearchResult, SearchStats, Seeds, Table
+
+INF = int(INF_WEIGHT)
+
+# name -> (module, class); imported when the router is built, listed only when the module exists and the graph
+# has the data the algorithm needs.
+ALGORITHMS: dict[str, tuple[str, str]] = {
+    "ch": ("app.engine.ch", "CHSearch"),
+    "alt": ("app.engine.alt", "ALTSearch"),
+    "bidirectional-astar": ("app.engine.astar", "BidirectionalAStarSearch"),
+    "astar": ("app.engine.astar", "AStarSearch"),
+    "bidirectional-dijkstra": ("app.engine.dijkstra", "BidirectionalDijkstraSearch"),
+    "dijkstra": ("app.engine.dijkstra", "DijkstraSearch"),
+}
+TABLE = ("app.engine.table", "CHTable")
+_NEEDS: dict[str, tuple[Callable[[Graph], bool], str]] = {
+    "ch": (has_ch, "a contraction hierarchy: re-run `starroute preprocess` without --no-ch"),
+    "alt": (has_landmarks, "landmarks: re-run `starroute preprocess` with --landmarks N"),
+}
+
+
+class Search(Protocol):
+    """A point-to-point search kernel (one instance per thread; arrays allocated in `__init__`)."""
+
+    def run(self, sources: Seeds, targets: Seeds) -> SearchResult: ...
+
+
+SearchFactory = Callable[[Graph], Search]
+
+
+@dataclass(frozen=True)
+class ArcInfo:
+    """What the step builder needs to know about an arc."""
+
+    name: str
+    ref: str
+    road_class: str
+    flags: int
+
+    @property
+    def ferry(self) -> bool:
+        return bool(self.flags & FLAG_FERRY)
+
+    @property
+    def roundabout(self) -> bool:
+        return bool(self.flags & FLAG_ROUNDABOUT)
+
+
+def _import(module: str, cls: str) -> SearchFactory | None:
+    """The class `module.cls`, or None when the module does not exist (yet)."""
+    if importlib.util.find_spec(module) is None:
+        return None
+    return getattr(importlib.import_module(module), cls)
+
+
+class Router:
+    """Shared, immutable routing facade over one graph: snapping index, algorithm registry, per-thread queries.
+
+    `max_snap_m` caps every snap radius (None = unlimited). `algorithms` replaces the registry (name -> factory
+    taking the graph), e.g. to plug in a reference search in tests.
+    """
+
+    def __init__(
+        self,
+        graph: Graph,
+        max_snap_m: float | None = None,
+        algorithms: Mapping[str, SearchFactory] | None = None,
+    ) -> None:
+        t0 = time.perf_counter()
+        self.graph = graph
+        self.max_snap_m = max_snap_m
+        self.chains = chain_index(graph)
+        self.snapper = Snapper(graph, self.chains)
+        self.assembler = Assembler(graph)
+        self._missing: dict[str, str] = {}
+        if algorithms is None:
+            factories: dict[str, SearchFactory] = {}
+            for name, (module, cls) in ALGORITHMS.items():
+                need = _NEEDS.get(name)
+                if need is not None and not need[0](graph):
+                    self._missing[name] = f"algorithm {name!r} needs a graph with {need[1]}"
+                    continue
+                factory = _import(module, cls)
+                if factory is None:
+                    self._missing[name] = f"algorithm {name!r} is not available in this build"
+                    continue
+                factories[name] = factory
+            self._table_factory = _import(*TABLE) if has_ch(graph) else None
+        else:
+            factories = dict(algorithms)
+            self._table_factory = None
+        self._factories = factories
+        self._local = threading.local()
+        self.build_seconds = time.perf_counter() - t0
+
+    # -- registry and metadata -------------------------------------------------------------------------------------
+
+    @property
+    def algorithms(self) -> tuple[str, ...]:
+        """Names of the algorithms this graph and build can answer with, fastest first."""
+        return tuple(self._factories)
+
+    @property
+    def default_algorithm(self) -> str:
+        """The algorithm to use when none is asked for: "ch" where available, else the first available one."""
+        return "ch" if "ch" in self._factories else next(iter(self._factories), "ch")
+
+    def factory(self, algorithm: str) -> SearchFactory:
+        """The search factory for `algorithm`; `InvalidValue` for an unknown or unavailable name."""
+        f = self._factories.get(algorithm)
+        if f is None:
+            why = self._missing.get(algorithm)
+            if why is None:
+                why = f"unknown algorithm {algorithm!r}: choose one of {', '.join(self.algorithms)}"
+            raise InvalidValue(why)
+        return f
+
+    def info(self) -> dict[str, Any]:
+        """Graph and index metadata for health endpoints."""
+        g, mf = self.graph, self.graph.manifest
+        return {
+            "profile": mf.get("profile"),
+            "nodes": g.num_nodes,
+            "arcs": g.num_arcs,
+            "chains": int(g.geom_first.shape[0] - 1),
+            "bbox": mf.get("bbox"),
+            "fingerprint": mf.get("fingerprint"),
+            "algorithms": list(self.algorithms),
+            "has_ch": has_ch(g),
+            "has_landmarks": has_landmarks(g),
+            "snap_segments": self.snapper.num_segments,
+            "snap_index_seconds": round(self.snapper.build_seconds, 3),
+            "router_seconds": round(self.build_seconds, 3),
+            "max_snap_m": self.max_snap_m,
+        }
+
+    def arc_info(self, arc: int) -> ArcInfo:
+        """Name, ref, road class and flags of an arc (for step building)."""
+        g = self.graph
+        code = int(g.arc_class[arc])
+        return ArcInfo(
+            name=g.string(int(g.arc_name[arc])),
+            ref=g.string(int(g.arc_ref[arc])),
+            road_class=ROAD_CLASSES[code] if code < len(ROAD_CLASSES) else "other",
+            flags=int(g.arc_flags[arc]),
+        )
+
+    # -- snapping --------------------------------------------------------------------------------------------------
+
+    def _radius(self, radius_m: float | None) -> float | None:
+        if self.max_snap_m is None:
+            return radius_m
+        if radius_m is None:
+            return self.max_snap_m
+        return min(float(radius_m), self.max_snap_m) if not math.isnan(float(radius_m)) else radius_m
+
+    def snap(self, lon: float, lat: float, radius_m: float | None = None, prefer_main: bool = True) -> Phantom:
+        """Snap a coordinate (degrees) to the nearest road segment within `radius_m` (capped by `max_snap_m`)."""
+        return self.snapper.snap(lon, lat, self._radius(radius_m), prefer_main)
+
+    def nearest(self, lon: float, lat: float, number: int = 1, radius_m: float | None = None) -> list[Phantom]:
+        """Up to `number` phantoms on distinct chains, nearest first."""
+        return self.snapper.nearest(lon, lat, number, self._radius(radius_m))
+
+    # -- queries ---------------------------------------------------------------------------------------------------
+
+    def query(self) -> Query:
+        """This thread's query object (created on first use, then reused)."""
+        q = getattr(self._local, "query", None)
+        if q is None:
+            q = Query(self)
+            self._local.query = q
+        return q
+
+    def route(self, phantoms: Sequence[Phantom], algorithm: str = "ch") -> Route:
+        """Shorthand for `self.query().route(...)`."""
+        return self.query().route(phantoms, algorithm)
+
+    def table(self, sources: Sequence[Phantom], destinations: Sequence[Phantom]) -> Table:
+        """Shorthand for `self.query().table(...)`."""
+        return self.query().table(sources, destinations)
+
+    def warmup(self) -> None:
+        """Run one tiny query per algorithm (and a table) so numba compilation happens before the first request."""
+        g = self.graph
+        arcs = np.flatnonzero(self.chains.preferred[np.asarray(g.arc_geom) >> 1])
+        if len(arcs) == 0:
+            return
+        a = int(arcs[0])
+        lon = float(g.node_lon[g.arc_tail[a]]) / COORD_SCALE
+        lat = float(g.node_lat[g.arc_tail[a]]) / COORD_SCALE
+        ph = self.snap(lon, lat, radius_m=None)
+        q = self.query()
+        for name in self.algorithms:
+            try:
+                q.route([ph, ph], name)
+            except NoRoute:
+                pass
+        q.table([ph], [ph])
+
+
+# -- seeds -----------------------------------------------------------------------------------------------------------
+
+
+def _at_node(router: Router, ph: Phantom) -> int:
+    """AT_FIRST / AT_LAST when the snapped point is exactly the chain's first / last node, else -1."""
+    gf = router.assembler._gf
+    p0, p1 = int(gf[ph.chain]), int(gf[ph.chain + 1])
+    g = router.graph
+    for kind, i in ((AT_FIRST, p0), (AT_LAST, p1 - 1)):
+        if ph.lon == float(g.geom_lon[i]) / COORD_SCALE and ph.lat == float(g.geom_lat[i]) / COORD_SCALE:
+            return kind
+    return -1
+
+
+def make_seeds(router: Router, ph: Phantom, as_source: bool) -> tuple[Seeds, list[int]]:
+    """Seeds of a phantom as a search source or target, and the kind (FWD/BWD/AT_*) each seed stands for.
+
+    Source: head(fwd_arc) at fwd_weight_after, head(bwd_arc) at bwd_weight_after. Target: tail(fwd_arc) at
+    fwd_weight_before, tail(bwd_arc) at bwd_weight_before. A phantom exactly on a chain end node also seeds that node
+    at 0. One seed per node (the cheapest).
+    """
+    g, ch = router.graph, router.chains
+    cand: list[tuple[int, int, int, int]] = []  # (node, weight, dist, kind)
+    end = g.arc_head if as_source else g.arc_tail
+    if ph.fwd_arc >= 0:
+        w, d = (ph.fwd_weight_after, ph.fwd_dist_after) if as_source else (ph.fwd_weight_before, ph.fwd_dist_before)
+        cand.append((int(end[ph.fwd_arc]), w, d, FWD))
+    if ph.bwd_arc >= 0:
+        w, d = (ph.bwd_weight_after, ph.bwd_dist_after) if as_source else (ph.bwd_weight_before, ph.bwd_dist_before)
+        cand.append((int(end[ph.bwd_arc]), w, d, BWD))
+    at = _at_node(router, ph)
+    if at >= 0:
+        node = ch.first_node[ph.chain] if at == AT_FIRST else ch.last_node[ph.chain]
+        cand.append((int(node), 0, 0, at))
+    best: dict[int, tuple[int, int, int, int]] = {}
+    for c in cand:
+        old = best.get(c[0])
+        if old is None or (c[1], c[2]) < (old[1], old[2]):
+            best[c[0]] = c
+    picked = list(best.values())
+    seeds = Seeds(
+        nodes=np.array([c[0] for c in picked], dtype=np.int32),
+        weights=np.array([c[1] for c in picked], dtype=np.int64),
+        dists=np.array([c[2] for c in picked], dtype=np.int64),
+        lon=ph.lon,
+        lat=ph.lat,
+    )
+    return seeds, [c[3] for c in picked]
+
+
+def direct(router: Router, src: Phantom, tgt: Phantom) -> tuple[int, int, int] | None:
+    """(weight, dist, FWD|BWD) of the best stretch along the chain both phantoms share, or None."""
+    if src.chain != tgt.chain:
+        return None
+    os_, ot = router.snapper.offset_m(src), router.snapper.offset_m(tgt)
+    best = None
+    if src.fwd_arc >= 0 and ot >= os_:
+        best = (tgt.fwd_weight_before - src.fwd_weight_before, tgt.fwd_dist_before - src.fwd_dist_before, FWD)
+    if src.bwd_arc >= 0 and ot <= os_:
+        b = (tgt.bwd_weight_before - src.bwd_weight_before, tgt.bwd_dist_before - src.bwd_dist_before, BWD)
+        if best is None or b[0] < best[0]:
+            best = b
+    if best is None:
+        return None
+    return max(best[0], 0), max(best[1], 0), best[2]
+
+
+# -- one-to-many Dijkstra (tables without a CH) -----------------------------------------------------------------------
+
+
+@nb.njit(cache=True, nogil=True)
+def _one_to_many(
+    first_out, arc_head, arc_weight, arc_dist, src_nodes, src_w, src_d, tgt_nodes,
+    dist, dm, seen, done, is_tgt, stamp, keys, hnodes, out_w, out_d,
+):  # fmt: skip  # pragma: no cover - numba
+    """Dijkstra from seeded sources until every target node is settled; weights/dists per target node."""
+    inf = np.int64(1) << np.int64(60)
+    remaining = 0
+    for j in range(tgt_nodes.shape[0]):
+        v = tgt_nodes[j]
+        if is_tgt[v] != stamp:
+            is_tgt[v] = stamp
+            remaining += 1
+    size = 0
+    for j in range(src_nodes.shape[0]):
+        v = src_nodes[j]
+        if seen[v] != stamp or src_w[j] < dist[v]:
+            seen[v] = stamp
+            dist[v] = src_w[j]
+            dm[v] = src_d[j]
+            size = heap_push(keys, hnodes, size, float(src_w[j]), v)
+    while size > 0 and remaining > 0:
+        key, u, size = heap_pop(keys, hnodes, size)
+        if done[u] == stamp or key > dist[u]:
+            continue
+        done[u] = stamp
+        if is_tgt[u] == stamp:
+            remaining -= 1
+        du = dist[u]
+        for a in range(first_out[u], first_out[u + 1]):
+            v = arc_head[a]
+            nw = du + arc_weight[a]
+            if done[v] != stamp and (seen[v] != stamp or nw < dist[v]):
+                seen[v] = stamp
+                dist[v] = nw
+                dm[v] = dm[u] + arc_dist[a]
+                size = heap_push(keys, hnodes, size, float(nw), v)
+    for j in range(tgt_nodes.shape[0]):
+        v = tgt_nodes[j]
+        if done[v] == stamp:
+            out_w[j] = dist[v]
+            out_d[j] = dm[v]
+        else:
+            out_w[j] = inf
+            out_d[j] = inf
+
+
+class _OneToMany:
+    """Per-thread arrays of the table fallback, allocated once, reset by a timestamp."""
+
+    def __init__(self, graph: Graph) -> None:
+        n, m = graph.num_nodes, graph.num_arcs
+        self.graph = graph
+        self.dist = np.zeros(n, dtype=np.int64)
+        self.dm = np.zeros(n, dtype=np.int64)
+        self.seen = np.zeros(n, dtype=np.int32)
+        self.done = np.zeros(n, dtype=np.int32)
+        self.is_tgt = np.zeros(n, dtype=np.int32)
+        self.keys, self.nodes = new_heap(m + n + 8)
+        self.stamp = 0
+
+    def run(self, src: Seeds, tgt_nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if self.stamp >= 2**31 - 2:
+            for a in (self.seen, self.done, self.is_tgt):
+                a[:] = 0
+            self.stamp = 0
+        self.stamp += 1
+        g = self.graph
+        out_w = np.empty(len(tgt_nodes), dtype=np.int64)
+        out_d = np.empty(len(tgt_nodes), dtype=np.int64)
+        _one_to_many(
+            g.first_out, g.arc_head, g.arc_weight, g.arc_dist, src.nodes, src.weights, src.dists, tgt_nodes,
+            self.dist, self.dm, self.seen, self.done, self.is_tgt, self.stamp, self.keys, self.nodes, out_w, out_d,
+        )  # fmt: skip
+        return out_w, out_d
+
+
+# -- the per-thread query --------------------------------------------------------------------------------------------
+
+
+class Query:
+    """One thread's search state: search objects per algorithm, created on first use and reused."""
+
+    def __init__(self, router: Router) -> None:
+        self.router = router
+        self._searches: dict[str, Search] = {}
+        self._table: Any = None
+        self._m2m: _OneToMany | None = None
+
+    def _search(self, algorithm: str) -> Search:
+        s = self._searches.get(algorithm)
+        if s is None:
+            s = self.router.factory(algorithm)(self.router.graph)
+            self._searches[algorithm] = s
+        return s
+
+    def route(self, phantoms: Sequence[Phantom], algorithm: str = "ch") -> Route:
+        """The route through `phantoms` in order (one leg per consecutive pair); `NoRoute` when a leg is impossible."""
+        if len(phantoms) < 2:
+            raise InvalidValue(f"a route needs at least 2 waypoints, got {len(phantoms)}")
+        search = self._search(algorithm)
+        legs = [self._leg(search, algorithm, i, phantoms[i], phantoms[i + 1]) for i in range(len(phantoms) - 1)]
+        return join_route(legs, algorithm)
+
+    def _leg(self, search: Search, algorithm: str, i: int, src: Phantom, tgt: Phantom) -> Leg:
+        r = self.router
+        dr = direct(r, src, tgt)
+        s_seeds, s_kinds = make_seeds(r, src, True)
+        t_seeds, t_kinds = make_seeds(r, tgt, False)
+        # no path through the network can beat the direct stretch when its weight is below the cheapest seeds
+        lower = int(s_seeds.weights.min(initial=INF)) + int(t_seeds.weights.min(initial=INF))
+        if dr is not None and dr[0] <= lower:
+            return r.assembler.direct_leg(src, tgt, dr[2], SearchStats(algorithm))
+        res = search.run(s_seeds, t_seeds)
+        if dr is not None and (res.weight >= INF or dr[0] <= res.weight):
+            return r.assembler.direct_leg(src, tgt, dr[2], res.stats)
+        if res.weight >= INF:
+            raise NoRoute(f"no route from waypoint {i} to waypoint {i + 1}")
+        leg = r.assembler.search_leg(src, s_kinds[res.source_seed], res.arcs, tgt, t_kinds[res.target_seed], res.stats)
+        assert leg.weight == res.weight, f"{algorithm}: path weighs {leg.weight} ds, the search reported {res.weight}"
+        return leg
+
+    def table(self, sources: Sequence[Phantom], destinations: Sequence[Phantom]) -> Table:
+        """Durations (s) and distances (m) for every source x destination; NaN where unreachable.
+
+        Uses the CH bucket table when the graph has a CH, else one Dijkstra per source over all destination seeds.
+        """
+        r = self.router
+        src = [make_seeds(r, p, True)[0] for p in sources]
+        dst = [make_seeds(r, p, False)[0] for p in destinations]
+        S, T = len(src), len(dst)
+        if S == 0 or T == 0:
+            w = np.zeros((S, T), dtype=np.int64)
+            d = np.zeros((S, T), dtype=np.int64)
+        elif r._table_factory is not None:
+            if self._table is None:
+                self._table = r._table_factory(r.graph)
+            w, d = self._table.run(src, dst)
+            w, d = np.array(w, dtype=np.int64), np.array(d, dtype=np.int64)
+        else:
+            w, d = self._m2m_table(src, dst)
+        # pairs on one chain: the direct stretch may beat any path through the network
+        by_chain: dict[int, list[int]] = {}
+        for j, p in enumerate(destinations):
+            by_chain.setdefault(p.chain, []).append(j)
+        for i, p in enumerate(sources):
+            for j in by_chain.get(p.chain, ()):
+                dr = direct(r, p, destinations[j])
+                if dr is not None and dr[0] <= w[i, j]:
+                    w[i, j], d[i, j] = dr[0], dr[1]
+        unreachable = w >= INF
+        durations = np.where(unreachable, np.nan, w / WEIGHT_PER_SECOND)
+        distances = np.where(unreachable, np.nan, d / DIST_PER_METRE)
+        return Table(durations, distances, list(sources), list(destinations))
+
+    def _m2m_table(self, src: list[Seeds], dst: list[Seeds]) -> tuple[np.ndarray, np.ndarray]:
+        if self._m2m is None:
+            self._m2m = _OneToMany(self.router.graph)
+        owner = np.concatenate([np.full(len(s.nodes), j) for j, s in enumerate(dst)])
+        nodes = np.concatenate([s.nodes for s in dst]).astype(np.int32)
+        tw = np.concatenate([s.weights for s in dst])
+        td = np.concatenate([s.dists for s in dst])
+        T = len(dst)
+        w = np.full((len(src), T), INF, dtype=np.int64)
+        d = np.full((len(src), T), INF, dtype=np.int64)
+        for i, s in enumerate(src):
+            ow, od = self._m2m.run(s, nodes)
+            ok = ow < INF
+            tot_w = np.where(ok, ow + tw, INF)
+            tot_d = np.where(ok, od + td, INF)
+            # per destination: the cheapest of its seeds (ties: the shorter)
+            order = np.lexsort((tot_d, tot_w, owner))
+            first = np.unique(owner[order], return_index=True)[1]
+            w[i] = tot_w[order][first]
+            d[i] = tot_d[order][first]
+        return w, d

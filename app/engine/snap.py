@@ -1,0 +1,425 @@
+"""Snapping: any lon/lat to the nearest point of the nearest road segment (OSRM's phantom nodes).
+
+The index is a packed R-tree (OSRM's `StaticRTree`): every geometry-chain segment some arc runs on, sorted along a
+Hilbert curve by bounding-box centre, 16 per leaf, 16 children per inner node, boxes in the graph's own int32
+fixed-point coordinates. Queries are best-first (Hjaltason & Samet): a heap of tree nodes keyed by their box's
+distance and of segments keyed by their exact point-to-segment distance, both measured in one equirectangular frame
+centred on the query point. A segment popped from the heap is therefore exactly the nearest remaining one, whatever
+the segment lengths; k-nearest, radius limits and filters come for free.
+
+Two trees split the segments: *preferred* chains (largest SCC, not ferries) and the rest. `snap` takes the nearest
+preferred segment within the radius and falls back to the nearest segment of any kind within the radius: the clear
+form of OSRM's tiny-component rule (a route from a tiny component would fail anyway).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numba as nb
+import numpy as np
+
+from preprocessing.artifacts import Graph
+from preprocessing.units import COORD_SCALE, EARTH_RADIUS_M
+
+from .data import ChainIndex, chain_index
+from .errors import InvalidValue, NoSegment
+from .heap import heap_pop, heap_push
+from .types import Phantom
+
+FANOUT = 16  # entries per leaf and children per inner node
+_DEG = math.pi / 180.0
+_KY = EARTH_RADIUS_M * _DEG / COORD_SCALE  # metres per fixed-point unit of latitude
+
+
+def check_coordinate(lon: float, lat: float) -> tuple[float, float]:
+    """`(lon, lat)` as floats when finite and in range (-180..180, -90..90), else `InvalidValue`."""
+    try:
+        flon, flat = float(lon), float(lat)
+    except (TypeError, ValueError):
+        raise InvalidValue(f"coordinate ({lon!r}, {lat!r}) is not a pair of numbers") from None
+    if not (math.isfinite(flon) and math.isfinite(flat)):
+        raise InvalidValue(f"coordinate ({lon}, {lat}) is not finite")
+    if not (-180.0 <= flon <= 180.0 and -90.0 <= flat <= 90.0):
+        raise InvalidValue(f"coordinate ({lon}, {lat}) is out of range: longitude -180..180, latitude -90..90")
+    return flon, flat
+
+
+def check_radius(radius_m: float | None) -> float | None:
+    """A snap radius in metres (None or inf = unlimited); `InvalidValue` when negative or not a number."""
+    if radius_m is None:
+        return None
+    try:
+        r = float(radius_m)
+    except (TypeError, ValueError):
+        raise InvalidValue(f"radius {radius_m!r} is not a number") from None
+    if math.isnan(r) or r < 0:
+        raise InvalidValue(f"radius {radius_m} must be >= 0")
+    return None if math.isinf(r) else r
+
+
+def haversine(lon1: float, lat1: float, lon2: float, lat2: float) -> float:
+    """Great-circle distance in metres between two degree coordinates."""
+    p1, p2 = lat1 * _DEG, lat2 * _DEG
+    a = math.sin((p2 - p1) / 2) ** 2 + math.cos(p1) * math.cos(p2) * math.sin((lon2 - lon1) * _DEG / 2) ** 2
+    return 2 * EARTH_RADIUS_M * math.asin(math.sqrt(min(a, 1.0)))
+
+
+# -- numba kernels -----------------------------------------------------------------------------------------------------
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def _seg_d2(s, qx, qy, kx, ky, glon, glat):  # pragma: no cover - numba
+    """Squared local distance (m^2) from fixed-point (qx, qy) to segment s (points s, s+1) and the parameter t."""
+    ax = (glon[s] - qx) * kx
+    ay = (glat[s] - qy) * ky
+    ex = (glon[s + 1] - qx) * kx - ax
+    ey = (glat[s + 1] - qy) * ky - ay
+    ee = ex * ex + ey * ey
+    t = 0.0
+    if ee > 0.0:
+        t = min(max(-(ax * ex + ay * ey) / ee, 0.0), 1.0)
+    px = ax + t * ex
+    py = ay + t * ey
+    return px * px + py * py, t
+
+
+@nb.njit(cache=True, nogil=True)
+def _project(segs, qlon, qlat, glon, glat):  # pragma: no cover - numba
+    """Squared local distance (m^2) and parameter t of the projection of (qlon, qlat) on each segment (brute force)."""
+    qx, qy = qlon * COORD_SCALE, qlat * COORD_SCALE
+    ky = _KY
+    kx = ky * math.cos(qlat * math.pi / 180.0)
+    d2 = np.empty(segs.shape[0], dtype=np.float64)
+    tt = np.empty(segs.shape[0], dtype=np.float64)
+    for j in range(segs.shape[0]):
+        d2[j], tt[j] = _seg_d2(segs[j], qx, qy, kx, ky, glon, glat)
+    return d2, tt
+
+
+@nb.njit(cache=True, nogil=True)
+def _hilbert(x, y, order):  # pragma: no cover - numba
+    """Hilbert-curve index of integer cell (x, y) in a 2**order square."""
+    n = np.int64(1) << order
+    d = np.int64(0)
+    s = n >> 1
+    while s > 0:
+        rx = 1 if (x & s) > 0 else 0
+        ry = 1 if (y & s) > 0 else 0
+        d += s * s * ((3 * rx) ^ ry)
+        if ry == 0:
+            if rx == 1:
+                x = n - 1 - x
+                y = n - 1 - y
+            x, y = y, x
+        s >>= 1
+    return d
+
+
+@nb.njit(cache=True, nogil=True)
+def _hilbert_keys(cx, cy, x0, y0, x1, y1):  # pragma: no cover - numba
+    out = np.empty(cx.shape[0], dtype=np.int64)
+    sx = 65535.0 / max(x1 - x0, 1.0)
+    sy = 65535.0 / max(y1 - y0, 1.0)
+    for i in range(cx.shape[0]):
+        out[i] = _hilbert(np.int64((cx[i] - x0) * sx), np.int64((cy[i] - y0) * sy), 16)
+    return out
+
+
+@nb.njit(cache=True, nogil=True)
+def _search(
+    minx, miny, maxx, maxy, level_start, entry_seg, entry_chain, glon, glat, qlon, qlat, want, max_d2, out_seg, out_d2,
+    out_t,
+):  # fmt: skip  # pragma: no cover - numba
+    """Best-first search: the `want` nearest segments on distinct chains within sqrt(max_d2) local metres.
+
+    Heap ids: inner/leaf nodes by their global index (>= 0), segment entries p as p - len(entry_seg) (< 0), so on
+    equal keys segments pop first. Returns how many were found (written to out_*).
+    """
+    n_entries = entry_seg.shape[0]
+    if n_entries == 0:
+        return 0
+    qx, qy = qlon * COORD_SCALE, qlat * COORD_SCALE
+    ky = _KY
+    kx = ky * math.cos(qlat * math.pi / 180.0)
+    levels = level_start.shape[0] - 1
+    cap = 1024
+    keys = np.empty(cap, dtype=np.float64)
+    ids = np.empty(cap, dtype=np.int32)
+    size = heap_push(keys, ids, 0, 0.0, level_start[levels - 1])  # the root
+    found = 0
+    while size > 0 and found < want:
+        key, g, size = heap_pop(keys, ids, size)
+        if key > max_d2:
+            break
+        if g < 0:
+            p = g + n_entries
+            c = entry_chain[p]
+            dup = False
+            for j in range(found):
+                if entry_chain[out_seg[j]] == c:
+                    dup = True
+                    break
+            if dup:
+                continue
+            d2, t = _seg_d2(entry_seg[p], qx, qy, kx, ky, glon, glat)
+            out_seg[found] = p
+            out_d2[found] = d2
+            out_t[found] = t
+            found += 1
+            continue
+        if size + FANOUT > cap:
+            cap *= 2
+            nk = np.empty(cap, dtype=np.float64)
+            ni = np.empty(cap, dtype=np.int32)
+            nk[:size] = keys[:size]
+            ni[:size] = ids[:size]
+            keys, ids = nk, ni
+        lvl = 0
+        while g >= level_start[lvl + 1]:
+            lvl += 1
+        local = g - level_start[lvl]
+        if lvl == 0:
+            for p in range(local * FANOUT, min((local + 1) * FANOUT, n_entries)):
+                d2, _t = _seg_d2(entry_seg[p], qx, qy, kx, ky, glon, glat)
+                size = heap_push(keys, ids, size, d2, p - n_entries)
+        else:
+            below = level_start[lvl - 1]
+            count = level_start[lvl] - below
+            for j in range(local * FANOUT, min((local + 1) * FANOUT, count)):
+                h = below + j
+                dx = max(minx[h] - qx, 0.0, qx - maxx[h]) * kx
+                dy = max(miny[h] - qy, 0.0, qy - maxy[h]) * ky
+                size = heap_push(keys, ids, size, dx * dx + dy * dy, h)
+    return found
+
+
+@nb.njit(cache=True, nogil=True)
+def _phantom_figures(
+    glon, glat, gf, fwd_arc, bwd_arc, first_node, last_node, component, arc_weight, arc_dist, arc_name, node_osm_id,
+    chain, seg, t, qlon, qlat,
+):  # fmt: skip  # pragma: no cover - numba
+    """Everything numeric a Phantom holds, in one call.
+
+    The snapped point sits at parameter t of local segment `seg`, exactly on a vertex at t = 0 or 1. Partial weights
+    and distances split both arcs by distance along the chain; "after" = total - "before", so they add up exactly.
+    Returns (lon, lat, distance_m, fwd, bwd, fwd w before/after, d before/after, bwd likewise, component, name id,
+    osm id of the first and last node).
+    """
+    s = gf[chain] + seg
+    if t <= 0.0:
+        lon, lat = glon[s] / COORD_SCALE, glat[s] / COORD_SCALE
+    elif t >= 1.0:
+        lon, lat = glon[s + 1] / COORD_SCALE, glat[s + 1] / COORD_SCALE
+    else:
+        lon = glon[s] / COORD_SCALE + t * (glon[s + 1] / COORD_SCALE - glon[s] / COORD_SCALE)
+        lat = glat[s] / COORD_SCALE + t * (glat[s + 1] / COORD_SCALE - glat[s] / COORD_SCALE)
+    before, total = _chain_offset(glon, glat, gf[chain], gf[chain + 1], seg, lon, lat)
+    f = before / total if total > 0.0 else 0.0
+    f = min(max(f, 0.0), 1.0)
+    fwd = fwd_arc[chain]
+    bwd = bwd_arc[chain]
+    fw = fwb = fd = fdb = bw = bwb = bd = bdb = 0
+    name = 0
+    if fwd >= 0:
+        fw, fd = arc_weight[fwd], arc_dist[fwd]
+        fwb = min(fw, int(math.floor(f * fw + 0.5)))
+        fdb = min(fd, int(math.floor(f * fd + 0.5)))
+        name = arc_name[fwd]
+    if bwd >= 0:
+        bw, bd = arc_weight[bwd], arc_dist[bwd]
+        bwb = min(bw, int(math.floor((1.0 - f) * bw + 0.5)))
+        bdb = min(bd, int(math.floor((1.0 - f) * bd + 0.5)))
+        if fwd < 0:
+            name = arc_name[bwd]
+    d = math.pi / 180.0
+    h = (
+        math.sin((lat - qlat) * d / 2) ** 2
+        + math.cos(qlat * d) * math.cos(lat * d) * math.sin((lon - qlon) * d / 2) ** 2
+    )
+    dist = 2.0 * EARTH_RADIUS_M * math.asin(math.sqrt(min(h, 1.0)))
+    return (
+        lon, lat, dist, fwd, bwd, fwb, fw - fwb, fdb, fd - fdb, bwb, bw - bwb, bdb, bd - bdb,
+        component[chain], name, node_osm_id[first_node[chain]], node_osm_id[last_node[chain]],
+    )  # fmt: skip
+
+
+@nb.njit(cache=True, nogil=True)
+def _chain_offset(glon, glat, p0, p1, seg, lon, lat):  # pragma: no cover - numba
+    """(metres along the chain from its first point to (lon, lat) on local segment `seg`, chain length in metres)."""
+    r2 = 2.0 * EARTH_RADIUS_M
+    d = math.pi / 180.0
+    total = 0.0
+    before = 0.0
+    for i in range(p0, p1 - 1):
+        lo1 = glon[i] / COORD_SCALE
+        la1 = glat[i] / COORD_SCALE
+        lo2 = glon[i + 1] / COORD_SCALE
+        la2 = glat[i + 1] / COORD_SCALE
+        a = (
+            math.sin((la2 - la1) * d / 2) ** 2
+            + math.cos(la1 * d) * math.cos(la2 * d) * math.sin((lo2 - lo1) * d / 2) ** 2
+        )
+        length = r2 * math.asin(math.sqrt(min(a, 1.0)))
+        if i - p0 < seg:
+            before += length
+        elif i - p0 == seg:
+            # the point's parameter on the segment, from the larger coordinate difference
+            dlo = lo2 - lo1
+            dla = la2 - la1
+            t = 0.0
+            if abs(dlo) >= abs(dla):
+                if dlo != 0.0:
+                    t = (lon - lo1) / dlo
+            else:
+                t = (lat - la1) / dla
+            before += min(max(t, 0.0), 1.0) * length
+        total += length
+    return before, total
+
+
+# -- the tree ----------------------------------------------------------------------------------------------------------
+
+
+class _Tree:
+    """A packed Hilbert R-tree over a set of segments (global ids = index of their first point)."""
+
+    def __init__(self, segs: np.ndarray, seg_chain: np.ndarray, glon: np.ndarray, glat: np.ndarray) -> None:
+        a_lon, b_lon = glon[segs], glon[segs + 1]
+        a_lat, b_lat = glat[segs], glat[segs + 1]
+        x0, x1 = np.minimum(a_lon, b_lon), np.maximum(a_lon, b_lon)
+        y0, y1 = np.minimum(a_lat, b_lat), np.maximum(a_lat, b_lat)
+        if len(segs):
+            cx = (x0.astype(np.float64) + x1) / 2
+            cy = (y0.astype(np.float64) + y1) / 2
+            keys = _hilbert_keys(cx, cy, float(x0.min()), float(y0.min()), float(x1.max()), float(y1.max()))
+            order = np.lexsort((segs, keys))
+        else:
+            order = np.zeros(0, dtype=np.int64)
+        self.entry_seg = np.ascontiguousarray(segs[order], dtype=np.int64)
+        self.entry_chain = np.ascontiguousarray(seg_chain[order], dtype=np.int32)
+        boxes = [x0[order], y0[order], x1[order], y1[order]]
+        levels: list[list[np.ndarray]] = []
+        count = len(segs)
+        while count > 0:
+            starts = np.arange(0, count, FANOUT)
+            boxes = [
+                np.minimum.reduceat(boxes[0], starts),
+                np.minimum.reduceat(boxes[1], starts),
+                np.maximum.reduceat(boxes[2], starts),
+                np.maximum.reduceat(boxes[3], starts),
+            ]
+            levels.append(boxes)
+            count = len(starts)
+            if count == 1:
+                break
+        self.level_start = np.zeros(len(levels) + 1, dtype=np.int64)
+        np.cumsum([len(lv[0]) for lv in levels], out=self.level_start[1:])
+        cat = [np.concatenate([lv[i] for lv in levels]) if levels else np.zeros(0) for i in range(4)]
+        self.minx, self.miny, self.maxx, self.maxy = (np.ascontiguousarray(c, dtype=np.float64) for c in cat)
+
+    @property
+    def size(self) -> int:
+        return int(self.entry_seg.shape[0])
+
+    def search(
+        self, glon: np.ndarray, glat: np.ndarray, lon: float, lat: float, want: int, max_d: float
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(segments, chains, local distances m, t) of the `want` nearest segments on distinct chains within `max_d`."""
+        out_p = np.empty(want, dtype=np.int64)
+        out_d2 = np.empty(want, dtype=np.float64)
+        out_t = np.empty(want, dtype=np.float64)
+        k = _search(
+            self.minx, self.miny, self.maxx, self.maxy, self.level_start, self.entry_seg, self.entry_chain,
+            glon, glat, lon, lat, want, max_d * max_d, out_p, out_d2, out_t,
+        )  # fmt: skip
+        p = out_p[:k]
+        return self.entry_seg[p], self.entry_chain[p], np.sqrt(out_d2[:k]), out_t[:k]
+
+
+class Snapper:
+    """Spatial index over every routable geometry-chain segment; immutable and thread-safe once built.
+
+    >>> ph = Snapper(graph).snap(7.4200, 43.7350)  # doctest: +SKIP
+    """
+
+    def __init__(self, graph: Graph, chains: ChainIndex | None = None) -> None:
+        t0 = time.perf_counter()
+        self.graph = graph
+        self.chains = chains if chains is not None else chain_index(graph)
+        self._glon = graph.geom_lon
+        self._glat = graph.geom_lat
+        gf = np.asarray(graph.geom_first, dtype=np.int64)
+        self._gf = gf
+        nseg = np.maximum(np.diff(gf) - 1, 0)
+        nseg[~self.chains.used] = 0
+        seg_chain = np.repeat(np.arange(len(nseg), dtype=np.int64), nseg)
+        local = np.arange(seg_chain.shape[0], dtype=np.int64) - np.repeat(np.cumsum(nseg) - nseg, nseg)
+        seg = gf[:-1][seg_chain] + local
+        pref = self.chains.preferred[seg_chain]
+        self._trees = tuple(_Tree(seg[mask], seg_chain[mask], self._glon, self._glat) for mask in (pref, ~pref))
+        self.num_segments = int(seg.shape[0])
+        self.build_seconds = time.perf_counter() - t0
+
+    # -- queries ---------------------------------------------------------------------------------------------------
+
+    def snap(self, lon: float, lat: float, radius_m: float | None = None, prefer_main: bool = True) -> Phantom:
+        """The phantom at the nearest segment within `radius_m` metres (None = unlimited), else `NoSegment`.
+
+        With `prefer_main`, a segment of the largest strongly connected component that is not a ferry wins whenever
+        one lies within the radius; otherwise the nearest segment of any kind within the radius.
+        """
+        qlon, qlat = check_coordinate(lon, lat)
+        radius = check_radius(radius_m)
+        limit = math.inf if radius is None else radius * 1.01 + 1.0  # local frame vs haversine slack
+        found = []
+        for tree in self._trees:
+            s, c, d, t = tree.search(self._glon, self._glat, qlon, qlat, 1, limit)
+            if len(s):
+                ph = self._phantom(qlon, qlat, int(s[0]), int(c[0]), float(t[0]))
+                if radius is None or ph.distance_m <= radius:
+                    found.append((float(d[0]), ph))
+                    if prefer_main:
+                        break
+        if not found:
+            where = "" if radius is None else f" within {radius:g} m"
+            raise NoSegment(f"no road segment{where} of ({qlon}, {qlat})")
+        return min(found, key=lambda x: (x[0], x[1].chain))[1]
+
+    def nearest(self, lon: float, lat: float, number: int = 1, radius_m: float | None = None) -> list[Phantom]:
+        """Up to `number` phantoms on distinct chains, nearest first (any component), within `radius_m` if given."""
+        qlon, qlat = check_coordinate(lon, lat)
+        radius = check_radius(radius_m)
+        if not isinstance(number, (int, np.integer)) or isinstance(number, bool) or number < 1:
+            raise InvalidValue(f"number must be an integer >= 1, not {number!r}")
+        limit = math.inf if radius is None else radius * 1.01 + 1.0
+        hits: list[tuple[float, int, int, float]] = []
+        for tree in self._trees:
+            s, c, d, t = tree.search(self._glon, self._glat, qlon, qlat, int(number), limit)
+            hits.extend((float(d[i]), int(c[i]), int(s[i]), float(t[i])) for i in range(len(s)))
+        hits.sort()
+        out = [self._phantom(qlon, qlat, h[2], h[1], h[3]) for h in hits[: int(number)]]
+        out = [p for p in out if radius is None or p.distance_m <= radius]
+        if not out:
+            where = "" if radius is None else f" within {radius:g} m"
+            raise NoSegment(f"no road segment{where} of ({qlon}, {qlat})")
+        return out
+
+    def offset_m(self, ph: Phantom) -> float:
+        """Metres along the phantom's chain from its first point to the snapped point."""
+        p0, p1 = int(self._gf[ph.chain]), int(self._gf[ph.chain + 1])
+        return _chain_offset(self._glon, self._glat, p0, p1, ph.segment, ph.lon, ph.lat)[0]
+
+    # -- internals -------------------------------------------------------------------------------------------------
+
+    def _phantom(self, qlon: float, qlat: float, seg: int, chain: int, t: float) -> Phantom:
+        g, ch = self.graph, self.chains
+        r = _phantom_figures(
+            self._glon, self._glat, self._gf, ch.fwd_arc, ch.bwd_arc, ch.first_node, ch.last_node, ch.component,
+            g.arc_weight, g.arc_dist, g.arc_name, g.node_osm_id, chain, seg - int(self._gf[chain]), t, qlon, qlat,
+        )  # fmt: skip
+        return Phantom(
+            qlon, qlat, r[0], r[1], r[2], chain, seg - int(self._gf[chain]), r[3], r[4], r[5], r[6], r[7], r[8],
+            r[9], r[10], r[11], r[12], r[13], g.string(r[14]), (r[15], r[16]),
+        )  # fmt: skip

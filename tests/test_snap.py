@@ -1,0 +1,304 @@
+"""Snapping onto small drawn maps: mid-edge, multi-point chains, oneways, beyond the last node, radius, components.
+
+Maps are ASCII pictures (one character = `SCALE_M` metres, one line = `SCALE_M` metres) whose letters are points;
+ways are letter strings. Letters at way ends or shared by ways become graph nodes, the others shape points, as the
+real pipeline's degree-2 compression does. Arc weights are travel times at `SPEED_MPS` (1 ds per metre).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from app.engine.data import chain_index
+from app.engine.errors import InvalidValue, NoSegment
+from app.engine.snap import Snapper, _project, haversine
+from app.engine.types import Phantom
+from preprocessing.artifacts import Graph, graph_in_memory
+from preprocessing.graph import finalize_arrays, measured_max_speed_mps
+from preprocessing.units import COORD_SCALE, FLAG_FERRY
+
+SCALE_M = 100.0
+SPEED_MPS = 10.0
+ORIGIN = (7.0, 43.0)
+M_PER_DEG = 6_371_008.8 * math.pi / 180
+
+
+def to_lonlat(x_m: float, y_m: float) -> tuple[float, float]:
+    """Local metres (x east, y north of ORIGIN) -> degrees."""
+    return ORIGIN[0] + x_m / (M_PER_DEG * math.cos(math.radians(ORIGIN[1]))), ORIGIN[1] + y_m / M_PER_DEG
+
+
+def parse_picture(picture: str) -> dict[str, tuple[float, float]]:
+    """Letter -> (lon, lat) of an ASCII picture."""
+    pts = {}
+    for row, line in enumerate(picture.strip("\n").splitlines()):
+        for col, ch in enumerate(line):
+            if ch.isalpha():
+                pts[ch] = to_lonlat(col * SCALE_M, -row * SCALE_M)
+    return pts
+
+
+def build_map(
+    picture: str | dict[str, tuple[float, float]], ways: list[str | tuple[str, str]], speed_mps: float = SPEED_MPS
+) -> tuple[Graph, dict[str, tuple[float, float]]]:
+    """A graph from a picture and ways: "abc" two-way, ("abc", "oneway") forward only, ("abc", "reverse") backward
+    only, ("abc", "ferry") a two-way ferry; an optional third item is the way's speed in m/s."""
+    pts = parse_picture(picture) if isinstance(picture, str) else dict(picture)
+    ways = [(w, "both", speed_mps) if isinstance(w, str) else (*w, speed_mps)[:3] for w in ways]
+    uses: dict[str, int] = {}
+    for w, _, _ in ways:
+        for i, ch in enumerate(w):
+            uses[ch] = uses.get(ch, 0) + (2 if i in (0, len(w) - 1) else 1)
+    node_letters = sorted(ch for ch, k in uses.items() if k >= 2)
+    node_id = {ch: i for i, ch in enumerate(node_letters)}
+    tail, head, weight, dist, geom, flags = [], [], [], [], [], []
+    glon, glat, gfirst = [], [], [0]
+    for w, kind, speed in ways:
+        cuts = [i for i, ch in enumerate(w) if ch in node_id]
+        for a, b in zip(cuts, cuts[1:], strict=False):
+            seq = w[a : b + 1]
+            c = len(gfirst) - 1
+            length = sum(haversine(*pts[p], *pts[q]) for p, q in zip(seq, seq[1:], strict=False))
+            for ch in seq:
+                glon.append(round(pts[ch][0] * COORD_SCALE))
+                glat.append(round(pts[ch][1] * COORD_SCALE))
+            gfirst.append(len(glon))
+            wt, dm = max(1, round(length / speed * 10)), round(length * 10)
+            u, v = node_id[seq[0]], node_id[seq[-1]]
+            fl = FLAG_FERRY if kind == "ferry" else 0
+            if kind in ("both", "oneway", "ferry"):
+                tail.append(u), head.append(v), weight.append(wt), dist.append(dm), geom.append(2 * c), flags.append(fl)
+            if kind in ("both", "reverse", "ferry"):
+                tail.append(v), head.append(u), weight.append(wt), dist.append(dm)
+                geom.append(2 * c + 1), flags.append(fl)
+    m = len(tail)
+    arrays = finalize_arrays(
+        node_lon=np.array([round(pts[ch][0] * COORD_SCALE) for ch in node_letters]),
+        node_lat=np.array([round(pts[ch][1] * COORD_SCALE) for ch in node_letters]),
+        node_osm_id=np.arange(len(node_letters)) + 100,
+        arc_tail=np.array(tail),
+        arc_head=np.array(head),
+        arc_weight=np.array(weight),
+        arc_dist=np.array(dist),
+        arc_geom=np.array(geom),
+        arc_name=np.ones(m, dtype=np.int32),
+        arc_ref=np.zeros(m, dtype=np.int32),
+        arc_class=np.zeros(m, dtype=np.uint8),
+        arc_flags=np.array(flags, dtype=np.uint8),
+        geom_first=np.array(gfirst),
+        geom_lon=np.array(glon),
+        geom_lat=np.array(glat),
+        strings=["", "Main Street"],
+    )
+    return graph_in_memory(arrays, {"profile": "testbot", "max_speed_mps": measured_max_speed_mps(arrays)}), pts
+
+
+def at(x_m: float, y_m: float) -> tuple[float, float]:
+    """A query point in picture metres (column * SCALE_M, -row * SCALE_M)."""
+    return to_lonlat(x_m, y_m)
+
+
+def check_phantom(graph: Graph, ph: Phantom) -> None:
+    """Partial figures add up to the arcs' totals; absent arcs carry zeros."""
+    for arc, wb, wa, db, da in (
+        (ph.fwd_arc, ph.fwd_weight_before, ph.fwd_weight_after, ph.fwd_dist_before, ph.fwd_dist_after),
+        (ph.bwd_arc, ph.bwd_weight_before, ph.bwd_weight_after, ph.bwd_dist_before, ph.bwd_dist_after),
+    ):
+        if arc < 0:
+            assert wb == wa == db == da == 0
+        else:
+            assert wb + wa == graph.arc_weight[arc] and db + da == graph.arc_dist[arc]
+            assert min(wb, wa, db, da) >= 0
+    if ph.fwd_arc >= 0:
+        assert graph.arc_geom[ph.fwd_arc] == 2 * ph.chain
+    if ph.bwd_arc >= 0:
+        assert graph.arc_geom[ph.bwd_arc] == 2 * ph.chain + 1
+
+
+LINE = """
+a    b    c
+"""
+
+
+def test_mid_edge_point() -> None:
+    g, pts = build_map(LINE, ["abc"])  # b is a shape point: one chain a..c with two segments
+    s = Snapper(g)
+    ph = s.snap(*at(250, 20))  # 20 m north of the middle of a-c's first half... second segment's start half
+    assert ph.chain == 0 and ph.segment == 0
+    assert ph.distance_m == pytest.approx(20, abs=0.05)
+    assert ph.lon == pytest.approx(at(250, 0)[0], abs=1e-7) and ph.lat == pytest.approx(ORIGIN[1], abs=1e-7)
+    # 250 m of 1000 m: a quarter of the weight before (ds = m at 10 m/s)
+    assert ph.fwd_weight_before == 250 and ph.fwd_weight_after == 750
+    assert ph.bwd_weight_before == 750 and ph.bwd_weight_after == 250
+    assert ph.fwd_dist_before == 2500 and ph.bwd_dist_before == 7500
+    assert ph.name == "Main Street" and ph.osm_nodes == (100, 101) and ph.component == 0
+    check_phantom(g, ph)
+    ph2 = s.snap(*at(700, -30))
+    assert ph2.segment == 1 and ph2.fwd_weight_before == 700 and ph2.distance_m == pytest.approx(30, abs=0.05)
+    check_phantom(g, ph2)
+
+
+ELL = """
+a
+b
+c  d  e
+"""
+
+
+def test_bent_chain_and_vertex() -> None:
+    g, _ = build_map(ELL, ["abcde"])
+    s = Snapper(g)
+    # outside the corner c: the nearest point is the corner itself, snapped exactly onto the shape point
+    ph = s.snap(*at(-30, -230))
+    assert ph.lon == g.geom_lon[2] / COORD_SCALE and ph.lat == g.geom_lat[2] / COORD_SCALE
+    assert ph.fwd_weight_before == 200 and ph.distance_m == pytest.approx(math.hypot(30, 30), rel=1e-3)
+    check_phantom(g, ph)
+    ph = s.snap(*at(150, -190))
+    assert ph.segment == 2 and ph.fwd_weight_before == 350
+
+
+def test_beside_a_oneway() -> None:
+    g, _ = build_map(LINE, [("ac", "oneway"), ("ca", "oneway")])  # two separate oneway chains, same place
+    ch = chain_index(g)
+    assert (ch.fwd_arc >= 0).all() and (ch.bwd_arc < 0).all()
+    ph = Snapper(g).snap(*at(300, 10))
+    assert ph.bwd_arc == -1 and ph.fwd_arc >= 0
+    check_phantom(g, ph)
+    g, _ = build_map(LINE, [("abc", "reverse")])
+    ph = Snapper(g).snap(*at(400, 10))
+    assert ph.fwd_arc == -1 and ph.bwd_arc >= 0
+    assert ph.bwd_weight_before == 600 and ph.bwd_weight_after == 400  # measured from c, the bwd arc's tail
+    check_phantom(g, ph)
+
+
+def test_beyond_the_last_node() -> None:
+    g, pts = build_map(LINE, ["abc"])
+    ph = Snapper(g).snap(*at(1300, 40))
+    assert (ph.lon, ph.lat) == (g.node_lon[1] / COORD_SCALE, g.node_lat[1] / COORD_SCALE)
+    assert ph.fwd_weight_after == 0 and ph.bwd_weight_before == 0 and ph.segment == 1
+    assert ph.distance_m == pytest.approx(math.hypot(300, 40), rel=1e-3)
+
+
+def test_radius_limit() -> None:
+    g, _ = build_map(LINE, ["abc"])
+    s = Snapper(g)
+    far = at(500, 5000)
+    with pytest.raises(NoSegment):
+        s.snap(*far, radius_m=1000)
+    assert s.snap(*far).distance_m == pytest.approx(5000, rel=1e-3)
+    assert s.snap(*far, radius_m=5100).chain == 0
+    with pytest.raises(NoSegment):
+        s.nearest(*far, 3, radius_m=100)
+    with pytest.raises(InvalidValue):
+        s.snap(*far, radius_m=-1)
+
+
+ISLAND = """
+a         b
+
+    c  d
+"""
+
+
+def test_prefer_main_component() -> None:
+    # main road a-b (two-way, 2 nodes); island c-d: a 2-node SCC too, so make main bigger with a side road
+    pic = parse_picture(ISLAND) | {"e": to_lonlat(1000, 300)}
+    g, _ = build_map(pic, ["ab", "be", "cd"])
+    assert list(g.node_component) == [0, 0, 1, 1, 0]
+    s = Snapper(g)
+    q = at(500, -190)  # 10 m from the island, 190 m from the main road
+    ph = s.snap(*q)
+    assert ph.component == 0 and ph.distance_m == pytest.approx(190, abs=0.1)
+    ph = s.snap(*q, prefer_main=False)
+    assert ph.component == 1 and ph.distance_m == pytest.approx(10, abs=0.1)
+    ph = s.snap(*q, radius_m=100)  # nothing main within 100 m: the island it is
+    assert ph.component == 1
+    near = s.nearest(*q, 5)
+    assert [p.component for p in near] == [1, 0, 0]
+    assert [p.distance_m for p in near] == sorted(p.distance_m for p in near)
+
+
+def test_ferry_is_not_preferred() -> None:
+    pic = parse_picture(ISLAND)
+    g, _ = build_map(pic, ["ab", ("cd", "ferry")])
+    assert Snapper(g).snap(*at(500, -190)).chain == 0
+    assert Snapper(g).snap(*at(500, -190), radius_m=50).chain == 1
+
+
+@pytest.mark.parametrize(
+    "lon,lat",
+    [(181, 0), (-180.5, 0), (0, 90.01), (0, -91), (float("nan"), 0), (0, float("inf")), ("x", 0), (None, 1)],
+)
+def test_invalid_coordinates(lon: object, lat: object) -> None:
+    g, _ = build_map(LINE, ["abc"])
+    s = Snapper(g)
+    with pytest.raises(InvalidValue):
+        s.snap(lon, lat)  # type: ignore[arg-type]
+    with pytest.raises(InvalidValue):
+        s.nearest(lon, lat, 1)  # type: ignore[arg-type]
+
+
+def test_nearest_distinct_chains() -> None:
+    g, _ = build_map(ELL + "\nf  g  h\n", ["abc", "cde", "cf", "fgh"])
+    s = Snapper(g)
+    near = s.nearest(*at(100, -210), 10)
+    assert len(near) == len({p.chain for p in near}) == 4
+    assert [p.distance_m for p in near] == sorted(p.distance_m for p in near)
+    assert near[0].chain == 1 and near[0].distance_m == pytest.approx(10, abs=0.05)
+    assert len(s.nearest(*at(100, -210), 2)) == 2
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(InvalidValue):
+            s.nearest(*at(0, 0), bad)  # type: ignore[arg-type]
+
+
+def random_map(rng: np.random.Generator, n: int = 60) -> Graph:
+    """Random chains of 2..6 points near ORIGIN, lengths from 1 m to 20 km (few long ones)."""
+    pts = {}
+    ways = []
+    letters = iter(chr(c) for c in range(0x4E00, 0x9FFF))  # CJK ideographs are alphabetic: plenty of letters
+    for _ in range(n):
+        k = int(rng.integers(2, 7))
+        step = float(rng.choice([1.0, 30.0, 300.0, 5000.0], p=[0.2, 0.5, 0.25, 0.05]))
+        x, y = rng.uniform(-3000, 3000, 2)
+        name = ""
+        for _ in range(k):
+            ch = next(letters)
+            pts[ch] = to_lonlat(x, y)
+            name += ch
+            x, y = x + rng.normal(0, step), y + rng.normal(0, step)
+        ways.append(name if rng.random() < 0.7 else (name, "oneway"))
+    return build_map(pts, ways)[0]
+
+
+def local_m(q: tuple[float, float], ph: Phantom) -> float:
+    """Distance from q to the phantom in the snapper's local equirectangular frame centred on q."""
+    ky = M_PER_DEG
+    kx = ky * math.cos(math.radians(q[1]))
+    return math.hypot((ph.lon - q[0]) * kx, (ph.lat - q[1]) * ky)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_snap_is_exact_against_brute_force(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    g = random_map(rng)
+    s = Snapper(g)
+    gf = np.asarray(g.geom_first)
+    segs = np.concatenate([np.arange(gf[c], gf[c + 1] - 1) for c in range(len(gf) - 1)])
+    for _ in range(200):
+        q = to_lonlat(*rng.uniform(-6000, 6000, 2))
+        d2, _ = _project(segs, q[0], q[1], g.geom_lon, g.geom_lat)
+        ph = s.snap(*q, prefer_main=False)
+        best = math.sqrt(d2.min())
+        assert local_m(q, ph) == pytest.approx(best, rel=1e-9, abs=1e-6), f"seed {seed} query {q}"
+        assert ph.distance_m == pytest.approx(best, rel=1e-3)  # haversine vs the local frame
+        check_phantom(g, ph)
+        near = s.nearest(*q, 5)
+        chain_of = np.searchsorted(gf, segs, side="right") - 1
+        per_chain = np.full(len(gf) - 1, np.inf)
+        np.minimum.at(per_chain, chain_of, np.sqrt(d2))
+        want = np.sort(per_chain)[:5]
+        got = np.array([local_m(q, p) for p in near])
+        assert got == pytest.approx(want, rel=1e-9, abs=1e-6), f"seed {seed} query {q}"
