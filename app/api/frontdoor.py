@@ -1,0 +1,96 @@
+"""The pure-ASGI front door: answers OSRM URLs without going through FastAPI's routing, times every request.
+
+Native paths (`/route`, `/nearest`, `/table`, `/health`, `/metrics`, the docs) go on to FastAPI; any other GET is an
+OSRM URL (osrm-routed answers `/` or `/favicon.ico` with `InvalidUrl` too). POST bodies larger than the limit are
+refused with 413 before they are read.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from app.api import osrm
+from app.api.errors import error_body
+from app.api.service import Service
+
+NATIVE_PATHS = frozenset(
+    {"/route", "/nearest", "/table", "/health", "/metrics", "/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json"}
+)
+_OSRM_LABELS = {"route": "osrm_route", "nearest": "osrm_nearest", "table": "osrm_table"}
+_JSON_HEADERS = [(b"content-type", b"application/json; charset=UTF-8")]
+
+
+def _osrm_label(path: str) -> str:
+    end = path.find("/", 1)
+    return _OSRM_LABELS.get(path[1:end] if end > 0 else "", "osrm_other")
+
+
+class FrontDoor:
+    """ASGI middleware: OSRM fast path, body-size limit, request metrics."""
+
+    def __init__(self, app: ASGIApp, service: Service) -> None:
+        self.app = app
+        self.service = service
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        t0 = time.perf_counter()
+        path: str = scope["path"]
+        method: str = scope["method"]
+        metrics = self.service.metrics
+        if path not in NATIVE_PATHS and method in ("GET", "HEAD"):
+            status, body = await osrm.handle(self.service, path, scope["query_string"])
+            headers = [*_JSON_HEADERS, (b"content-length", str(len(body)).encode())]
+            await send({"type": "http.response.start", "status": status, "headers": headers})
+            await send({"type": "http.response.body", "body": b"" if method == "HEAD" else body})
+            metrics.observe_request(_osrm_label(path), status, time.perf_counter() - t0)
+            return
+        if method == "POST" and self._too_large(scope):
+            body = error_body("TooBig", f"Request body exceeds {self.service.settings.max_body_bytes} bytes")
+            await send({"type": "http.response.start", "status": 413, "headers": _JSON_HEADERS})
+            await send({"type": "http.response.body", "body": body})
+            metrics.observe_request(path if path in NATIVE_PATHS else "other", 413, time.perf_counter() - t0)
+            return
+        state: dict[str, Any] = {"status": 500}
+        if method == "POST":
+            receive = self._limited(receive)
+
+        async def send_wrapper(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                state["status"] = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_wrapper)
+        finally:
+            label = path if path in NATIVE_PATHS else "other"
+            metrics.observe_request(label, state["status"], time.perf_counter() - t0)
+
+    def _limited(self, receive: Receive) -> Receive:
+        """Wrap `receive` so a body without Content-Length cannot grow past the limit (FastAPI answers 400)."""
+        limit = self.service.settings.max_body_bytes
+        seen = 0
+
+        async def wrapped() -> Message:
+            nonlocal seen
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > limit:
+                raise ValueError(f"request body exceeds {limit} bytes")
+            return message
+
+        return wrapped
+
+    def _too_large(self, scope: Scope) -> bool:
+        for key, value in scope["headers"]:
+            if key == b"content-length":
+                try:
+                    return int(value) > self.service.settings.max_body_bytes
+                except ValueError:
+                    return True
+        return False

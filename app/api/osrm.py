@@ -1,0 +1,627 @@
+"""The OSRM v5 HTTP API: `/route/v1/…`, `/nearest/v1/…`, `/table/v1/…` with osrm-routed's codes and shapes.
+
+The URL is parsed by hand (no pydantic on this path) following osrm-routed's grammar: a malformed URL is
+`InvalidUrl`, an unknown service `InvalidService`, a version other than 1 `InvalidVersion`, anything the service's
+grammar rejects `InvalidQuery` ("Query string malformed close to position N", N counted in the decoded URL), bad
+option combinations `InvalidOptions`, out-of-range values `InvalidValue`, limits `TooBig`; every one is HTTP 400.
+
+Accepted but without effect (as OSRM allows): `alternatives` (one route is answered), `continue_straight`,
+`bearings`, `approaches`, `hints`, `snapping`. Not supported: `exclude`, `annotations=nodes` (the graph keeps no
+OSM ids for shape points), the `flatbuffers` format and the `match`, `trip` and `tile` services (`NotImplemented`).
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import math
+import re
+import struct
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import unquote
+
+import numpy as np
+import orjson
+from fastapi import APIRouter, Query, Request
+from starlette.responses import Response
+
+from app.api import polyline
+from app.api.errors import JSON_TYPE, error_body, status_for
+from app.api.geometry import segment_lengths_m, simplify
+from app.api.service import Service, check_coordinate
+from app.api.steps import GraphRoads, build_steps, summary
+from app.engine.errors import EngineError, InvalidValue, NotImplementedOption, TooBig
+from app.engine.types import Leg, Phantom, Route, SearchStats
+
+log = logging.getLogger("starroute.osrm")
+
+SERVICES = ("route", "nearest", "table", "match", "trip", "tile")
+IMPLEMENTED = ("route", "nearest", "table")
+PREFERRED_ALGORITHMS = ("ch", "alt", "bidirectional-astar", "astar", "bidirectional-dijkstra", "dijkstra")
+_NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+_COORD = re.compile(rf"({_NUM}),({_NUM})")
+_UINT = re.compile(r"\d+")
+_DOUBLE = re.compile(_NUM)
+_PREFIX = re.compile(r"/([A-Za-z0-9]+)/v(\d+)/([A-Za-z0-9_\-]+)/")
+_URL_CHARS = re.compile(r"[A-Za-z0-9_.\-\[\]{}@?|\\~`^=,;:&()%]*")
+_ANNOTATIONS = ("duration", "nodes", "distance", "weight", "datasources", "speed")
+_ORJSON = orjson.OPT_SERIALIZE_NUMPY
+
+
+def _query_error(pos: int) -> EngineError:
+    return EngineError(f"Query string malformed close to position {pos}", "InvalidQuery")
+
+
+def _url_error(url: str, pos: int) -> EngineError:
+    return EngineError(
+        f'URL string malformed close to position {pos}: "{url[max(0, pos - 3) : pos + 3]}"', "InvalidUrl"
+    )
+
+
+# --- option value grammars ---------------------------------------------------------------------------------------
+def _bool(v: str) -> bool:
+    if v == "true":
+        return True
+    if v == "false":
+        return False
+    raise ValueError(v)
+
+
+def _uint(v: str) -> int:
+    if not _UINT.fullmatch(v):
+        raise ValueError(v)
+    return int(v)
+
+
+def _double(v: str) -> float:
+    if not _DOUBLE.fullmatch(v):
+        raise ValueError(v)
+    x = float(v)
+    if not math.isfinite(x):
+        raise ValueError(v)
+    return x
+
+
+def _choice(*values: str) -> Callable[[str], str]:
+    def parse(v: str) -> str:
+        if v not in values:
+            raise ValueError(v)
+        return v
+
+    return parse
+
+
+def _alternatives(v: str) -> int:
+    return int(_bool(v)) if v in ("true", "false") else _uint(v)
+
+
+def _uint_list(v: str) -> list[int]:
+    return [_uint(x) for x in v.split(";")]
+
+
+def _indices(v: str) -> list[int] | None:
+    return None if v == "all" else _uint_list(v)
+
+
+def _radiuses(v: str) -> list[float | None]:
+    return [None if x in ("", "unlimited") else _double(x) for x in v.split(";")]
+
+
+def _bearings(v: str) -> list[tuple[int, int] | None]:
+    out: list[tuple[int, int] | None] = []
+    for x in v.split(";"):
+        if x == "":
+            out.append(None)
+            continue
+        a, b = x.split(",")
+        out.append((_uint(a), _uint(b)))
+    return out
+
+
+def _per_coordinate(parse: Callable[[str], Any]) -> Callable[[str], list[Any]]:
+    return lambda v: [None if x == "" else parse(x) for x in v.split(";")]
+
+
+def _hint(v: str) -> str:
+    if not re.fullmatch(r"[A-Za-z0-9+/=_\-]+", v):
+        raise ValueError(v)
+    return v
+
+
+def _route_annotations(v: str) -> tuple[str, ...]:
+    if v in ("true", "false"):
+        return tuple(a for a in _ANNOTATIONS if a != "nodes") if v == "true" else ()
+    parts = tuple(v.split(","))
+    if not parts or any(p not in _ANNOTATIONS for p in parts):
+        raise ValueError(v)
+    return parts
+
+
+def _table_annotations(v: str) -> tuple[str, ...]:
+    parts = tuple(v.split(","))
+    if not parts or any(p not in ("duration", "distance") for p in parts):
+        raise ValueError(v)
+    return parts
+
+
+def _exclude(v: str) -> list[str]:
+    parts = v.split(",")
+    if any(not re.fullmatch(r"[A-Za-z0-9_]+", p) for p in parts):
+        raise ValueError(v)
+    return parts
+
+
+_GENERAL: dict[str, Callable[[str], Any]] = {
+    "bearings": _bearings,
+    "radiuses": _radiuses,
+    "generate_hints": _bool,
+    "hints": _per_coordinate(_hint),
+    "approaches": _per_coordinate(_choice("curb", "opposite", "unrestricted")),
+    "exclude": _exclude,
+    "snapping": _choice("default", "any"),
+    "skip_waypoints": _bool,
+}
+_GRAMMAR: dict[str, dict[str, Callable[[str], Any]]] = {
+    "route": {
+        **_GENERAL,
+        "alternatives": _alternatives,
+        "steps": _bool,
+        "annotations": _route_annotations,
+        "geometries": _choice("polyline", "polyline6", "geojson"),
+        "overview": _choice("simplified", "full", "false", "by_legs"),
+        "continue_straight": _choice("default", "true", "false"),
+        "waypoints": _uint_list,
+    },
+    "nearest": {**_GENERAL, "number": _uint},
+    "table": {
+        **_GENERAL,
+        "sources": _indices,
+        "destinations": _indices,
+        "annotations": _table_annotations,
+        "fallback_speed": _double,
+        "fallback_coordinate": _choice("input", "snapped"),
+        "scale_factor": _double,
+    },
+}
+
+
+@dataclass
+class OsrmRequest:
+    """A parsed OSRM request: service, profile, coordinates `[(lon, lat), …]` and the options given."""
+
+    service: str
+    profile: str
+    coordinates: list[tuple[float, float]]
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+def parse(path: str, query: str = "") -> OsrmRequest:
+    """Parse a decoded OSRM path and query string (without `?`) into an `OsrmRequest`, raising OSRM's errors."""
+    url = path + ("?" + query if query else "")
+    m = _PREFIX.match(url)
+    if m is None:
+        raise _url_error(url, _url_failure(url))
+    if not _URL_CHARS.fullmatch(url, m.end()) or m.end() == len(url):
+        bad = _URL_CHARS.match(url, m.end())
+        raise _url_error(url, bad.end() if bad else m.end())
+    service, version, profile = m.group(1), int(m.group(2)), m.group(3)
+    if service not in SERVICES:
+        raise EngineError(f"Service {service} not found!", "InvalidService")
+    if version != 1:
+        raise EngineError(f"Service {service} not found!", "InvalidVersion")
+    if service not in IMPLEMENTED:
+        raise NotImplementedOption(f"Service {service} is not implemented by this server")
+    pos = m.end()
+    coords, pos = _parse_coordinates(url, pos)
+    if url.startswith(".json", pos):
+        pos += 5
+    elif url.startswith(".flatbuffers", pos):
+        raise NotImplementedOption("Format flatbuffers is not implemented by this server")
+    options: dict[str, Any] = {}
+    if pos < len(url):
+        if url[pos] != "?":
+            raise _query_error(pos)
+        options = _parse_options(service, url, pos + 1)
+    return OsrmRequest(service, profile, coords, options)
+
+
+def _url_failure(url: str) -> int:
+    """Where the `/{service}/v{version}/{profile}/{query}` prefix stops matching (for the error message)."""
+    pos = 1 if url.startswith("/") else 0
+    for part in (r"[A-Za-z0-9]+/", r"v\d+/", r"[A-Za-z0-9_\-]+/"):
+        m = re.compile(part).match(url, pos)
+        if m is None:
+            return pos
+        pos = m.end()
+    return pos
+
+
+def _parse_coordinates(url: str, pos: int) -> tuple[list[tuple[float, float]], int]:
+    for prefix, precision in (("polyline(", 5), ("polyline6(", 6)):
+        if url.startswith(prefix, pos):
+            end = url.find(")", pos)
+            if end < 0:
+                raise _query_error(pos)
+            try:
+                arr = polyline.decode(url[pos + len(prefix) : end], precision)
+            except ValueError:
+                raise _query_error(pos) from None
+            if arr.shape[0] == 0:
+                raise _query_error(pos)
+            return [(float(a), float(b)) for a, b in arr], end + 1
+    coords: list[tuple[float, float]] = []
+    while True:
+        m = _COORD.match(url, pos)
+        if m is None:
+            if coords:
+                return coords, pos - 1  # back to the ';' that promised another coordinate
+            raise _query_error(pos)
+        lon, lat = float(m.group(1)), float(m.group(2))
+        if not (math.isfinite(lon) and math.isfinite(lat)):
+            raise _query_error(pos)
+        coords.append((lon, lat))
+        pos = m.end()
+        if pos < len(url) and url[pos] == ";":
+            pos += 1
+            continue
+        return coords, pos
+
+
+def _parse_options(service: str, url: str, pos: int) -> dict[str, Any]:
+    grammar = _GRAMMAR[service]
+    options: dict[str, Any] = {}
+    n = len(url)
+    while True:
+        end = url.find("&", pos)
+        if end < 0:
+            end = n
+        eq = url.find("=", pos, end)
+        key = url[pos:eq] if eq >= 0 else ""
+        parser = grammar.get(key)
+        if parser is None:
+            raise _query_error(pos)
+        try:
+            options[key] = parser(url[eq + 1 : end])
+        except ValueError:
+            raise _query_error(eq + 1) from None
+        if end == n:
+            return options
+        pos = end + 1
+
+
+# --- responses ---------------------------------------------------------------------------------------------------
+def _hint_for(ph: Phantom) -> str:
+    return base64.urlsafe_b64encode(struct.pack("<ii", ph.chain, ph.segment)).decode("ascii")
+
+
+def waypoint(ph: Phantom, hints: bool = True) -> dict[str, Any]:
+    """OSRM's Waypoint object: snapped location (6 decimals), distance from the input, road name, hint."""
+    wp: dict[str, Any] = {
+        "location": [float(np.round(ph.lon, 6)), float(np.round(ph.lat, 6))],
+        "name": ph.name,
+        "distance": round(ph.distance_m, 6),
+    }
+    if hints:
+        wp["hint"] = _hint_for(ph)
+    return wp
+
+
+def _geometry_fn(kind: str) -> Callable[[np.ndarray], Any]:
+    if kind == "polyline6":
+        return lambda c: polyline.encode(c, 6)
+    if kind == "geojson":
+        return lambda c: {"type": "LineString", "coordinates": np.round(c, 6)}
+    return lambda c: polyline.encode(c, 5)
+
+
+def _check_sizes(req: OsrmRequest, names: tuple[str, ...]) -> None:
+    n = len(req.coordinates)
+    for name in names:
+        value = req.options.get(name)
+        if value is not None and len(value) != n:
+            raise EngineError(
+                f"Number of elements in {name} size {len(value)} does not match coordinate size {n}", "InvalidOptions"
+            )
+
+
+def _check_common(req: OsrmRequest) -> list[float | None] | None:
+    """Checks shared by the services; returns the per-coordinate snap radii."""
+    _check_sizes(req, ("hints", "bearings", "radiuses", "approaches"))
+    for b in req.options.get("bearings") or ():
+        if b is not None and not (b[0] <= 360 and b[1] <= 180):
+            raise EngineError("Bearing must be in 0..360 and its range in 0..180", "InvalidOptions")
+    radiuses = req.options.get("radiuses")
+    if radiuses is not None and any(r is not None and r < 0 for r in radiuses):
+        raise EngineError("Radius must be non-negative", "InvalidOptions")
+    if req.options.get("exclude"):
+        raise NotImplementedOption("exclude is not supported by this server")
+    return radiuses
+
+
+def _check_coordinates(req: OsrmRequest) -> None:
+    for lon, lat in req.coordinates:
+        check_coordinate(lon, lat)
+
+
+def _algorithm(svc: Service) -> str:
+    return next(a for a in PREFERRED_ALGORITHMS if a in svc.router.algorithms)
+
+
+def merge_legs(legs: list[Leg]) -> Leg:
+    """One leg through several engine legs (for `waypoints=`): figures added, coordinates and pieces joined."""
+    if len(legs) == 1:
+        return legs[0]
+    coords = [legs[0].coordinates]
+    ends = [legs[0].piece_coord_end]
+    offset = legs[0].coordinates.shape[0] - 1
+    for leg in legs[1:]:
+        coords.append(leg.coordinates[1:])
+        ends.append(leg.piece_coord_end + offset)
+        offset += leg.coordinates.shape[0] - 1
+    stats = SearchStats(legs[0].stats.algorithm)
+    for leg in legs:
+        stats.settled += leg.stats.settled
+        stats.relaxed += leg.stats.relaxed
+        stats.micros += leg.stats.micros
+    return Leg(
+        weight=sum(leg.weight for leg in legs),
+        duration_s=sum(leg.duration_s for leg in legs),
+        distance_m=sum(leg.distance_m for leg in legs),
+        coordinates=np.concatenate(coords),
+        piece_arc=np.concatenate([leg.piece_arc for leg in legs]),
+        piece_distance_m=np.concatenate([leg.piece_distance_m for leg in legs]),
+        piece_duration_s=np.concatenate([leg.piece_duration_s for leg in legs]),
+        piece_coord_end=np.concatenate(ends),
+        stats=stats,
+        source=legs[0].source,
+        target=legs[-1].target,
+    )
+
+
+def annotation(leg: Leg, fields: tuple[str, ...]) -> dict[str, Any]:
+    """Per-segment annotation arrays (one value per pair of consecutive coordinates), pieces split by length."""
+    coords = leg.coordinates
+    nseg = coords.shape[0] - 1
+    if nseg <= 0 or leg.piece_arc.shape[0] == 0:
+        dist = dur = np.zeros(0)
+    else:
+        seg_len = segment_lengths_m(coords)
+        piece = np.searchsorted(leg.piece_coord_end, np.arange(nseg), side="right")
+        piece = np.minimum(piece, leg.piece_arc.shape[0] - 1)
+        per_piece = np.bincount(piece, weights=seg_len, minlength=leg.piece_arc.shape[0])
+        count = np.bincount(piece, minlength=leg.piece_arc.shape[0])
+        frac = np.where(per_piece[piece] > 0, seg_len / np.where(per_piece[piece] > 0, per_piece[piece], 1.0), 0.0)
+        frac = np.where(per_piece[piece] > 0, frac, 1.0 / np.maximum(count[piece], 1))
+        dist = leg.piece_distance_m[piece] * frac
+        dur = leg.piece_duration_s[piece] * frac
+    out: dict[str, Any] = {}
+    if "distance" in fields:
+        out["distance"] = np.round(dist, 8)
+    if "duration" in fields:
+        out["duration"] = np.round(dur, 1)
+    if "weight" in fields:
+        out["weight"] = np.round(dur, 1)
+    if "speed" in fields:
+        out["speed"] = np.round(np.divide(dist, dur, out=np.zeros_like(dist), where=dur > 0), 1)
+    if "datasources" in fields:
+        out["datasources"] = np.zeros(dist.shape[0], dtype=np.int64)
+        out["metadata"] = {"datasource_names": ["lua profile"]}
+    return out
+
+
+async def route(svc: Service, req: OsrmRequest) -> dict[str, Any]:
+    """Answer `/route/v1`: one route (alternatives are accepted and may answer one)."""
+    o = req.options
+    n = len(req.coordinates)
+    radiuses = _check_common(req)
+    if n < 2:
+        raise EngineError("Number of coordinates needs to be at least two.", "InvalidOptions")
+    limit = svc.settings.max_via_points
+    if n > limit:
+        raise TooBig(f"Number of entries {n} is higher than current maximum ({limit})")
+    if o.get("alternatives", 0) > svc.settings.max_alternatives:
+        raise TooBig(
+            f"Requested number of alternatives is higher than current maximum ({svc.settings.max_alternatives})"
+        )
+    _check_coordinates(req)
+    wps = o.get("waypoints")
+    if wps is not None:
+        if wps[0] != 0 or wps[-1] != n - 1:
+            raise InvalidValue("First and last coordinates must be specified as waypoints.")
+        if any(b <= a for a, b in zip(wps, wps[1:], strict=False)) or wps[-1] >= n:
+            raise InvalidValue("Waypoints must be supplied in increasing order")
+    fields = o.get("annotations", ())
+    if "nodes" in fields:
+        raise NotImplementedOption("annotations=nodes is not supported: the graph keeps no OSM ids for shape points")
+    phantoms = svc.snap_all(req.coordinates, radiuses)
+    r: Route = await svc.route(phantoms, _algorithm(svc))
+    legs = r.legs if wps is None else [merge_legs(r.legs[a:b]) for a, b in zip(wps, wps[1:], strict=False)]
+    geom = _geometry_fn(o.get("geometries", "polyline"))
+    overview = o.get("overview", "simplified")
+    roads = GraphRoads(svc.graph, svc.name, svc.mode) if o.get("steps") else None
+    legs_out = []
+    for leg in legs:
+        steps = build_steps(leg, roads, geom) if roads is not None else []
+        obj: dict[str, Any] = {
+            "steps": steps,
+            "summary": summary(steps) if steps else "",
+            "weight": round(leg.weight / 10.0, 1),
+            "duration": round(leg.duration_s, 1),
+            "distance": round(leg.distance_m, 1),
+        }
+        if fields:
+            obj["annotation"] = annotation(leg, fields)
+        if overview == "by_legs":
+            obj["geometry"] = geom(leg.coordinates)
+        legs_out.append(obj)
+    route_obj: dict[str, Any] = {
+        "legs": legs_out,
+        "weight_name": "duration",
+        "weight": round(r.weight / 10.0, 1),
+        "duration": round(r.duration_s, 1),
+        "distance": round(r.distance_m, 1),
+    }
+    if overview == "full":
+        route_obj["geometry"] = geom(r.coordinates)
+    elif overview == "simplified":
+        route_obj["geometry"] = geom(simplify(r.coordinates))
+    body: dict[str, Any] = {"code": "Ok", "routes": [route_obj]}
+    if not o.get("skip_waypoints", False):
+        hints = o.get("generate_hints", True)
+        keep = range(n) if wps is None else wps
+        body["waypoints"] = [waypoint(phantoms[i], hints) for i in keep]
+    return body
+
+
+async def nearest(svc: Service, req: OsrmRequest) -> dict[str, Any]:
+    """Answer `/nearest/v1`: up to `number` snapped points with their segment's OSM node ids."""
+    radiuses = _check_common(req)
+    if len(req.coordinates) != 1:
+        raise EngineError("Only one input coordinate is supported", "InvalidOptions")
+    number = req.options.get("number", 1)
+    if number < 1:
+        raise EngineError("Number of results must be at least 1", "InvalidOptions")
+    if number > svc.settings.max_nearest:
+        raise TooBig(f"Number of results {number} is higher than current maximum ({svc.settings.max_nearest})")
+    _check_coordinates(req)
+    lon, lat = req.coordinates[0]
+    found = svc.nearest(lon, lat, number, radiuses[0] if radiuses else None)
+    hints = req.options.get("generate_hints", True)
+    return {"code": "Ok", "waypoints": [{"nodes": list(ph.osm_nodes), **waypoint(ph, hints)} for ph in found]}
+
+
+async def table(svc: Service, req: OsrmRequest) -> dict[str, Any]:
+    """Answer `/table/v1`: durations (and/or distances) between sources and destinations, null when unreachable."""
+    o = req.options
+    n = len(req.coordinates)
+    radiuses = _check_common(req)
+    if n < 2:
+        raise EngineError("Number of coordinates needs to be at least two.", "InvalidOptions")
+    src = o.get("sources") or list(range(n))
+    dst = o.get("destinations") or list(range(n))
+    if any(i >= n for i in src) or any(i >= n for i in dst):
+        raise EngineError(
+            "Source and destination indices must be less than the number of coordinates", "InvalidOptions"
+        )
+    for key in ("fallback_speed", "scale_factor"):
+        if key in o and o[key] <= 0:
+            raise EngineError(f"{key} must be > 0", "InvalidOptions")
+    limit = svc.settings.max_table_size
+    if len(src) * len(dst) > limit * limit:
+        raise TooBig("Too many table coordinates")
+    _check_coordinates(req)
+    phantoms = svc.snap_all(req.coordinates, radiuses)
+    tbl = await svc.table([phantoms[i] for i in src], [phantoms[j] for j in dst])
+    fields = o.get("annotations", ("duration",))
+    durations = np.asarray(tbl.durations_s, dtype=np.float64) * o.get("scale_factor", 1.0)
+    distances = np.asarray(tbl.distances_m, dtype=np.float64)
+    body: dict[str, Any] = {"code": "Ok"}
+    speed = o.get("fallback_speed")
+    if speed is not None:
+        missing = np.isnan(durations)
+        if missing.any():
+            snapped = o.get("fallback_coordinate", "input") == "snapped"
+            pts = np.array([(p.lon, p.lat) if snapped else (p.input_lon, p.input_lat) for p in phantoms])
+            si, dj = np.nonzero(missing)
+            a = pts[np.asarray(src)[si]]
+            b = pts[np.asarray(dst)[dj]]
+            crow = segment_lengths_m(np.stack([a, b], axis=1).reshape(-1, 2))[::2]
+            durations[si, dj] = crow / speed
+            distances[si, dj] = crow
+            body["fallback_speed_cells"] = np.stack([si, dj], axis=1)
+    if "duration" in fields:
+        body["durations"] = np.round(durations, 1)
+    if "distance" in fields:
+        body["distances"] = np.round(distances, 1)
+    hints = o.get("generate_hints", True)
+    body["sources"] = [waypoint(phantoms[i], hints) for i in src]
+    body["destinations"] = [waypoint(phantoms[j], hints) for j in dst]
+    return body
+
+
+_HANDLERS = {"route": route, "nearest": nearest, "table": table}
+
+
+async def handle(svc: Service, path: str, query_string: bytes | str) -> tuple[int, bytes]:
+    """Answer one OSRM request: `(HTTP status, JSON body)`. Never raises for bad input."""
+    try:
+        qs = query_string.decode("latin-1") if isinstance(query_string, bytes) else query_string
+        req = parse(path, unquote(qs) if "%" in qs else qs)
+        body = await _HANDLERS[req.service](svc, req)
+        return 200, orjson.dumps(body, option=_ORJSON)
+    except EngineError as exc:
+        return status_for(exc.code), error_body(exc.code, exc.message)
+    except Exception:  # noqa: BLE001 - a bug must still answer JSON
+        log.exception("OSRM request failed: %s?%r", path, query_string)
+        return 500, error_body("InternalError", "internal error")
+
+
+# --- OpenAPI documentation of the same endpoints -------------------------------------------------------------------
+# `app.api.frontdoor` answers these paths before routing; the routes below document them (and serve them should the
+# front door be bypassed), with every option typed as a string so that the OSRM grammar, not pydantic, judges it.
+router = APIRouter(tags=["osrm"])
+_ERR = {400: {"description": "OSRM error: `{code, message}`, code one of InvalidUrl, InvalidQuery, ..."}}
+_Opt = Query(None)
+
+
+async def _answer(request: Request) -> Response:
+    svc: Service = request.app.state.service
+    status, body = await handle(svc, request.url.path, request.scope.get("query_string", b""))
+    return Response(body, status_code=status, media_type=JSON_TYPE)
+
+
+@router.get("/route/v1/{profile}/{coordinates}", summary="OSRM route service", responses=_ERR)
+async def osrm_route(
+    request: Request,
+    profile: str,
+    coordinates: str,
+    alternatives: str | None = _Opt,
+    steps: str | None = _Opt,
+    annotations: str | None = _Opt,
+    geometries: str | None = _Opt,
+    overview: str | None = _Opt,
+    continue_straight: str | None = _Opt,
+    waypoints: str | None = _Opt,
+    radiuses: str | None = _Opt,
+    bearings: str | None = _Opt,
+    hints: str | None = _Opt,
+    generate_hints: str | None = _Opt,
+    approaches: str | None = _Opt,
+    snapping: str | None = _Opt,
+    skip_waypoints: str | None = _Opt,
+) -> Response:
+    """`{lon},{lat};{lon},{lat}[;…]` or `polyline(…)`: the fastest route through the points, OSRM v5 shapes."""
+    return await _answer(request)
+
+
+@router.get("/nearest/v1/{profile}/{coordinates}", summary="OSRM nearest service", responses=_ERR)
+async def osrm_nearest(
+    request: Request,
+    profile: str,
+    coordinates: str,
+    number: str | None = _Opt,
+    radiuses: str | None = _Opt,
+    generate_hints: str | None = _Opt,
+) -> Response:
+    """The `number` nearest road segments to one coordinate."""
+    return await _answer(request)
+
+
+@router.get("/table/v1/{profile}/{coordinates}", summary="OSRM table service", responses=_ERR)
+async def osrm_table(
+    request: Request,
+    profile: str,
+    coordinates: str,
+    sources: str | None = _Opt,
+    destinations: str | None = _Opt,
+    annotations: str | None = _Opt,
+    fallback_speed: str | None = _Opt,
+    fallback_coordinate: str | None = _Opt,
+    scale_factor: str | None = _Opt,
+    radiuses: str | None = _Opt,
+    generate_hints: str | None = _Opt,
+) -> Response:
+    """Durations and/or distances between all sources and destinations (null where unreachable)."""
+    return await _answer(request)

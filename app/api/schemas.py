@@ -1,0 +1,125 @@
+"""Wire schemas of the native API (GeoJSON out, RFC 7946 `[lon, lat]`), separate from the engine's types.
+
+They document the API in OpenAPI and validate POST bodies; responses are built as plain dicts and serialized with
+orjson (the models are the contract those dicts follow, checked in the tests).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+ALGORITHMS = ("ch", "alt", "bidirectional-astar", "astar", "bidirectional-dijkstra", "dijkstra")
+Algorithm = Literal["ch", "alt", "bidirectional-astar", "astar", "bidirectional-dijkstra", "dijkstra"]
+Overview = Literal["full", "simplified", "false"]
+
+Lon = Annotated[float, Field(ge=-180.0, le=180.0, allow_inf_nan=False)]
+Lat = Annotated[float, Field(ge=-90.0, le=90.0, allow_inf_nan=False)]
+LonLat = Annotated[tuple[Lon, Lat], Field(description="[longitude, latitude] in degrees (WGS 84)")]
+Radius = Annotated[float, Field(gt=0.0, allow_inf_nan=False)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class RouteRequest(_Strict):
+    """`POST /route`: two or more points, visited in order."""
+
+    coordinates: list[LonLat] = Field(min_length=2, description="from, via..., to")
+    algorithm: Algorithm = "ch"
+    radiuses: list[Radius | None] | None = Field(None, description="snap radius per point in metres (null: default)")
+    overview: Overview = "full"
+
+
+class TableRequest(_Strict):
+    """`POST /table`: durations and distances from every source to every destination."""
+
+    sources: list[LonLat] = Field(min_length=1)
+    destinations: list[LonLat] | None = Field(None, description="defaults to the sources")
+
+
+class ErrorBody(BaseModel):
+    code: str = Field(description="OSRM error code, e.g. InvalidValue, NoSegment, NoRoute, TooBig")
+    message: str
+
+
+class LineString(BaseModel):
+    type: Literal["LineString"] = "LineString"
+    coordinates: list[tuple[float, float]]
+
+
+class Point(BaseModel):
+    type: Literal["Point"] = "Point"
+    coordinates: tuple[float, float]
+
+
+class Waypoint(BaseModel):
+    location: tuple[float, float] = Field(description="snapped [lon, lat]")
+    input: tuple[float, float] = Field(description="requested [lon, lat]")
+    distance_m: float = Field(description="from the requested point to the snapped one")
+    name: str
+
+
+class SearchStats(BaseModel):
+    settled: int
+    relaxed: int
+    micros: float
+
+
+class LegProperties(BaseModel):
+    distance_m: float
+    duration_s: float
+    stats: SearchStats
+
+
+class RouteProperties(BaseModel):
+    distance_m: float
+    duration_s: float
+    algorithm: Algorithm
+    stats: SearchStats = Field(description="summed over the legs")
+    waypoints: list[Waypoint]
+    legs: list[LegProperties]
+
+
+class RouteFeature(BaseModel):
+    """The route as a GeoJSON Feature with a LineString geometry."""
+
+    type: Literal["Feature"] = "Feature"
+    geometry: LineString
+    properties: RouteProperties
+
+
+class NearestProperties(BaseModel):
+    distance_m: float
+    name: str
+    input: tuple[float, float]
+    nodes: tuple[int, int] = Field(description="OSM ids of the road segment's end nodes")
+
+
+class NearestFeature(BaseModel):
+    type: Literal["Feature"] = "Feature"
+    geometry: Point
+    properties: NearestProperties
+
+
+class NearestCollection(BaseModel):
+    type: Literal["FeatureCollection"] = "FeatureCollection"
+    features: list[NearestFeature]
+
+
+class TableResponse(BaseModel):
+    durations_s: list[list[float | None]] = Field(description="[source][destination]; null when unreachable")
+    distances_m: list[list[float | None]]
+    sources: list[Waypoint]
+    destinations: list[Waypoint]
+
+
+class Health(BaseModel):
+    status: Literal["ok"]
+    version: str
+    pid: int
+    uptime_s: float
+    algorithms: list[str]
+    graph: dict[str, object]

@@ -1,0 +1,148 @@
+"""The state both APIs share: the loaded graph, the router, the search thread pool, metrics, and the calls into them.
+
+CH searches are short (well under a millisecond on city graphs) and run inline on the event loop; every other
+algorithm and large tables run in a thread pool (the numba kernels release the GIL) under the request time limit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+from app.api.health import Metrics
+from app.engine.errors import InvalidValue, NoSegment, TooBig
+from app.engine.types import Phantom, Route, Table
+from app.settings import Settings
+
+T = TypeVar("T")
+
+INLINE_ALGORITHMS = frozenset({"ch"})
+INLINE_TABLE_CELLS = 16  # tables up to this many cells run inline when the router answers them with CH
+MODES = {"car": "driving", "bike": "cycling", "bicycle": "cycling", "foot": "walking", "testbot": "driving"}
+
+
+def check_coordinate(lon: float, lat: float) -> None:
+    """OSRM's coordinate check: finite, longitude -180..180, latitude -90..90, else `InvalidValue`."""
+    if not (math.isfinite(lon) and math.isfinite(lat) and -180.0 <= lon <= 180.0 and -90.0 <= lat <= 90.0):
+        raise InvalidValue("Invalid coordinate value.")
+
+
+class Service:
+    """One per worker process, created by `create_app` and opened by its lifespan."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.metrics = Metrics()
+        self.graph: Any = None
+        self.router: Any = None
+        self.pool: ThreadPoolExecutor | None = None
+        self.mode = "driving"
+        self.version = _version()
+        self._names: dict[int, str] = {}
+        self._slow_pending = 0
+
+    # lifecycle -----------------------------------------------------------------------------------------------------
+    def open(self) -> None:
+        """Memory-map the graph and build the router (raises `GraphError` on a bad graph directory)."""
+        from app.engine.data import load
+        from app.engine.router import Router
+
+        self.graph = load(self.settings.graph_dir)
+        self.router = Router(self.graph, max_snap_m=self.settings.max_snap_radius_m)
+        self.mode = MODES.get(str(self.graph.manifest.get("profile", "car")), "driving")
+        self.pool = ThreadPoolExecutor(self.settings.threads, thread_name_prefix="starroute-search")
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=False, cancel_futures=True)
+            self.pool = None
+
+    # helpers -------------------------------------------------------------------------------------------------------
+    def name(self, string_id: int) -> str:
+        """A graph string (street name or ref), cached."""
+        s = self._names.get(string_id)
+        if s is None:
+            s = self._names[string_id] = self.graph.string(int(string_id)) if string_id else ""
+        return s
+
+    def check_algorithm(self, algorithm: str) -> None:
+        if algorithm not in self.router.algorithms:
+            available = ", ".join(self.router.algorithms)
+            raise InvalidValue(f"algorithm {algorithm!r} is not available on this graph (available: {available})")
+
+    def snap_all(
+        self, coords: Sequence[tuple[float, float]], radiuses: Sequence[float | None] | None = None
+    ) -> list[Phantom]:
+        """Snap each coordinate (already range-checked); `NoSegment` names the first index that found no road."""
+        out = []
+        snap = self.router.snap
+        for i, (lon, lat) in enumerate(coords):
+            radius = radiuses[i] if radiuses is not None else None
+            try:
+                out.append(snap(lon, lat, radius_m=radius))
+            except NoSegment:
+                raise NoSegment(f"Could not find a matching segment for coordinate {i}") from None
+        return out
+
+    def nearest(self, lon: float, lat: float, number: int, radius_m: float | None = None) -> list[Phantom]:
+        """Up to `number` snapped points, nearest first (within `radius_m` when given); `NoSegment` when none."""
+        try:
+            found = self.router.nearest(lon, lat, number)
+            found = [ph for ph in found if radius_m is None or ph.distance_m <= radius_m]
+        except NoSegment:
+            found = []
+        if not found:
+            raise NoSegment("Could not find a matching segment for coordinate 0")
+        return found
+
+    async def run_slow(self, fn: Callable[[], T]) -> T:
+        """Run `fn` in the search pool under the request time limit (TooBig when exceeded or the queue is full)."""
+        assert self.pool is not None, "service not opened"
+        limit = self.settings.request_time_limit_s
+        if self._slow_pending >= 8 * self.settings.threads:
+            raise TooBig("Too many long searches queued; retry later or use algorithm=ch")
+        self._slow_pending += 1
+        try:
+            fut = asyncio.get_running_loop().run_in_executor(self.pool, fn)
+            try:
+                return await asyncio.wait_for(fut, timeout=limit)
+            except TimeoutError:
+                raise TooBig(f"Search exceeded the request time limit of {limit:g} s") from None
+        finally:
+            self._slow_pending -= 1
+
+    # searches ------------------------------------------------------------------------------------------------------
+    async def route(self, phantoms: list[Phantom], algorithm: str = "ch") -> Route:
+        """Route through `phantoms` in order; inline for CH, in the pool for the rest."""
+        router = self.router
+
+        def run() -> Route:
+            return router.query().route(phantoms, algorithm=algorithm)
+
+        route = run() if algorithm in INLINE_ALGORITHMS else await self.run_slow(run)
+        for leg in route.legs:
+            self.metrics.observe_search(route.algorithm, leg.stats.settled)
+        return route
+
+    async def table(self, sources: list[Phantom], destinations: list[Phantom]) -> Table:
+        """Many-to-many durations and distances (NaN where unreachable)."""
+        router = self.router
+
+        def run() -> Table:
+            return router.query().table(sources, destinations)
+
+        if len(sources) * len(destinations) <= INLINE_TABLE_CELLS:
+            return run()
+        return await self.run_slow(run)
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("starroute")
+    except Exception:  # noqa: BLE001 - not installed as a package
+        return "0+unknown"

@@ -1,0 +1,57 @@
+"""Service settings, read from `STARROUTE_*` environment variables (or passed in directly)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    """Everything the HTTP service needs; limits default to osrm-routed's (`--max-viaroute-size 500`, ...)."""
+
+    model_config = SettingsConfigDict(env_prefix="STARROUTE_", extra="ignore")
+
+    graph_dir: Path = Field(Path("graph"), description="graph directory written by `starroute preprocess`")
+    host: str = "127.0.0.1"
+    port: int = Field(5000, ge=0, le=65535)
+    workers: int = Field(1, ge=1, description="uvicorn worker processes; they share the memory-mapped graph")
+    threads: int = Field(4, ge=1, description="per-worker thread pool for long searches (dijkstra, astar, tables)")
+    max_via_points: int = Field(500, ge=2, description="most coordinates in one route request")
+    max_table_size: int = Field(100, ge=1, description="most sources (and destinations) in one table request")
+    max_nearest: int = Field(100, ge=1, description="largest `number` for nearest")
+    max_alternatives: int = Field(3, ge=0)
+    max_snap_radius_m: float | None = Field(None, gt=0, description="snapping never looks further (None: unlimited)")
+    request_time_limit_s: float = Field(10.0, gt=0, description="a search running longer answers TooBig")
+    max_body_bytes: int = Field(1_000_000, ge=1024, description="largest POST body")
+    cors_origins: list[str] = Field(default_factory=lambda: ["*"], description="allowed CORS origins ([] disables)")
+    log_level: str = "info"
+    access_log: bool = False
+
+    def to_env(self) -> dict[str, str]:
+        """These settings as `STARROUTE_*` variables, so that uvicorn's worker processes rebuild the same object."""
+        env: dict[str, str] = {}
+        for name, value in self.model_dump().items():
+            if value is None:
+                continue
+            if isinstance(value, (list, dict)):
+                text = json.dumps(value)
+            elif isinstance(value, bool):
+                text = "true" if value else "false"
+            else:
+                text = str(value)
+            env[f"STARROUTE_{name.upper()}"] = text
+        return env
+
+    def export(self) -> None:
+        """Write `to_env()` into `os.environ` (and drop unset optional ones inherited from the parent)."""
+        env = self.to_env()
+        for name in type(self).model_fields:
+            key = f"STARROUTE_{name.upper()}"
+            if key in env:
+                os.environ[key] = env[key]
+            else:
+                os.environ.pop(key, None)
