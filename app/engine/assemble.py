@@ -32,42 +32,63 @@ def _span(a: int, b: int, step: int) -> int:
 
 
 @nb.njit(cache=True, nogil=True)
-def _coords(
-    arcs, arc_geom, gf, glon, glat, s_lon, s_lat, s_a, s_b, s_step, t_lon, t_lat, t_a, t_b, t_step, direct
-):  # pragma: no cover - numba
-    """Coordinates [k, 2] and piece end indices of a leg, consecutive duplicates removed.
+def _assemble(
+    arcs, arc_geom, arc_weight, arc_dist, gf, glon, glat,
+    s_lon, s_lat, s_chain, s_seg, s_kind, s_arc, s_w, s_d,
+    t_lon, t_lat, t_chain, t_seg, t_kind, t_arc, t_w, t_d, direct,
+):  # fmt: skip  # pragma: no cover - numba
+    """Coordinates [k, 2] and pieces (arc, weight, dist, coordinate end index) of a leg.
 
-    The source part is the snapped point plus chain points `range(s_a, s_b, s_step)`; then every arc's chain without
-    its first point; then the target part, chain points `range(t_a, t_b, t_step)` plus the snapped point. A `direct`
-    leg is a single piece: source point, `range(s_a, s_b, s_step)`, target point.
+    The source part is the snapped point plus the chain points up to the seed node, then every arc's chain without
+    its first point (the joint), then the chain points from the target seed node (left out) to the snapped point.
+    A `direct` leg is one piece along the source's chain (`s_kind` FWD or BWD, its figures in s_arc/s_w/s_d).
+    Consecutive duplicate points are dropped, so are partial pieces with nothing in them (a phantom on its seed node);
+    a zero-length leg keeps its point twice.
     """
+    sp0, sp1 = gf[s_chain], gf[s_chain + 1]
+    tp0, tp1 = gf[t_chain], gf[t_chain + 1]
+    ta, tb, tstep = 0, 0, 1
+    if direct:
+        if s_kind == 0:
+            sa, sb, sstep = sp0 + s_seg + 1, sp0 + t_seg + 1, 1
+        else:
+            sa, sb, sstep = sp0 + s_seg, sp0 + t_seg, -1
+    else:
+        if s_kind == 0:
+            sa, sb, sstep = sp0 + s_seg + 1, sp1, 1
+        elif s_kind == 1:
+            sa, sb, sstep = sp0 + s_seg, sp0 - 1, -1
+        else:
+            sa, sb, sstep = 0, 0, 1
+        if t_kind == 0:
+            ta, tb, tstep = tp0 + 1, tp0 + t_seg + 1, 1
+        elif t_kind == 1:
+            ta, tb, tstep = tp1 - 2, tp0 + t_seg, -1
     n_arcs = 0 if direct else arcs.shape[0]
     n_pieces = 1 if direct else n_arcs + 2
-    total = 2 + _span(s_a, s_b, s_step)
-    if not direct:
-        total += _span(t_a, t_b, t_step)
-        for j in range(n_arcs):
-            c = arc_geom[arcs[j]] >> 1
-            total += gf[c + 1] - gf[c] - 1
+    total = 2 + _span(sa, sb, sstep) + _span(ta, tb, tstep)
+    for j in range(n_arcs):
+        c = arc_geom[arcs[j]] >> 1
+        total += gf[c + 1] - gf[c] - 1
     out = np.empty((total, 2), dtype=np.float64)
     ends = np.empty(n_pieces, dtype=np.int64)
+    p_arc = np.empty(n_pieces, dtype=np.int32)
+    p_w = np.empty(n_pieces, dtype=np.int64)
+    p_d = np.empty(n_pieces, dtype=np.int64)
+    p_arc[0], p_w[0], p_d[0] = s_arc, s_w, s_d
     k = 0
     out[k, 0] = s_lon
     out[k, 1] = s_lat
     k += 1
-    for i in range(s_a, s_b, s_step):
+    for i in range(sa, sb, sstep):
         out[k, 0] = glon[i] / COORD_SCALE
         out[k, 1] = glat[i] / COORD_SCALE
         k += 1
-    if direct:
-        out[k, 0] = t_lon
-        out[k, 1] = t_lat
-        k += 1
-        ends[0] = k - 1
-    else:
+    if not direct:
         ends[0] = k - 1
         for j in range(n_arcs):
-            g = arc_geom[arcs[j]]
+            a = arcs[j]
+            g = arc_geom[a]
             c = g >> 1
             p0 = gf[c]
             p1 = gf[c + 1]
@@ -82,19 +103,25 @@ def _coords(
                     out[k, 1] = glat[i] / COORD_SCALE
                     k += 1
             ends[j + 1] = k - 1
-        for i in range(t_a, t_b, t_step):
+            p_arc[j + 1], p_w[j + 1], p_d[j + 1] = a, arc_weight[a], arc_dist[a]
+        for i in range(ta, tb, tstep):
             out[k, 0] = glon[i] / COORD_SCALE
             out[k, 1] = glat[i] / COORD_SCALE
             k += 1
-        out[k, 0] = t_lon
-        out[k, 1] = t_lat
-        k += 1
-        ends[n_pieces - 1] = k - 1
+        p_arc[n_pieces - 1], p_w[n_pieces - 1], p_d[n_pieces - 1] = t_arc, t_w, t_d
+    out[k, 0] = t_lon
+    out[k, 1] = t_lat
+    k += 1
+    ends[n_pieces - 1] = k - 1
     # drop consecutive duplicates, remapping piece ends onto the kept point they coincide with
     newidx = np.empty(k, dtype=np.int64)
     w = 0
     for i in range(k):
-        if i > 0 and abs(out[i, 0] - out[w - 1, 0]) <= 1e-9 and abs(out[i, 1] - out[w - 1, 1]) <= 1e-9:
+        if (
+            w > 0
+            and abs(out[i, 0] - out[w - 1, 0]) <= _SAME_POINT_DEG
+            and abs(out[i, 1] - out[w - 1, 1]) <= _SAME_POINT_DEG
+        ):
             newidx[i] = w - 1
             continue
         out[w, 0] = out[i, 0]
@@ -103,7 +130,25 @@ def _coords(
         w += 1
     for p in range(n_pieces):
         ends[p] = newidx[ends[p]]
-    return out[:w].copy(), ends
+    # a partial piece with nothing in it (the phantom sits on the seed node) is no piece at all
+    first = 0
+    last = n_pieces
+    if n_pieces > 1 and p_w[0] == 0 and p_d[0] == 0 and ends[0] == 0:
+        first = 1
+    if last - first > 1 and p_w[last - 1] == 0 and p_d[last - 1] == 0 and ends[last - 1] == ends[last - 2]:
+        last -= 1
+    if w < 2:  # a zero-length leg is still a line: the point twice
+        out[1, 0] = out[0, 0]
+        out[1, 1] = out[0, 1]
+        w = 2
+        ends[:] = 1
+    return (
+        out[:w].copy(),
+        p_arc[first:last].copy(),
+        p_w[first:last].copy(),
+        p_d[first:last].copy(),
+        ends[first:last].copy(),
+    )
 
 
 class Assembler:
@@ -112,108 +157,82 @@ class Assembler:
     def __init__(self, graph: Graph) -> None:
         self.graph = graph
         self._gf = np.asarray(graph.geom_first, dtype=np.int64)
-
-    def _chain(self, ph: Phantom) -> tuple[int, int]:
-        return int(self._gf[ph.chain]), int(self._gf[ph.chain + 1])
-
-    def _source_part(self, ph: Phantom, kind: int) -> tuple[int, int, int, int, int, int]:
-        """(range a, b, step, arc, weight, dist) of the stretch from the snapped point to the seed node."""
-        p0, p1 = self._chain(ph)
-        if kind == FWD:
-            return p0 + ph.segment + 1, p1, 1, ph.fwd_arc, ph.fwd_weight_after, ph.fwd_dist_after
-        if kind == BWD:
-            return p0 + ph.segment, p0 - 1, -1, ph.bwd_arc, ph.bwd_weight_after, ph.bwd_dist_after
-        return 0, 0, 1, _arc_of(ph), 0, 0
-
-    def _target_part(self, ph: Phantom, kind: int) -> tuple[int, int, int, int, int, int]:
-        """(range a, b, step, arc, weight, dist) from the seed node (left out: it is the joint) to the snapped point."""
-        p0, p1 = self._chain(ph)
-        if kind == FWD:
-            return p0 + 1, p0 + ph.segment + 1, 1, ph.fwd_arc, ph.fwd_weight_before, ph.fwd_dist_before
-        if kind == BWD:
-            return p1 - 2, p0 + ph.segment, -1, ph.bwd_arc, ph.bwd_weight_before, ph.bwd_dist_before
-        return 0, 0, 1, _arc_of(ph), 0, 0
+        self._none = np.zeros(0, dtype=np.int32)
 
     def search_leg(
         self, src: Phantom, src_kind: int, arcs: np.ndarray, tgt: Phantom, tgt_kind: int, stats: SearchStats
     ) -> Leg:
-        """The leg of a search path `arcs` (original arc ids from the source seed node to the target seed node)."""
+        """The leg of a search path `arcs` (original arc ids from the source seed node to the target seed node).
+
+        `src_kind`/`tgt_kind` say how the leg leaves the source / enters the target: FWD, BWD, AT_FIRST or AT_LAST.
+        """
         g = self.graph
-        arcs = np.asarray(arcs, dtype=np.int32)
-        sa, sb, ss, s_arc, s_w, s_d = self._source_part(src, src_kind)
-        ta, tb, ts, t_arc, t_w, t_d = self._target_part(tgt, tgt_kind)
-        coords, ends = _coords(
-            arcs, g.arc_geom, self._gf, g.geom_lon, g.geom_lat,
-            src.lon, src.lat, sa, sb, ss, tgt.lon, tgt.lat, ta, tb, ts, False,
+        if src_kind == FWD:
+            s_arc, s_w, s_d = src.fwd_arc, src.fwd_weight_after, src.fwd_dist_after
+        elif src_kind == BWD:
+            s_arc, s_w, s_d = src.bwd_arc, src.bwd_weight_after, src.bwd_dist_after
+        else:
+            s_arc, s_w, s_d = _arc_of(src), 0, 0
+        if tgt_kind == FWD:
+            t_arc, t_w, t_d = tgt.fwd_arc, tgt.fwd_weight_before, tgt.fwd_dist_before
+        elif tgt_kind == BWD:
+            t_arc, t_w, t_d = tgt.bwd_arc, tgt.bwd_weight_before, tgt.bwd_dist_before
+        else:
+            t_arc, t_w, t_d = _arc_of(tgt), 0, 0
+        parts = _assemble(
+            np.asarray(arcs, dtype=np.int32), g.arc_geom, g.arc_weight, g.arc_dist, self._gf, g.geom_lon, g.geom_lat,
+            src.lon, src.lat, src.chain, src.segment, src_kind, s_arc, s_w, s_d,
+            tgt.lon, tgt.lat, tgt.chain, tgt.segment, tgt_kind, t_arc, t_w, t_d, False,
         )  # fmt: skip
-        piece_arc = np.concatenate(([s_arc], arcs, [t_arc])).astype(np.int32)
-        piece_w = np.concatenate(([s_w], g.arc_weight[arcs], [t_w])).astype(np.int64)
-        piece_d = np.concatenate(([s_d], g.arc_dist[arcs], [t_d])).astype(np.int64)
-        keep = np.ones(len(piece_arc), dtype=bool)
-        # a partial piece with nothing in it (the phantom sits on the seed node) is no piece at all
-        if piece_w[0] == 0 and piece_d[0] == 0 and ends[0] == 0:
-            keep[0] = False
-        if piece_w[-1] == 0 and piece_d[-1] == 0 and ends[-1] == ends[-2]:
-            keep[-1] = False
-        if not keep.any():
-            keep[0] = True
-        return self._leg(coords, piece_arc[keep], piece_w[keep], piece_d[keep], ends[keep], stats, src, tgt)
+        return _leg(*parts, stats, src, tgt)
 
     def direct_leg(self, src: Phantom, tgt: Phantom, kind: int, stats: SearchStats) -> Leg:
         """The leg along the one chain both phantoms share, `kind` FWD (target ahead) or BWD (target behind)."""
         g = self.graph
-        p0, _ = self._chain(src)
         if kind == FWD:
-            a, b, step = p0 + src.segment + 1, p0 + tgt.segment + 1, 1
             arc, w, d = (
                 src.fwd_arc,
                 tgt.fwd_weight_before - src.fwd_weight_before,
                 tgt.fwd_dist_before - src.fwd_dist_before,
             )
         else:
-            a, b, step = p0 + src.segment, p0 + tgt.segment, -1
             arc, w, d = (
                 src.bwd_arc,
                 tgt.bwd_weight_before - src.bwd_weight_before,
                 tgt.bwd_dist_before - src.bwd_dist_before,
             )
-        coords, ends = _coords(
-            np.zeros(0, dtype=np.int32), g.arc_geom, self._gf, g.geom_lon, g.geom_lat,
-            src.lon, src.lat, a, b, step, tgt.lon, tgt.lat, 0, 0, 1, True,
+        parts = _assemble(
+            self._none, g.arc_geom, g.arc_weight, g.arc_dist, self._gf, g.geom_lon, g.geom_lat,
+            src.lon, src.lat, src.chain, src.segment, kind, arc, max(w, 0), max(d, 0),
+            tgt.lon, tgt.lat, tgt.chain, tgt.segment, kind, arc, 0, 0, True,
         )  # fmt: skip
-        one = np.ones(1, dtype=np.int64)
-        return self._leg(
-            coords, np.array([arc], dtype=np.int32), one * max(w, 0), one * max(d, 0), ends, stats, src, tgt
-        )
+        return _leg(*parts, stats, src, tgt)
 
-    @staticmethod
-    def _leg(
-        coords: np.ndarray,
-        piece_arc: np.ndarray,
-        piece_w: np.ndarray,
-        piece_d: np.ndarray,
-        ends: np.ndarray,
-        stats: SearchStats,
-        src: Phantom,
-        tgt: Phantom,
-    ) -> Leg:
-        if coords.shape[0] < 2:  # a zero-length leg is still a line: the point twice
-            coords = np.concatenate([coords, coords])
-            ends = np.full(len(ends), 1, dtype=np.int64)
-        weight = int(piece_w.sum())
-        return Leg(
-            weight=weight,
-            duration_s=weight / WEIGHT_PER_SECOND,
-            distance_m=int(piece_d.sum()) / DIST_PER_METRE,
-            coordinates=coords,
-            piece_arc=piece_arc,
-            piece_distance_m=piece_d / DIST_PER_METRE,
-            piece_duration_s=piece_w / WEIGHT_PER_SECOND,
-            piece_coord_end=ends,
-            stats=stats,
-            source=src,
-            target=tgt,
-        )
+
+def _leg(
+    coords: np.ndarray,
+    piece_arc: np.ndarray,
+    piece_w: np.ndarray,
+    piece_d: np.ndarray,
+    ends: np.ndarray,
+    stats: SearchStats,
+    src: Phantom,
+    tgt: Phantom,
+) -> Leg:
+    weight = int(piece_w.sum())
+    return Leg(
+        weight=weight,
+        duration_s=weight / WEIGHT_PER_SECOND,
+        distance_m=int(piece_d.sum()) / DIST_PER_METRE,
+        coordinates=coords,
+        piece_arc=piece_arc,
+        piece_distance_m=piece_d / DIST_PER_METRE,
+        piece_duration_s=piece_w / WEIGHT_PER_SECOND,
+        piece_coord_end=ends,
+        stats=stats,
+        source=src,
+        target=tgt,
+    )
 
 
 def _arc_of(ph: Phantom) -> int:
@@ -222,12 +241,16 @@ def _arc_of(ph: Phantom) -> int:
 
 def join_route(legs: list[Leg], algorithm: str) -> Route:
     """A route over consecutive legs: totals summed, coordinates joined without repeating the waypoints."""
-    parts = [legs[0].coordinates] + [leg.coordinates[1:] for leg in legs[1:]]
+    if len(legs) == 1:
+        coords = legs[0].coordinates
+    else:
+        coords = np.concatenate([legs[0].coordinates] + [leg.coordinates[1:] for leg in legs[1:]])
+    weight = sum(leg.weight for leg in legs)
     return Route(
         legs=legs,
         algorithm=algorithm,
-        weight=sum(leg.weight for leg in legs),
-        duration_s=sum(leg.weight for leg in legs) / WEIGHT_PER_SECOND,
+        weight=weight,
+        duration_s=weight / WEIGHT_PER_SECOND,
         distance_m=sum(round(leg.distance_m * DIST_PER_METRE) for leg in legs) / DIST_PER_METRE,
-        coordinates=np.concatenate(parts) if parts else np.zeros((0, 2)),
+        coordinates=coords,
     )

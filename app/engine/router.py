@@ -26,7 +26,7 @@ from preprocessing.artifacts import Graph
 from preprocessing.profiles.base import ROAD_CLASSES
 from preprocessing.units import COORD_SCALE, DIST_PER_METRE, FLAG_FERRY, FLAG_ROUNDABOUT, WEIGHT_PER_SECOND
 
-from .assemble import AT_FIRST, AT_LAST, BWD, FWD, Assembler, join_route
+from .assemble import BWD, FWD, Assembler, join_route
 from .data import chain_index, has_ch, has_landmarks
 from .errors import InvalidValue, NoRoute
 from .heap import heap_pop, heap_push, new_heap
@@ -235,51 +235,59 @@ class Router:
 # -- seeds -----------------------------------------------------------------------------------------------------------
 
 
-def _at_node(router: Router, ph: Phantom) -> int:
-    """AT_FIRST / AT_LAST when the snapped point is exactly the chain's first / last node, else -1."""
-    gf = router.assembler._gf
-    p0, p1 = int(gf[ph.chain]), int(gf[ph.chain + 1])
-    g = router.graph
-    for kind, i in ((AT_FIRST, p0), (AT_LAST, p1 - 1)):
-        if ph.lon == float(g.geom_lon[i]) / COORD_SCALE and ph.lat == float(g.geom_lat[i]) / COORD_SCALE:
-            return kind
-    return -1
+@nb.njit(cache=True, nogil=True)
+def _seeds(
+    as_source, fwd, bwd, w_f, d_f, w_b, d_b, chain, lon, lat, arc_head, arc_tail, gf, glon, glat, first_node, last_node
+):  # fmt: skip  # pragma: no cover - numba
+    """(nodes, weights, dists, kinds) of a phantom's seeds, one per node (the cheapest, then the shortest)."""
+    nodes = np.empty(3, dtype=np.int32)
+    ws = np.empty(3, dtype=np.int64)
+    ds = np.empty(3, dtype=np.int64)
+    kinds = np.empty(3, dtype=np.int64)
+    k = 0
+    if fwd >= 0:
+        nodes[k] = arc_head[fwd] if as_source else arc_tail[fwd]
+        ws[k], ds[k], kinds[k] = w_f, d_f, 0
+        k += 1
+    if bwd >= 0:
+        nodes[k] = arc_head[bwd] if as_source else arc_tail[bwd]
+        ws[k], ds[k], kinds[k] = w_b, d_b, 1
+        k += 1
+    # exactly on a chain end node: that node, at no cost
+    p0, p1 = gf[chain], gf[chain + 1] - 1
+    if lon == glon[p0] / COORD_SCALE and lat == glat[p0] / COORD_SCALE:
+        nodes[k], ws[k], ds[k], kinds[k] = first_node[chain], 0, 0, 2
+        k += 1
+    elif lon == glon[p1] / COORD_SCALE and lat == glat[p1] / COORD_SCALE:
+        nodes[k], ws[k], ds[k], kinds[k] = last_node[chain], 0, 0, 3
+        k += 1
+    keep = np.ones(k, dtype=np.bool_)
+    for a in range(k):
+        for b in range(k):
+            if a != b and nodes[a] == nodes[b]:
+                if ws[b] < ws[a] or (ws[b] == ws[a] and (ds[b] < ds[a] or (ds[b] == ds[a] and b < a))):
+                    keep[a] = False
+    sel = np.flatnonzero(keep)
+    return nodes[sel], ws[sel], ds[sel], kinds[sel]
 
 
-def make_seeds(router: Router, ph: Phantom, as_source: bool) -> tuple[Seeds, list[int]]:
-    """Seeds of a phantom as a search source or target, and the kind (FWD/BWD/AT_*) each seed stands for.
+def make_seeds(router: Router, ph: Phantom, as_source: bool) -> tuple[Seeds, np.ndarray]:
+    """Seeds of a phantom as a search source or target, and the kind (FWD/BWD/AT_FIRST/AT_LAST) of each seed.
 
     Source: head(fwd_arc) at fwd_weight_after, head(bwd_arc) at bwd_weight_after. Target: tail(fwd_arc) at
     fwd_weight_before, tail(bwd_arc) at bwd_weight_before. A phantom exactly on a chain end node also seeds that node
     at 0. One seed per node (the cheapest).
     """
     g, ch = router.graph, router.chains
-    cand: list[tuple[int, int, int, int]] = []  # (node, weight, dist, kind)
-    end = g.arc_head if as_source else g.arc_tail
-    if ph.fwd_arc >= 0:
-        w, d = (ph.fwd_weight_after, ph.fwd_dist_after) if as_source else (ph.fwd_weight_before, ph.fwd_dist_before)
-        cand.append((int(end[ph.fwd_arc]), w, d, FWD))
-    if ph.bwd_arc >= 0:
-        w, d = (ph.bwd_weight_after, ph.bwd_dist_after) if as_source else (ph.bwd_weight_before, ph.bwd_dist_before)
-        cand.append((int(end[ph.bwd_arc]), w, d, BWD))
-    at = _at_node(router, ph)
-    if at >= 0:
-        node = ch.first_node[ph.chain] if at == AT_FIRST else ch.last_node[ph.chain]
-        cand.append((int(node), 0, 0, at))
-    best: dict[int, tuple[int, int, int, int]] = {}
-    for c in cand:
-        old = best.get(c[0])
-        if old is None or (c[1], c[2]) < (old[1], old[2]):
-            best[c[0]] = c
-    picked = list(best.values())
-    seeds = Seeds(
-        nodes=np.array([c[0] for c in picked], dtype=np.int32),
-        weights=np.array([c[1] for c in picked], dtype=np.int64),
-        dists=np.array([c[2] for c in picked], dtype=np.int64),
-        lon=ph.lon,
-        lat=ph.lat,
-    )
-    return seeds, [c[3] for c in picked]
+    if as_source:
+        w_f, d_f, w_b, d_b = ph.fwd_weight_after, ph.fwd_dist_after, ph.bwd_weight_after, ph.bwd_dist_after
+    else:
+        w_f, d_f, w_b, d_b = ph.fwd_weight_before, ph.fwd_dist_before, ph.bwd_weight_before, ph.bwd_dist_before
+    nodes, ws, ds, kinds = _seeds(
+        as_source, ph.fwd_arc, ph.bwd_arc, w_f, d_f, w_b, d_b, ph.chain, ph.lon, ph.lat,
+        g.arc_head, g.arc_tail, router.assembler._gf, g.geom_lon, g.geom_lat, ch.first_node, ch.last_node,
+    )  # fmt: skip
+    return Seeds(nodes, ws, ds, ph.lon, ph.lat), kinds
 
 
 def direct(router: Router, src: Phantom, tgt: Phantom) -> tuple[int, int, int] | None:
@@ -412,7 +420,7 @@ class Query:
         s_seeds, s_kinds = make_seeds(r, src, True)
         t_seeds, t_kinds = make_seeds(r, tgt, False)
         # no path through the network can beat the direct stretch when its weight is below the cheapest seeds
-        lower = int(s_seeds.weights.min(initial=INF)) + int(t_seeds.weights.min(initial=INF))
+        lower = min(s_seeds.weights.tolist(), default=INF) + min(t_seeds.weights.tolist(), default=INF)
         if dr is not None and dr[0] <= lower:
             return r.assembler.direct_leg(src, tgt, dr[2], SearchStats(algorithm))
         res = search.run(s_seeds, t_seeds)
@@ -420,7 +428,9 @@ class Query:
             return r.assembler.direct_leg(src, tgt, dr[2], res.stats)
         if res.weight >= INF:
             raise NoRoute(f"no route from waypoint {i} to waypoint {i + 1}")
-        leg = r.assembler.search_leg(src, s_kinds[res.source_seed], res.arcs, tgt, t_kinds[res.target_seed], res.stats)
+        leg = r.assembler.search_leg(
+            src, int(s_kinds[res.source_seed]), res.arcs, tgt, int(t_kinds[res.target_seed]), res.stats
+        )
         assert leg.weight == res.weight, f"{algorithm}: path weighs {leg.weight} ds, the search reported {res.weight}"
         return leg
 
