@@ -399,3 +399,14 @@ def test_monaco_end_to_end(graph_cache) -> None:  # type: ignore[no-untyped-def]
         if want < INF:
             assert table.durations_s[i, j] == want / 10
     r.warmup()
+
+
+def test_bearing_restricts_the_start_direction() -> None:
+    g, r = loop_map()
+    q = r.snap(*at(700, 0))
+    west = r.snap(*at(200, 10), bearing=(270, 30))
+    assert west.fwd_arc == -1
+    route = r.route([west, q], "reference")  # west to a, turn there, back east: 200 + 700
+    assert route.weight == 900
+    check_leg(g, route.legs[0])
+    assert r.route([r.snap(*at(200, 10)), q], "reference").weight == 500

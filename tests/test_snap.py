@@ -302,3 +302,28 @@ def test_snap_is_exact_against_brute_force(seed: int) -> None:
         want = np.sort(per_chain)[:5]
         got = np.array([local_m(q, p) for p in near])
         assert got == pytest.approx(want, rel=1e-9, abs=1e-6), f"seed {seed} query {q}"
+
+
+def test_bearing_filter() -> None:
+    g, _ = build_map(LINE, [("ac", "oneway"), ("ca", "oneway")])  # a->c heads east, c->a west
+    s = Snapper(g)
+    east = s.snap(*at(300, 10), bearing=(90, 30))
+    west = s.snap(*at(300, 10), bearing=(270, 30))
+    assert east.chain != west.chain
+    assert g.arc_tail[east.fwd_arc] < g.arc_head[east.fwd_arc]  # node 0 = a (west end), 1 = c
+    assert g.arc_tail[west.fwd_arc] > g.arc_head[west.fwd_arc]
+    with pytest.raises(NoSegment):
+        s.snap(*at(300, 10), bearing=(0, 45))
+    g, _ = build_map(LINE, ["abc"])  # two-way: the bearing picks the direction
+    s = Snapper(g)
+    ph = s.snap(*at(300, 10), bearing=(95, 20))
+    assert ph.fwd_arc >= 0 and ph.bwd_arc == -1 and ph.bwd_weight_before == ph.bwd_weight_after == 0
+    ph = s.snap(*at(300, 10), bearing=(265, 20))
+    assert ph.fwd_arc == -1 and ph.bwd_arc >= 0 and ph.fwd_weight_before == ph.fwd_weight_after == 0
+    both = s.snap(*at(300, 10), bearing=(0, 180))
+    assert both.fwd_arc >= 0 and both.bwd_arc >= 0
+    near = s.nearest(*at(300, 10), 3, bearing=(90, 10))
+    assert len(near) == 1 and near[0].fwd_arc >= 0 and near[0].bwd_arc == -1
+    for bad in ((400, 10), (10, 200), (-1, 5), ("x", 1), (1,)):
+        with pytest.raises(InvalidValue):
+            s.snap(*at(0, 0), bearing=bad)  # type: ignore[arg-type]

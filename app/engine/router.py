@@ -187,13 +187,30 @@ class Router:
             return self.max_snap_m
         return min(float(radius_m), self.max_snap_m) if not math.isnan(float(radius_m)) else radius_m
 
-    def snap(self, lon: float, lat: float, radius_m: float | None = None, prefer_main: bool = True) -> Phantom:
-        """Snap a coordinate (degrees) to the nearest road segment within `radius_m` (capped by `max_snap_m`)."""
-        return self.snapper.snap(lon, lat, self._radius(radius_m), prefer_main)
+    def snap(
+        self,
+        lon: float,
+        lat: float,
+        radius_m: float | None = None,
+        prefer_main: bool = True,
+        bearing: tuple[float, float] | None = None,
+    ) -> Phantom:
+        """Snap a coordinate (degrees) to the nearest road segment within `radius_m` (capped by `max_snap_m`).
 
-    def nearest(self, lon: float, lat: float, number: int = 1, radius_m: float | None = None) -> list[Phantom]:
+        `bearing` = (degrees 0..360, tolerance 0..180) keeps segments travelled that way; see `Snapper.snap`.
+        """
+        return self.snapper.snap(lon, lat, self._radius(radius_m), prefer_main, bearing)
+
+    def nearest(
+        self,
+        lon: float,
+        lat: float,
+        number: int = 1,
+        radius_m: float | None = None,
+        bearing: tuple[float, float] | None = None,
+    ) -> list[Phantom]:
         """Up to `number` phantoms on distinct chains, nearest first."""
-        return self.snapper.nearest(lon, lat, number, self._radius(radius_m))
+        return self.snapper.nearest(lon, lat, number, self._radius(radius_m), bearing)
 
     # -- queries ---------------------------------------------------------------------------------------------------
 
@@ -237,7 +254,8 @@ class Router:
 
 @nb.njit(cache=True, nogil=True)
 def _seeds(
-    as_source, fwd, bwd, w_f, d_f, w_b, d_b, chain, lon, lat, arc_head, arc_tail, gf, glon, glat, first_node, last_node
+    as_source, fwd, bwd, w_f, d_f, w_b, d_b, chain, lon, lat, arc_head, arc_tail, gf, glon, glat, first_node, last_node,
+    at_node,
 ):  # fmt: skip  # pragma: no cover - numba
     """(nodes, weights, dists, kinds) of a phantom's seeds, one per node (the cheapest, then the shortest)."""
     nodes = np.empty(3, dtype=np.int32)
@@ -255,10 +273,10 @@ def _seeds(
         k += 1
     # exactly on a chain end node: that node, at no cost
     p0, p1 = gf[chain], gf[chain + 1] - 1
-    if lon == glon[p0] / COORD_SCALE and lat == glat[p0] / COORD_SCALE:
+    if at_node and lon == glon[p0] / COORD_SCALE and lat == glat[p0] / COORD_SCALE:
         nodes[k], ws[k], ds[k], kinds[k] = first_node[chain], 0, 0, 2
         k += 1
-    elif lon == glon[p1] / COORD_SCALE and lat == glat[p1] / COORD_SCALE:
+    elif at_node and lon == glon[p1] / COORD_SCALE and lat == glat[p1] / COORD_SCALE:
         nodes[k], ws[k], ds[k], kinds[k] = last_node[chain], 0, 0, 3
         k += 1
     keep = np.ones(k, dtype=np.bool_)
@@ -276,16 +294,17 @@ def make_seeds(router: Router, ph: Phantom, as_source: bool) -> tuple[Seeds, np.
 
     Source: head(fwd_arc) at fwd_weight_after, head(bwd_arc) at bwd_weight_after. Target: tail(fwd_arc) at
     fwd_weight_before, tail(bwd_arc) at bwd_weight_before. A phantom exactly on a chain end node also seeds that node
-    at 0. One seed per node (the cheapest).
+    at 0, unless a bearing filter restricted its directions. One seed per node (the cheapest).
     """
     g, ch = router.graph, router.chains
+    free = ph.fwd_arc == ch.fwd_arc[ph.chain] and ph.bwd_arc == ch.bwd_arc[ph.chain]
     if as_source:
         w_f, d_f, w_b, d_b = ph.fwd_weight_after, ph.fwd_dist_after, ph.bwd_weight_after, ph.bwd_dist_after
     else:
         w_f, d_f, w_b, d_b = ph.fwd_weight_before, ph.fwd_dist_before, ph.bwd_weight_before, ph.bwd_dist_before
     nodes, ws, ds, kinds = _seeds(
         as_source, ph.fwd_arc, ph.bwd_arc, w_f, d_f, w_b, d_b, ph.chain, ph.lon, ph.lat,
-        g.arc_head, g.arc_tail, router.assembler._gf, g.geom_lon, g.geom_lat, ch.first_node, ch.last_node,
+        g.arc_head, g.arc_tail, router.assembler._gf, g.geom_lon, g.geom_lat, ch.first_node, ch.last_node, free,
     )  # fmt: skip
     return Seeds(nodes, ws, ds, ph.lon, ph.lat), kinds
 

@@ -59,6 +59,19 @@ def check_radius(radius_m: float | None) -> float | None:
     return None if math.isinf(r) else r
 
 
+def check_bearing(bearing: tuple[float, float] | None) -> tuple[float, float] | None:
+    """A (bearing 0..360, range 0..180) filter in degrees, or None; `InvalidValue` otherwise."""
+    if bearing is None:
+        return None
+    try:
+        value, rng = (float(x) for x in bearing)
+    except (TypeError, ValueError):
+        raise InvalidValue(f"bearing {bearing!r} is not a (value, range) pair of numbers") from None
+    if not (0.0 <= value <= 360.0 and 0.0 <= rng <= 180.0):
+        raise InvalidValue(f"bearing {bearing!r} out of range: value 0..360, range 0..180 degrees")
+    return value, rng
+
+
 def haversine(lon1: float, lat1: float, lon2: float, lat2: float) -> float:
     """Great-circle distance in metres between two degree coordinates."""
     p1, p2 = lat1 * _DEG, lat2 * _DEG
@@ -127,12 +140,53 @@ def _hilbert_keys(cx, cy, x0, y0, x1, y1):  # pragma: no cover - numba
     return out
 
 
+@nb.njit(cache=True, nogil=True, inline="always")
+def _bearing_ok(b, bearing, brange):  # pragma: no cover - numba
+    d = abs(b - bearing) % 360.0
+    return min(d, 360.0 - d) <= brange
+
+
+@nb.njit(cache=True, nogil=True)
+def _directions(s, c, kx, ky, glon, glat, chain_fwd, chain_bwd, bearing, brange):  # pragma: no cover - numba
+    """Bit 1: travel along the chain through segment s matches the bearing filter, bit 2: against it.
+
+    Only directions some arc allows count; without a filter (bearing < 0) every allowed direction does.
+    """
+    fwd = chain_fwd[c] >= 0
+    bwd = chain_bwd[c] >= 0
+    if bearing < 0.0:
+        return (1 if fwd else 0) | (2 if bwd else 0)
+    bx = (glon[s + 1] - glon[s]) * kx
+    by = (glat[s + 1] - glat[s]) * ky
+    if bx == 0.0 and by == 0.0:
+        return 0
+    b = math.atan2(bx, by) * 180.0 / math.pi
+    if b < 0.0:
+        b += 360.0
+    out = 0
+    if fwd and _bearing_ok(b, bearing, brange):
+        out |= 1
+    if bwd and _bearing_ok((b + 180.0) % 360.0, bearing, brange):
+        out |= 2
+    return out
+
+
+@nb.njit(cache=True, nogil=True)
+def segment_directions(s, c, qlat, glon, glat, chain_fwd, chain_bwd, bearing, brange):  # pragma: no cover - numba
+    """`_directions` in the local frame of latitude `qlat` (for the phantom of a filtered search)."""
+    ky = _KY
+    kx = ky * math.cos(qlat * math.pi / 180.0)
+    return _directions(s, c, kx, ky, glon, glat, chain_fwd, chain_bwd, bearing, brange)
+
+
 @nb.njit(cache=True, nogil=True)
 def _search(
     minx, miny, maxx, maxy, level_start, entry_seg, entry_chain, glon, glat, qlon, qlat, want, max_d2, out_seg, out_d2,
-    out_t,
+    out_t, chain_fwd, chain_bwd, bearing, brange,
 ):  # fmt: skip  # pragma: no cover - numba
     """Best-first search: the `want` nearest segments on distinct chains within sqrt(max_d2) local metres.
+
+    With `bearing` >= 0 only segments travelled within `brange` degrees of it (in a direction an arc allows) count.
 
     Heap ids: inner/leaf nodes by their global index (>= 0), segment entries p as p - len(entry_seg) (< 0), so on
     equal keys segments pop first. Returns how many were found (written to out_*).
@@ -182,6 +236,14 @@ def _search(
         local = g - level_start[lvl]
         if lvl == 0:
             for p in range(local * FANOUT, min((local + 1) * FANOUT, n_entries)):
+                if bearing >= 0.0:
+                    if (
+                        _directions(
+                            entry_seg[p], entry_chain[p], kx, ky, glon, glat, chain_fwd, chain_bwd, bearing, brange
+                        )
+                        == 0
+                    ):
+                        continue
                 d2, _t = _seg_d2(entry_seg[p], qx, qy, kx, ky, glon, glat)
                 size = heap_push(keys, ids, size, d2, p - n_entries)
         else:
@@ -324,7 +386,15 @@ class _Tree:
         return int(self.entry_seg.shape[0])
 
     def search(
-        self, glon: np.ndarray, glat: np.ndarray, lon: float, lat: float, want: int, max_d: float
+        self,
+        glon: np.ndarray,
+        glat: np.ndarray,
+        lon: float,
+        lat: float,
+        want: int,
+        max_d: float,
+        chains: ChainIndex,
+        bearing: tuple[float, float] | None = None,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(segments, chains, local distances m, t) of the `want` nearest segments on distinct chains within `max_d`."""
         out_p = np.empty(want, dtype=np.int64)
@@ -332,7 +402,8 @@ class _Tree:
         out_t = np.empty(want, dtype=np.float64)
         k = _search(
             self.minx, self.miny, self.maxx, self.maxy, self.level_start, self.entry_seg, self.entry_chain,
-            glon, glat, lon, lat, want, max_d * max_d, out_p, out_d2, out_t,
+            glon, glat, lon, lat, want, max_d * max_d, out_p, out_d2, out_t, chains.fwd_arc, chains.bwd_arc,
+            -1.0 if bearing is None else bearing[0], 180.0 if bearing is None else bearing[1],
         )  # fmt: skip
         p = out_p[:k]
         return self.entry_seg[p], self.entry_chain[p], np.sqrt(out_d2[:k]), out_t[:k]
@@ -364,20 +435,30 @@ class Snapper:
 
     # -- queries ---------------------------------------------------------------------------------------------------
 
-    def snap(self, lon: float, lat: float, radius_m: float | None = None, prefer_main: bool = True) -> Phantom:
+    def snap(
+        self,
+        lon: float,
+        lat: float,
+        radius_m: float | None = None,
+        prefer_main: bool = True,
+        bearing: tuple[float, float] | None = None,
+    ) -> Phantom:
         """The phantom at the nearest segment within `radius_m` metres (None = unlimited), else `NoSegment`.
 
         With `prefer_main`, a segment of the largest strongly connected component that is not a ferry wins whenever
-        one lies within the radius; otherwise the nearest segment of any kind within the radius.
+        one lies within the radius; otherwise the nearest segment of any kind within the radius. `bearing` =
+        (degrees clockwise from north 0..360, tolerance 0..180) keeps only segments travelled that way (OSRM's
+        `bearings`), and the phantom then allows only the matching direction(s).
         """
         qlon, qlat = check_coordinate(lon, lat)
         radius = check_radius(radius_m)
+        bearing = check_bearing(bearing)
         limit = math.inf if radius is None else radius * 1.01 + 1.0  # local frame vs haversine slack
         found = []
         for tree in self._trees:
-            s, c, d, t = tree.search(self._glon, self._glat, qlon, qlat, 1, limit)
+            s, c, d, t = tree.search(self._glon, self._glat, qlon, qlat, 1, limit, self.chains, bearing)
             if len(s):
-                ph = self._phantom(qlon, qlat, int(s[0]), int(c[0]), float(t[0]))
+                ph = self._phantom(qlon, qlat, int(s[0]), int(c[0]), float(t[0]), bearing)
                 if radius is None or ph.distance_m <= radius:
                     found.append((float(d[0]), ph))
                     if prefer_main:
@@ -387,19 +468,27 @@ class Snapper:
             raise NoSegment(f"no road segment{where} of ({qlon}, {qlat})")
         return min(found, key=lambda x: (x[0], x[1].chain))[1]
 
-    def nearest(self, lon: float, lat: float, number: int = 1, radius_m: float | None = None) -> list[Phantom]:
+    def nearest(
+        self,
+        lon: float,
+        lat: float,
+        number: int = 1,
+        radius_m: float | None = None,
+        bearing: tuple[float, float] | None = None,
+    ) -> list[Phantom]:
         """Up to `number` phantoms on distinct chains, nearest first (any component), within `radius_m` if given."""
         qlon, qlat = check_coordinate(lon, lat)
         radius = check_radius(radius_m)
+        bearing = check_bearing(bearing)
         if not isinstance(number, (int, np.integer)) or isinstance(number, bool) or number < 1:
             raise InvalidValue(f"number must be an integer >= 1, not {number!r}")
         limit = math.inf if radius is None else radius * 1.01 + 1.0
         hits: list[tuple[float, int, int, float]] = []
         for tree in self._trees:
-            s, c, d, t = tree.search(self._glon, self._glat, qlon, qlat, int(number), limit)
+            s, c, d, t = tree.search(self._glon, self._glat, qlon, qlat, int(number), limit, self.chains, bearing)
             hits.extend((float(d[i]), int(c[i]), int(s[i]), float(t[i])) for i in range(len(s)))
         hits.sort()
-        out = [self._phantom(qlon, qlat, h[2], h[1], h[3]) for h in hits[: int(number)]]
+        out = [self._phantom(qlon, qlat, h[2], h[1], h[3], bearing) for h in hits[: int(number)]]
         out = [p for p in out if radius is None or p.distance_m <= radius]
         if not out:
             where = "" if radius is None else f" within {radius:g} m"
@@ -413,12 +502,21 @@ class Snapper:
 
     # -- internals -------------------------------------------------------------------------------------------------
 
-    def _phantom(self, qlon: float, qlat: float, seg: int, chain: int, t: float) -> Phantom:
+    def _phantom(
+        self, qlon: float, qlat: float, seg: int, chain: int, t: float, bearing: tuple[float, float] | None = None
+    ) -> Phantom:
         g, ch = self.graph, self.chains
         r = _phantom_figures(
             self._glon, self._glat, self._gf, ch.fwd_arc, ch.bwd_arc, ch.first_node, ch.last_node, ch.component,
             g.arc_weight, g.arc_dist, g.arc_name, g.node_osm_id, chain, seg - int(self._gf[chain]), t, qlon, qlat,
         )  # fmt: skip
+        if bearing is not None:  # only the direction(s) the bearing allows
+            dirs = segment_directions(seg, chain, qlat, self._glon, self._glat, ch.fwd_arc, ch.bwd_arc, *bearing)
+            r = list(r)
+            if not dirs & 1:
+                r[3], r[5], r[6], r[7], r[8] = -1, 0, 0, 0, 0
+            if not dirs & 2:
+                r[4], r[9], r[10], r[11], r[12] = -1, 0, 0, 0, 0
         return Phantom(
             qlon, qlat, r[0], r[1], r[2], chain, seg - int(self._gf[chain]), r[3], r[4], r[5], r[6], r[7], r[8],
             r[9], r[10], r[11], r[12], r[13], g.string(r[14]), (r[15], r[16]),
