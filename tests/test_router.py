@@ -395,9 +395,15 @@ def test_monaco_end_to_end(graph_cache) -> None:  # type: ignore[no-untyped-def]
             leg = route.legs[0]
             assert (leg.coordinates[0] == (a.lon, a.lat)).all() and (leg.coordinates[-1] == (b.lon, b.lat)).all()
             assert leg.piece_duration_s.sum() == pytest.approx(leg.duration_s)
-        i, j = phs.index(a), phs.index(b)
-        if want < INF:
-            assert table.durations_s[i, j] == want / 10
+    # tables (CH buckets, and one-to-many Dijkstra without a CH) equal single routes, distances included
+    fallback = Router(g, algorithms={"dijkstra": r.factory("dijkstra")}).table(phs, phs)
+    for i, a in enumerate(phs):
+        for j, b in enumerate(phs):
+            route = r.route([a, b], r.default_algorithm)
+            for t in (table, fallback):
+                assert t.durations_s[i, j] == route.duration_s and t.distances_m[i, j] == pytest.approx(
+                    route.distance_m
+                )
     r.warmup()
 
 

@@ -231,22 +231,30 @@ class Router:
         return self.query().table(sources, destinations)
 
     def warmup(self) -> None:
-        """Run one tiny query per algorithm (and a table) so numba compilation happens before the first request."""
+        """Run a few tiny queries per algorithm (and a table) so numba compiles before the first request."""
         g = self.graph
         arcs = np.flatnonzero(self.chains.preferred[np.asarray(g.arc_geom) >> 1])
         if len(arcs) == 0:
             return
-        a = int(arcs[0])
-        lon = float(g.node_lon[g.arc_tail[a]]) / COORD_SCALE
-        lat = float(g.node_lat[g.arc_tail[a]]) / COORD_SCALE
-        ph = self.snap(lon, lat, radius_m=None)
+        a, b = int(arcs[0]), int(arcs[-1])
+        ends = [
+            (g.node_lon[g.arc_tail[a]], g.node_lat[g.arc_tail[a]]),
+            (g.node_lon[g.arc_head[b]], g.node_lat[g.arc_head[b]]),
+        ]
+        phs = [self.snap(float(x) / COORD_SCALE, float(y) / COORD_SCALE) for x, y in ends]
+        # a point mid-chain too, so partial pieces are exercised
+        gf = g.geom_first
+        c = int(g.arc_geom[a]) >> 1
+        mid = (int(gf[c]) + int(gf[c + 1]) - 1) // 2
+        phs.append(self.snap(float(g.geom_lon[mid]) / COORD_SCALE + 1e-6, float(g.geom_lat[mid]) / COORD_SCALE))
         q = self.query()
         for name in self.algorithms:
-            try:
-                q.route([ph, ph], name)
-            except NoRoute:
-                pass
-        q.table([ph], [ph])
+            for x, y in ((0, 1), (1, 0), (2, 1), (0, 2)):
+                try:
+                    q.route([phs[x], phs[y]], name)
+                except NoRoute:
+                    pass
+        q.table(phs, phs)
 
 
 # -- seeds -----------------------------------------------------------------------------------------------------------
