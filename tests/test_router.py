@@ -416,3 +416,43 @@ def test_bearing_restricts_the_start_direction() -> None:
     assert route.weight == 900
     check_leg(g, route.legs[0])
     assert r.route([r.snap(*at(200, 10)), q], "reference").weight == 500
+
+
+ROUNDABOUT = """
+e  a  b
+
+   d  c
+"""
+
+
+def test_closed_loop_chain() -> None:
+    # a oneway closed way a-b-c-d-a (one chain from a back to a) hanging off the road e-a
+    g, _ = build_map(ROUNDABOUT, [("abcda", "oneway"), "ea"])
+    r = ref_router(g)
+    p, q = r.snap(*at(610, -100)), r.snap(*at(300, -210))  # p on b-c 100 m after b, q on the corner d
+    e = r.snap(*at(0, 10))
+    assert p.chain == q.chain and p.bwd_arc == -1
+    phs = [p, q, e]
+    G = oracle(r, phs)
+    for i, a in enumerate(phs):
+        for j, b in enumerate(phs):
+            route = r.route([a, b], "reference")
+            assert route.weight == oracle_weight(G, i, j), (i, j)
+            check_leg(g, route.legs[0])
+    assert r.route([q, p], "reference").weight == 200 + 300 + 100  # d-a, a-b, b-p
+    assert r.route([p, q], "reference").weight == 100 + 300  # p-c, c-d
+
+
+def test_graph_without_roads() -> None:
+    g, _ = build_map(LINE_ONLY_POINTS, [])
+    r = ref_router(g)
+    from app.engine.errors import NoSegment
+
+    with pytest.raises(NoSegment):
+        r.snap(7.0, 43.0)
+    r.warmup()
+
+
+LINE_ONLY_POINTS = """
+a  b
+"""

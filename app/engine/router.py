@@ -323,9 +323,9 @@ def direct(router: Router, src: Phantom, tgt: Phantom) -> tuple[int, int, int] |
         return None
     os_, ot = router.snapper.offset_m(src), router.snapper.offset_m(tgt)
     best = None
-    if src.fwd_arc >= 0 and ot >= os_:
+    if src.fwd_arc >= 0 and tgt.fwd_arc >= 0 and ot >= os_:
         best = (tgt.fwd_weight_before - src.fwd_weight_before, tgt.fwd_dist_before - src.fwd_dist_before, FWD)
-    if src.bwd_arc >= 0 and ot <= os_:
+    if src.bwd_arc >= 0 and tgt.bwd_arc >= 0 and ot <= os_:
         b = (tgt.bwd_weight_before - src.bwd_weight_before, tgt.bwd_dist_before - src.bwd_dist_before, BWD)
         if best is None or b[0] < best[0]:
             best = b
