@@ -5,15 +5,18 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
+from fastapi.openapi.utils import get_openapi
 from fastapi.responses import ORJSONResponse
 
 from app.api import errors, health, native, osrm
 from app.api.frontdoor import FrontDoor
 from app.api.health import Metrics
 from app.api.service import Service
+from app.engine.errors import EngineError
 from app.settings import Settings
 
 log = logging.getLogger("starroute")
@@ -34,8 +37,8 @@ async def _warm_up(service: Service) -> None:
     n = g.num_nodes
     if n == 0:
         return
-    a = f"{g.node_lon[0] / 1e7},{g.node_lat[0] / 1e7}"
-    b = f"{g.node_lon[n // 2] / 1e7},{g.node_lat[n // 2] / 1e7}"
+    pts = [(float(g.node_lon[v]) / 1e7, float(g.node_lat[v]) / 1e7) for v in (0, n // 2)]
+    a, b = (f"{lon},{lat}" for lon, lat in pts)
     for path, query in (
         (f"/route/v1/warmup/{a};{b}", "steps=true&annotations=true&overview=simplified"),
         (f"/table/v1/warmup/{a};{b}", "annotations=duration,distance"),
@@ -44,6 +47,32 @@ async def _warm_up(service: Service) -> None:
         status, body = await osrm.handle(service, path, query)
         if status != 200:  # a graph whose sample points do not connect still serves
             log.info("warm-up %s: %s", path, body[:200])
+    try:
+        phantoms = service.snap_all(pts)
+    except EngineError as exc:
+        log.info("warm-up of the other algorithms skipped: %s", exc)
+        return
+    for algorithm in service.router.algorithms:
+        try:
+            service.router.query().route(phantoms, algorithm=algorithm)
+        except EngineError:
+            pass
+        except Exception:  # noqa: BLE001 - an engine bug shows in the log and in that algorithm's answers
+            log.exception("warm-up of %s failed", algorithm)
+
+
+def _openapi(app: FastAPI) -> dict[str, Any]:
+    """FastAPI's schema without its 422 answers: validation errors are 400 `{code, message}` here."""
+    if app.openapi_schema is None:
+        spec = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
+        for item in spec.get("paths", {}).values():
+            for op in item.values():
+                op.get("responses", {}).pop("422", None)
+        schemas = spec.get("components", {}).get("schemas", {})
+        schemas.pop("HTTPValidationError", None)
+        schemas.pop("ValidationError", None)
+        app.openapi_schema = spec
+    return app.openapi_schema
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -70,6 +99,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         default_response_class=ORJSONResponse,
     )
     app.state.service = service
+    app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     errors.install(app)
     app.include_router(native.router)
     app.include_router(osrm.router)

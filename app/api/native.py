@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import numpy as np
 import orjson
 from fastapi import APIRouter, Body, Query, Request
-from starlette.responses import Response
+from starlette.responses import JSONResponse, Response
 
 from app.api.geometry import simplify
 from app.api.schemas import (
@@ -26,8 +26,21 @@ from app.engine.errors import InvalidValue, TooBig
 from app.engine.types import Phantom, Route
 
 router = APIRouter(tags=["native"])
-_ERRORS: dict[int | str, dict[str, Any]] = {400: {"model": ErrorBody, "description": "bad input, NoSegment, NoRoute"}}
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {
+        "description": "bad input, NoSegment, NoRoute, TooBig: `{code, message}`",
+        "content": {"application/json": {"schema": ErrorBody.model_json_schema()}},
+    }
+}
 _JSON = "application/geo+json"
+
+
+class GeoJSONResponse(JSONResponse):
+    """Documents `application/geo+json` (RFC 7946) as the media type of the GeoJSON answers."""
+
+    media_type = _JSON
+
+
 _ORJSON = orjson.OPT_SERIALIZE_NUMPY
 
 
@@ -120,7 +133,13 @@ async def _route(
     return _json(feature(route, phantoms, overview), _JSON)
 
 
-@router.get("/route", response_model=RouteFeature, responses=_ERRORS, summary="Route as a GeoJSON Feature")
+@router.get(
+    "/route",
+    response_model=RouteFeature,
+    response_class=GeoJSONResponse,
+    responses=_ERRORS,
+    summary="Route as a GeoJSON Feature",
+)
 async def get_route(
     request: Request,
     from_: Annotated[str, Query(alias="from", description="start as `lon,lat`", examples=["7.4197,43.7311"])],
@@ -137,14 +156,26 @@ async def get_route(
     return await _route(_svc(request), points, algorithm, None, overview)
 
 
-@router.post("/route", response_model=RouteFeature, responses=_ERRORS, summary="Route as a GeoJSON Feature")
+@router.post(
+    "/route",
+    response_model=RouteFeature,
+    response_class=GeoJSONResponse,
+    responses=_ERRORS,
+    summary="Route as a GeoJSON Feature",
+)
 async def post_route(request: Request, body: Annotated[RouteRequest, Body()]) -> Response:
     """The same as `GET /route` with the points as a JSON list `[[lon, lat], ...]` and optional snap radii."""
     coords = [(float(a), float(b)) for a, b in body.coordinates]
     return await _route(_svc(request), coords, body.algorithm, body.radiuses, body.overview)
 
 
-@router.get("/nearest", response_model=NearestCollection, responses=_ERRORS, summary="Nearest road points")
+@router.get(
+    "/nearest",
+    response_model=NearestCollection,
+    response_class=GeoJSONResponse,
+    responses=_ERRORS,
+    summary="Nearest road points",
+)
 async def get_nearest(
     request: Request,
     point: Annotated[str, Query(description="`lon,lat`", examples=["7.4197,43.7311"])],

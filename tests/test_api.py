@@ -1,0 +1,283 @@
+"""The native API (GeoJSON) and the service shell, against a real server process on Monaco."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import httpx
+import numpy as np
+import pytest
+
+from app.api.errors import HTTP_STATUS, status_for
+from app.api.health import Metrics
+from app.api.schemas import ALGORITHMS, NearestCollection, RouteFeature, TableResponse
+from app.settings import Settings
+from tests import api_server
+from tests.test_osrm_api import random_points
+
+FROM, TO, VIA = "7.4197,43.7311", "7.4246,43.7384", "7.4200,43.7350"
+
+
+# --- pieces without a server ----------------------------------------------------------------------------------------
+def test_settings_env_roundtrip(monkeypatch: pytest.MonkeyPatch) -> None:
+    defaults = Settings(graph_dir=Path("/g"))
+    assert (defaults.max_via_points, defaults.max_table_size, defaults.max_nearest) == (500, 100, 100)
+    monkeypatch.setenv("STARROUTE_MAX_TABLE_SIZE", "7")
+    monkeypatch.setenv("STARROUTE_CORS_ORIGINS", '["http://a.example"]')
+    s = Settings(graph_dir=Path("/g"), workers=3, max_snap_radius_m=50.0)
+    assert s.max_table_size == 7 and s.cors_origins == ["http://a.example"] and s.max_via_points == 500
+    for key, value in s.to_env().items():  # what uvicorn's workers are handed
+        monkeypatch.setenv(key, value)
+    assert Settings() == s
+
+
+def test_error_statuses() -> None:
+    osrm_codes = ["InvalidUrl", "InvalidService", "InvalidVersion", "InvalidOptions", "InvalidQuery", "InvalidValue"]
+    osrm_codes += ["NoSegment", "NoRoute", "NoTable", "TooBig", "NotImplemented"]
+    assert all(status_for(c) == 400 for c in osrm_codes)
+    assert status_for("SomethingNew") == 400 and HTTP_STATUS["InvalidContentType"] == 415
+
+
+def test_metrics_text() -> None:
+    m = Metrics()
+    m.observe_request("/route", 200, 0.0007)
+    m.observe_request("/route", 400, 0.02)
+    m.observe_search("ch", 120)
+    text = m.render()
+    assert 'starroute_requests_total{endpoint="/route",status="200"} 1' in text
+    assert 'starroute_request_duration_seconds_bucket{endpoint="/route",le="0.001"} 1' in text
+    assert 'starroute_request_duration_seconds_bucket{endpoint="/route",le="+Inf"} 2' in text
+    assert 'starroute_settled_nodes_bucket{algorithm="ch",le="1000"} 1' in text
+    assert 'starroute_settled_nodes_count{algorithm="ch"} 1' in text
+
+
+# --- a real server ------------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def monaco(graph_cache) -> Path:
+    return graph_cache("monaco.osm.gz")
+
+
+@pytest.fixture(scope="module")
+def client(monaco: Path):
+    with httpx.Client(base_url=api_server.shared(monaco), timeout=60.0) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def engine(monaco: Path):
+    from app.engine.data import load
+    from app.engine.router import Router
+
+    return Router(load(monaco))
+
+
+def test_health(client: httpx.Client) -> None:
+    r = client.get("/health")
+    assert r.status_code == 200
+    h = r.json()
+    assert h["status"] == "ok" and h["pid"] > 0 and h["uptime_s"] >= 0
+    assert h["algorithms"][0] == "ch" and set(h["algorithms"]) <= set(ALGORITHMS)
+    g = h["graph"]
+    assert g["profile"] == "car" and g["counts"]["nodes"] > 0 and len(g["bbox"]) == 4
+    assert g["source"]["name"] == "monaco.osm.gz"
+
+
+def test_route_feature(client: httpx.Client, engine) -> None:
+    r = client.get("/route", params={"from": FROM, "to": TO})
+    assert r.status_code == 200 and r.headers["content-type"].startswith("application/geo+json")
+    f = r.json()
+    RouteFeature.model_validate(f)
+    assert f["type"] == "Feature" and f["geometry"]["type"] == "LineString"
+    line = np.array(f["geometry"]["coordinates"])
+    west, south, east, north = client.get("/health").json()["graph"]["bbox"]
+    assert (line[:, 0] >= west - 1e-3).all() and (line[:, 0] <= east + 1e-3).all()  # [lon, lat] order
+    assert (line[:, 1] >= south - 1e-3).all() and (line[:, 1] <= north + 1e-3).all()
+    p = f["properties"]
+    assert p["algorithm"] == "ch" and len(p["waypoints"]) == 2 and len(p["legs"]) == 1
+    assert np.allclose(line[0], p["waypoints"][0]["location"]) and np.allclose(line[-1], p["waypoints"][1]["location"])
+    assert p["waypoints"][0]["input"] == [7.4197, 43.7311]
+    assert p["stats"]["settled"] > 0 and p["legs"][0]["stats"]["settled"] == p["stats"]["settled"]
+    # the engine's own figures, exactly
+    q = engine.query().route([engine.snap(7.4197, 43.7311), engine.snap(7.4246, 43.7384)], algorithm="ch")
+    assert p["distance_m"] == q.distance_m and p["duration_s"] == q.duration_s
+
+
+def test_route_post_via_and_overview(client: httpx.Client) -> None:
+    pts = [[7.4197, 43.7311], [7.42, 43.735], [7.4246, 43.7384]]
+    f = client.post("/route", json={"coordinates": pts, "algorithm": "alt"}).json()
+    p = f["properties"]
+    assert p["algorithm"] == "alt" and len(p["legs"]) == 2 and len(p["waypoints"]) == 3
+    assert math.isclose(sum(leg["distance_m"] for leg in p["legs"]), p["distance_m"], rel_tol=1e-9)
+    g = client.get("/route", params={"from": FROM, "via": VIA, "to": TO, "algorithm": "alt"}).json()
+    assert g["properties"]["distance_m"] == p["distance_m"]
+    simp = client.post("/route", json={"coordinates": pts, "overview": "simplified"}).json()
+    assert 2 <= len(simp["geometry"]["coordinates"]) <= len(f["geometry"]["coordinates"])
+    radii = client.post("/route", json={"coordinates": pts[:2], "radiuses": [None, 500.0]})
+    assert radii.status_code == 200
+
+
+def test_api_matches_engine(client: httpx.Client, engine) -> None:
+    pts = random_points(engine.graph, 30, seed=3)
+    for a, b in zip(pts[::2], pts[1::2], strict=False):
+        f = client.get("/route", params={"from": f"{a[0]},{a[1]}", "to": f"{b[0]},{b[1]}"}).json()
+        q = engine.query().route([engine.snap(*a), engine.snap(*b)], algorithm="ch")
+        assert f["properties"]["distance_m"] == q.distance_m and f["properties"]["duration_s"] == q.duration_s
+
+
+def test_all_algorithms_agree(client: httpx.Client, engine) -> None:
+    pts = random_points(engine.graph, 16, seed=5)
+    algorithms = client.get("/health").json()["algorithms"]
+    assert len(algorithms) == 6
+    for a, b in zip(pts[::2], pts[1::2], strict=False):
+        params = {"from": f"{a[0]},{a[1]}", "to": f"{b[0]},{b[1]}"}
+        durations = {}
+        for alg in algorithms:
+            f = client.get("/route", params={**params, "algorithm": alg}).json()
+            assert f["properties"]["algorithm"] == alg, f
+            durations[alg] = f["properties"]["duration_s"]
+        assert len(set(durations.values())) == 1, (a, b, durations)
+
+
+def test_nearest(client: httpx.Client) -> None:
+    fc = client.get("/nearest", params={"point": FROM, "number": 4}).json()
+    NearestCollection.model_validate(fc)
+    assert fc["type"] == "FeatureCollection" and len(fc["features"]) == 4
+    dists = [f["properties"]["distance_m"] for f in fc["features"]]
+    assert dists == sorted(dists)
+    assert fc["features"][0]["geometry"]["type"] == "Point"
+    assert client.get("/nearest", params={"point": FROM, "number": 1, "radius_m": 0.01}).json()["code"] == "NoSegment"
+
+
+def test_table(client: httpx.Client) -> None:
+    pts = [[7.4197, 43.7311], [7.4246, 43.7384], [7.42, 43.735]]
+    t = client.post("/table", json={"sources": pts}).json()
+    TableResponse.model_validate(t)
+    d = np.array(t["durations_s"], dtype=float)
+    assert d.shape == (3, 3) and (np.diag(d) == 0).all()
+    assert len(t["sources"]) == 3 and len(t["destinations"]) == 3
+    f = client.get("/route", params={"from": FROM, "to": TO}).json()["properties"]
+    assert math.isclose(d[0, 1], f["duration_s"], abs_tol=1e-6)
+    assert math.isclose(t["distances_m"][0][1], f["distance_m"], abs_tol=1e-6)
+    rect = client.post("/table", json={"sources": pts[:1], "destinations": pts}).json()
+    assert np.array(rect["durations_s"]).shape == (1, 3)
+
+
+BAD_ROUTES = [
+    ({"from": "abc", "to": TO}, "InvalidValue"),
+    ({"from": "", "to": TO}, "InvalidValue"),
+    ({"from": "7.4", "to": TO}, "InvalidValue"),
+    ({"from": "nan,43.7", "to": TO}, "InvalidValue"),
+    ({"from": "inf,43.7", "to": TO}, "InvalidValue"),
+    ({"from": "1e999,43.7", "to": TO}, "InvalidValue"),
+    ({"from": "181,43.7", "to": TO}, "InvalidValue"),
+    ({"from": "7.4,-91", "to": TO}, "InvalidValue"),
+    ({"from": FROM, "to": TO, "via": ";"}, "InvalidValue"),
+    ({"from": FROM, "to": TO, "algorithm": "bogus"}, "InvalidQuery"),
+    ({"to": TO}, "InvalidQuery"),
+    ({"from": FROM, "to": TO, "via": ";".join([VIA] * 499)}, "TooBig"),
+    ({"from": FROM, "to": "0,0"}, None),  # far from Monaco but still snaps (no radius limit): fine
+]
+
+
+@pytest.mark.parametrize(("params", "code"), BAD_ROUTES)
+def test_bad_route_input(client: httpx.Client, params: dict, code: str | None) -> None:
+    r = client.get("/route", params=params)
+    if code is None:
+        assert r.status_code in (200, 400)
+        return
+    assert r.status_code == 400, r.text
+    body = r.json()
+    assert body["code"] == code and body["message"], body
+
+
+@pytest.mark.parametrize(
+    ("body", "code"),
+    [
+        ({"coordinates": [[7.4, 43.7]]}, "InvalidQuery"),
+        ({"coordinates": [[7.4, 43.7], [200, 0]]}, "InvalidQuery"),
+        ({"coordinates": [[7.4, 43.7], [7.41, 43.73]], "extra": 1}, "InvalidQuery"),
+        ({"coordinates": [[7.4, 43.7], [7.41, 43.73]], "radiuses": [1.0]}, "InvalidValue"),
+        ({"coordinates": [[7.4197, 43.7311], [7.4246, 43.7384]], "radiuses": [0.001, None]}, "NoSegment"),
+        ({"coordinates": [[7.4, 43.7]] * 501}, "TooBig"),
+        ({"coordinates": "7.4,43.7"}, "InvalidQuery"),
+    ],
+)
+def test_bad_route_body(client: httpx.Client, body: dict, code: str) -> None:
+    r = client.post("/route", json=body)
+    assert r.status_code == 400 and r.json()["code"] == code, r.text
+
+
+def test_bad_requests_of_every_kind(client: httpx.Client) -> None:
+    r = client.post("/route", content=b"{not json", headers={"content-type": "application/json"})
+    assert r.status_code == 400 and r.json()["code"] == "InvalidQuery"
+    big = client.post("/table", content=b"[" + b"0," * 600_000 + b"0]", headers={"content-type": "application/json"})
+    assert big.status_code == 413 and big.json()["code"] == "TooBig"
+    assert client.post("/table", json={"sources": [[7.42, 43.73]] * 101}).json()["code"] == "TooBig"
+    assert client.post("/table", json={"sources": [], "destinations": []}).status_code == 400
+    assert client.get("/nearest", params={"point": FROM, "number": 101}).json()["code"] == "TooBig"
+    assert client.get("/nearest", params={"point": FROM, "number": 0}).status_code == 400
+    assert client.get("/nearest", params={"point": FROM, "number": "9" * 40}).status_code == 400
+    assert client.delete("/route").status_code == 405
+    assert client.put("/metrics").status_code == 405
+
+
+def test_no_route_native(client: httpx.Client, engine) -> None:
+    """A point pinned (small radius) into a pocket cut off from the rest: NoRoute, HTTP 400."""
+    g = engine.graph
+    comp = np.asarray(g.node_component)
+    main = int(np.nonzero(comp == 0)[0][0])
+    a = [float(g.node_lon[main]) / 1e7, float(g.node_lat[main]) / 1e7]
+    for c in range(1, int(comp.max()) + 1):
+        v = int(np.nonzero(comp == c)[0][0])
+        b = [float(g.node_lon[v]) / 1e7, float(g.node_lat[v]) / 1e7]
+        for pts, radii in (([a, b], [None, 2.0]), ([b, a], [2.0, None])):
+            r = client.post("/route", json={"coordinates": pts, "radiuses": radii})
+            if r.json().get("code") == "NoRoute":
+                assert r.status_code == 400 and r.json()["message"]
+                return
+    pytest.fail("no unreachable pair found in Monaco's small components")
+
+
+def test_metrics_and_cors(client: httpx.Client) -> None:
+    client.get("/route", params={"from": FROM, "to": TO})
+    client.get("/route/v1/driving/" + FROM + ";" + TO)
+    text = client.get("/metrics").text
+    assert "# TYPE starroute_requests_total counter" in text
+    assert 'endpoint="/route",status="200"' in text and 'endpoint="osrm_route",status="200"' in text
+    assert 'starroute_request_duration_seconds_bucket{endpoint="osrm_route",le="+Inf"}' in text
+    assert 'starroute_settled_nodes_count{algorithm="ch"}' in text
+    r = client.get("/route/v1/driving/" + FROM + ";" + TO, headers={"Origin": "http://map.example"})
+    assert r.headers.get("access-control-allow-origin") == "*"
+    pre = client.options("/route", headers={"Origin": "http://map.example", "Access-Control-Request-Method": "GET"})
+    assert pre.status_code == 200 and pre.headers.get("access-control-allow-origin") == "*"
+
+
+def test_openapi_documents_both_apis(client: httpx.Client) -> None:
+    spec = client.get("/openapi.json").json()
+    paths = spec["paths"]
+    for p in ("/route", "/nearest", "/table", "/health", "/metrics", "/route/v1/{profile}/{coordinates}"):
+        assert p in paths, p
+    assert "post" in paths["/route"] and "get" in paths["/route"]
+    assert client.get("/docs").status_code == 200
+
+
+def test_request_time_limit(monaco: Path) -> None:
+    """A search slower than the limit answers TooBig instead of hanging the request."""
+    base = api_server.shared(monaco, env={"STARROUTE_REQUEST_TIME_LIMIT_S": "0.000001"})
+    r = httpx.get(f"{base}/route", params={"from": FROM, "to": TO, "algorithm": "dijkstra"}, timeout=30)
+    assert r.status_code == 400 and r.json()["code"] == "TooBig", r.text
+    assert "time limit" in r.json()["message"]
+    assert httpx.get(f"{base}/route", params={"from": FROM, "to": TO}, timeout=30).status_code == 200  # CH inline
+
+
+def test_two_workers_share_the_graph(monaco: Path) -> None:
+    base = api_server.shared(monaco, "--workers", "2")
+    pids = set()
+    for _ in range(40):
+        with httpx.Client(base_url=base, timeout=30) as c:  # a new connection each time
+            pids.add(c.get("/health").json()["pid"])
+            assert c.get("/route/v1/driving/" + FROM + ";" + TO).json()["code"] == "Ok"
+        if len(pids) == 2:
+            break
+    assert len(pids) == 2
