@@ -1,0 +1,817 @@
+"""Contraction hierarchies: node ordering, bounded witness searches, shortcuts that unpack into original arcs.
+
+`build_ch(graph)` contracts nodes in rounds: each round takes the independent set of nodes whose priority is
+below all their neighbours' (ties on the smaller id), re-checks each with its contraction witness searches (a lazy
+update: a node that got more expensive than a neighbour waits for the next round), contracts them one after another,
+then re-estimates each neighbour of the round once. The priority is RoutingKit's
+`level + added/removed arcs + added/removed hops` (edge difference as a ratio, hop counts as a tie-break; `level`,
+the depth of contracted neighbours below a node, spreads contraction evenly). Witness searches are Dijkstra bounded
+by a settled-node count and by the longest path to witness; a missed witness only adds a shortcut, it never changes a
+distance. Everything that touches the graph runs in numba over flat arrays: a dynamic adjacency (per node one out- and
+one in-list in a shared pool), and a lazy-deletion witness heap whose distance rows are reset by timestamps.
+
+Input arcs: self-loops are dropped, parallel arcs (u, v) become one CH arc that keeps the minimum weight and unpacks to
+the original arc of that weight with the smallest arc id. Zero weights, unreachable parts and isolated nodes are fine.
+
+Arrays returned (every name starts with `ch_`; n nodes, U upward arcs, D downward arcs; "rank" = contraction order,
+0 first; searches run on ranks, `ch_rank`/`ch_order` translate at the boundary):
+
+| name | dtype | shape | meaning |
+|---|---|---|---|
+| `ch_rank` | int32 | [n] | node id -> rank |
+| `ch_order` | int32 | [n] | rank -> node id (inverse of `ch_rank`) |
+| `ch_up_first` | int32 | [n+1] | CSR offsets by rank of the upward graph (forward search): arcs `r -> higher rank` |
+| `ch_up_head` | int32 | [U] | head rank of each upward arc (> its tail rank), sorted by head within a tail |
+| `ch_up_weight` | int32 | [U] | weight (ds) of the arc = of its unpacked path |
+| `ch_up_dist` | int32 | [U] | distance (dm) of its unpacked path |
+| `ch_down_first` | int32 | [n+1] | CSR offsets by rank of the downward graph (backward search): arcs `higher -> r` |
+| `ch_down_tail` | int32 | [D] | tail rank of each downward arc (> its head rank `r`) |
+| `ch_down_weight` | int32 | [D] | weight (ds) |
+| `ch_down_dist` | int32 | [D] | distance (dm) of its unpacked path |
+| `ch_unpack_a` | int32 | [U+D] | per CH arc id (see below): original arc id, or the CH arc id of the first half |
+| `ch_unpack_b` | int32 | [U+D] | -1 for an original arc, else the CH arc id of the second half |
+
+CH arc ids: `g < U` is upward arc `g`, `g >= U` is downward arc `g - U`. A shortcut `u -> x` via middle node `v`
+(lower rank than both) unpacks into `a` = the arc `u -> v` (a downward arc of `v`) followed by `b` = the arc `v -> x`
+(an upward arc of `v`); recursing until `b == -1` yields the exact original arc ids in path order.
+
+Metadata: node/arc/shortcut counts, `shortcuts_per_arc`, witness limits, `seconds` per phase, search counters.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numba as nb
+import numpy as np
+
+from .artifacts import Graph
+
+WITNESS_SETTLE_LIMIT = 100  # settled nodes per witness search when a node is contracted
+PRIORITY_SETTLE_LIMIT = 30  # ... when only its priority is estimated
+WITNESS_HEAP_CAPACITY = 1 << 16  # a full witness heap ends the search (safe: only adds shortcuts)
+
+_I32MAX = 2**31 - 1
+
+# state vector slots
+ST_POOL_END = 0
+ST_NREC = 1
+ST_DONE = 2
+ST_UP = 3
+ST_DOWN = 4
+ST_LEFT = 5
+ST_STAMP = 6
+ST_OVERFLOW = 7
+ST_SEARCHES = 8
+ST_SETTLED = 9
+ST_LAZY = 10
+ST_ROUNDS = 12
+ST_RELAXED = 11
+ST_LEN = 16
+
+# arc record columns (int32 [R, 8])
+R_TAIL = 0
+R_HEAD = 1
+R_W = 2
+R_D = 3
+R_A = 4  # original arc id (R_B == -1) or record id of the first half
+R_B = 5  # -1 or record id of the second half
+R_HOPS = 6  # number of original arcs it unpacks into (saturating)
+R_POS = 7  # final position: >= 0 upward arc, < 0 downward arc -(pos+1)
+R_COLS = 8
+
+# witness rows (int64 [n, 4]): tentative distance, its stamp, target stamp, needed length (-1 = witnessed)
+W_DIST = 0
+W_STAMP = 1
+W_TMARK = 2
+W_NEED = 3
+
+# pool columns (int32 [P, 3]): neighbour, weight, record id
+P_NB = 0
+P_W = 1
+P_REC = 2
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# witness heap: lazy-deletion binary heap of (int64 key, int32 node), ties on the smaller node
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def _wless(keys: np.ndarray, nodes: np.ndarray, i: int, j: int) -> bool:
+    return keys[i] < keys[j] or (keys[i] == keys[j] and nodes[i] < nodes[j])
+
+
+@nb.njit(cache=True, nogil=True)
+def _wpush(keys: np.ndarray, nodes: np.ndarray, size: int, key: int, node: int) -> int:
+    i = size
+    keys[i] = key
+    nodes[i] = node
+    while i > 0:
+        p = (i - 1) >> 1
+        if _wless(keys, nodes, i, p):
+            keys[i], keys[p] = keys[p], keys[i]
+            nodes[i], nodes[p] = nodes[p], nodes[i]
+            i = p
+        else:
+            break
+    return size + 1
+
+
+@nb.njit(cache=True, nogil=True)
+def _wpop(keys: np.ndarray, nodes: np.ndarray, size: int) -> tuple[int, int, int]:
+    key = keys[0]
+    node = nodes[0]
+    size -= 1
+    if size > 0:
+        keys[0] = keys[size]
+        nodes[0] = nodes[size]
+        i = 0
+        while True:
+            c = 2 * i + 1
+            if c >= size:
+                break
+            if c + 1 < size and _wless(keys, nodes, c + 1, c):
+                c += 1
+            if _wless(keys, nodes, c, i):
+                keys[i], keys[c] = keys[c], keys[i]
+                nodes[i], nodes[c] = nodes[c], nodes[i]
+                i = c
+            else:
+                break
+    return key, node, size
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# dynamic adjacency: list id 2*v = out-list of v, 2*v+1 = in-list; each list is a block [start, start+cap) of the pool
+
+
+@nb.njit(cache=True, nogil=True)
+def _pool_make_room(
+    pool: np.ndarray, lst_start: np.ndarray, lst_len: np.ndarray, lst_cap: np.ndarray, st: np.ndarray, need: int
+) -> np.ndarray:
+    """Compact the live lists (in place when that frees enough, else into a larger pool); returns the pool."""
+    live = 0
+    for i in range(lst_cap.shape[0]):
+        live += lst_cap[i]
+    if live + need <= pool.shape[0] // 2:
+        dst = pool
+    else:
+        size = max(2 * pool.shape[0], 2 * (live + need))
+        dst = np.empty((size, 3), dtype=np.int32)
+    order = np.argsort(lst_start)
+    end = 0
+    for k in range(order.shape[0]):
+        lid = order[k]
+        c = lst_cap[lid]
+        if c == 0:
+            continue
+        s = lst_start[lid]
+        for j in range(lst_len[lid]):
+            dst[end + j, 0] = pool[s + j, 0]
+            dst[end + j, 1] = pool[s + j, 1]
+            dst[end + j, 2] = pool[s + j, 2]
+        lst_start[lid] = end
+        end += c
+    st[ST_POOL_END] = end
+    return dst
+
+
+@nb.njit(cache=True, nogil=True)
+def _list_append(
+    pool: np.ndarray,
+    lst_start: np.ndarray,
+    lst_len: np.ndarray,
+    lst_cap: np.ndarray,
+    st: np.ndarray,
+    lid: int,
+    nbr: int,
+    w: int,
+    rid: int,
+) -> np.ndarray:
+    ln = lst_len[lid]
+    if ln == lst_cap[lid]:
+        newcap = max(4, 2 * ln)
+        if st[ST_POOL_END] + newcap > pool.shape[0]:
+            pool = _pool_make_room(pool, lst_start, lst_len, lst_cap, st, newcap)
+        s = st[ST_POOL_END]
+        old = lst_start[lid]
+        for j in range(ln):
+            pool[s + j, 0] = pool[old + j, 0]
+            pool[s + j, 1] = pool[old + j, 1]
+            pool[s + j, 2] = pool[old + j, 2]
+        lst_start[lid] = s
+        lst_cap[lid] = newcap
+        st[ST_POOL_END] = s + newcap
+    p = lst_start[lid] + ln
+    pool[p, P_NB] = nbr
+    pool[p, P_W] = w
+    pool[p, P_REC] = rid
+    lst_len[lid] = ln + 1
+    return pool
+
+
+@nb.njit(cache=True, nogil=True)
+def _list_remove(pool: np.ndarray, lst_start: np.ndarray, lst_len: np.ndarray, lid: int, nbr: int) -> None:
+    s = lst_start[lid]
+    ln = lst_len[lid]
+    for j in range(s, s + ln):
+        if pool[j, P_NB] == nbr:
+            last = s + ln - 1
+            pool[j, 0] = pool[last, 0]
+            pool[j, 1] = pool[last, 1]
+            pool[j, 2] = pool[last, 2]
+            lst_len[lid] = ln - 1
+            return
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# witness search and node evaluation
+
+
+@nb.njit(cache=True, nogil=True)
+def _witness(
+    u: int,
+    v: int,
+    maxw: int,
+    limit: int,
+    remaining: int,
+    pool: np.ndarray,
+    lst_start: np.ndarray,
+    lst_len: np.ndarray,
+    wd: np.ndarray,
+    wk: np.ndarray,
+    wn: np.ndarray,
+    cur: int,
+    st: np.ndarray,
+) -> None:
+    """Dijkstra from `u` avoiding `v`, up to `limit` settled nodes and keys <= `maxw`.
+
+    `wd[y]` = (dist, dist stamp, target stamp, need): targets are the nodes with target stamp `cur`; a target is
+    witnessed (need set to -1) as soon as a path of length <= need is known. Stops once `remaining` targets are.
+    """
+    cap = wk.shape[0]
+    wd[u, W_DIST] = 0
+    wd[u, W_STAMP] = cur
+    size = _wpush(wk, wn, 0, 0, u)
+    pops = 0
+    relaxed = 0
+    while size > 0:
+        k, x, size = _wpop(wk, wn, size)
+        if k != wd[x, W_DIST]:
+            continue
+        pops += 1
+        if pops > limit:
+            break
+        s = lst_start[2 * x]
+        ln = lst_len[2 * x]
+        relaxed += ln
+        for e in range(s, s + ln):
+            y = pool[e, P_NB]
+            if y == v:
+                continue
+            nd = k + pool[e, P_W]
+            if nd > maxw:
+                continue
+            if wd[y, W_STAMP] != cur or nd < wd[y, W_DIST]:
+                wd[y, W_STAMP] = cur
+                wd[y, W_DIST] = nd
+                if wd[y, W_TMARK] == cur and nd <= wd[y, W_NEED]:
+                    wd[y, W_NEED] = -1
+                    remaining -= 1
+                    if remaining == 0:
+                        size = 0
+                        break
+                if size < cap:
+                    size = _wpush(wk, wn, size, nd, y)
+    st[ST_SETTLED] += pops
+    st[ST_RELAXED] += relaxed
+
+
+@nb.njit(cache=True, nogil=True)
+def _evaluate(
+    v: int,
+    limit: int,
+    commit: bool,
+    pool: np.ndarray,
+    lst_start: np.ndarray,
+    lst_len: np.ndarray,
+    rec: np.ndarray,
+    wd: np.ndarray,
+    wk: np.ndarray,
+    wn: np.ndarray,
+    st: np.ndarray,
+    pend: np.ndarray,
+) -> tuple[int, int, int, np.ndarray]:
+    """Shortcuts needed to contract `v`: (count, hops, pending rows written, pending buffer).
+
+    With `commit`, each shortcut is written to `pend` as (u, x, weight, dist, record u->v, record v->x, hops).
+    """
+    os_ = lst_start[2 * v]
+    ol = lst_len[2 * v]
+    is_ = lst_start[2 * v + 1]
+    il = lst_len[2 * v + 1]
+    added = 0
+    added_hops = 0
+    npend = 0
+    if ol == 0 or il == 0:
+        return 0, 0, 0, pend
+    for i in range(is_, is_ + il):
+        u = pool[i, P_NB]
+        wuv = np.int64(pool[i, P_W])
+        ruv = pool[i, P_REC]
+        st[ST_STAMP] += 1
+        cur = st[ST_STAMP]
+        ntargets = 0
+        maxw = np.int64(0)
+        for j in range(os_, os_ + ol):
+            x = pool[j, P_NB]
+            if x == u:
+                continue
+            need = wuv + pool[j, P_W]
+            wd[x, W_TMARK] = cur
+            wd[x, W_NEED] = need
+            ntargets += 1
+            if need > maxw:
+                maxw = need
+        if ntargets == 0:
+            continue
+        st[ST_SEARCHES] += 1
+        _witness(u, v, maxw, limit, ntargets, pool, lst_start, lst_len, wd, wk, wn, cur, st)
+        for j in range(os_, os_ + ol):
+            x = pool[j, P_NB]
+            if x == u or wd[x, W_NEED] < 0:
+                continue
+            rvx = pool[j, P_REC]
+            hops = min(rec[ruv, R_HOPS] + rec[rvx, R_HOPS], _I32MAX)
+            added += 1
+            added_hops += hops
+            if commit:
+                if npend == pend.shape[0]:
+                    bigger = np.empty((2 * pend.shape[0], 7), dtype=np.int64)
+                    bigger[:npend] = pend[:npend]
+                    pend = bigger
+                pend[npend, 0] = u
+                pend[npend, 1] = x
+                pend[npend, 2] = wuv + pool[j, P_W]
+                pend[npend, 3] = np.int64(rec[ruv, R_D]) + rec[rvx, R_D]
+                pend[npend, 4] = ruv
+                pend[npend, 5] = rvx
+                pend[npend, 6] = hops
+                npend += 1
+    return added, added_hops, npend, pend
+
+
+@nb.njit(cache=True, nogil=True)
+def _priority(
+    v: int,
+    added: int,
+    added_hops: int,
+    pool: np.ndarray,
+    lst_start: np.ndarray,
+    lst_len: np.ndarray,
+    rec: np.ndarray,
+    level: np.ndarray,
+) -> float:
+    removed = 1
+    removed_hops = 1
+    for lid in (2 * v, 2 * v + 1):
+        s = lst_start[lid]
+        ln = lst_len[lid]
+        removed += ln
+        for e in range(s, s + ln):
+            removed_hops += rec[pool[e, P_REC], R_HOPS]
+    return level[v] + added / removed + added_hops / removed_hops
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# contraction driver
+
+
+@nb.njit(cache=True, nogil=True)
+def _init_lists(
+    n: int, rec: np.ndarray, nrec: int, lst_start: np.ndarray, lst_len: np.ndarray, lst_cap: np.ndarray
+) -> np.ndarray:
+    """Lay out out/in lists for the base records (cap = len + 2) and fill them; returns the pool."""
+    for r in range(nrec):
+        lst_cap[2 * rec[r, R_TAIL]] += 1
+        lst_cap[2 * rec[r, R_HEAD] + 1] += 1
+    total = 0
+    for lid in range(2 * n):
+        lst_cap[lid] += 2
+        lst_start[lid] = total
+        total += lst_cap[lid]
+    pool = np.empty((2 * total + 16, 3), dtype=np.int32)
+    for r in range(nrec):
+        lid = 2 * rec[r, R_TAIL]
+        p = lst_start[lid] + lst_len[lid]
+        pool[p, P_NB] = rec[r, R_HEAD]
+        pool[p, P_W] = rec[r, R_W]
+        pool[p, P_REC] = r
+        lst_len[lid] += 1
+        lid = 2 * rec[r, R_HEAD] + 1
+        p = lst_start[lid] + lst_len[lid]
+        pool[p, P_NB] = rec[r, R_TAIL]
+        pool[p, P_W] = rec[r, R_W]
+        pool[p, P_REC] = r
+        lst_len[lid] += 1
+    return pool
+
+
+@nb.njit(cache=True, nogil=True)
+def _init_priorities(
+    lo: int,
+    hi: int,
+    limit: int,
+    pool: np.ndarray,
+    lst_start: np.ndarray,
+    lst_len: np.ndarray,
+    rec: np.ndarray,
+    level: np.ndarray,
+    prio: np.ndarray,
+    wd: np.ndarray,
+    wk: np.ndarray,
+    wn: np.ndarray,
+    st: np.ndarray,
+    pend: np.ndarray,
+) -> None:
+    for v in range(lo, hi):
+        a, h, _, _ = _evaluate(v, limit, False, pool, lst_start, lst_len, rec, wd, wk, wn, st, pend)
+        prio[v] = _priority(v, a, h, pool, lst_start, lst_len, rec, level)
+
+
+@nb.njit(cache=True, nogil=True)
+def _commit(
+    npend: int,
+    pend: np.ndarray,
+    pool: np.ndarray,
+    lst_start: np.ndarray,
+    lst_len: np.ndarray,
+    lst_cap: np.ndarray,
+    rec: np.ndarray,
+    st: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Insert the pending shortcuts (or lower an existing arc u->x in place); returns (pool, rec)."""
+    for k in range(npend):
+        u = pend[k, 0]
+        x = pend[k, 1]
+        w = pend[k, 2]
+        d = pend[k, 3]
+        if w > _I32MAX or d > _I32MAX:
+            st[ST_OVERFLOW] = 1
+            w = min(w, _I32MAX)
+            d = min(d, _I32MAX)
+        s = lst_start[2 * u]
+        found = -1
+        for e in range(s, s + lst_len[2 * u]):
+            if pool[e, P_NB] == x:
+                found = e
+                break
+        if found >= 0:
+            if w < pool[found, P_W]:
+                rid = pool[found, P_REC]
+                rec[rid, R_W] = w
+                rec[rid, R_D] = d
+                rec[rid, R_A] = pend[k, 4]
+                rec[rid, R_B] = pend[k, 5]
+                rec[rid, R_HOPS] = pend[k, 6]
+                pool[found, P_W] = w
+                s2 = lst_start[2 * x + 1]
+                for e in range(s2, s2 + lst_len[2 * x + 1]):
+                    if pool[e, P_NB] == u:
+                        pool[e, P_W] = w
+                        break
+            continue
+        rid = st[ST_NREC]
+        if rid == rec.shape[0]:
+            bigger = np.empty((rec.shape[0] + rec.shape[0] // 2 + 16, R_COLS), dtype=np.int32)
+            bigger[:rid] = rec[:rid]
+            rec = bigger
+        rec[rid, R_TAIL] = u
+        rec[rid, R_HEAD] = x
+        rec[rid, R_W] = w
+        rec[rid, R_D] = d
+        rec[rid, R_A] = pend[k, 4]
+        rec[rid, R_B] = pend[k, 5]
+        rec[rid, R_HOPS] = pend[k, 6]
+        rec[rid, R_POS] = 0
+        st[ST_NREC] = rid + 1
+        pool = _list_append(pool, lst_start, lst_len, lst_cap, st, 2 * u, x, w, rid)
+        pool = _list_append(pool, lst_start, lst_len, lst_cap, st, 2 * x + 1, u, w, rid)
+    return pool, rec
+
+
+@nb.njit(cache=True, nogil=True)
+def _finalize_node(
+    v: int,
+    pool: np.ndarray,
+    lst_start: np.ndarray,
+    lst_len: np.ndarray,
+    lst_cap: np.ndarray,
+    rec: np.ndarray,
+    st: np.ndarray,
+    rank: np.ndarray,
+    up_first: np.ndarray,
+    down_first: np.ndarray,
+) -> None:
+    """Give `v` the next rank, make its remaining arcs final (up = out, down = in) and detach it from the graph."""
+    r = st[ST_DONE]
+    rank[v] = r
+    s = lst_start[2 * v]
+    for e in range(s, s + lst_len[2 * v]):
+        rec[pool[e, P_REC], R_POS] = st[ST_UP]
+        st[ST_UP] += 1
+        _list_remove(pool, lst_start, lst_len, 2 * pool[e, P_NB] + 1, v)
+    s = lst_start[2 * v + 1]
+    for e in range(s, s + lst_len[2 * v + 1]):
+        rec[pool[e, P_REC], R_POS] = -(st[ST_DOWN] + 1)
+        st[ST_DOWN] += 1
+        _list_remove(pool, lst_start, lst_len, 2 * pool[e, P_NB], v)
+    up_first[r + 1] = st[ST_UP]
+    down_first[r + 1] = st[ST_DOWN]
+    for lid in (2 * v, 2 * v + 1):
+        lst_len[lid] = 0
+        lst_cap[lid] = 0
+    st[ST_DONE] = r + 1
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def _before(prio: np.ndarray, a: int, pa: float, b: int) -> bool:
+    """Node `a` with priority `pa` goes before node `b` (ties on the smaller id)."""
+    return pa < prio[b] or (pa == prio[b] and a < b)
+
+
+@nb.njit(cache=True, nogil=True)
+def _is_local_min(
+    v: int, pv: float, prio: np.ndarray, pool: np.ndarray, lst_start: np.ndarray, lst_len: np.ndarray
+) -> bool:
+    for lid in (2 * v, 2 * v + 1):
+        s = lst_start[lid]
+        for e in range(s, s + lst_len[lid]):
+            if not _before(prio, v, pv, pool[e, P_NB]):
+                return False
+    return True
+
+
+@nb.njit(cache=True, nogil=True)
+def _contract_rounds(
+    max_nodes: int,
+    lim_c: int,
+    lim_s: int,
+    pool: np.ndarray,
+    rec: np.ndarray,
+    lst_start: np.ndarray,
+    lst_len: np.ndarray,
+    lst_cap: np.ndarray,
+    st: np.ndarray,
+    level: np.ndarray,
+    prio: np.ndarray,
+    remaining: np.ndarray,
+    flag: np.ndarray,
+    wd: np.ndarray,
+    wk: np.ndarray,
+    wn: np.ndarray,
+    rank: np.ndarray,
+    up_first: np.ndarray,
+    down_first: np.ndarray,
+    pend: np.ndarray,
+    batch: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Contract rounds of independent nodes until `max_nodes` more are done; returns (pool, rec, pend).
+
+    A round takes every uncontracted node whose priority is below all its neighbours' (an independent set), re-checks
+    it with the contraction's own witness searches (lazy update: a node that is no longer a local minimum waits for
+    the next round), contracts it, and finally re-estimates each neighbour of the round once.
+    `remaining[:st[ST_LEFT]]` lists the uncontracted nodes; `flag` is -1 for contracted nodes.
+    """
+    goal = st[ST_DONE] + max_nodes
+    while st[ST_LEFT] > 0 and st[ST_DONE] < goal:
+        nrem = st[ST_LEFT]
+        nbatch = 0
+        for i in range(nrem):
+            v = remaining[i]
+            if _is_local_min(v, prio[v], prio, pool, lst_start, lst_len):
+                batch[nbatch] = v
+                nbatch += 1
+        st[ST_STAMP] += 1
+        mark = st[ST_STAMP]
+        for i in range(nbatch):
+            v = batch[i]
+            added, hops, npend, pend = _evaluate(v, lim_c, True, pool, lst_start, lst_len, rec, wd, wk, wn, st, pend)
+            p = _priority(v, added, hops, pool, lst_start, lst_len, rec, level)
+            if p > prio[v] and not _is_local_min(v, p, prio, pool, lst_start, lst_len):
+                prio[v] = p
+                st[ST_LAZY] += 1
+                continue
+            pool, rec = _commit(npend, pend, pool, lst_start, lst_len, lst_cap, rec, st)
+            lv = level[v] + 1
+            for lid in (2 * v, 2 * v + 1):
+                s = lst_start[lid]
+                for e in range(s, s + lst_len[lid]):
+                    y = pool[e, P_NB]
+                    if level[y] < lv:
+                        level[y] = lv
+                    flag[y] = mark
+            _finalize_node(v, pool, lst_start, lst_len, lst_cap, rec, st, rank, up_first, down_first)
+            flag[v] = -1
+        k = 0
+        for i in range(nrem):
+            v = remaining[i]
+            if flag[v] == -1:
+                continue
+            remaining[k] = v
+            k += 1
+            if flag[v] == mark:
+                a, h, _, pend = _evaluate(v, lim_s, False, pool, lst_start, lst_len, rec, wd, wk, wn, st, pend)
+                prio[v] = _priority(v, a, h, pool, lst_start, lst_len, rec, level)
+        st[ST_LEFT] = k
+        st[ST_ROUNDS] += 1
+    return pool, rec, pend
+
+
+# --------------------------------------------------------------------------------------------------------------------
+
+
+def _base_records(graph: Graph) -> tuple[np.ndarray, int]:
+    """One record per distinct (tail, head), tail != head: the min-weight arc, ties on the smallest arc id."""
+    tail = np.asarray(graph.arc_tail, dtype=np.int64)
+    head = np.asarray(graph.arc_head, dtype=np.int64)
+    weight = np.asarray(graph.arc_weight, dtype=np.int64)
+    dist = np.asarray(graph.arc_dist, dtype=np.int64)
+    ids = np.flatnonzero(tail != head)
+    order = ids[np.lexsort((ids, weight[ids], head[ids], tail[ids]))]
+    if len(order):
+        t, h = tail[order], head[order]
+        first = np.ones(len(order), dtype=bool)
+        first[1:] = (t[1:] != t[:-1]) | (h[1:] != h[:-1])
+        order = order[first]
+    b = len(order)
+    if b and (weight[order].min() < 0 or dist[order].min() < 0):
+        raise ValueError("arc weights and distances must be >= 0")
+    rec = np.zeros((max(2 * b + 16, 64), R_COLS), dtype=np.int32)
+    rec[:b, R_TAIL] = tail[order]
+    rec[:b, R_HEAD] = head[order]
+    rec[:b, R_W] = weight[order]
+    rec[:b, R_D] = dist[order]
+    rec[:b, R_A] = order
+    rec[:b, R_B] = -1
+    rec[:b, R_HOPS] = 1
+    return rec, b
+
+
+def build_ch(
+    graph: Graph,
+    progress: Callable[[int, int], None] | None = None,
+    *,
+    witness_settle_limit: int = WITNESS_SETTLE_LIMIT,
+    priority_settle_limit: int = PRIORITY_SETTLE_LIMIT,
+) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """Contract `graph` into a contraction hierarchy: (`ch_*` arrays, metadata); see the module docstring.
+
+    `progress(done, total)` is called with contracted-node counts. The witness limits bound settled nodes per
+    witness search (contraction / priority estimate); smaller limits build faster and add more shortcuts.
+    """
+    seconds: dict[str, float] = {}
+    t0 = time.perf_counter()
+    n = graph.num_nodes
+    m = graph.num_arcs
+    rec, nbase = _base_records(graph)
+    lst_start = np.zeros(2 * n, dtype=np.int64)
+    lst_len = np.zeros(2 * n, dtype=np.int32)
+    lst_cap = np.zeros(2 * n, dtype=np.int32)
+    pool = _init_lists(n, rec, nbase, lst_start, lst_len, lst_cap)
+    st = np.zeros(ST_LEN, dtype=np.int64)
+    st[ST_POOL_END] = int(lst_cap.sum())
+    st[ST_NREC] = nbase
+    level = np.zeros(n, dtype=np.int32)
+    prio = np.zeros(n, dtype=np.float64)
+    wd = np.zeros((n, 4), dtype=np.int64)
+    wk = np.empty(WITNESS_HEAP_CAPACITY, dtype=np.int64)
+    wn = np.empty(WITNESS_HEAP_CAPACITY, dtype=np.int32)
+    rank = np.full(n, -1, dtype=np.int32)
+    up_first = np.zeros(n + 1, dtype=np.int32)
+    down_first = np.zeros(n + 1, dtype=np.int32)
+    pend = np.empty((64, 7), dtype=np.int64)
+    remaining = np.arange(n, dtype=np.int32)
+    flag = np.zeros(n, dtype=np.int64)
+    batch = np.empty(max(n, 1), dtype=np.int32)
+    seconds["prepare"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    chunk = max(2000, n // 100)
+    for lo in range(0, n, 4 * chunk):
+        hi = min(n, lo + 4 * chunk)
+        _init_priorities(
+            lo, hi, priority_settle_limit, pool, lst_start, lst_len, rec, level, prio, wd, wk, wn, st, pend
+        )
+    st[ST_LEFT] = n
+    seconds["initial_priorities"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    if progress is not None:
+        progress(0, n)
+    while st[ST_DONE] < n:
+        pool, rec, pend = _contract_rounds(
+            chunk,
+            witness_settle_limit,
+            priority_settle_limit,
+            pool,
+            rec,
+            lst_start,
+            lst_len,
+            lst_cap,
+            st,
+            level,
+            prio,
+            remaining,
+            flag,
+            wd,
+            wk,
+            wn,
+            rank,
+            up_first,
+            down_first,
+            pend,
+            batch,
+        )
+        if progress is not None:
+            progress(int(st[ST_DONE]), n)
+    if st[ST_OVERFLOW]:
+        raise ValueError("a shortcut's weight or distance exceeds int32: the graph's weights are implausibly large")
+    seconds["contract"] = time.perf_counter() - t0
+    peak_pool = int(pool.shape[0])
+    del pool, lst_start, lst_len, lst_cap, wd
+
+    t0 = time.perf_counter()
+    arrays = _finalize(n, rec[: int(st[ST_NREC])], rank, up_first, down_first, int(st[ST_UP]), int(st[ST_DOWN]))
+    seconds["finalize"] = time.perf_counter() - t0
+
+    shortcuts = int(np.count_nonzero(arrays["ch_unpack_b"] >= 0))
+    ch_arcs = int(len(arrays["ch_unpack_b"]))
+    meta: dict[str, Any] = {
+        "nodes": n,
+        "input_arcs": m,
+        "base_arcs": int(nbase),
+        "ch_arcs": ch_arcs,
+        "up_arcs": int(st[ST_UP]),
+        "down_arcs": int(st[ST_DOWN]),
+        "shortcuts": shortcuts,
+        "shortcuts_per_arc": round(shortcuts / m, 4) if m else 0.0,
+        "max_level": int(level.max()) if n else 0,
+        "witness_settle_limit": int(witness_settle_limit),
+        "priority_settle_limit": int(priority_settle_limit),
+        "witness_searches": int(st[ST_SEARCHES]),
+        "witness_settled": int(st[ST_SETTLED]),
+        "rounds": int(st[ST_ROUNDS]),
+        "lazy_deferrals": int(st[ST_LAZY]),
+        "witness_relaxed": int(st[ST_RELAXED]),
+        "pool_entries": peak_pool,
+        "seconds": {k: round(v, 3) for k, v in seconds.items()},
+    }
+    return arrays, meta
+
+
+def _finalize(
+    n: int, rec: np.ndarray, rank: np.ndarray, up_first: np.ndarray, down_first: np.ndarray, nup: int, ndown: int
+) -> dict[str, np.ndarray]:
+    """Records -> rank-indexed upward/downward CSR graphs and the unpacking table."""
+    assert nup + ndown == len(rec), "every arc record must be final once all nodes are contracted"
+    pos = rec[:, R_POS].astype(np.int64)
+    is_up = pos >= 0
+    up_rec = np.empty(nup, dtype=np.int64)
+    up_rec[pos[is_up]] = np.flatnonzero(is_up)
+    down_rec = np.empty(ndown, dtype=np.int64)
+    down_rec[-pos[~is_up] - 1] = np.flatnonzero(~is_up)
+    # within a rank, sort upward arcs by head rank and downward arcs by tail rank (locality, determinism)
+    up_tail = rank[rec[up_rec, R_TAIL]]
+    up_head = rank[rec[up_rec, R_HEAD]]
+    up_rec = up_rec[np.lexsort((up_head, up_tail))]
+    down_tail = rank[rec[down_rec, R_TAIL]]
+    down_head = rank[rec[down_rec, R_HEAD]]
+    down_rec = down_rec[np.lexsort((down_tail, down_head))]
+    glob = np.empty(len(rec), dtype=np.int64)
+    glob[up_rec] = np.arange(nup)
+    glob[down_rec] = nup + np.arange(ndown)
+    all_rec = np.concatenate([up_rec, down_rec])
+    a = rec[all_rec, R_A].astype(np.int64)
+    b = rec[all_rec, R_B].astype(np.int64)
+    sc = b >= 0
+    a[sc] = glob[a[sc]]
+    b[sc] = glob[b[sc]]
+    order = np.empty(n, dtype=np.int32)
+    order[rank] = np.arange(n, dtype=np.int32)
+    return {
+        "ch_rank": rank.astype(np.int32),
+        "ch_order": order,
+        "ch_up_first": up_first.astype(np.int32),
+        "ch_up_head": rank[rec[up_rec, R_HEAD]].astype(np.int32),
+        "ch_up_weight": rec[up_rec, R_W].astype(np.int32),
+        "ch_up_dist": rec[up_rec, R_D].astype(np.int32),
+        "ch_down_first": down_first.astype(np.int32),
+        "ch_down_tail": rank[rec[down_rec, R_TAIL]].astype(np.int32),
+        "ch_down_weight": rec[down_rec, R_W].astype(np.int32),
+        "ch_down_dist": rec[down_rec, R_D].astype(np.int32),
+        "ch_unpack_a": a.astype(np.int32),
+        "ch_unpack_b": b.astype(np.int32),
+    }
