@@ -1,0 +1,73 @@
+"""The deployment files: Dockerfile conventions, the compose topology, and `docker compose config` validation.
+
+The validation needs only the docker CLI (its compose plugin, or the standalone `docker-compose`), no daemon; it
+is skipped where neither is installed. The static checks always run.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _compose_cli() -> list[str] | None:
+    if shutil.which("docker"):
+        probe = subprocess.run(["docker", "compose", "version"], capture_output=True, text=True, timeout=60)
+        if probe.returncode == 0:
+            return ["docker", "compose"]
+    if shutil.which("docker-compose"):
+        return ["docker-compose"]
+    return None
+
+
+def test_compose_config_validates() -> None:
+    cli = _compose_cli()
+    if cli is None:
+        pytest.skip("no docker compose CLI installed")
+    r = subprocess.run([*cli, "config", "-q"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    full = subprocess.run([*cli, "config"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert full.returncode == 0, full.stderr
+    resolved = yaml.safe_load(full.stdout)
+    assert resolved["services"]["api"]["depends_on"]["preprocess"]["condition"] == "service_completed_successfully"
+
+
+def test_compose_topology() -> None:
+    spec = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    services = spec["services"]
+    assert set(services) == {"preprocess", "api"}
+    pre, api = services["preprocess"], services["api"]
+    # one-shot preprocess of the extract in data/ into the graph volume
+    assert pre.get("restart") == "no"
+    assert pre["command"][0] == "preprocess" and any("/data/" in str(c) for c in pre["command"])
+    assert "./data:/data:ro" in pre["volumes"] and "graph:/graph" in pre["volumes"]
+    # api waits for it to succeed, mounts the graph read-only, and can be scaled
+    assert api["depends_on"]["preprocess"]["condition"] == "service_completed_successfully"
+    assert "graph:/graph:ro" in api["volumes"]
+    assert api["command"][0] == "serve"
+    assert "container_name" not in api, "a fixed container name prevents --scale"
+    for port in api.get("ports", []):
+        host = str(port).rsplit(":", 1)[0]
+        assert "-" in host or host.count(":") == 0, f"{port}: a single fixed host port prevents --scale"
+        assert str(port).startswith("127.0.0.1:"), "publish on loopback by default"
+    assert "graph" in spec["volumes"]
+
+
+def test_dockerfile_conventions() -> None:
+    text = (ROOT / "Dockerfile").read_text()
+    stages = re.findall(r"^FROM\s+(\S+)", text, flags=re.M)
+    assert len(stages) >= 2, "multi-stage build"
+    assert all("slim" in s for s in stages), stages
+    users = re.findall(r"^USER\s+(\S+)", text, flags=re.M)
+    assert users and users[-1] not in ("root", "0"), "runs as a non-root user"
+    assert re.search(r"^HEALTHCHECK\b.*?/health", text, flags=re.M | re.S)
+    assert re.search(r"^ENTRYPOINT\s+\[\"starroute\"\]", text, flags=re.M)
+    ignore = (ROOT / ".dockerignore").read_text().split()
+    assert ".git" in ignore and "graphs" in ignore
