@@ -7,6 +7,7 @@ and `arc` (the arc id). `MultiDiGraph` keeps every arc (edge key = arc id, self-
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -58,8 +59,6 @@ def networkx_astar_heuristic(graph: Graph, vmax_mps: float) -> Callable[[int, in
     cos = np.cos(lat)
     lat_l, lon_l, cos_l = lat.tolist(), lon.tolist(), cos.tolist()
     scale = 0.0 if vmax_mps <= 0 or not np.isfinite(vmax_mps) else 2.0 * EARTH_RADIUS_M * 10.0 / vmax_mps
-
-    import math
 
     def heuristic(u: int, v: int) -> float:
         s1 = math.sin((lat_l[v] - lat_l[u]) * 0.5)

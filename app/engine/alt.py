@@ -19,118 +19,20 @@ The maximum of consistent bounds is consistent, so `app.engine.astar`'s average 
 A "d - X" term of LM_BIG at every source seed proves T unreachable: the search returns at once.
 
 Active landmarks: per query the `active` landmarks with the largest bound on d(S, T) (evaluated at the seeds of
-both ends) are used, ties to the lower landmark index.
+both ends) are used, ties to the lower landmark index. `app.engine.astar.landmark_setup` computes the constants
+and the choice inside the search's one numba call.
 """
 
 from __future__ import annotations
 
-import numba as nb
 import numpy as np
 
 from preprocessing.artifacts import Graph
 
-from .astar import LM_BIG, LM_NONE, BidirectionalAStarSearch
+from .astar import BidirectionalAStarSearch, landmark_setup
 from .errors import GraphError
 
-_NEG = -(np.int64(1) << np.int64(62))
-_POS = np.int64(1) << np.int64(62)
-
-
-@nb.njit(cache=True, nogil=True)
-def alt_setup(lm_from, lm_to, s_nodes, s_w, t_nodes, t_w, cols, consts, valid):  # pragma: no cover - numba
-    """Fill the per-query landmark constants (module docstring) for the best `len(cols)` landmarks.
-
-    Returns the number of active landmarks, or -1 when a landmark proves that no target seed is reachable.
-    """
-    k_all = lm_from.shape[1]
-    est = np.full(k_all, -1, dtype=np.int64)
-    c_all = np.zeros((k_all, 4), dtype=np.int64)
-    v_all = np.zeros((k_all, 4), dtype=np.uint8)
-    for L in range(k_all):
-        y = _POS
-        for j in range(t_nodes.shape[0]):
-            f = lm_from[t_nodes[j], L]
-            if f != LM_NONE and np.int64(f) + t_w[j] < y:
-                y = np.int64(f) + t_w[j]
-        x = _NEG
-        ok_x = True
-        for j in range(t_nodes.shape[0]):
-            t = lm_to[t_nodes[j], L]
-            if t == LM_NONE:
-                ok_x = False
-                break
-            if np.int64(t) - t_w[j] > x:
-                x = np.int64(t) - t_w[j]
-        xs = _NEG
-        ok_xs = True
-        for i in range(s_nodes.shape[0]):
-            f = lm_from[s_nodes[i], L]
-            if f == LM_NONE:
-                ok_xs = False
-                break
-            if np.int64(f) - s_w[i] > xs:
-                xs = np.int64(f) - s_w[i]
-        ys = _POS
-        for i in range(s_nodes.shape[0]):
-            t = lm_to[s_nodes[i], L]
-            if t != LM_NONE and s_w[i] + np.int64(t) < ys:
-                ys = s_w[i] + np.int64(t)
-        c_all[L, 0] = y
-        c_all[L, 1] = x
-        c_all[L, 2] = xs
-        c_all[L, 3] = ys
-        v_all[L, 0] = y < _POS
-        v_all[L, 1] = ok_x
-        v_all[L, 2] = ok_xs
-        v_all[L, 3] = ys < _POS
-        # bound on d(S, T): min over source seeds of sw_i + pi_t(s_i), and min over targets of pi_s(t_j) + tw_j
-        e1 = _POS
-        for i in range(s_nodes.shape[0]):
-            v = s_nodes[i]
-            b = np.int64(0)
-            f = lm_from[v, L]
-            t = lm_to[v, L]
-            if v_all[L, 0] and f != LM_NONE and y - np.int64(f) > b:
-                b = y - np.int64(f)
-            if ok_x:
-                bb = (LM_BIG if t == LM_NONE else np.int64(t)) - x
-                if bb > b:
-                    b = bb
-            if s_w[i] + b < e1:
-                e1 = s_w[i] + b
-        e2 = _POS
-        for j in range(t_nodes.shape[0]):
-            v = t_nodes[j]
-            b = np.int64(0)
-            f = lm_from[v, L]
-            t = lm_to[v, L]
-            if ok_xs:
-                bb = (LM_BIG if f == LM_NONE else np.int64(f)) - xs
-                if bb > b:
-                    b = bb
-            if v_all[L, 3] and t != LM_NONE and ys - np.int64(t) > b:
-                b = ys - np.int64(t)
-            if t_w[j] + b < e2:
-                e2 = t_w[j] + b
-        e = max(e1, e2)
-        if e >= LM_BIG // 2:
-            return -1
-        est[L] = e
-    nact = 0
-    for _ in range(min(cols.shape[0], k_all)):
-        best = -1
-        for L in range(k_all):
-            if est[L] > 0 and (best < 0 or est[L] > est[best]):
-                best = L
-        if best < 0:
-            break
-        cols[nact] = best
-        for r in range(4):
-            consts[nact, r] = c_all[best, r]
-            valid[nact, r] = v_all[best, r]
-        est[best] = -1
-        nact += 1
-    return nact
+__all__ = ["ALTSearch", "landmark_setup"]
 
 
 class ALTSearch(BidirectionalAStarSearch):
@@ -152,9 +54,4 @@ class ALTSearch(BidirectionalAStarSearch):
         self.cols = np.zeros(k, dtype=np.int32)
         self.consts = np.zeros((k, 4), dtype=np.int64)
         self.valid = np.zeros((k, 4), dtype=np.uint8)
-        self.active = active
-
-    def _landmarks(self, s_nodes: np.ndarray, s_w: np.ndarray, t_nodes: np.ndarray, t_w: np.ndarray) -> int:
-        if self.active <= 0 or self.lm_from.shape[1] == 0:
-            return 0
-        return int(alt_setup(self.lm_from, self.lm_to, s_nodes, s_w, t_nodes, t_w, self.cols, self.consts, self.valid))
+        self.lm_max = k if active > 0 and self.lm_from.shape[1] > 0 else 0

@@ -13,8 +13,10 @@ Dijkstra on one reduced graph with sources S and T. Its stopping rule `top_f' + 
 (`top_f' = k_f - p_f(S)`, `top_r' = k_r - p_r(T)`, `mu' = mu + p_f(T) - p_f(S)`) simplifies, because
 `p_r = -p_f`, to `k_f + k_r >= mu` on the raw keys `k_f = d_f + p_f`, `k_r = d_r + p_r`. The potentials of S and T
 never enter; they only need to exist (`pi_t(S) = min_i(sw_i + pi_t(s_i))` and alike are consistent choices).
+The two directions are balanced by how far each has advanced from its first key.
 
-`ALTSearch` (app.engine.alt) reuses the bidirectional kernel with landmark terms max'ed into `pi_t` / `pi_s`.
+`ALTSearch` (app.engine.alt) runs the same kernel with landmark terms max'ed into `pi_t` / `pi_s`; the landmark
+constants are derived here (`landmark_setup`) so that one numba call answers a query.
 """
 
 from __future__ import annotations
@@ -27,18 +29,35 @@ import numpy as np
 
 from preprocessing.artifacts import Graph
 
-from .dijkstra import INF, BidirectionalSearchBase, SearchBase, forward_chain, seed_arrays
-from .geo import gc_unit_m, node_geo, point_unit
+from .dijkstra import INF, BidirectionalSearchBase, SearchBase, finish_bidirectional, forward_chain, seed_arrays
+from .geo import gc_unit_m, node_geo
 from .heap import heap_pop, heap_push
 from .types import SearchResult, Seeds
 
 LM_NONE = np.uint32(0xFFFFFFFF)  # landmark-distance sentinel: unreachable (same value as preprocessing.landmarks)
 LM_BIG = np.int64(1) << np.int64(40)  # stands in for an infinite landmark distance where that keeps consistency
+_NEG = -(np.int64(1) << np.int64(62))
+_POS = np.int64(1) << np.int64(62)
+_NO_LM = np.zeros((1, 1), dtype=np.uint32)
+
+# A point array `p` (float64 [6]) is (x, y, z, shift, lon, lat): the caller writes lon/lat (degrees), the kernels
+# fill the unit vector and the per-query shift.
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def _set_point(p):  # pragma: no cover - numba
+    la = math.radians(p[5])
+    lo = math.radians(p[4])
+    c = math.cos(la)
+    p[0] = c * math.cos(lo)
+    p[1] = c * math.sin(lo)
+    p[2] = math.sin(la)
+    p[3] = 0.0
 
 
 @nb.njit(cache=True, nogil=True, inline="always")
 def _gc_bound(v, xyz, scale, p):  # pragma: no cover - numba
-    """max(0, floor(scale * gc(v, point) - shift)) with p = (x, y, z, shift): the straight-line bound in whole ds."""
+    """max(0, floor(scale * gc(v, point) - shift)): the straight-line bound in whole ds."""
     r = scale * gc_unit_m(xyz[v, 0], xyz[v, 1], xyz[v, 2], p[0], p[1], p[2]) - p[3]
     if r <= 0.0:
         return 0.0
@@ -46,8 +65,9 @@ def _gc_bound(v, xyz, scale, p):  # pragma: no cover - numba
 
 
 @nb.njit(cache=True, nogil=True)
-def gc_shift(nodes, weights, xyz, scale, p):  # pragma: no cover - numba
-    """The per-query shift c = max(0, max_j(scale * gc(seed_j, point) - weight_j)) of the straight-line bound."""
+def prepare_point(nodes, weights, xyz, scale, p):  # pragma: no cover - numba
+    """Fill p's unit vector and its shift c = max(0, max_j(scale * gc(seed_j, point) - weight_j))."""
+    _set_point(p)
     c = 0.0
     for j in range(nodes.shape[0]):
         v = nodes[j]
@@ -55,7 +75,7 @@ def gc_shift(nodes, weights, xyz, scale, p):  # pragma: no cover - numba
         r -= weights[j]
         if r > c:
             c = r
-    return c
+    p[3] = c
 
 
 @nb.njit(cache=True, nogil=True, inline="always")
@@ -120,14 +140,112 @@ def _pf(v, pot, pot_st, q, xyz, scale, tp, sp, lm_from, lm_to, cols, consts, val
 
 
 @nb.njit(cache=True, nogil=True)
+def landmark_setup(lm_from, lm_to, s_nodes, s_w, t_nodes, t_w, cols, consts, valid):  # pragma: no cover - numba
+    """Fill the per-query landmark constants (app.engine.alt docstring) for the best `len(cols)` landmarks.
+
+    Returns the number of active landmarks, or -1 when a landmark proves that no target seed is reachable.
+    """
+    k_all = lm_from.shape[1]
+    est = np.full(k_all, -1, dtype=np.int64)
+    c_all = np.zeros((k_all, 4), dtype=np.int64)
+    v_all = np.zeros((k_all, 4), dtype=np.uint8)
+    for L in range(k_all):
+        y = _POS
+        for j in range(t_nodes.shape[0]):
+            f = lm_from[t_nodes[j], L]
+            if f != LM_NONE and np.int64(f) + t_w[j] < y:
+                y = np.int64(f) + t_w[j]
+        x = _NEG
+        ok_x = True
+        for j in range(t_nodes.shape[0]):
+            t = lm_to[t_nodes[j], L]
+            if t == LM_NONE:
+                ok_x = False
+                break
+            if np.int64(t) - t_w[j] > x:
+                x = np.int64(t) - t_w[j]
+        xs = _NEG
+        ok_xs = True
+        for i in range(s_nodes.shape[0]):
+            f = lm_from[s_nodes[i], L]
+            if f == LM_NONE:
+                ok_xs = False
+                break
+            if np.int64(f) - s_w[i] > xs:
+                xs = np.int64(f) - s_w[i]
+        ys = _POS
+        for i in range(s_nodes.shape[0]):
+            t = lm_to[s_nodes[i], L]
+            if t != LM_NONE and s_w[i] + np.int64(t) < ys:
+                ys = s_w[i] + np.int64(t)
+        c_all[L, 0] = y
+        c_all[L, 1] = x
+        c_all[L, 2] = xs
+        c_all[L, 3] = ys
+        v_all[L, 0] = y < _POS
+        v_all[L, 1] = ok_x
+        v_all[L, 2] = ok_xs
+        v_all[L, 3] = ys < _POS
+        # bound on d(S, T): min over source seeds of sw_i + pi_t(s_i), and min over targets of pi_s(t_j) + tw_j
+        e1 = _POS
+        for i in range(s_nodes.shape[0]):
+            v = s_nodes[i]
+            b = np.int64(0)
+            f = lm_from[v, L]
+            t = lm_to[v, L]
+            if v_all[L, 0] and f != LM_NONE and y - np.int64(f) > b:
+                b = y - np.int64(f)
+            if ok_x:
+                bb = (LM_BIG if t == LM_NONE else np.int64(t)) - x
+                if bb > b:
+                    b = bb
+            if s_w[i] + b < e1:
+                e1 = s_w[i] + b
+        e2 = _POS
+        for j in range(t_nodes.shape[0]):
+            v = t_nodes[j]
+            b = np.int64(0)
+            f = lm_from[v, L]
+            t = lm_to[v, L]
+            if ok_xs:
+                bb = (LM_BIG if f == LM_NONE else np.int64(f)) - xs
+                if bb > b:
+                    b = bb
+            if v_all[L, 3] and t != LM_NONE and ys - np.int64(t) > b:
+                b = ys - np.int64(t)
+            if t_w[j] + b < e2:
+                e2 = t_w[j] + b
+        e = max(e1, e2)
+        if e >= LM_BIG // 2:
+            return -1
+        est[L] = e
+    nact = 0
+    for _ in range(min(cols.shape[0], k_all)):
+        best = -1
+        for L in range(k_all):
+            if est[L] > 0 and (best < 0 or est[L] > est[best]):
+                best = L
+        if best < 0:
+            break
+        cols[nact] = best
+        for r in range(4):
+            consts[nact, r] = c_all[best, r]
+            valid[nact, r] = v_all[best, r]
+        est[best] = -1
+        nact += 1
+    return nact
+
+
+@nb.njit(cache=True, nogil=True)
 def bound_table(
-    s_nodes, s_w, t_nodes, t_w, xyz, scale, tp, sp, lm_from, lm_to, cols, consts, valid, nact, out_t, out_s
+    s_nodes, s_w, t_nodes, t_w, xyz, scale, tp, sp, lm_from, lm_to, cols, consts, valid, lm_max, out_t, out_s
 ):  # pragma: no cover - numba
     """pi_t and pi_s of every node for one query, exactly as the searches compute them (tests, diagnostics)."""
-    tp[3] = 0.0
-    sp[3] = 0.0
-    tp[3] = gc_shift(t_nodes, t_w, xyz, scale, tp)
-    sp[3] = gc_shift(s_nodes, s_w, xyz, scale, sp)
+    prepare_point(t_nodes, t_w, xyz, scale, tp)
+    prepare_point(s_nodes, s_w, xyz, scale, sp)
+    nact = 0
+    if lm_max > 0:
+        nact = max(landmark_setup(lm_from, lm_to, s_nodes, s_w, t_nodes, t_w, cols, consts, valid), 0)
     for v in range(out_t.shape[0]):
         out_t[v], out_s[v] = _bounds(v, xyz, scale, tp, sp, lm_from, lm_to, cols, consts, valid, nact)
 
@@ -136,10 +254,10 @@ def bound_table(
 def bidir_potential_search(
     first_out,
     arc_head,
+    arc_tail,
     arc_weight,
     in_first_out,
     in_arc,
-    arc_tail,
     s_nodes,
     s_w,
     t_nodes,
@@ -166,18 +284,22 @@ def bidir_potential_search(
     cols,
     consts,
     valid,
-    nact,
+    lm_max,
+    buf,
     out,
 ):  # pragma: no cover - numba
     """Bidirectional search with average potentials; stops when k_f + k_r >= mu (module docstring).
 
-    `tp`/`sp` = (x, y, z, shift) of the target / source point (unit vector); the shifts are filled in here.
-    out <- [mu, meet node, settled, relaxed].
+    `lm_max > 0` picks that many active landmarks per query (ALT). out as `finish_bidirectional` writes it.
     """
-    tp[3] = 0.0
-    sp[3] = 0.0
-    tp[3] = gc_shift(t_nodes, t_w, xyz, scale, tp)
-    sp[3] = gc_shift(s_nodes, s_w, xyz, scale, sp)
+    prepare_point(t_nodes, t_w, xyz, scale, tp)
+    prepare_point(s_nodes, s_w, xyz, scale, sp)
+    nact = 0
+    if lm_max > 0:
+        nact = landmark_setup(lm_from, lm_to, s_nodes, s_w, t_nodes, t_w, cols, consts, valid)
+        if nact < 0:  # the landmark tables prove that no target seed is reachable
+            finish_bidirectional(INF, -1, 0, 0, pf, pr, arc_tail, arc_head, buf, out)
+            return
     lab = 2 * q
     done = 2 * q + 1
     mu = INF
@@ -203,7 +325,6 @@ def bidir_potential_search(
             if sf[v] >= lab and df[v] + dr[v] < mu:
                 mu = df[v] + dr[v]
                 meet = v
-    # Balance the two directions by how far each has advanced from its first key (reduced radius).
     off_f = hkf[0] if nf > 0 else 0.0
     off_r = hkr[0] if nr > 0 else 0.0
     settled = 0
@@ -254,16 +375,14 @@ def bidir_potential_search(
                     if sf[x] >= lab and nd + df[x] < mu:
                         mu = nd + df[x]
                         meet = x
-    out[0] = mu
-    out[1] = meet
-    out[2] = settled
-    out[3] = relaxed
+    finish_bidirectional(mu, meet, settled, relaxed, pf, pr, arc_tail, arc_head, buf, out)
 
 
 @nb.njit(cache=True, nogil=True)
 def _astar(
     first_out,
     arc_head,
+    arc_tail,
     arc_weight,
     s_nodes,
     s_w,
@@ -283,11 +402,11 @@ def _astar(
     tp,
     hk,
     hn,
+    buf,
     out,
 ):  # pragma: no cover - numba
     """Unidirectional A* (key d + pi_t) until the smallest key reaches the best target. out as `_dijkstra`'s."""
-    tp[3] = 0.0
-    tp[3] = gc_shift(t_nodes, t_w, xyz, scale, tp)
+    prepare_point(t_nodes, t_w, xyz, scale, tp)
     lab = 2 * q
     done = 2 * q + 1
     for j in range(t_nodes.shape[0]):
@@ -342,9 +461,11 @@ def _astar(
     out[1] = best_node
     out[2] = settled
     out[3] = relaxed
-
-
-_NO_LM = np.zeros((1, 1), dtype=np.uint32)
+    if best_node >= 0:
+        k, s_seed = forward_chain(pred, arc_tail, best_node, buf)
+        out[4] = k
+        out[5] = s_seed
+        out[6] = tw_idx[best_node]
 
 
 class _PotentialMixin:
@@ -354,6 +475,8 @@ class _PotentialMixin:
         self.geo = node_geo(graph)
         self.pot = np.zeros(max(n, 1), dtype=np.float64)
         self.pot_st = np.zeros(max(n, 1), dtype=np.int32)
+        self.tp = np.zeros(6, dtype=np.float64)
+        self.sp = np.zeros(6, dtype=np.float64)
 
 
 class AStarSearch(SearchBase, _PotentialMixin):
@@ -369,7 +492,6 @@ class AStarSearch(SearchBase, _PotentialMixin):
         self.tw_idx = np.zeros(n, dtype=np.int32)
         self.tw_st = np.zeros(n, dtype=np.int32)
         self._init_potentials(graph, n)
-        self.tp = np.zeros(4, dtype=np.float64)
 
     def _reset_stamps(self) -> None:
         super()._reset_stamps()
@@ -379,28 +501,14 @@ class AStarSearch(SearchBase, _PotentialMixin):
     def bounds(self, targets: Seeds) -> np.ndarray:
         """pi_t float64 [n]: this search's bound (whole ds) from every node to the target point. For tests."""
         t_nodes, t_w = seed_arrays(targets)
-        self.tp[:3] = point_unit(targets.lon, targets.lat)
+        self.tp[4], self.tp[5] = targets.lon, targets.lat
         pi_t = np.zeros(self.n, dtype=np.float64)
         pi_s = np.zeros(self.n, dtype=np.float64)
-        g = self.geo
         sp = self.tp.copy()
+        g = self.geo
+        none = (np.zeros(1, np.int32), np.zeros((1, 4), np.int64), np.zeros((1, 4), np.uint8))
         bound_table(
-            t_nodes[:0],
-            t_w[:0],
-            t_nodes,
-            t_w,
-            g.xyz,
-            g.scale,
-            self.tp,
-            sp,
-            _NO_LM,
-            _NO_LM,
-            np.zeros(1, np.int32),
-            np.zeros((1, 4), np.int64),
-            np.zeros((1, 4), np.uint8),
-            0,
-            pi_t,
-            pi_s,
+            t_nodes[:0], t_w[:0], t_nodes, t_w, g.xyz, g.scale, self.tp, sp, _NO_LM, _NO_LM, *none, 0, pi_t, pi_s
         )
         return pi_t
 
@@ -414,11 +522,14 @@ class AStarSearch(SearchBase, _PotentialMixin):
         self._ensure_heap(s_nodes.size)
         q = self._next_query()
         hk, hn = self.heaps[0]
-        self.tp[:3] = point_unit(targets.lon, targets.lat)
+        tp = self.tp
+        tp[4] = targets.lon
+        tp[5] = targets.lat
         g = self.geo
         _astar(
             self.first_out,
             self.arc_head,
+            self.arc_tail,
             self.arc_weight,
             s_nodes,
             s_w,
@@ -435,31 +546,24 @@ class AStarSearch(SearchBase, _PotentialMixin):
             self.pot_st,
             g.xyz,
             g.scale,
-            self.tp,
+            tp,
             hk,
             hn,
+            self.path_buf,
             self.out,
         )
-        out = self.out
-        weight, node, settled, relaxed = int(out[0]), int(out[1]), int(out[2]), int(out[3])
-        if node < 0:
-            return self._unreachable(t0, settled, relaxed)
-        k, s_seed = forward_chain(self.pred[0], self.arc_tail, node, self.path_buf)
-        return SearchResult(
-            weight, self.path_buf[:k].copy(), int(s_seed), int(self.tw_idx[node]), self._stats(t0, settled, relaxed)
-        )
+        return self._result(t0)
 
 
 class BidirectionalAStarSearch(BidirectionalSearchBase, _PotentialMixin):
     """Bidirectional A* with the great-circle bound as consistent average potentials (module docstring)."""
 
     algorithm = "bidirectional-astar"
+    lm_max = 0  # active landmarks per query (ALTSearch sets its own)
 
     def __init__(self, graph: Graph) -> None:
         super().__init__(graph)
         self._init_potentials(graph, self.n)
-        self.tp = np.zeros(4, dtype=np.float64)
-        self.sp = np.zeros(4, dtype=np.float64)
         self.lm_from = _NO_LM
         self.lm_to = _NO_LM
         self.cols = np.zeros(1, dtype=np.int32)
@@ -470,23 +574,15 @@ class BidirectionalAStarSearch(BidirectionalSearchBase, _PotentialMixin):
         super()._reset_stamps()
         self.pot_st.fill(0)
 
-    def _landmarks(self, s_nodes: np.ndarray, s_w: np.ndarray, t_nodes: np.ndarray, t_w: np.ndarray) -> int:
-        """Choose this query's landmark terms; returns how many are active (none for plain bidirectional A*).
-
-        -1 means the landmarks prove the targets unreachable.
-        """
-        return 0
-
     def bounds(self, sources: Seeds, targets: Seeds) -> tuple[np.ndarray, np.ndarray]:
         """(pi_t, pi_s) float64 [n]: this search's bounds to the targets and from the sources for every node.
 
-        Both are whole deciseconds; -inf nowhere (the straight-line part is >= 0). For tests and diagnostics.
+        Both are whole deciseconds and >= 0 (the straight-line part is). For tests and diagnostics.
         """
         s_nodes, s_w = seed_arrays(sources)
         t_nodes, t_w = seed_arrays(targets)
-        self.tp[:3] = point_unit(targets.lon, targets.lat)
-        self.sp[:3] = point_unit(sources.lon, sources.lat)
-        nact = max(self._landmarks(s_nodes, s_w, t_nodes, t_w), 0)
+        self.tp[4], self.tp[5] = targets.lon, targets.lat
+        self.sp[4], self.sp[5] = sources.lon, sources.lat
         pi_t = np.zeros(self.n, dtype=np.float64)
         pi_s = np.zeros(self.n, dtype=np.float64)
         g = self.geo
@@ -504,7 +600,7 @@ class BidirectionalAStarSearch(BidirectionalSearchBase, _PotentialMixin):
             self.cols,
             self.consts,
             self.valid,
-            nact,
+            self.lm_max,
             pi_t,
             pi_s,
         )
@@ -518,20 +614,20 @@ class BidirectionalAStarSearch(BidirectionalSearchBase, _PotentialMixin):
             return self._unreachable(t0)
         s_nodes, s_w, t_nodes, t_w = prep
         q = self._next_query()
-        self.tp[:3] = point_unit(targets.lon, targets.lat)
-        self.sp[:3] = point_unit(sources.lon, sources.lat)
-        nact = self._landmarks(s_nodes, s_w, t_nodes, t_w)
-        if nact < 0:  # the landmark tables prove that no target seed is reachable
-            return self._unreachable(t0)
+        tp, sp = self.tp, self.sp
+        tp[4] = targets.lon
+        tp[5] = targets.lat
+        sp[4] = sources.lon
+        sp[5] = sources.lat
         (hkf, hnf), (hkr, hnr) = self.heaps
         g = self.geo
         bidir_potential_search(
             self.first_out,
             self.arc_head,
+            self.arc_tail,
             self.arc_weight,
             self.in_first_out,
             self.in_arc,
-            self.arc_tail,
             s_nodes,
             s_w,
             t_nodes,
@@ -551,14 +647,15 @@ class BidirectionalAStarSearch(BidirectionalSearchBase, _PotentialMixin):
             hnr,
             g.xyz,
             g.scale,
-            self.tp,
-            self.sp,
+            tp,
+            sp,
             self.lm_from,
             self.lm_to,
             self.cols,
             self.consts,
             self.valid,
-            nact,
+            self.lm_max,
+            self.path_buf,
             self.out,
         )
         return self._result(t0)

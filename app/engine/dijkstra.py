@@ -31,11 +31,17 @@ _STAMP_LIMIT = (1 << 30) - 2  # queries per object before the stamp arrays are c
 
 
 def seed_arrays(seeds: Seeds) -> tuple[np.ndarray, np.ndarray]:
-    """(nodes int32, weights int64) contiguous copies of a seed set, checked for sane weights."""
-    nodes = np.ascontiguousarray(seeds.nodes, dtype=np.int32)
-    weights = np.ascontiguousarray(seeds.weights, dtype=np.int64)
+    """(nodes int32, weights int64) contiguous arrays of a seed set (copies only where the dtype differs).
+
+    Seed weights must be >= 0 (the router's phantom offsets are).
+    """
+    nodes = seeds.nodes
+    weights = seeds.weights
+    if nodes.dtype != np.int32 or not nodes.flags.c_contiguous:
+        nodes = np.ascontiguousarray(nodes, dtype=np.int32)
+    if weights.dtype != np.int64 or not weights.flags.c_contiguous:
+        weights = np.ascontiguousarray(weights, dtype=np.int64)
     assert nodes.shape == weights.shape, "seed nodes and weights must have the same length"
-    assert weights.size == 0 or int(weights.min()) >= 0, "seed weights must be >= 0"
     return nodes, weights
 
 
@@ -51,7 +57,8 @@ def forward_chain(pred: np.ndarray, arc_tail: np.ndarray, v: int, out: np.ndarra
         out[k] = a
         k += 1
         v = arc_tail[a]
-    out[:k] = out[:k][::-1].copy()
+    for i in range(k // 2):
+        out[i], out[k - 1 - i] = out[k - 1 - i], out[i]
     return k, -1 - pred[v]
 
 
@@ -116,6 +123,13 @@ class SearchBase:
         for st in self.stamp:
             st.fill(0)
 
+    def _result(self, t0: int) -> SearchResult:
+        """The SearchResult of the kernel's `out` = [weight, end node, settled, relaxed, arcs, s seed, t seed]."""
+        weight, node, settled, relaxed, k, s_seed, t_seed = self.out[:7].tolist()
+        if node < 0 or weight >= INF_WEIGHT:
+            return self._unreachable(t0, settled, relaxed)
+        return SearchResult(weight, self.path_buf[:k].copy(), s_seed, t_seed, self._stats(t0, settled, relaxed))
+
     def _unreachable(self, t0: int, settled: int = 0, relaxed: int = 0) -> SearchResult:
         return SearchResult(int(INF), np.zeros(0, dtype=np.int32), -1, -1, self._stats(t0, settled, relaxed))
 
@@ -128,12 +142,31 @@ class SearchBase:
 
 @nb.njit(cache=True, nogil=True)
 def _dijkstra(
-    first_out, arc_head, arc_weight, s_nodes, s_w, t_nodes, t_w, dist, pred, st, tw, tw_idx, tw_st, q, hk, hn, out
+    first_out,
+    arc_head,
+    arc_tail,
+    arc_weight,
+    s_nodes,
+    s_w,
+    t_nodes,
+    t_w,
+    dist,
+    pred,
+    st,
+    tw,
+    tw_idx,
+    tw_st,
+    q,
+    hk,
+    hn,
+    buf,
+    out,
 ):  # pragma: no cover - numba
     """Seeded Dijkstra until the best target seed is settled (or, with no targets, to exhaustion).
 
-    out <- [weight, best target node, settled, relaxed]. Target seed weights are kept per node in `tw` (stamped by
-    `tw_st == q`), the smallest seed index winning among equal weights.
+    out <- [weight, best target node, settled, relaxed, path arcs, source seed, target seed]; the path's arcs go to
+    `buf[:out[4]]`. Target seed weights are kept per node in `tw` (stamped by `tw_st == q`), the smallest seed index
+    winning among equal weights.
     """
     lab = 2 * q
     done = 2 * q + 1
@@ -183,6 +216,11 @@ def _dijkstra(
     out[1] = best_node
     out[2] = settled
     out[3] = relaxed
+    if best_node >= 0:
+        k, s_seed = forward_chain(pred, arc_tail, best_node, buf)
+        out[4] = k
+        out[5] = s_seed
+        out[6] = tw_idx[best_node]
 
 
 class DijkstraSearch(SearchBase):
@@ -220,6 +258,7 @@ class DijkstraSearch(SearchBase):
         _dijkstra(
             self.first_out,
             self.arc_head,
+            self.arc_tail,
             self.arc_weight,
             s_nodes,
             s_w,
@@ -234,14 +273,10 @@ class DijkstraSearch(SearchBase):
             q,
             hk,
             hn,
+            self.path_buf,
             out,
         )
-        weight, node, settled, relaxed = int(out[0]), int(out[1]), int(out[2]), int(out[3])
-        if node < 0:
-            return self._unreachable(t0, settled, relaxed)
-        k, s_seed = forward_chain(self.pred[0], self.arc_tail, node, self.path_buf)
-        arcs = self.path_buf[:k].copy()
-        return SearchResult(weight, arcs, int(s_seed), int(self.tw_idx[node]), self._stats(t0, settled, relaxed))
+        return self._result(t0)
 
     def one_to_all(self, source: int | Seeds) -> np.ndarray:
         """Weights (int64 [n], INF_WEIGHT where unreachable) from node `source` (or a seed set) to every node."""
@@ -255,6 +290,7 @@ class DijkstraSearch(SearchBase):
         _dijkstra(
             self.first_out,
             self.arc_head,
+            self.arc_tail,
             self.arc_weight,
             s_nodes,
             s_w,
@@ -269,6 +305,7 @@ class DijkstraSearch(SearchBase):
             q,
             hk,
             hn,
+            self.path_buf,
             self.out,
         )
         return np.where(self.stamp[0][: self.n] >= 2 * q, self.dist[0][: self.n], INF)
@@ -308,9 +345,10 @@ def _bidijkstra(
     hnf,
     hkr,
     hnr,
+    buf,
     out,
 ):  # pragma: no cover - numba
-    """Bidirectional Dijkstra; stops when top_f + top_r >= mu. out <- [mu, meet node, settled, relaxed]."""
+    """Bidirectional Dijkstra; stops when top_f + top_r >= mu. out as `finish_bidirectional` writes it."""
     lab = 2 * q
     done = 2 * q + 1
     mu = INF
@@ -380,26 +418,28 @@ def _bidijkstra(
                     if sf[x] >= lab and nd + df[x] < mu:
                         mu = nd + df[x]
                         meet = x
+    finish_bidirectional(mu, meet, settled, relaxed, pf, pr, arc_tail, arc_head, buf, out)
+
+
+@nb.njit(cache=True, nogil=True)
+def finish_bidirectional(mu, meet, settled, relaxed, pf, pr, arc_tail, arc_head, buf, out):  # pragma: no cover
+    """out <- [mu, meet, settled, relaxed, path arcs, source seed, target seed]; the path through meet to buf."""
     out[0] = mu
     out[1] = meet
     out[2] = settled
     out[3] = relaxed
+    if meet >= 0 and mu < INF:
+        k, s_seed = forward_chain(pf, arc_tail, meet, buf)
+        k, t_seed = backward_chain(pr, arc_head, meet, buf, k)
+        out[4] = k
+        out[5] = s_seed
+        out[6] = t_seed
 
 
 class BidirectionalSearchBase(SearchBase):
     """Two search directions and the path assembly through a meeting node."""
 
     directions = 2
-
-    def _result(self, t0: int) -> SearchResult:
-        out = self.out
-        mu, meet, settled, relaxed = int(out[0]), int(out[1]), int(out[2]), int(out[3])
-        if meet < 0 or mu >= int(INF):
-            return self._unreachable(t0, settled, relaxed)
-        buf = self.path_buf
-        k, s_seed = forward_chain(self.pred[0], self.arc_tail, meet, buf)
-        k, t_seed = backward_chain(self.pred[1], self.arc_head, meet, buf, k)
-        return SearchResult(mu, buf[:k].copy(), int(s_seed), int(t_seed), self._stats(t0, settled, relaxed))
 
     def _prepare(self, sources: Seeds, targets: Seeds) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
         s_nodes, s_w = seed_arrays(sources)
@@ -446,6 +486,7 @@ class BidirectionalDijkstraSearch(BidirectionalSearchBase):
             hnf,
             hkr,
             hnr,
+            self.path_buf,
             self.out,
         )
         return self._result(t0)
