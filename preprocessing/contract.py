@@ -21,19 +21,15 @@ Arrays returned (every name starts with `ch_`; n nodes, U upward arcs, D downwar
 | `ch_rank` | int32 | [n] | node id -> rank |
 | `ch_order` | int32 | [n] | rank -> node id (inverse of `ch_rank`) |
 | `ch_up_first` | int32 | [n+1] | CSR offsets by rank of the upward graph (forward search): arcs `r -> higher rank` |
-| `ch_up_head` | int32 | [U] | head rank of each upward arc (> its tail rank), sorted by head within a tail |
-| `ch_up_weight` | int32 | [U] | weight (ds) of the arc = of its unpacked path |
-| `ch_up_dist` | int32 | [U] | distance (dm) of its unpacked path |
+| `ch_up_arcs` | int32 | [U, 3] | per upward arc: head rank (> tail rank, ascending per tail), weight ds, dist dm |
 | `ch_down_first` | int32 | [n+1] | CSR offsets by rank of the downward graph (backward search): arcs `higher -> r` |
-| `ch_down_tail` | int32 | [D] | tail rank of each downward arc (> its head rank `r`) |
-| `ch_down_weight` | int32 | [D] | weight (ds) |
-| `ch_down_dist` | int32 | [D] | distance (dm) of its unpacked path |
-| `ch_unpack_a` | int32 | [U+D] | per CH arc id (see below): original arc id, or the CH arc id of the first half |
-| `ch_unpack_b` | int32 | [U+D] | -1 for an original arc, else the CH arc id of the second half |
+| `ch_down_arcs` | int32 | [D, 3] | per downward arc: tail rank (> head rank, ascending per head), weight, dist |
+| `ch_unpack` | int32 | [U+D, 2] | per CH arc id: (original arc id, -1) or (first half, second half) as CH arc ids |
 
-CH arc ids: `g < U` is upward arc `g`, `g >= U` is downward arc `g - U`. A shortcut `u -> x` via middle node `v`
-(lower rank than both) unpacks into `a` = the arc `u -> v` (a downward arc of `v`) followed by `b` = the arc `v -> x`
-(an upward arc of `v`); recursing until `b == -1` yields the exact original arc ids in path order.
+Weights and distances are those of the arc's fully unpacked path. CH arc ids: `g < U` is upward arc `g`, `g >= U`
+is downward arc `g - U`. A shortcut `u -> x` via middle node `v` (lower rank than both) unpacks into the arc `u -> v`
+(a downward arc of `v`) followed by the arc `v -> x` (an upward arc of `v`); recursing until the second column is -1
+yields the exact original arc ids in path order. Rows are interleaved (one cache line per arc) for the searches.
 
 Metadata: node/arc/shortcut counts, `shortcuts_per_arc`, witness limits, `seconds` per phase, search counters.
 """
@@ -747,8 +743,8 @@ def build_ch(
     arrays = _finalize(n, rec[: int(st[ST_NREC])], rank, up_first, down_first, int(st[ST_UP]), int(st[ST_DOWN]))
     seconds["finalize"] = time.perf_counter() - t0
 
-    shortcuts = int(np.count_nonzero(arrays["ch_unpack_b"] >= 0))
-    ch_arcs = int(len(arrays["ch_unpack_b"]))
+    shortcuts = int(np.count_nonzero(arrays["ch_unpack"][:, 1] >= 0))
+    ch_arcs = int(len(arrays["ch_unpack"]))
     meta: dict[str, Any] = {
         "nodes": n,
         "input_arcs": m,
@@ -801,17 +797,20 @@ def _finalize(
     b[sc] = glob[b[sc]]
     order = np.empty(n, dtype=np.int32)
     order[rank] = np.arange(n, dtype=np.int32)
+    up = np.empty((nup, 3), dtype=np.int32)
+    up[:, 0] = rank[rec[up_rec, R_HEAD]]
+    up[:, 1] = rec[up_rec, R_W]
+    up[:, 2] = rec[up_rec, R_D]
+    down = np.empty((ndown, 3), dtype=np.int32)
+    down[:, 0] = rank[rec[down_rec, R_TAIL]]
+    down[:, 1] = rec[down_rec, R_W]
+    down[:, 2] = rec[down_rec, R_D]
     return {
         "ch_rank": rank.astype(np.int32),
         "ch_order": order,
         "ch_up_first": up_first.astype(np.int32),
-        "ch_up_head": rank[rec[up_rec, R_HEAD]].astype(np.int32),
-        "ch_up_weight": rec[up_rec, R_W].astype(np.int32),
-        "ch_up_dist": rec[up_rec, R_D].astype(np.int32),
+        "ch_up_arcs": up,
         "ch_down_first": down_first.astype(np.int32),
-        "ch_down_tail": rank[rec[down_rec, R_TAIL]].astype(np.int32),
-        "ch_down_weight": rec[down_rec, R_W].astype(np.int32),
-        "ch_down_dist": rec[down_rec, R_D].astype(np.int32),
-        "ch_unpack_a": a.astype(np.int32),
-        "ch_unpack_b": b.astype(np.int32),
+        "ch_down_arcs": down,
+        "ch_unpack": np.stack([a, b], axis=1).astype(np.int32),
     }

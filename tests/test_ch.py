@@ -237,6 +237,14 @@ def test_missing_ch_is_a_graph_error() -> None:
         assert str(exc.value) == NO_CH_MESSAGE
 
 
+def test_bad_seed_node_raises() -> None:
+    g = with_ch(graph_in_memory(arrays_from_arcs([0], [1], [1])))
+    with pytest.raises(ValueError):
+        CHSearch(g).run(seeds([0]), seeds([2]))
+    with pytest.raises(ValueError):
+        CHTable(g).run([seeds([-1])], [seeds([0])])
+
+
 def test_arrays_and_metadata() -> None:
     g = random_graph(11, 60, 200)
     calls: list[tuple[int, int]] = []
@@ -247,24 +255,24 @@ def test_arrays_and_metadata() -> None:
     rank, order = arrays["ch_rank"], arrays["ch_order"]
     assert np.array_equal(np.sort(rank), np.arange(n)) and np.array_equal(order[rank], np.arange(n))
     up_first, down_first = arrays["ch_up_first"], arrays["ch_down_first"]
+    up, down, unpack = arrays["ch_up_arcs"], arrays["ch_down_arcs"], arrays["ch_unpack"]
     nup, ndown = int(up_first[-1]), int(down_first[-1])
-    assert len(arrays["ch_up_head"]) == nup and len(arrays["ch_down_tail"]) == ndown
-    assert len(arrays["ch_unpack_a"]) == len(arrays["ch_unpack_b"]) == nup + ndown
+    assert up.shape == (nup, 3) and down.shape == (ndown, 3) and unpack.shape == (nup + ndown, 2)
     up_tail = np.repeat(np.arange(n), np.diff(up_first))
     down_head = np.repeat(np.arange(n), np.diff(down_first))
-    assert np.all(arrays["ch_up_head"] > up_tail) and np.all(arrays["ch_down_tail"] > down_head)
+    assert np.all(up[:, 0] > up_tail) and np.all(down[:, 0] > down_head)
     # every CH arc unpacks into a chain of original arcs with its weight and distance, between its end nodes
-    tails = np.concatenate([up_tail, arrays["ch_down_tail"]])
-    heads = np.concatenate([arrays["ch_up_head"], down_head])
-    weights = np.concatenate([arrays["ch_up_weight"], arrays["ch_down_weight"]])
-    dists = np.concatenate([arrays["ch_up_dist"], arrays["ch_down_dist"]])
-    a, b = arrays["ch_unpack_a"], arrays["ch_unpack_b"]
+    tails = np.concatenate([up_tail, down[:, 0]])
+    heads = np.concatenate([up[:, 0], down_head])
+    weights = np.concatenate([up[:, 1], down[:, 1]])
+    dists = np.concatenate([up[:, 2], down[:, 2]])
+    a, b = unpack[:, 0], unpack[:, 1]
 
-    def unpack(gid: int) -> list[int]:
-        return [int(a[gid])] if b[gid] < 0 else unpack(int(a[gid])) + unpack(int(b[gid]))
+    def unpack_arc(gid: int) -> list[int]:
+        return [int(a[gid])] if b[gid] < 0 else unpack_arc(int(a[gid])) + unpack_arc(int(b[gid]))
 
     for gid in range(nup + ndown):
-        arcs = np.asarray(unpack(gid))
+        arcs = np.asarray(unpack_arc(gid))
         assert order[tails[gid]] == g.arc_tail[arcs[0]] and order[heads[gid]] == g.arc_head[arcs[-1]]
         assert np.array_equal(g.arc_head[arcs[:-1]], g.arc_tail[arcs[1:]])
         assert g.arc_weight[arcs].sum() == weights[gid] and g.arc_dist[arcs].sum() == dists[gid]
@@ -276,6 +284,8 @@ def test_arrays_and_metadata() -> None:
 
 
 def test_empty_graph() -> None:
+    arrays, meta = build_ch(graph_in_memory(arrays_from_arcs(np.zeros(0), np.zeros(0), np.zeros(0), n=0)))
+    assert meta["nodes"] == 0 and arrays["ch_up_first"].tolist() == [0]
     g = graph_in_memory(arrays_from_arcs(np.zeros(0), np.zeros(0), np.zeros(0), n=3))
     with_ch(g)
     assert CHSearch(g).run(seeds([0]), seeds([2])).weight == INF

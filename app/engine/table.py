@@ -12,79 +12,49 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from .ch import INF, _lt, _Side, ch_arrays, init_seeds, seed_arrays, settle_next
+from .ch import INF, L_D, L_W, _lt, ch_arrays, init_seeds, new_heap, new_labels, seed_arrays, settle_next
 from .types import Seeds
-
-_STAMP_MAX = (2**31 - 1) // 3 - 2
 
 
 @nb.njit(cache=True, nogil=True)
 def _table(
+    rank: np.ndarray,
     up_first: np.ndarray,
-    up_head: np.ndarray,
-    up_w: np.ndarray,
-    up_d: np.ndarray,
-    dn_first: np.ndarray,
-    dn_tail: np.ndarray,
-    dn_w: np.ndarray,
-    dn_d: np.ndarray,
-    s_ranks: np.ndarray,
+    up_arcs: np.ndarray,
+    down_first: np.ndarray,
+    down_arcs: np.ndarray,
+    s_nodes: np.ndarray,
     s_w: np.ndarray,
     s_d: np.ndarray,
     s_off: np.ndarray,
-    t_ranks: np.ndarray,
+    t_nodes: np.ndarray,
     t_w: np.ndarray,
     t_d: np.ndarray,
     t_off: np.ndarray,
-    lw: np.ndarray,
-    ld: np.ndarray,
-    state: np.ndarray,
-    parc: np.ndarray,
-    hw: np.ndarray,
-    hd: np.ndarray,
-    hn: np.ndarray,
+    lab: np.ndarray,
+    heap: np.ndarray,
     cur: int,
     counters: np.ndarray,
     out_w: np.ndarray,
     out_d: np.ndarray,
 ) -> tuple[int, int]:
-    """Fill out_w/out_d [S, T]; returns (status, last stamp used). status -1 = the heap is full."""
-    nup = up_head.shape[0]
+    """Fill out_w/out_d [S, T] (preset to INF); returns (status, last stamp used): -1 heap full, -2 bad seed."""
+    nup = up_arcs.shape[0]
     n_t = t_off.shape[0] - 1
     n_s = s_off.shape[0] - 1
     cap = 1024
-    e_node = np.empty(cap, dtype=np.int32)
-    e_t = np.empty(cap, dtype=np.int32)
-    e_w = np.empty(cap, dtype=np.int64)
-    e_d = np.empty(cap, dtype=np.int64)
+    bucket = np.empty((cap, 4), dtype=np.int64)  # node, target, weight, dist
     ne = 0
     for t in range(n_t):
         cur += 1
         base = 3 * cur
         lo, hi = t_off[t], t_off[t + 1]
-        size = init_seeds(t_ranks[lo:hi], t_w[lo:hi], t_d[lo:hi], lw, ld, state, parc, hw, hd, hn, base)
+        size = init_seeds(rank, t_nodes[lo:hi], t_w[lo:hi], t_d[lo:hi], lab, heap, base)
         if size < 0:
-            return -1, cur
+            return size, cur
         while True:
             size, v, status = settle_next(
-                dn_first,
-                dn_tail,
-                dn_w,
-                dn_d,
-                nup,
-                up_first,
-                up_head,
-                up_w,
-                lw,
-                ld,
-                state,
-                parc,
-                hw,
-                hd,
-                hn,
-                size,
-                base,
-                counters,
+                down_first, down_arcs, nup, up_first, up_arcs, lab, heap, size, base, counters
             )
             if status < 0:
                 return -1, cur
@@ -93,68 +63,39 @@ def _table(
             if status == 1:
                 if ne == cap:
                     cap *= 2
-                    a = np.empty(cap, dtype=np.int32)
-                    a[:ne] = e_node[:ne]
-                    e_node = a
-                    a = np.empty(cap, dtype=np.int32)
-                    a[:ne] = e_t[:ne]
-                    e_t = a
-                    b = np.empty(cap, dtype=np.int64)
-                    b[:ne] = e_w[:ne]
-                    e_w = b
-                    b = np.empty(cap, dtype=np.int64)
-                    b[:ne] = e_d[:ne]
-                    e_d = b
-                e_node[ne] = v
-                e_t[ne] = t
-                e_w[ne] = lw[v]
-                e_d[ne] = ld[v]
+                    bigger = np.empty((cap, 4), dtype=np.int64)
+                    bigger[:ne] = bucket[:ne]
+                    bucket = bigger
+                bucket[ne, 0] = v
+                bucket[ne, 1] = t
+                bucket[ne, 2] = lab[v, L_W]
+                bucket[ne, 3] = lab[v, L_D]
                 ne += 1
-    order = np.argsort(e_node[:ne], kind="mergesort")
-    bn = e_node[:ne][order]
-    bt = e_t[:ne][order]
-    bw = e_w[:ne][order]
-    bd = e_d[:ne][order]
+    bnode = bucket[:ne, 0].copy()
+    order = np.argsort(bnode, kind="mergesort")
+    bnode = bnode[order]
+    bucket = bucket[:ne][order]
     for s in range(n_s):
         cur += 1
         base = 3 * cur
         lo, hi = s_off[s], s_off[s + 1]
-        size = init_seeds(s_ranks[lo:hi], s_w[lo:hi], s_d[lo:hi], lw, ld, state, parc, hw, hd, hn, base)
+        size = init_seeds(rank, s_nodes[lo:hi], s_w[lo:hi], s_d[lo:hi], lab, heap, base)
         if size < 0:
-            return -1, cur
+            return size, cur
         while True:
-            size, v, status = settle_next(
-                up_first,
-                up_head,
-                up_w,
-                up_d,
-                0,
-                dn_first,
-                dn_tail,
-                dn_w,
-                lw,
-                ld,
-                state,
-                parc,
-                hw,
-                hd,
-                hn,
-                size,
-                base,
-                counters,
-            )
+            size, v, status = settle_next(up_first, up_arcs, 0, down_first, down_arcs, lab, heap, size, base, counters)
             if status < 0:
                 return -1, cur
             if status == 0:
                 break
             if status == 1:
-                i = np.searchsorted(bn, v)
-                fw = lw[v]
-                fd = ld[v]
-                while i < ne and bn[i] == v:
-                    t = bt[i]
-                    cw = fw + bw[i]
-                    cd = fd + bd[i]
+                i = np.searchsorted(bnode, v)
+                fw = lab[v, L_W]
+                fd = lab[v, L_D]
+                while i < ne and bnode[i] == v:
+                    t = bucket[i, 1]
+                    cw = fw + bucket[i, 2]
+                    cd = fd + bucket[i, 3]
                     if _lt(cw, cd, out_w[s, t], out_d[s, t]):
                         out_w[s, t] = cw
                         out_d[s, t] = cd
@@ -162,8 +103,8 @@ def _table(
     return 0, cur
 
 
-def _flatten(seeds: list[Seeds], rank: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    parts = [seed_arrays(s, rank) for s in seeds]
+def _flatten(seeds: list[Seeds]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    parts = [seed_arrays(s) for s in seeds]
     off = np.zeros(len(parts) + 1, dtype=np.int64)
     np.cumsum([len(p[0]) for p in parts], out=off[1:])
     if parts:
@@ -180,50 +121,32 @@ class CHTable:
 
     def __init__(self, graph: object) -> None:
         a = ch_arrays(graph)
-        self._rank = a["ch_rank"]
-        self._g = (
-            a["ch_up_first"],
-            a["ch_up_head"],
-            a["ch_up_weight"],
-            a["ch_up_dist"],
-            a["ch_down_first"],
-            a["ch_down_tail"],
-            a["ch_down_weight"],
-            a["ch_down_dist"],
-        )
-        self._side = _Side(int(len(self._rank)))
+        self._g = (a["ch_rank"], a["ch_up_first"], a["ch_up_arcs"], a["ch_down_first"], a["ch_down_arcs"])
+        self._lab = new_labels(int(len(a["ch_rank"])))
+        self._heap = new_heap()
         self._cur = 0
-        self.counters = np.zeros(2, dtype=np.int64)  # settled, relaxed of the last run
+        self.counters = np.zeros(2, dtype=np.int64)  # settled nodes, relaxed arcs of the last run
 
     def run(self, sources: list[Seeds], targets: list[Seeds]) -> tuple[np.ndarray, np.ndarray]:
         """int64 weights (ds) and distances (dm) [S, T]; INF_WEIGHT in both where a pair is unreachable."""
-        s_r, s_w, s_d, s_off = _flatten(sources, self._rank)
-        t_r, t_w, t_d, t_off = _flatten(targets, self._rank)
-        side = self._side
+        s_n, s_w, s_d, s_off = _flatten(sources)
+        t_n, t_w, t_d, t_off = _flatten(targets)
         while True:
-            if self._cur + len(sources) + len(targets) + 1 > _STAMP_MAX:
-                side.state.fill(0)
-                self._cur = 0
             out_w = np.full((len(sources), len(targets)), INF, dtype=np.int64)
             out_d = np.full((len(sources), len(targets)), INF, dtype=np.int64)
             self.counters[:] = 0
             status, self._cur = _table(
                 *self._g,
-                s_r,
+                s_n,
                 s_w,
                 s_d,
                 s_off,
-                t_r,
+                t_n,
                 t_w,
                 t_d,
                 t_off,
-                side.lw,
-                side.ld,
-                side.state,
-                side.parc,
-                side.hw,
-                side.hd,
-                side.hn,
+                self._lab,
+                self._heap,
                 self._cur,
                 self.counters,
                 out_w,
@@ -231,4 +154,6 @@ class CHTable:
             )
             if status == 0:
                 return out_w, out_d
-            side.grow(2 * len(side.hw))
+            if status == -2:
+                raise ValueError("seed node id out of range")
+            self._heap = new_heap(2 * len(self._heap))
