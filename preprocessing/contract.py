@@ -47,7 +47,7 @@ from .artifacts import Graph
 
 WITNESS_SETTLE_LIMIT = 100  # settled nodes per witness search when a node is contracted
 PRIORITY_SETTLE_LIMIT = 30  # ... when only its priority is estimated
-WITNESS_HEAP_CAPACITY = 1 << 16  # a full witness heap ends the search (safe: only adds shortcuts)
+WITNESS_HEAP_CAPACITY = 1 << 16  # a full witness heap takes no more pushes (safe: can only add shortcuts)
 
 _I32MAX = 2**31 - 1
 
@@ -63,8 +63,8 @@ ST_OVERFLOW = 7
 ST_SEARCHES = 8
 ST_SETTLED = 9
 ST_LAZY = 10
-ST_ROUNDS = 12
 ST_RELAXED = 11
+ST_ROUNDS = 12
 ST_LEN = 16
 
 # arc record columns (int32 [R, 8])
@@ -665,8 +665,9 @@ def build_ch(
 ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """Contract `graph` into a contraction hierarchy: (`ch_*` arrays, metadata); see the module docstring.
 
-    `progress(done, total)` is called with contracted-node counts. The witness limits bound settled nodes per
-    witness search (contraction / priority estimate); smaller limits build faster and add more shortcuts.
+    `progress(done, total)` is called with contracted-node counts (`seconds["prepare"]` includes loading the numba
+    kernels from their cache). The witness limits bound the settled nodes of each witness search when a node is
+    contracted / when its priority is estimated; smaller limits build faster and add more shortcuts.
     """
     seconds: dict[str, float] = {}
     t0 = time.perf_counter()
