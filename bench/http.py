@@ -174,7 +174,10 @@ def sequential(base: str, paths: list[str]) -> dict[str, float]:
         t0 = time.perf_counter()
         for p in paths:
             t = time.perf_counter()
-            r = c.get(p)
+            try:
+                r = c.get(p)
+            except httpx.RemoteProtocolError:  # osrm-routed closes a keep-alive connection after 512 requests
+                r = c.get(p)
             lat.append(time.perf_counter() - t)
             bad += r.status_code != 200
         total = time.perf_counter() - t0

@@ -31,8 +31,19 @@ def segment_lengths_m(coords: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True, nogil=True)
-def _douglas_peucker(x: np.ndarray, y: np.ndarray, tol2: float) -> np.ndarray:  # pragma: no cover - compiled
-    n = x.shape[0]
+def _douglas_peucker(coords: np.ndarray, tolerance_m: float) -> np.ndarray:  # pragma: no cover - compiled
+    n = coords.shape[0]
+    lat0 = 0.0
+    for i in range(n):
+        lat0 += coords[i, 1]
+    kx = math.cos(math.radians(lat0 / n)) * EARTH_RADIUS_M * math.pi / 180.0
+    ky = EARTH_RADIUS_M * math.pi / 180.0
+    x = coords[:, 0] * kx
+    y = coords[:, 1] * ky
+    if tolerance_m < 0.0:
+        extent = max(x.max() - x.min(), y.max() - y.min())
+        tolerance_m = max(extent / 500.0, 0.5)
+    tol2 = tolerance_m * tolerance_m
     keep = np.zeros(n, dtype=np.bool_)
     keep[0] = True
     keep[n - 1] = True
@@ -55,14 +66,10 @@ def _douglas_peucker(x: np.ndarray, y: np.ndarray, tol2: float) -> np.ndarray:  
             px = x[i] - x[a]
             py = y[i] - y[a]
             if len2 > 0.0:
-                t = (px * dx + py * dy) / len2
-                t = min(1.0, max(0.0, t))
-                ex = px - t * dx
-                ey = py - t * dy
-            else:
-                ex = px
-                ey = py
-            d2 = ex * ex + ey * ey
+                t = min(1.0, max(0.0, (px * dx + py * dy) / len2))
+                px -= t * dx
+                py -= t * dy
+            d2 = px * px + py * py
             if d2 > best:
                 best = d2
                 best_i = i
@@ -82,14 +89,9 @@ def simplify(coords: np.ndarray, tolerance_m: float | None = None) -> np.ndarray
     Without a tolerance it picks one pixel at the zoom where the route's extent spans about 500 pixels, as OSRM
     fits the overview to the viewport. Endpoints are always kept.
     """
-    k = coords.shape[0]
-    if k <= 2:
+    if coords.shape[0] <= 2:
         return coords
-    lat0 = math.radians(float(np.mean(coords[:, 1])))
-    x = np.radians(coords[:, 0]) * math.cos(lat0) * EARTH_RADIUS_M
-    y = np.radians(coords[:, 1]) * EARTH_RADIUS_M
-    if tolerance_m is None:
-        extent = max(float(x.max() - x.min()), float(y.max() - y.min()))
-        tolerance_m = max(extent / 500.0, 0.5)
-    keep = _douglas_peucker(np.ascontiguousarray(x), np.ascontiguousarray(y), tolerance_m * tolerance_m)
+    keep = _douglas_peucker(
+        np.ascontiguousarray(coords, dtype=np.float64), -1.0 if tolerance_m is None else tolerance_m
+    )
     return coords[keep]
