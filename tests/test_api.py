@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 from pathlib import Path
 
 import httpx
@@ -50,6 +52,17 @@ def test_metrics_text() -> None:
     assert 'starroute_request_duration_seconds_bucket{endpoint="/route",le="+Inf"} 2' in text
     assert 'starroute_settled_nodes_bucket{algorithm="ch",le="1000"} 1' in text
     assert 'starroute_settled_nodes_count{algorithm="ch"} 1' in text
+
+
+def test_server_refuses_a_bad_graph_dir(tmp_path: Path) -> None:
+    r = subprocess.run(
+        [sys.executable, "-m", "app.server", str(tmp_path / "missing"), "--port", "0"],
+        cwd=api_server.ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 2 and "starroute: error:" in r.stderr and "Traceback" not in r.stderr
 
 
 # --- a real server ------------------------------------------------------------------------------------------------

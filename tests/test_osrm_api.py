@@ -3,6 +3,7 @@ against OSRM's documentation (../shared/reference/osrm-http-api.md), with routin
 
 from __future__ import annotations
 
+import json
 import math
 import random
 from pathlib import Path
@@ -516,3 +517,34 @@ def test_routingpy_client(base: str, client: httpx.Client) -> None:
     matrix = api.matrix(locations=locs, profile="driving")
     assert np.array(matrix.durations).shape == (3, 3) and np.array(matrix.distances).shape == (3, 3)
     assert matrix.durations[0][1] == ours["duration"]
+
+
+def test_engine_codes_map_to_400_through_handle() -> None:
+    """Codes only the engine raises (NoTable, NoRoute, ...) reach the client as HTTP 400 with OSRM's body."""
+    import asyncio
+
+    from app.api.service import Service
+    from app.engine.errors import NoRoute, NoTable
+    from app.settings import Settings
+
+    class StubRouter:
+        algorithms = ("ch",)
+
+        def snap(self, lon: float, lat: float, radius_m: float | None = None) -> Phantom:
+            return Phantom(lon, lat, lon, lat, 0.0, *(0,) * 13)  # type: ignore[arg-type]
+
+        def query(self) -> StubRouter:
+            return self
+
+        def route(self, phantoms: list, algorithm: str = "ch") -> None:
+            raise NoRoute("Impossible route between points")
+
+        def table(self, sources: list, destinations: list) -> None:
+            raise NoTable("No table found")
+
+    svc = Service(Settings(graph_dir=Path("unused")))
+    svc.router = StubRouter()
+    for path, code in (("/table/v1/driving/" + OK_2, "NoTable"), (R + OK_2, "NoRoute")):
+        status, body = asyncio.run(osrm.handle(svc, path, b""))
+        answer = json.loads(body)
+        assert status == 400 and set(answer) == {"code", "message"} and answer["code"] == code
