@@ -105,12 +105,17 @@ class Service:
         if self._slow_pending >= 8 * self.settings.threads:
             raise TooBig("Too many long searches queued; retry later or use algorithm=ch")
         self._slow_pending += 1
+        loop = asyncio.get_running_loop()
+        started = loop.time()
         try:
-            fut = asyncio.get_running_loop().run_in_executor(self.pool, fn)
+            message = f"Search exceeded the request time limit of {limit:g} s"
             try:
-                return await asyncio.wait_for(fut, timeout=limit)
+                result = await asyncio.wait_for(loop.run_in_executor(self.pool, fn), timeout=limit)
             except TimeoutError:
-                raise TooBig(f"Search exceeded the request time limit of {limit:g} s") from None
+                raise TooBig(message) from None
+            if loop.time() - started > limit:  # an answer that came in just late is refused too
+                raise TooBig(message)
+            return result
         finally:
             self._slow_pending -= 1
 
