@@ -15,11 +15,6 @@ def new_heap(capacity: int) -> tuple[np.ndarray, np.ndarray]:
     return np.empty(max(capacity, 1), dtype=np.float64), np.empty(max(capacity, 1), dtype=np.int32)
 
 
-@nb.njit(cache=True, nogil=True, inline="always")
-def _less(keys: np.ndarray, nodes: np.ndarray, i: int, j: int) -> bool:
-    return keys[i] < keys[j] or (keys[i] == keys[j] and nodes[i] < nodes[j])
-
-
 @nb.njit(cache=True, nogil=True)
 def heap_push(keys: np.ndarray, nodes: np.ndarray, size: int, key: float, node: int) -> int:
     """Insert (key, node); returns the new size. Grows never: capacity must cover every push of one search."""
@@ -28,7 +23,7 @@ def heap_push(keys: np.ndarray, nodes: np.ndarray, size: int, key: float, node: 
     nodes[i] = node
     while i > 0:
         parent = (i - 1) >> 1
-        if _less(keys, nodes, i, parent):
+        if keys[i] < keys[parent] or (keys[i] == keys[parent] and nodes[i] < nodes[parent]):
             keys[i], keys[parent] = keys[parent], keys[i]
             nodes[i], nodes[parent] = nodes[parent], nodes[i]
             i = parent
@@ -53,9 +48,11 @@ def heap_pop(keys: np.ndarray, nodes: np.ndarray, size: int) -> tuple[float, int
                 break
             best = left
             right = left + 1
-            if right < size and _less(keys, nodes, right, left):
+            if right < size and (
+                keys[right] < keys[left] or (keys[right] == keys[left] and nodes[right] < nodes[left])
+            ):
                 best = right
-            if _less(keys, nodes, best, i):
+            if keys[best] < keys[i] or (keys[best] == keys[i] and nodes[best] < nodes[i]):
                 keys[i], keys[best] = keys[best], keys[i]
                 nodes[i], nodes[best] = nodes[best], nodes[i]
                 i = best
