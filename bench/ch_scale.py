@@ -31,6 +31,13 @@ SYNTH = ROOT.parent / "shared" / "tools" / "synth_roads.py"
 
 
 def _rss_mb() -> float:
+    """Peak RSS of this process in MB (VmHWM: unlike ru_maxrss it is not inherited across fork + exec)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
