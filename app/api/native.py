@@ -21,7 +21,7 @@ from app.api.schemas import (
     TableRequest,
     TableResponse,
 )
-from app.api.service import Service, check_coordinate
+from app.api.service import Service
 from app.engine.errors import InvalidValue, TooBig
 from app.engine.types import Phantom, Route
 
@@ -125,9 +125,7 @@ async def _route(
         raise TooBig(f"Number of points {len(coords)} is higher than the maximum ({limit})")
     if radiuses is not None and len(radiuses) != len(coords):
         raise InvalidValue(f"radiuses has {len(radiuses)} entries for {len(coords)} points")
-    for lon, lat in coords:
-        check_coordinate(lon, lat)
-    svc.check_algorithm(algorithm)
+    svc.check_algorithm(algorithm)  # coordinates were range-checked by parse_lonlat / the pydantic schema
     phantoms = svc.snap_all(coords, radiuses)
     route = await svc.route(phantoms, algorithm)
     return _json(feature(route, phantoms, overview), _JSON)
