@@ -94,49 +94,46 @@ P_REC = 2
 # witness heap: lazy-deletion binary heap of (int64 key, int32 node), ties on the smaller node
 
 
-@nb.njit(cache=True, nogil=True, inline="always")
-def _wless(keys: np.ndarray, nodes: np.ndarray, i: int, j: int) -> bool:
-    return keys[i] < keys[j] or (keys[i] == keys[j] and nodes[i] < nodes[j])
-
-
 @nb.njit(cache=True, nogil=True)
 def _wpush(keys: np.ndarray, nodes: np.ndarray, size: int, key: int, node: int) -> int:
     i = size
-    keys[i] = key
-    nodes[i] = node
-    while i > 0:
+    while i > 0:  # sift the hole up, comparisons written out (an inlined helper is markedly slower in numba)
         p = (i - 1) >> 1
-        if _wless(keys, nodes, i, p):
-            keys[i], keys[p] = keys[p], keys[i]
-            nodes[i], nodes[p] = nodes[p], nodes[i]
+        if key < keys[p] or (key == keys[p] and node < nodes[p]):
+            keys[i] = keys[p]
+            nodes[i] = nodes[p]
             i = p
         else:
             break
+    keys[i] = key
+    nodes[i] = node
     return size + 1
 
 
 @nb.njit(cache=True, nogil=True)
 def _wpop(keys: np.ndarray, nodes: np.ndarray, size: int) -> tuple[int, int, int]:
-    key = keys[0]
-    node = nodes[0]
+    top_key = keys[0]
+    top_node = nodes[0]
     size -= 1
     if size > 0:
-        keys[0] = keys[size]
-        nodes[0] = nodes[size]
+        key = keys[size]
+        node = nodes[size]
         i = 0
-        while True:
+        while True:  # sift the hole down
             c = 2 * i + 1
             if c >= size:
                 break
-            if c + 1 < size and _wless(keys, nodes, c + 1, c):
+            if c + 1 < size and (keys[c + 1] < keys[c] or (keys[c + 1] == keys[c] and nodes[c + 1] < nodes[c])):
                 c += 1
-            if _wless(keys, nodes, c, i):
-                keys[i], keys[c] = keys[c], keys[i]
-                nodes[i], nodes[c] = nodes[c], nodes[i]
+            if keys[c] < key or (keys[c] == key and nodes[c] < node):
+                keys[i] = keys[c]
+                nodes[i] = nodes[c]
                 i = c
             else:
                 break
-    return key, node, size
+        keys[i] = key
+        nodes[i] = node
+    return top_key, top_node, size
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -532,7 +529,7 @@ def _finalize_node(
     st[ST_DONE] = r + 1
 
 
-@nb.njit(cache=True, nogil=True, inline="always")
+@nb.njit(cache=True, nogil=True)
 def _before(prio: np.ndarray, a: int, pa: float, b: int) -> bool:
     """Node `a` with priority `pa` goes before node `b` (ties on the smaller id)."""
     return pa < prio[b] or (pa == prio[b] and a < b)

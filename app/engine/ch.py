@@ -49,67 +49,71 @@ def ch_arrays(graph: object) -> dict[str, np.ndarray]:
 # lexicographic lazy heap: rows (weight, dist, node) of an int64 [cap, 3] array, ties on the smaller node
 
 
-@nb.njit(cache=True, nogil=True, inline="always")
+@nb.njit(cache=True, nogil=True)
 def _lt(w1: int, d1: int, w2: int, d2: int) -> bool:
     return w1 < w2 or (w1 == w2 and d1 < d2)
-
-
-@nb.njit(cache=True, nogil=True, inline="always")
-def _hless(h: np.ndarray, i: int, j: int) -> bool:
-    if h[i, 0] != h[j, 0]:
-        return h[i, 0] < h[j, 0]
-    if h[i, 1] != h[j, 1]:
-        return h[i, 1] < h[j, 1]
-    return h[i, 2] < h[j, 2]
-
-
-@nb.njit(cache=True, nogil=True, inline="always")
-def _hswap(h: np.ndarray, i: int, j: int) -> None:
-    for c in range(3):
-        h[i, c], h[j, c] = h[j, c], h[i, c]
 
 
 @nb.njit(cache=True, nogil=True)
 def hpush(h: np.ndarray, size: int, w: int, d: int, node: int) -> int:
     """Insert (w, d, node); returns the new size (the caller checks capacity)."""
     i = size
-    h[i, 0] = w
-    h[i, 1] = d
-    h[i, 2] = node
-    while i > 0:
+    while i > 0:  # sift the hole up; comparisons written out (inlined helpers are slower in numba)
         p = (i - 1) >> 1
-        if _hless(h, i, p):
-            _hswap(h, i, p)
+        pw = h[p, 0]
+        pd = h[p, 1]
+        if w < pw or (w == pw and (d < pd or (d == pd and node < h[p, 2]))):
+            h[i, 0] = pw
+            h[i, 1] = pd
+            h[i, 2] = h[p, 2]
             i = p
         else:
             break
+    h[i, 0] = w
+    h[i, 1] = d
+    h[i, 2] = node
     return size + 1
 
 
 @nb.njit(cache=True, nogil=True)
 def hpop(h: np.ndarray, size: int) -> tuple[int, int, int, int]:
     """Remove the minimum; returns (w, d, node, new size)."""
-    w = h[0, 0]
-    d = h[0, 1]
-    node = h[0, 2]
+    top_w = h[0, 0]
+    top_d = h[0, 1]
+    top_n = h[0, 2]
     size -= 1
     if size > 0:
-        h[0, 0] = h[size, 0]
-        h[0, 1] = h[size, 1]
-        h[0, 2] = h[size, 2]
+        w = h[size, 0]
+        d = h[size, 1]
+        node = h[size, 2]
         i = 0
-        while True:
+        while True:  # sift the hole down
             c = 2 * i + 1
             if c >= size:
                 break
-            if c + 1 < size and _hless(h, c + 1, c):
-                c += 1
-            if _hless(h, c, i):
-                _hswap(h, i, c)
+            cw = h[c, 0]
+            cd = h[c, 1]
+            cn = h[c, 2]
+            if c + 1 < size:
+                rw = h[c + 1, 0]
+                rd = h[c + 1, 1]
+                rn = h[c + 1, 2]
+                if rw < cw or (rw == cw and (rd < cd or (rd == cd and rn < cn))):
+                    c += 1
+                    cw = rw
+                    cd = rd
+                    cn = rn
+            if cw < w or (cw == w and (cd < d or (cd == d and cn < node))):
+                h[i, 0] = cw
+                h[i, 1] = cd
+                h[i, 2] = cn
                 i = c
             else:
                 break
-    return w, d, node, size
+        h[i, 0] = w
+        h[i, 1] = d
+        h[i, 2] = node
+    return top_w, top_d, top_n, size
 
 
 # --------------------------------------------------------------------------------------------------------------------
