@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
+from .tags import canonicalize_list
+
 # Road class codes stored per arc (`arc_class`); the index is the code. Append only: codes are on disk.
 ROAD_CLASSES: tuple[str, ...] = (
     "other",
@@ -77,6 +79,42 @@ class WayResult:
     @property
     def backward(self) -> bool:
         return self.backward_kmh > 0 or (self.backward_duration_s is not None and self.backward_kmh >= 0)
+
+
+def directed_way(
+    tags: Mapping[str, str],
+    *,
+    forward: bool,
+    backward: bool,
+    forward_kmh: float,
+    backward_kmh: float,
+    road_class: str,
+    duration_s: float | None = None,
+    forward_mode: str = "driving",
+    backward_mode: str = "driving",
+    ferry: bool = False,
+    toll: bool = False,
+    forward_restricted: bool = False,
+    backward_restricted: bool = False,
+) -> WayResult:
+    """The WayResult every profile returns: a closed direction gets speed 0, no duration and mode "inaccessible";
+    name, canonical `ref` and the roundabout flag come from the tags."""
+    return WayResult(
+        forward_kmh=max(forward_kmh, 0.0) if forward else 0.0,
+        backward_kmh=max(backward_kmh, 0.0) if backward else 0.0,
+        road_class=road_class,
+        name=tags.get("name", ""),
+        ref=canonicalize_list(tags.get("ref"), ";"),
+        forward_duration_s=duration_s if forward else None,
+        backward_duration_s=duration_s if backward else None,
+        forward_mode=forward_mode if forward else "inaccessible",
+        backward_mode=backward_mode if backward else "inaccessible",
+        ferry=ferry,
+        roundabout=tags.get("junction") == "roundabout",
+        toll=toll,
+        forward_restricted=forward and forward_restricted,
+        backward_restricted=backward and backward_restricted,
+    )
 
 
 @dataclass(frozen=True)

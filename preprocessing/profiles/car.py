@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from . import tags as T
-from .base import NodeResult, WayResult
+from .base import NodeResult, WayResult, directed_way
 
 NAME = "car"
 MODE = "driving"
@@ -307,21 +307,20 @@ def process_way(tags: Mapping[str, str]) -> WayResult | None:
         return None
 
     toll_f, toll_b = T.forward_backward_by_key(tags, "toll")
-    return WayResult(
-        forward_kmh=max(fwd_kmh, 0.0) if fwd_ok else 0.0,
-        backward_kmh=max(bwd_kmh, 0.0) if bwd_ok else 0.0,
+    return directed_way(
+        tags,
+        forward=fwd_ok,
+        backward=bwd_ok,
+        forward_kmh=fwd_kmh,
+        backward_kmh=bwd_kmh,
         road_class=road_class,
-        name=tags.get("name", ""),
-        ref=T.canonicalize_list(tags.get("ref"), ";"),
-        forward_duration_s=duration if fwd_ok else None,
-        backward_duration_s=duration if bwd_ok else None,
-        forward_mode=mode if fwd_ok else "inaccessible",
-        backward_mode=mode if bwd_ok else "inaccessible",
+        duration_s=duration,
+        forward_mode=mode,
+        backward_mode=mode,
         ferry=ferry,
-        roundabout=tags.get("junction") == "roundabout",
         toll=toll_f == "yes" or toll_b == "yes",
-        forward_restricted=fwd_ok and fwd_restricted,
-        backward_restricted=bwd_ok and bwd_restricted,
+        forward_restricted=fwd_restricted,
+        backward_restricted=bwd_restricted,
     )
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from . import tags as T
-from .base import NodeResult, WayResult
+from .base import NodeResult, WayResult, directed_way
 
 NAME = "foot"
 MODE = "walking"
@@ -144,18 +144,17 @@ def process_way(tags: Mapping[str, str]) -> WayResult | None:
     if not (open_[0] or open_[1]):
         return None
 
-    return WayResult(
-        forward_kmh=max(speed[0], 0.0) if open_[0] else 0.0,
-        backward_kmh=max(speed[1], 0.0) if open_[1] else 0.0,
+    return directed_way(
+        tags,
+        forward=open_[0],
+        backward=open_[1],
+        forward_kmh=speed[0],
+        backward_kmh=speed[1],
         road_class=road_class,
-        name=tags.get("name", ""),
-        ref=T.canonicalize_list(tags.get("ref"), ";"),
-        forward_duration_s=duration if open_[0] else None,
-        backward_duration_s=duration if open_[1] else None,
-        forward_mode=mode if open_[0] else "inaccessible",
-        backward_mode=mode if open_[1] else "inaccessible",
+        duration_s=duration,
+        forward_mode=mode,
+        backward_mode=mode,
         ferry=ferry,
-        roundabout=tags.get("junction") == "roundabout",
     )
 
 

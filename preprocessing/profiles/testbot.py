@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from . import tags as T
-from .base import NodeResult, WayResult
+from .base import NodeResult, WayResult, directed_way
 
 NAME = "testbot"
 MODE = "driving"
@@ -72,18 +72,17 @@ def process_way(tags: Mapping[str, str]) -> WayResult | None:
     elif oneway in T.YES or junction == "roundabout":
         open_[1] = False
 
-    return WayResult(
-        forward_kmh=fwd if open_[0] else 0.0,
-        backward_kmh=bwd if open_[1] else 0.0,
+    return directed_way(
+        tags,
+        forward=open_[0],
+        backward=open_[1],
+        forward_kmh=fwd,
+        backward_kmh=bwd,
         road_class=highway or route or "other",
-        name=tags.get("name", ""),
-        ref=T.canonicalize_list(tags.get("ref"), ";"),
-        forward_duration_s=duration if open_[0] else None,
-        backward_duration_s=duration if open_[1] else None,
-        forward_mode=mode[0] if open_[0] else "inaccessible",
-        backward_mode=mode[1] if open_[1] else "inaccessible",
+        duration_s=duration,
+        forward_mode=mode[0],
+        backward_mode=mode[1],
         ferry=route == "ferry",
-        roundabout=junction == "roundabout",
         toll=tags.get("toll") == "yes",
     )
 
