@@ -44,6 +44,7 @@ import numba as nb
 import numpy as np
 
 from .artifacts import Graph
+from .heap import heap_pop, heap_push
 
 WITNESS_SETTLE_LIMIT = 100  # settled nodes per witness search when a node is contracted
 PRIORITY_SETTLE_LIMIT = 30  # ... when only its priority is estimated
@@ -88,52 +89,6 @@ W_NEED = 3
 P_NB = 0
 P_W = 1
 P_REC = 2
-
-
-# --------------------------------------------------------------------------------------------------------------------
-# witness heap: lazy-deletion binary heap of (int64 key, int32 node), ties on the smaller node
-
-
-@nb.njit(cache=True, nogil=True)
-def _wpush(keys: np.ndarray, nodes: np.ndarray, size: int, key: int, node: int) -> int:
-    i = size
-    while i > 0:  # sift the hole up, comparisons written out (an inlined helper is markedly slower in numba)
-        p = (i - 1) >> 1
-        if key < keys[p] or (key == keys[p] and node < nodes[p]):
-            keys[i] = keys[p]
-            nodes[i] = nodes[p]
-            i = p
-        else:
-            break
-    keys[i] = key
-    nodes[i] = node
-    return size + 1
-
-
-@nb.njit(cache=True, nogil=True)
-def _wpop(keys: np.ndarray, nodes: np.ndarray, size: int) -> tuple[int, int, int]:
-    top_key = keys[0]
-    top_node = nodes[0]
-    size -= 1
-    if size > 0:
-        key = keys[size]
-        node = nodes[size]
-        i = 0
-        while True:  # sift the hole down
-            c = 2 * i + 1
-            if c >= size:
-                break
-            if c + 1 < size and (keys[c + 1] < keys[c] or (keys[c + 1] == keys[c] and nodes[c + 1] < nodes[c])):
-                c += 1
-            if keys[c] < key or (keys[c] == key and nodes[c] < node):
-                keys[i] = keys[c]
-                nodes[i] = nodes[c]
-                i = c
-            else:
-                break
-        keys[i] = key
-        nodes[i] = node
-    return top_key, top_node, size
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -247,11 +202,11 @@ def _witness(
     cap = wk.shape[0]
     wd[u, W_DIST] = 0
     wd[u, W_STAMP] = cur
-    size = _wpush(wk, wn, 0, 0, u)
+    size = heap_push(wk, wn, 0, 0, u)
     pops = 0
     relaxed = 0
     while size > 0:
-        k, x, size = _wpop(wk, wn, size)
+        k, x, size = heap_pop(wk, wn, size)
         if k != wd[x, W_DIST]:
             continue
         pops += 1
@@ -277,7 +232,7 @@ def _witness(
                         size = 0
                         break
                 if size < cap:
-                    size = _wpush(wk, wn, size, nd, y)
+                    size = heap_push(wk, wn, size, nd, y)
     st[ST_SETTLED] += pops
     st[ST_RELAXED] += relaxed
 

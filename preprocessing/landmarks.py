@@ -35,51 +35,10 @@ import numba as nb
 import numpy as np
 
 from .artifacts import Graph
+from .heap import heap_pop, heap_push
 
 LM_NONE = np.uint32(0xFFFFFFFF)
 _INF = np.int64(1) << np.int64(60)
-
-
-@nb.njit(cache=True, nogil=True)
-def _push(keys, nodes, size, key, node):  # pragma: no cover - numba
-    i = size
-    keys[i] = key
-    nodes[i] = node
-    while i > 0:
-        p = (i - 1) >> 1
-        if keys[i] < keys[p] or (keys[i] == keys[p] and nodes[i] < nodes[p]):
-            keys[i], keys[p] = keys[p], keys[i]
-            nodes[i], nodes[p] = nodes[p], nodes[i]
-            i = p
-        else:
-            break
-    return size + 1
-
-
-@nb.njit(cache=True, nogil=True)
-def _pop(keys, nodes, size):  # pragma: no cover - numba
-    key = keys[0]
-    node = nodes[0]
-    size -= 1
-    if size > 0:
-        keys[0] = keys[size]
-        nodes[0] = nodes[size]
-        i = 0
-        while True:
-            le = 2 * i + 1
-            if le >= size:
-                break
-            b = le
-            r = le + 1
-            if r < size and (keys[r] < keys[le] or (keys[r] == keys[le] and nodes[r] < nodes[le])):
-                b = r
-            if keys[b] < keys[i] or (keys[b] == keys[i] and nodes[b] < nodes[i]):
-                keys[i], keys[b] = keys[b], keys[i]
-                nodes[i], nodes[b] = nodes[b], nodes[i]
-                i = b
-            else:
-                break
-    return key, node, size
 
 
 @nb.njit(cache=True, nogil=True)
@@ -96,10 +55,10 @@ def one_to_all(first, arc_of, other, weight, forward, source, dist, parent, orde
     nodes = np.empty(m + 1, dtype=np.int32)
     done = np.zeros(n, dtype=np.uint8)
     dist[source] = 0
-    size = _push(keys, nodes, 0, np.int64(0), source)
+    size = heap_push(keys, nodes, 0, np.int64(0), source)
     k = 0
     while size > 0:
-        d, u, size = _pop(keys, nodes, size)
+        d, u, size = heap_pop(keys, nodes, size)
         if done[u]:
             continue
         done[u] = 1
@@ -112,7 +71,7 @@ def one_to_all(first, arc_of, other, weight, forward, source, dist, parent, orde
             if nd < dist[x]:
                 dist[x] = nd
                 parent[x] = u
-                size = _push(keys, nodes, size, nd, x)
+                size = heap_push(keys, nodes, size, nd, x)
     return k
 
 

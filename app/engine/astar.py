@@ -28,10 +28,10 @@ import numba as nb
 import numpy as np
 
 from preprocessing.artifacts import Graph
+from preprocessing.heap import heap_pop, heap_push
 
 from .dijkstra import INF, BidirectionalSearchBase, SearchBase, finish_bidirectional, forward_chain, seed_arrays
 from .geo import gc_unit_m, node_geo
-from .heap import heap_pop, heap_push
 from .types import SearchResult, Seeds
 
 LM_NONE = np.uint32(0xFFFFFFFF)  # landmark-distance sentinel: unreachable (same value as preprocessing.landmarks)

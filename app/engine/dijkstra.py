@@ -19,8 +19,8 @@ import numba as nb
 import numpy as np
 
 from preprocessing.artifacts import Graph
+from preprocessing.heap import heap_pop, heap_push, new_heap
 
-from .heap import heap_pop, heap_push, new_heap
 from .types import INF_WEIGHT, SearchResult, SearchStats, Seeds
 
 INF = np.int64(INF_WEIGHT)

@@ -23,13 +23,13 @@ import numba as nb
 import numpy as np
 
 from preprocessing.artifacts import Graph
+from preprocessing.heap import heap_pop, heap_push, new_heap
 from preprocessing.profiles.base import ROAD_CLASSES
 from preprocessing.units import COORD_SCALE, DIST_PER_METRE, FLAG_FERRY, FLAG_ROUNDABOUT, WEIGHT_PER_SECOND
 
 from .assemble import BWD, FWD, Assembler, join_route
 from .data import chain_index, has_ch, has_landmarks
 from .errors import InvalidValue, NoRoute
-from .heap import heap_pop, heap_push, new_heap
 from .snap import Snapper
 from .types import INF_WEIGHT, Leg, Phantom, Route, SearchResult, SearchStats, Seeds, Table
 

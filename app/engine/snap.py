@@ -21,11 +21,11 @@ import numba as nb
 import numpy as np
 
 from preprocessing.artifacts import Graph
+from preprocessing.heap import heap_pop, heap_push
 from preprocessing.units import COORD_SCALE, EARTH_RADIUS_M
 
 from .data import ChainIndex, chain_index
 from .errors import InvalidValue, NoSegment
-from .heap import heap_pop, heap_push
 from .types import Phantom
 
 FANOUT = 16  # entries per leaf and children per inner node
