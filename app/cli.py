@@ -1,46 +1,88 @@
 """The `starroute` command line: a thin shell over the pipeline stages, the engine and the server.
 
-Bad input gets one line on stderr and a non-zero exit, never a traceback.
+Bad input gets one line on stderr and exit status 2, never a traceback. Ctrl-C or SIGTERM stops any command at
+once: preprocess and download leave nothing behind (exit 130 / 143), serve exits 0. Each command imports only what
+it uses, so `starroute route` never loads the web stack and `starroute preprocess` never loads the engine.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+import signal
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import Any
 
-import typer
-
-from preprocessing.profiles import PROFILES
-
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="starroute: OSM routing with CH, ALT and A*.")
-
-DEFAULT_EXTRACT = Path("data/monaco.osm.pbf")
 EXIT_BAD_INPUT = 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT; SIGTERM gives 143
+DEFAULT_EXTRACT = Path("data/monaco.osm.pbf")
+PROFILES = ("car", "bike", "foot", "testbot")  # preprocessing.profiles.PROFILES, without importing the profiles
+ALGORITHMS = ("ch", "alt", "bidirectional-astar", "astar", "bidirectional-dijkstra", "dijkstra")
+OSM_SUFFIXES = (".osm.pbf", ".pbf", ".osm", ".osm.gz", ".osm.bz2", ".xml", ".osm.xml")
 
 
-def fail(message: str, code: int = EXIT_BAD_INPUT) -> None:
-    typer.echo(f"starroute: error: {message}", err=True)
-    raise typer.Exit(code)
+class CliError(Exception):
+    """A user-facing failure: printed as one `starroute: error:` line, exit status `code`."""
+
+    def __init__(self, message: str, code: int = EXIT_BAD_INPUT) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where Python runs next, so that cleanup code runs as it does for Ctrl-C."""
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise Terminated()
+
+
+def version() -> str:
+    """The installed package version (the source tree's when not installed)."""
+    try:
+        from importlib.metadata import version as dist_version
+
+        return dist_version("starroute")
+    except Exception:  # noqa: BLE001 - running from a source tree that was never installed
+        from preprocessing import __version__
+
+        return __version__
 
 
 def parse_lonlat(text: str, what: str) -> tuple[float, float]:
+    """`lon,lat` in degrees, in range; `CliError` naming the option otherwise."""
     try:
         lon_s, lat_s = text.split(",")
         lon, lat = float(lon_s), float(lat_s)
     except ValueError:
-        fail(f"{what} must be 'lon,lat', got {text!r}")
+        raise CliError(f"{what} must be 'lon,lat', got {text!r}") from None
     if not (-180 <= lon <= 180 and -90 <= lat <= 90):
-        fail(f"{what} {text!r} is out of range (lon -180..180, lat -90..90)")
+        raise CliError(f"{what} {text!r} is out of range (lon -180..180, lat -90..90)")
     return lon, lat
 
 
-def print_summary(out: Path, stages: dict[str, dict[str, float]], quiet: bool) -> None:
+def default_graph_dir(extract: Path, profile: str) -> Path:
+    """Where `preprocess` writes by default: `graphs/<extract name>-<profile>`."""
+    return Path("graphs") / f"{extract.name.split('.')[0]}-{profile}"
+
+
+def default_extract() -> Path:
+    """`data/monaco.osm.pbf` of the working directory, else the one beside this source tree."""
+    if DEFAULT_EXTRACT.exists():
+        return DEFAULT_EXTRACT
+    beside = Path(__file__).resolve().parent.parent / DEFAULT_EXTRACT
+    return beside if beside.exists() else DEFAULT_EXTRACT
+
+
+# -- preprocess ---------------------------------------------------------------------------------------------------
+
+
+def print_summary(out: Path, stages: dict[str, dict[str, float]], hint: bool = True) -> None:
+    """The closing summary of `preprocess`: counts, stage times, and the command to run next."""
     from preprocessing.artifacts import read_manifest
 
-    if quiet:
-        return
     mf = read_manifest(out)
     c = mf["counts"]
     lines = [
@@ -57,11 +99,8 @@ def print_summary(out: Path, stages: dict[str, dict[str, float]], quiet: bool) -
     if "landmarks" in mf:
         lines.append(f"landmarks   {mf['landmarks'].get('count', 0)}")
     r = mf["report"]
-    dropped = {
-        k: v
-        for k, v in r.items()
-        if k.startswith(("missing", "ways_rejected", "way_pieces", "ways_split", "barrier", "ways_too_short")) and v
-    }
+    counted = ("missing", "ways_rejected", "way_pieces", "ways_split", "barrier", "ways_too_short")
+    dropped = {k: v for k, v in r.items() if k.startswith(counted) and v}
     if dropped:
         lines.append("counted     " + ", ".join(f"{k}={v:,}" for k, v in dropped.items()))
     lines.append(f"{'stage':<18}{'seconds':>9}{'peak RSS MiB':>14}")
@@ -70,137 +109,278 @@ def print_summary(out: Path, stages: dict[str, dict[str, float]], quiet: bool) -
         total += s["seconds"]
         lines.append(f"{name:<18}{s['seconds']:>9.2f}{s['peak_rss_mb']:>14.0f}")
     lines.append(f"{'total':<18}{total:>9.2f}")
-    typer.echo("\n".join(lines), err=True)
+    if hint:
+        lines.append(f"next: starroute serve {out}")
+    print("\n".join(lines), file=sys.stderr)
 
 
-@app.command()
-def preprocess(
-    input: Annotated[Path, typer.Argument(help="OSM extract (.osm.pbf, .osm, .osm.gz, .osm.bz2)")] = DEFAULT_EXTRACT,
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="graph directory to write")] = None,
-    profile: Annotated[str, typer.Option(help=f"one of {', '.join(PROFILES)}")] = "car",
-    no_ch: Annotated[bool, typer.Option("--no-ch", help="skip contraction hierarchies")] = False,
-    landmarks: Annotated[int, typer.Option(help="ALT landmarks (0 = none)")] = 16,
-    force: Annotated[bool, typer.Option(help="replace an existing output directory")] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no progress or summary")] = False,
-) -> None:
-    """Turn an OSM extract into a routing graph directory (graph, CH shortcuts, ALT landmarks)."""
-    from preprocessing.pipeline import PreprocessError
-    from preprocessing.pipeline import preprocess as run
+def build_graph(
+    extract: Path, output: Path, profile: str, ch: bool, landmarks: int, force: bool, quiet: bool, hint: bool = True
+) -> Path:
+    """Run the preprocess pipeline with a progress reporter; `CliError` with its one-line reason on bad input."""
+    from preprocessing.pipeline import PreprocessError, preprocess
     from preprocessing.report import Reporter
 
-    if output is None:
-        stem = input.name.split(".")[0]
-        output = Path("graphs") / f"{stem}-{profile}"
     rep = Reporter(quiet=quiet)
     try:
-        out = run(input, output, profile=profile, ch=not no_ch, landmarks=landmarks, force=force, reporter=rep)
+        out = preprocess(extract, output, profile=profile, ch=ch, landmarks=landmarks, force=force, reporter=rep)
     except PreprocessError as exc:
-        fail(str(exc))
-    except KeyboardInterrupt:
-        fail("interrupted; no graph was written", code=130)
+        raise CliError(str(exc)) from None
     except MemoryError:
-        fail("out of memory; no graph was written", code=1)
-    print_summary(out, rep.stages, quiet)
+        raise CliError("out of memory; no graph was written", code=1) from None
+    if not quiet:
+        print_summary(out, rep.stages, hint)
+    return out
 
 
-@app.command()
-def serve(
-    graph_dir: Annotated[Path, typer.Argument(help="graph directory from `starroute preprocess`")],
-    host: Annotated[str, typer.Option()] = "127.0.0.1",
-    port: Annotated[int, typer.Option()] = 5000,
-    workers: Annotated[int, typer.Option(help="uvicorn worker processes (share the memory-mapped graph)")] = 1,
-) -> None:
-    """Serve the native GeoJSON API and the OSRM v5 API over HTTP."""
+def cmd_preprocess(args: argparse.Namespace) -> int:
+    output = args.output or default_graph_dir(args.input, args.profile)
+    build_graph(args.input, output, args.profile, not args.no_ch, args.landmarks, args.force, args.quiet)
+    return 0
+
+
+# -- serve --------------------------------------------------------------------------------------------------------
+
+
+def _graph_matches(graph_dir: Path, extract: Path, profile: str) -> bool:
+    """Whether `graph_dir` holds a graph of this extract and profile (name, size and checksum of the source)."""
+    from preprocessing.artifacts import FormatError, read_manifest
+    from preprocessing.pipeline import sha256_file
+
+    try:
+        mf = read_manifest(graph_dir)
+    except FormatError:
+        return False
+    src = mf.get("source", {})
+    return (
+        mf.get("profile") == profile
+        and src.get("name") == extract.name
+        and src.get("size") == extract.stat().st_size
+        and src.get("sha256") == sha256_file(extract)
+    )
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    target: Path = args.target if args.target is not None else default_extract()
+    if target.is_file() or target.name.lower().endswith(OSM_SUFFIXES):
+        graph_dir = default_graph_dir(target, args.profile)
+        if not target.is_file():
+            raise CliError(f"input file {target} does not exist")
+        if _graph_matches(graph_dir, target, args.profile):
+            print(f"starroute: using the graph {graph_dir} built from {target}", file=sys.stderr)
+        else:
+            print(f"starroute: building {graph_dir} from {target} (profile {args.profile})", file=sys.stderr)
+            build_graph(target, graph_dir, args.profile, True, 16, graph_dir.exists(), quiet=False, hint=False)
+    else:
+        graph_dir = target
     from app.engine.errors import GraphError
-    from app.server import run_server
+    from app.server import ServerError, run_server
     from app.settings import Settings
 
     try:
-        settings = Settings(graph_dir=graph_dir, host=host, port=port, workers=workers)
+        settings = Settings(graph_dir=graph_dir, host=args.host, port=args.port, workers=args.workers)
         run_server(settings)
-    except GraphError as exc:
-        fail(str(exc))
+    except (GraphError, ServerError) as exc:
+        raise CliError(str(exc)) from None
+    return 0
 
 
-@app.command()
-def route(
-    graph_dir: Annotated[Path, typer.Argument(help="graph directory")],
-    from_: Annotated[str, typer.Option("--from", help="start as lon,lat")],
-    to: Annotated[str, typer.Option("--to", help="goal as lon,lat")],
-    algorithm: Annotated[
-        str, typer.Option(help="ch, alt, bidirectional-astar, astar, bidirectional-dijkstra, dijkstra")
-    ] = "ch",
-    geojson: Annotated[bool, typer.Option(help="print the route as a GeoJSON Feature")] = False,
-) -> None:
-    """Compute one route and print its distance, duration and search statistics."""
+# -- route, info, download, compile ----------------------------------------------------------------------------------
+
+
+def cmd_route(args: argparse.Namespace) -> int:
+    points = [parse_lonlat(args.from_, "--from")]
+    points += [parse_lonlat(p, "--via") for p in args.via or ()]
+    points.append(parse_lonlat(args.to, "--to"))
+    if args.radius <= 0:
+        raise CliError("--radius must be > 0 metres")
     from app.engine.data import load
     from app.engine.errors import EngineError, GraphError
     from app.engine.router import Router
 
-    a = parse_lonlat(from_, "--from")
-    b = parse_lonlat(to, "--to")
     try:
-        router = Router(load(graph_dir))
+        router = Router(load(args.graph_dir))
+        phantoms = router.snap_waypoints(points, [args.radius] * len(points))
         q = router.query()
-        phantoms = [router.snap(*a), router.snap(*b)]
-        q.route(phantoms, algorithm=algorithm)  # loads the cached numba code, so the stats time the search alone
-        r = q.route(phantoms, algorithm=algorithm)
+        q.route(phantoms, algorithm=args.algorithm)  # loads the cached kernels, so the figures time the search alone
+        r = q.route(phantoms, algorithm=args.algorithm)
     except (EngineError, GraphError) as exc:
-        fail(str(exc))
-    st = r.legs[0].stats
-    if geojson:
+        raise CliError(str(exc)) from None
+    if args.geojson:
         feature = {
             "type": "Feature",
             "geometry": {"type": "LineString", "coordinates": r.coordinates.tolist()},
-            "properties": {"distance_m": r.distance_m, "duration_s": r.duration_s, "algorithm": r.algorithm},
+            "properties": {
+                "distance_m": r.distance_m,
+                "duration_s": r.duration_s,
+                "algorithm": r.algorithm,
+                "snap_distances_m": [round(p.distance_m, 1) for p in phantoms],
+            },
         }
-        typer.echo(json.dumps(feature))
-    else:
-        typer.echo(
-            f"distance {r.distance_m:.1f} m  duration {r.duration_s:.1f} s  algorithm {r.algorithm}  "
-            f"settled {st.settled}  relaxed {st.relaxed}  {st.micros:.0f} us"
-        )
+        print(json.dumps(feature))
+        return 0
+    settled = sum(leg.stats.settled for leg in r.legs)
+    relaxed = sum(leg.stats.relaxed for leg in r.legs)
+    micros = sum(leg.stats.micros for leg in r.legs)
+    snaps = ", ".join(f"{p.distance_m:.1f} m" for p in phantoms)
+    print(
+        f"distance {r.distance_m:.1f} m  duration {r.duration_s:.1f} s  algorithm {r.algorithm}  "
+        f"settled {settled}  relaxed {relaxed}  {micros:.0f} us  (snapped {snaps} from the given points)"
+    )
+    return 0
 
 
-@app.command()
-def info(graph_dir: Annotated[Path, typer.Argument(help="graph directory")]) -> None:
-    """Print a graph directory's manifest (counts, source, stages)."""
+def cmd_info(args: argparse.Namespace) -> int:
     from preprocessing.artifacts import FormatError, read_manifest
 
     try:
-        mf = read_manifest(graph_dir)
+        mf = read_manifest(args.graph_dir)
     except FormatError as exc:
-        fail(str(exc))
+        raise CliError(str(exc)) from None
     mf.pop("arrays", None)
-    typer.echo(json.dumps(mf, indent=2, sort_keys=True))
+    print(json.dumps(mf, indent=2, sort_keys=True))
+    return 0
 
 
-@app.command()
-def download(
-    region: Annotated[str, typer.Argument(help="Geofabrik region path, e.g. europe/andorra")],
-    output: Annotated[Path | None, typer.Option("--output", "-o")] = None,
-    base_url: Annotated[str, typer.Option(help="mirror to download from")] = "https://download.geofabrik.de",
-    force: Annotated[bool, typer.Option()] = False,
-) -> None:
-    """Download a Geofabrik extract (with a progress bar and an MD5 check)."""
-    from preprocessing.download import DownloadError
-    from preprocessing.download import download as fetch
+def cmd_download(args: argparse.Namespace) -> int:
+    from preprocessing.download import DownloadError, download
 
     try:
-        out = fetch(region, output, base_url=base_url, force=force)
+        out = download(args.region, args.output, base_url=args.base_url, force=args.force)
     except DownloadError as exc:
-        fail(str(exc), code=1)
-    typer.echo(str(out))
+        raise CliError(str(exc), code=1) from None
+    print(str(out))
+    print(f"next: starroute preprocess {out}", file=sys.stderr)
+    return 0
 
 
-def main() -> None:
-    """Console-script entry point."""
+def cmd_compile(args: argparse.Namespace) -> int:
+    from app.warmup import compile_all
+
+    compile_all(jobs=args.jobs, quiet=args.quiet)
+    return 0
+
+
+# -- the parser ---------------------------------------------------------------------------------------------------
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with errors as one `starroute: error:` line (no usage dump), exit status 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        print(f"starroute: error: {message} (see `{self.prog} --help`)", file=sys.stderr)
+        raise SystemExit(EXIT_BAD_INPUT)
+
+
+def parser() -> argparse.ArgumentParser:
+    """The argument parser of every command (help texts name what each argument holds)."""
+    p = _Parser(
+        prog="starroute",
+        description="Road routing on OpenStreetMap data: contraction hierarchies, ALT, A*; GeoJSON and OSRM APIs.",
+        epilog="Start here: `starroute serve` builds the bundled Monaco map if needed and serves it.",
+    )
+    p.add_argument("--version", action="version", version=f"starroute {version()}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    pre = sub.add_parser("preprocess", help="turn an OSM extract into a routing graph directory")
+    pre.add_argument(
+        "input",
+        nargs="?",
+        type=Path,
+        default=DEFAULT_EXTRACT,
+        metavar="EXTRACT",
+        help=f"OSM extract ({', '.join(OSM_SUFFIXES[:5])}); default {DEFAULT_EXTRACT}",
+    )
+    pre.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        metavar="GRAPH_DIR",
+        help="graph directory to write (default graphs/<extract>-<profile>)",
+    )
+    pre.add_argument("--profile", choices=PROFILES, default="car", help="routing profile (default car)")
+    pre.add_argument("--no-ch", action="store_true", help="skip the contraction hierarchy")
+    pre.add_argument("--landmarks", type=int, default=16, metavar="N", help="ALT landmarks, 0 for none (default 16)")
+    pre.add_argument("--force", action="store_true", help="replace an existing graph directory")
+    pre.add_argument("-q", "--quiet", action="store_true", help="no progress or summary")
+    pre.set_defaults(func=cmd_preprocess, left="no graph was written")
+
+    srv = sub.add_parser("serve", help="serve the GeoJSON and OSRM v5 APIs (building the graph first if needed)")
+    srv.add_argument(
+        "target",
+        nargs="?",
+        type=Path,
+        metavar="GRAPH_DIR|EXTRACT",
+        help=f"a graph directory, or an OSM extract to build one from (default {DEFAULT_EXTRACT})",
+    )
+    srv.add_argument("--profile", choices=PROFILES, default="car", help="profile when building from an extract")
+    srv.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    srv.add_argument("--port", type=int, default=5000, help="port to listen on (default 5000)")
+    srv.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="worker processes sharing the memory-mapped graph (default 1)",
+    )
+    srv.set_defaults(func=cmd_serve, left="no graph was written")
+
+    rt = sub.add_parser("route", help="compute one route and print its distance, duration and search figures")
+    rt.add_argument("graph_dir", type=Path, metavar="GRAPH_DIR", help="graph directory")
+    rt.add_argument("--from", dest="from_", required=True, metavar="LON,LAT", help="start")
+    rt.add_argument("--to", required=True, metavar="LON,LAT", help="destination")
+    rt.add_argument("--via", action="append", metavar="LON,LAT", help="intermediate point (repeatable)")
+    rt.add_argument("--algorithm", choices=ALGORITHMS, default="ch", help="search algorithm (default ch)")
+    rt.add_argument(
+        "--radius",
+        type=float,
+        default=1000.0,
+        metavar="METRES",
+        help="a point farther from every road is refused (default 1000)",
+    )
+    rt.add_argument("--geojson", action="store_true", help="print the route as a GeoJSON Feature")
+    rt.set_defaults(func=cmd_route)
+
+    inf = sub.add_parser("info", help="print a graph directory's manifest (counts, source, stage timings)")
+    inf.add_argument("graph_dir", type=Path, metavar="GRAPH_DIR", help="graph directory")
+    inf.set_defaults(func=cmd_info)
+
+    dl = sub.add_parser("download", help="download a Geofabrik extract (progress bar, MD5 check)")
+    dl.add_argument("region", metavar="REGION", help="Geofabrik region path, e.g. europe/andorra")
+    dl.add_argument("-o", "--output", type=Path, metavar="FILE", help="where to write (default data/<name>)")
+    dl.add_argument("--base-url", default="https://download.geofabrik.de", metavar="URL", help="mirror to use")
+    dl.add_argument("--force", action="store_true", help="replace an existing file")
+    dl.set_defaults(func=cmd_download, left="no file was written")
+
+    cp = sub.add_parser("compile", help="compile every numba kernel into the cache now (images, CI, first run)")
+    cp.add_argument("--jobs", type=int, default=2, metavar="N", help="parallel compiler processes (default 2)")
+    cp.add_argument("-q", "--quiet", action="store_true", help="no progress")
+    cp.set_defaults(func=cmd_compile)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Console-script entry point: run one command, map failures to one line and an exit status."""
+    p = parser()
+    args = p.parse_args(argv)
+    if args.command is None:
+        p.print_help()
+        return 0
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
-        app()
+        return int(args.func(args))
+    except CliError as exc:
+        print(f"starroute: error: {exc}", file=sys.stderr)
+        return exc.code
+    except Terminated:
+        print(f"starroute: terminated; {getattr(args, 'left', 'stopped')}", file=sys.stderr)
+        return 128 + signal.SIGTERM
     except KeyboardInterrupt:
-        typer.echo("starroute: interrupted", err=True)
-        sys.exit(130)
+        print(f"starroute: interrupted; {getattr(args, 'left', 'stopped')}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

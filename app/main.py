@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -14,9 +15,7 @@ from fastapi.responses import ORJSONResponse
 
 from app.api import errors, health, native, osrm
 from app.api.frontdoor import FrontDoor
-from app.api.health import Metrics
 from app.api.service import Service
-from app.engine.errors import EngineError
 from app.settings import Settings
 
 log = logging.getLogger("starroute")
@@ -29,36 +28,6 @@ DESCRIPTION = """Road routing over contraction hierarchies and ALT.
   response shapes and error codes (every error is HTTP 400 with `{code, message}`).
 * `GET /health`, `GET /metrics` (Prometheus).
 """
-
-
-async def _warm_up(service: Service) -> None:
-    """Answer a few requests in-process so that every numba kernel is compiled (or loaded) before real traffic."""
-    g = service.graph
-    n = g.num_nodes
-    if n == 0:
-        return
-    pts = [(float(g.node_lon[v]) / 1e7, float(g.node_lat[v]) / 1e7) for v in (0, n // 2)]
-    a, b = (f"{lon},{lat}" for lon, lat in pts)
-    for path, query in (
-        (f"/route/v1/warmup/{a};{b}", "steps=true&annotations=true&overview=simplified"),
-        (f"/table/v1/warmup/{a};{b}", "annotations=duration,distance"),
-        (f"/nearest/v1/warmup/{a}", "number=2"),
-    ):
-        status, body = await osrm.handle(service, path, query)
-        if status != 200:  # a graph whose sample points do not connect still serves
-            log.info("warm-up %s: %s", path, body[:200])
-    try:
-        phantoms = service.snap_all(pts)
-    except EngineError as exc:
-        log.info("warm-up of the other algorithms skipped: %s", exc)
-        return
-    for algorithm in service.router.algorithms:
-        try:
-            service.router.query().route(phantoms, algorithm=algorithm)
-        except EngineError:
-            pass
-        except Exception:  # noqa: BLE001 - an engine bug shows in the log and in that algorithm's answers
-            log.exception("warm-up of %s failed", algorithm)
 
 
 def _openapi(app: FastAPI) -> dict[str, Any]:
@@ -75,16 +44,21 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
     return app.openapi_schema
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
-    """Build the app; without `settings` they are read from `STARROUTE_*` variables (uvicorn workers do that)."""
+def create_app(settings: Settings | None = None, service: Service | None = None) -> FastAPI:
+    """Build the app; without `settings` they are read from `STARROUTE_*` variables (uvicorn workers do that).
+
+    `service` is an already opened and warmed `Service` (`app.server` prepares it before uvicorn starts); without
+    one, the lifespan opens and warms its own (each uvicorn worker process).
+    """
     settings = settings or Settings()
-    service = Service(settings)
+    service = service or Service(settings)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        service.open()
-        await _warm_up(service)
-        service.metrics = Metrics()  # warm-up searches are not traffic
+        if service.graph is None:
+            from app.warmup import warm_service
+
+            await asyncio.to_thread(warm_service, service, log.info)
         log.info("graph %s loaded: %s", settings.graph_dir, service.graph.manifest.get("counts"))
         try:
             yield

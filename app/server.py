@@ -1,31 +1,125 @@
 """Run the service with uvicorn: `run_server(settings)`, or `python -m app.server GRAPH_DIR [--port …]`.
 
-With `--workers N` uvicorn starts N processes; each memory-maps the same graph files, so the OS shares their pages
-(no per-worker copy of the arrays). The settings reach the workers as `STARROUTE_*` variables.
+Start-up happens before uvicorn starts: the graph is memory-mapped, the port checked, and every numba kernel
+compiled (first run after an install, announced with an estimate) or loaded from numba's cache, in a thread the
+main thread watches, so Ctrl-C or SIGTERM at any moment of it exits at once with status 0. Then uvicorn serves; it
+stops on the same signals. With `--workers N` uvicorn starts N processes; each memory-maps the same graph files, so
+the OS shares their pages, and each loads the kernels from the cache the start-up filled. The settings reach the
+workers as `STARROUTE_*` variables.
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
+import os
+import signal
+import socket
 import sys
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
-
-import uvicorn
+from typing import TypeVar
 
 from app.settings import Settings
 
+log = logging.getLogger("starroute")
+T = TypeVar("T")
+
+
+class ServerError(Exception):
+    """The server cannot start (port in use, ...); the message says what to do."""
+
+
+def _say(message: str) -> None:
+    print(f"starroute: {message}", file=sys.stderr, flush=True)
+
+
+def check_port(host: str, port: int) -> None:
+    """`ServerError` when `host:port` cannot be bound (in use, or not an address of this machine)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError as exc:
+            why = exc.strerror or str(exc)
+            raise ServerError(f"cannot listen on {host}:{port} ({why}): pass another --port or --host") from None
+
+
+def run_until_signal(fn: Callable[[], T], on_stop: Callable[[], None] | None = None) -> T:
+    """Run `fn` in a thread while the main thread watches SIGINT/SIGTERM: a signal calls `on_stop` and exits 0 at once.
+
+    Start-up work (numba compiling for a minute on a first run) must never delay a stop: the main thread only
+    waits here, so its signal handler runs within milliseconds whatever the worker thread is doing.
+    """
+    box: dict[str, object] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # noqa: BLE001 - handed to the main thread
+            box["error"] = exc
+
+    stop: list[int] = []
+    previous = {s: signal.signal(s, lambda signum, frame: stop.append(signum)) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        worker = threading.Thread(target=target, name="starroute-startup", daemon=True)
+        worker.start()
+        while worker.is_alive():
+            worker.join(0.05)
+            if stop:
+                if on_stop is not None:
+                    on_stop()
+                _say("stopped during start-up")
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(0)
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+    if "error" in box:
+        raise box["error"]  # type: ignore[misc]
+    return box["value"]  # type: ignore[return-value]
+
+
+def _url(host: str, port: int) -> str:
+    shown = "127.0.0.1" if host in ("0.0.0.0", "") else ("[::1]" if host == "::" else host)
+    return f"http://{shown}:{port}/"
+
 
 def run_server(settings: Settings) -> None:
-    """Serve until interrupted; a bad graph directory raises `GraphError` before any worker starts."""
+    """Start up (graph, port, kernels), print the URL, serve until interrupted.
+
+    A bad graph directory raises `GraphError`, a port that cannot be bound `ServerError`, both before any kernel
+    work or worker process.
+    """
     from app.engine.data import load
 
-    load(settings.graph_dir)  # fail fast, in the parent, with the loader's sentence
+    started = time.perf_counter()
+    load(settings.graph_dir)  # fail fast, with the loader's sentence
+    check_port(settings.host, settings.port)
+    from app.api.service import Service
+    from app.warmup import remove_partial_cache_files, warm_service
+
+    service = Service(settings)
+    run_until_signal(lambda: warm_service(service, say=_say), on_stop=remove_partial_cache_files)
+    if settings.workers > 1:
+        service.close()  # each worker opens its own (the kernels now load from the cache)
+    _say(
+        f"serving {settings.graph_dir} at {_url(settings.host, settings.port)} "
+        f"(ready in {time.perf_counter() - started:.1f} s; open it in a browser, Ctrl-C stops)"
+    )
+    import uvicorn
+
     options = {
         "host": settings.host,
         "port": settings.port,
         "log_level": settings.log_level,
         "access_log": settings.access_log,
         "timeout_keep_alive": 5,
+        "timeout_graceful_shutdown": 1,
         "lifespan": "on",
     }
     if settings.workers > 1:
@@ -34,7 +128,7 @@ def run_server(settings: Settings) -> None:
     else:
         from app.main import create_app
 
-        uvicorn.run(create_app(settings), **options)
+        uvicorn.run(create_app(settings, service=service), **options)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -62,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         run_server(settings)
-    except GraphError as exc:
+    except (GraphError, ServerError) as exc:
         print(f"starroute: error: {exc}", file=sys.stderr)
         return 2
     return 0

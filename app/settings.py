@@ -25,6 +25,12 @@ class Settings(BaseSettings):
     max_nearest: int = Field(100, ge=1, description="largest `number` for nearest")
     max_alternatives: int = Field(3, ge=0)
     max_snap_radius_m: float | None = Field(None, gt=0, description="snapping never looks further (None: unlimited)")
+    snap_radius_m: float = Field(
+        1000.0, gt=0, description="native API and CLI: a point farther from every road is NoSegment (OSRM: unlimited)"
+    )
+    min_component_size: int = Field(
+        1000, ge=1, description="smaller strongly connected components are tiny: waypoints leave them (OSRM's rule)"
+    )
     request_time_limit_s: float = Field(10.0, gt=0, description="a search running longer answers TooBig")
     max_body_bytes: int = Field(1_000_000, ge=1024, description="largest POST body")
     cors_origins: list[str] = Field(default_factory=lambda: ["*"], description="allowed CORS origins ([] disables)")

@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from .files import make_parents, remove_created, umask
+
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
 
@@ -119,7 +121,7 @@ def save_graph(
     if out.exists() and not force:
         raise FormatError(f"output {out} already exists: pass --force to replace it")
     validate_arrays(arrays)
-    out.parent.mkdir(parents=True, exist_ok=True)
+    created = make_parents(out.parent)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
     try:
         table = {}
@@ -134,6 +136,7 @@ def save_graph(
         with open(tmp / MANIFEST, "w", encoding="utf-8") as fh:
             json.dump(full, fh, indent=2, sort_keys=True)
             fh.write("\n")
+        os.chmod(tmp, 0o777 & ~umask())  # mkdtemp makes 0700: a graph must be readable by other users
         if out.exists():
             trash = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
             os.replace(out, trash / "g")
@@ -143,6 +146,7 @@ def save_graph(
             os.replace(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
+        remove_created(created)
         raise
     return out
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import httpx
 
+from .files import make_parents, remove_created
 from .report import Reporter
 
 GEOFABRIK = "https://download.geofabrik.de"
@@ -44,8 +45,9 @@ def download(
     if out.exists() and not force:
         raise DownloadError(f"{out} already exists: pass --force to replace it")
     rep = reporter or Reporter()
-    out.parent.mkdir(parents=True, exist_ok=True)
+    created = make_parents(out.parent)
     tmp = out.with_name(out.name + ".part")
+    done = False
     try:
         with httpx.Client(timeout=timeout_s, follow_redirects=True) as client:
             md5_resp = client.get(url + ".md5")
@@ -67,9 +69,12 @@ def download(
         if expected_md5 is not None and h.hexdigest() != expected_md5:
             raise DownloadError(f"checksum mismatch for {url} (md5 {h.hexdigest()}, expected {expected_md5})")
         os.replace(tmp, out)
+        done = True
     except httpx.HTTPError as exc:
         raise DownloadError(f"cannot download {url}: {exc}") from None
     finally:
         if tmp.exists():
             tmp.unlink()
+        if not done:
+            remove_created(created)  # a failed download leaves no empty data/ folder behind
     return out

@@ -112,7 +112,7 @@ def test_route_feature(client: httpx.Client, engine) -> None:
     assert p["waypoints"][0]["input"] == [7.4197, 43.7311]
     assert p["stats"]["settled"] > 0 and p["legs"][0]["stats"]["settled"] == p["stats"]["settled"]
     # the engine's own figures, exactly
-    q = engine.query().route([engine.snap(7.4197, 43.7311), engine.snap(7.4246, 43.7384)], algorithm="ch")
+    q = engine.query().route(engine.snap_waypoints([(7.4197, 43.7311), (7.4246, 43.7384)]), algorithm="ch")
     assert p["distance_m"] == q.distance_m and p["duration_s"] == q.duration_s
 
 
@@ -134,7 +134,7 @@ def test_api_matches_engine(client: httpx.Client, engine) -> None:
     pts = random_points(engine.graph, 30, seed=3)
     for a, b in zip(pts[::2], pts[1::2], strict=False):
         f = client.get("/route", params={"from": f"{a[0]},{a[1]}", "to": f"{b[0]},{b[1]}"}).json()
-        q = engine.query().route([engine.snap(*a), engine.snap(*b)], algorithm="ch")
+        q = engine.query().route(engine.snap_waypoints([a, b]), algorithm="ch")
         assert f["properties"]["distance_m"] == q.distance_m and f["properties"]["duration_s"] == q.duration_s
 
 

@@ -74,3 +74,16 @@ def test_unknown_region_and_existing_output(server: str, tmp_path: Path) -> None
     assert (tmp_path / "x.osm.pbf").read_bytes() == b"keep"
     with pytest.raises(DownloadError, match="not a Geofabrik path"):
         region_url("../../etc/passwd")
+
+
+def test_failed_download_leaves_no_empty_folder(server: str, tmp_path: Path) -> None:
+    publish("europe/andorra", PAYLOAD, md5="0" * 32)
+    target = tmp_path / "data" / "sub" / "a.osm.pbf"
+    with pytest.raises(DownloadError):
+        download("europe/andorra", target, base_url=server, reporter=Reporter(quiet=True))
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(DownloadError, match="HTTP 404"):
+        download("europe/atlantis", target, base_url=server, reporter=Reporter(quiet=True))
+    assert list(tmp_path.iterdir()) == []
+    publish("europe/andorra", PAYLOAD)
+    assert download("europe/andorra", target, base_url=server, reporter=Reporter(quiet=True)).exists()

@@ -495,7 +495,7 @@ def test_osrm_matches_engine(client: httpx.Client, engine) -> None:
     pts = random_points(engine.graph, 40, seed=11)
     for a, b in zip(pts[::2], pts[1::2], strict=False):
         r = client.get(R + coords_path([a, b]))
-        q = engine.query().route([engine.snap(*a), engine.snap(*b)], algorithm="ch")
+        q = engine.query().route(engine.snap_waypoints([a, b]), algorithm="ch")
         body = r.json()
         assert body["code"] == "Ok", body
         route = body["routes"][0]
@@ -530,8 +530,8 @@ def test_engine_codes_map_to_400_through_handle() -> None:
     class StubRouter:
         algorithms = ("ch",)
 
-        def snap(self, lon: float, lat: float, radius_m: float | None = None) -> Phantom:
-            return Phantom(lon, lat, lon, lat, 0.0, *(0,) * 13)  # type: ignore[arg-type]
+        def snap_waypoints(self, points: list, radiuses: object = None, bearings: object = None) -> list[Phantom]:
+            return [Phantom(lon, lat, lon, lat, 0.0, *(0,) * 13) for lon, lat in points]  # type: ignore[arg-type]
 
         def query(self) -> StubRouter:
             return self

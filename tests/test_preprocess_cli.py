@@ -2,25 +2,42 @@
 
 from __future__ import annotations
 
+import contextlib
 import gzip
+import io
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
-from app.cli import app
+from app.cli import main
 from preprocessing.artifacts import FormatError, load_graph, read_manifest
 
 from .conftest import ROOT, extract
 
-runner = CliRunner()
+
+@dataclass
+class Result:
+    exit_code: int
+    output: str
 
 
-def run(*args: str):
-    return runner.invoke(app, ["preprocess", *args])
+def invoke(*argv: str) -> Result:
+    """Run the `starroute` command line in-process; stdout and stderr together."""
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):
+        try:
+            code = main(list(argv))
+        except SystemExit as exc:  # argparse refusing an argument
+            code = int(exc.code or 0)
+    return Result(code, buf.getvalue())
+
+
+def run(*args: str) -> Result:
+    return invoke("preprocess", *args)
 
 
 def leftovers(parent: Path) -> list[str]:
@@ -133,7 +150,7 @@ def test_no_routable_ways(tmp_path: Path) -> None:
 
 
 def test_unknown_profile(tmp_path: Path) -> None:
-    assert_refused(tmp_path, [str(extract("bautzen.osm")), "--profile", "hovercraft"], "unknown profile 'hovercraft'")
+    assert_refused(tmp_path, [str(extract("bautzen.osm")), "--profile", "hovercraft"], "invalid choice: 'hovercraft'")
 
 
 def test_output_exists_refused_then_forced(tmp_path: Path) -> None:
@@ -184,3 +201,50 @@ def test_interrupt_while_writing_leaves_nothing(tmp_path: Path, monkeypatch: pyt
     assert res.exit_code == 130 and "no graph was written" in res.output
     assert calls["n"] == 5
     assert leftovers(tmp_path) == []
+
+
+def test_graph_directory_is_readable_by_other_users(tmp_path: Path) -> None:
+    import os
+    import stat
+
+    out = tmp_path / "g"
+    old = os.umask(0o022)
+    try:
+        assert run(str(extract("bautzen.osm")), "-o", str(out), "--no-ch", "--landmarks", "0", "-q").exit_code == 0
+    finally:
+        os.umask(old)
+    mode = stat.S_IMODE(out.stat().st_mode)
+    assert mode == 0o755, oct(mode)  # a container's non-root user can read a graph built on the host
+    assert all(stat.S_IMODE(f.stat().st_mode) & 0o004 for f in out.iterdir())
+
+
+def test_failed_write_leaves_no_new_parent_folders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import preprocessing.artifacts as artifacts
+
+    def fail(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(artifacts.np, "save", fail)
+    res = run(str(extract("bautzen.osm")), "-o", str(tmp_path / "graphs" / "deep" / "g"), "--no-ch", "--landmarks", "0")
+    assert res.exit_code == 130
+    assert leftovers(tmp_path) == []
+
+
+def test_version_help_and_bare_command() -> None:
+    from app.cli import version
+
+    res = invoke("--version")
+    assert res.exit_code == 0 and res.output.strip() == f"starroute {version()}"
+    bare = invoke()
+    assert bare.exit_code == 0 and "preprocess" in bare.output and "serve" in bare.output
+    for cmd in ("preprocess", "serve", "route", "info", "download", "compile"):
+        text = invoke(cmd, "--help").output
+        assert "<bool>" not in text and "{graph_dir}" not in text and "usage: starroute " + cmd in text
+    assert "GRAPH_DIR" in invoke("route", "--help").output
+
+
+def test_preprocess_says_what_to_run_next(tmp_path: Path) -> None:
+    out = tmp_path / "g"
+    res = run(str(extract("bautzen.osm")), "-o", str(out), "--no-ch", "--landmarks", "0")
+    assert res.exit_code == 0
+    assert res.output.strip().splitlines()[-1] == f"next: starroute serve {out}"

@@ -208,10 +208,11 @@ def test_same_chain_oneway_goal_behind_goes_around() -> None:
 def test_oneway_dead_end_is_no_route() -> None:
     g, _ = build_map(LOOP, ["abc", ("cd", "oneway")])
     r = ref_router(g)
-    # c-d is its own tiny component (d is a dead end): snapping prefers a-b-c unless the radius excludes it
-    assert r.snap(*at(1200, 5)).chain == 0
-    p, q = r.snap(*at(1200, 5), radius_m=50), r.snap(*at(1400, 5), radius_m=50)
+    # c-d is its own tiny component (d is a dead end): points near it alone stay there, with a-b-c they move
+    p, q = r.snap(*at(1200, 5)), r.snap(*at(1400, 5))
     assert p.chain == q.chain == 1 and p.component == 1
+    assert [x.chain for x in r.snap_waypoints([at(1200, 5), at(1400, 5)])] == [1, 1]
+    assert [x.chain for x in r.snap_waypoints([at(1200, 5), at(100, 0)])] == [0, 0]
     assert r.route([p, q], "reference").weight == 200
     with pytest.raises(NoRoute):
         r.route([q, p], "reference")
@@ -380,7 +381,7 @@ def test_monaco_end_to_end(graph_cache) -> None:  # type: ignore[no-untyped-def]
     assert "dijkstra" in r.algorithms
     rng = np.random.default_rng(7)
     x0, y0, x1, y1 = g.manifest["bbox"]
-    phs = [r.snap(rng.uniform(x0, x1), rng.uniform(y0, y1)) for _ in range(12)]
+    phs = r.snap_waypoints([(rng.uniform(x0, x1), rng.uniform(y0, y1)) for _ in range(12)])
     assert all(p.component == 0 for p in phs)
     table = r.table(phs, phs)
     for a, b in pairwise(phs):

@@ -14,7 +14,7 @@ import pytest
 
 from app.engine.data import chain_index
 from app.engine.errors import InvalidValue, NoSegment
-from app.engine.snap import Snapper, _project, haversine
+from app.engine.snap import Snapper, _project, choose, haversine
 from app.engine.types import Phantom
 from preprocessing.artifacts import Graph, graph_in_memory
 from preprocessing.graph import finalize_arrays, measured_max_speed_mps
@@ -203,29 +203,46 @@ a         b
 """
 
 
-def test_prefer_main_component() -> None:
-    # main road a-b (two-way, 2 nodes); island c-d: a 2-node SCC too, so make main bigger with a side road
+def test_tiny_component_candidates_and_choice() -> None:
+    # main road a-b-e (3 nodes, the largest SCC); island c-d: a 2-node SCC, tiny
     pic = parse_picture(ISLAND) | {"e": to_lonlat(1000, 300)}
     g, _ = build_map(pic, ["ab", "be", "cd"])
     assert list(g.node_component) == [0, 0, 1, 1, 0]
     s = Snapper(g)
     q = at(500, -190)  # 10 m from the island, 190 m from the main road
-    ph = s.snap(*q)
-    assert ph.component == 0 and ph.distance_m == pytest.approx(190, abs=0.1)
-    ph = s.snap(*q, prefer_main=False)
-    assert ph.component == 1 and ph.distance_m == pytest.approx(10, abs=0.1)
-    ph = s.snap(*q, radius_m=100)  # nothing main within 100 m: the island it is
-    assert ph.component == 1
+    cand = s.candidates(*q)
+    assert cand.nearest.component == 1 and cand.nearest.distance_m == pytest.approx(10, abs=0.1)
+    assert cand.big is not None and cand.big.component == 0 and cand.big.distance_m == pytest.approx(190, abs=0.1)
+    assert cand.tiny
+    assert s.snap(*q).component == 1  # one point alone: its nearest segment
+    main = s.candidates(*at(100, 10))
+    assert main.big is main.nearest and not main.tiny
+    island = s.candidates(*at(700, -210))
+    # a request inside the island stays there; one that also touches the main road moves the island point
+    assert [p.component for p in choose([cand, island])] == [1, 1]
+    assert [p.component for p in choose([cand, main])] == [0, 0]
+    assert [p.component for p in choose([main, cand, island])] == [0, 0, 0]
+    near_only = s.candidates(*q, radius_m=100)  # nothing big within 100 m: the island point cannot move
+    assert near_only.big is None and choose([near_only, main])[0].component == 1
     near = s.nearest(*q, 5)
     assert [p.component for p in near] == [1, 0, 0]
     assert [p.distance_m for p in near] == sorted(p.distance_m for p in near)
 
 
-def test_ferry_is_not_preferred() -> None:
+def test_min_component_size_makes_small_networks_tiny() -> None:
+    pic = parse_picture(ISLAND) | {"e": to_lonlat(1000, 300)}
+    g, _ = build_map(pic, ["ab", "be", "cd"])
+    q = at(500, -190)
+    assert Snapper(g, min_component_size=2).candidates(*q).big.component == 1  # both components big: nearest wins
+    assert Snapper(g, min_component_size=3).candidates(*q).big.component == 0
+
+
+def test_ferries_are_no_start_points() -> None:
     pic = parse_picture(ISLAND)
     g, _ = build_map(pic, ["ab", ("cd", "ferry")])
     assert Snapper(g).snap(*at(500, -190)).chain == 0
-    assert Snapper(g).snap(*at(500, -190), radius_m=50).chain == 1
+    with pytest.raises(NoSegment, match=r"within 50 m .*the nearest is 190 m away"):
+        Snapper(g).snap(*at(500, -190), radius_m=50)
 
 
 @pytest.mark.parametrize(
@@ -290,7 +307,7 @@ def test_snap_is_exact_against_brute_force(seed: int) -> None:
     for _ in range(200):
         q = to_lonlat(*rng.uniform(-6000, 6000, 2))
         d2, _ = _project(segs, q[0], q[1], g.geom_lon, g.geom_lat)
-        ph = s.snap(*q, prefer_main=False)
+        ph = s.snap(*q)
         best = math.sqrt(d2.min())
         assert local_m(q, ph) == pytest.approx(best, rel=1e-9, abs=1e-6), f"seed {seed} query {q}"
         assert ph.distance_m == pytest.approx(best, rel=1e-3)  # haversine vs the local frame

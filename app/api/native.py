@@ -126,7 +126,7 @@ async def _route(
     if radiuses is not None and len(radiuses) != len(coords):
         raise InvalidValue(f"radiuses has {len(radiuses)} entries for {len(coords)} points")
     svc.check_algorithm(algorithm)  # coordinates were range-checked by parse_lonlat / the pydantic schema
-    phantoms = svc.snap_all(coords, radiuses)
+    phantoms = svc.snap_all(coords, radiuses, default_radius_m=svc.settings.snap_radius_m, detail=True)
     route = await svc.route(phantoms, algorithm)
     return _json(feature(route, phantoms, overview), _JSON)
 
@@ -185,7 +185,7 @@ async def get_nearest(
     lon, lat = parse_lonlat(point, "point")
     if number > svc.settings.max_nearest:
         raise TooBig(f"number {number} is higher than the maximum ({svc.settings.max_nearest})")
-    found = svc.nearest(lon, lat, number, radius_m)
+    found = svc.nearest(lon, lat, number, svc.settings.snap_radius_m if radius_m is None else radius_m)
     features = [
         {
             "type": "Feature",
@@ -212,8 +212,12 @@ async def post_table(request: Request, body: Annotated[TableRequest, Body()]) ->
         raise TooBig(f"a table has at most {limit} sources and {limit} destinations")
     if not dst_coords:
         raise InvalidValue("destinations must not be empty")
-    src = svc.snap_all([(float(a), float(b)) for a, b in body.sources])
-    dst = src if body.destinations is None else svc.snap_all([(float(a), float(b)) for a, b in dst_coords])
+    points = [(float(a), float(b)) for a, b in body.sources]
+    if body.destinations is not None:
+        points += [(float(a), float(b)) for a, b in dst_coords]
+    snapped = svc.snap_all(points, default_radius_m=svc.settings.snap_radius_m, detail=True)
+    src = snapped[: len(body.sources)]
+    dst = src if body.destinations is None else snapped[len(body.sources) :]
     tbl = await svc.table(src, dst)
     return _json(
         {

@@ -345,6 +345,12 @@ def _check_common(req: OsrmRequest) -> list[float | None] | None:
     return radiuses
 
 
+def _bearings_of(req: OsrmRequest) -> list[tuple[float, float] | None] | None:
+    """OSRM `bearings` as (value, range) degree pairs per coordinate (None where not given)."""
+    b = req.options.get("bearings")
+    return None if b is None else [None if x is None else (float(x[0]), float(x[1])) for x in b]
+
+
 def _check_coordinates(req: OsrmRequest) -> None:
     for lon, lat in req.coordinates:
         check_coordinate(lon, lat)
@@ -440,7 +446,7 @@ async def route(svc: Service, req: OsrmRequest) -> dict[str, Any]:
     fields = o.get("annotations", ())
     if "nodes" in fields:
         raise NotImplementedOption("annotations=nodes is not supported: the graph keeps no OSM ids for shape points")
-    phantoms = svc.snap_all(req.coordinates, radiuses)
+    phantoms = svc.snap_all(req.coordinates, radiuses, _bearings_of(req))
     r: Route = await svc.route(phantoms, _algorithm(svc))
     legs = r.legs if wps is None else [merge_legs(r.legs[a:b]) for a, b in zip(wps, wps[1:], strict=False)]
     geom = _geometry_fn(o.get("geometries", "polyline"))
@@ -517,7 +523,7 @@ async def table(svc: Service, req: OsrmRequest) -> dict[str, Any]:
     if len(src) * len(dst) > limit * limit:
         raise TooBig("Too many table coordinates")
     _check_coordinates(req)
-    phantoms = svc.snap_all(req.coordinates, radiuses)
+    phantoms = svc.snap_all(req.coordinates, radiuses, _bearings_of(req))
     tbl = await svc.table([phantoms[i] for i in src], [phantoms[j] for j in dst])
     fields = o.get("annotations", ("duration",))
     durations = np.asarray(tbl.durations_s, dtype=np.float64) * o.get("scale_factor", 1.0)

@@ -51,7 +51,11 @@ class Service:
         from app.engine.router import Router
 
         self.graph = load(self.settings.graph_dir)
-        self.router = Router(self.graph, max_snap_m=self.settings.max_snap_radius_m)
+        self.router = Router(
+            self.graph,
+            max_snap_m=self.settings.max_snap_radius_m,
+            min_component_size=self.settings.min_component_size,
+        )
         self.mode = MODES.get(str(self.graph.manifest.get("profile", "car")), "driving")
         self.pool = ThreadPoolExecutor(self.settings.threads, thread_name_prefix="starroute-search")
 
@@ -74,18 +78,27 @@ class Service:
             raise InvalidValue(f"algorithm {algorithm!r} is not available on this graph (available: {available})")
 
     def snap_all(
-        self, coords: Sequence[tuple[float, float]], radiuses: Sequence[float | None] | None = None
+        self,
+        coords: Sequence[tuple[float, float]],
+        radiuses: Sequence[float | None] | None = None,
+        bearings: Sequence[tuple[float, float] | None] | None = None,
+        default_radius_m: float | None = None,
+        detail: bool = False,
     ) -> list[Phantom]:
-        """Snap each coordinate (already range-checked); `NoSegment` names the first index that found no road."""
-        out = []
-        snap = self.router.snap
-        for i, (lon, lat) in enumerate(coords):
-            radius = radiuses[i] if radiuses is not None else None
-            try:
-                out.append(snap(lon, lat, radius_m=radius))
-            except NoSegment:
-                raise NoSegment(f"Could not find a matching segment for coordinate {i}") from None
-        return out
+        """Snap the coordinates of one request together (range-checked already; the tiny-component rule applies).
+
+        A missing radius is `default_radius_m` (None: unlimited, as OSRM). `NoSegment` says "Could not find a
+        matching segment for coordinate i", with `detail` followed by how far the nearest road is.
+        """
+        if default_radius_m is not None:
+            radiuses = [default_radius_m if r is None else r for r in (radiuses or [None] * len(coords))]
+        try:
+            return self.router.snap_waypoints(coords, radiuses, bearings)
+        except NoSegment as exc:
+            msg = f"Could not find a matching segment for coordinate {exc.index or 0}"
+            if detail:
+                msg += ": " + exc.message.split(": ", 1)[-1]
+            raise NoSegment(msg) from None
 
     def nearest(self, lon: float, lat: float, number: int, radius_m: float | None = None) -> list[Phantom]:
         """Up to `number` snapped points, nearest first (within `radius_m` when given); `NoSegment` when none."""

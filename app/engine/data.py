@@ -43,12 +43,13 @@ def has_landmarks(graph: Graph) -> bool:
 
 @dataclass(frozen=True)
 class ChainIndex:
-    """Per-chain derived tables: the arc running each way along a chain, its end nodes and whether it is preferred.
+    """Per-chain derived tables: the arc running each way along a chain, its end nodes, its component.
 
     `fwd_arc[c]` runs from chain point 0 to the last point (`arc_geom == 2c`), `bwd_arc[c]` the other way
     (`arc_geom == 2c + 1`); -1 when absent. `first_node`/`last_node` are the graph nodes at the chain's ends (-1 for
-    chains no arc uses). `component` is the larger SCC id of the two ends (0 only when both are in the largest SCC).
-    `preferred` marks chains in the largest SCC that are not ferries: snapping goes there first.
+    chains no arc uses). `component` is the larger SCC id of the two ends (0 only when both are in the largest SCC),
+    `component_size` that component's node count. `snappable` marks chains a waypoint may snap to: used by some arc
+    and not a ferry (OSRM's profiles make ferries no start points).
     """
 
     fwd_arc: np.ndarray  # int32 [c]
@@ -56,7 +57,8 @@ class ChainIndex:
     first_node: np.ndarray  # int32 [c]
     last_node: np.ndarray  # int32 [c]
     component: np.ndarray  # int32 [c]
-    preferred: np.ndarray  # bool [c]
+    component_size: np.ndarray  # int64 [c] nodes in `component` (0 for unused chains)
+    snappable: np.ndarray  # bool [c]
     used: np.ndarray  # bool [c]: some arc runs along the chain
 
 
@@ -85,8 +87,9 @@ def chain_index(graph: Graph) -> ChainIndex:
     for a in (fwd, bwd):
         ok = a >= 0
         ferry[ok] |= (flags[a[ok]] & FLAG_FERRY) != 0
-    preferred = used & (component == 0) & ~ferry
-    return ChainIndex(fwd, bwd, first, last, component.astype(np.int32), preferred, used)
+    sizes = np.bincount(np.asarray(comp_arr, dtype=np.int64), minlength=1)
+    component_size = np.where(used, sizes[np.maximum(component, 0)], 0).astype(np.int64)
+    return ChainIndex(fwd, bwd, first, last, component.astype(np.int32), component_size, used & ~ferry, used)
 
 
 def degrees(fixed: np.ndarray) -> np.ndarray:

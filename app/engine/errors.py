@@ -25,6 +25,7 @@ class InvalidQuery(EngineError):
 
 class NoSegment(EngineError):
     code = "NoSegment"
+    index: int | None = None  # which point of a request found no road (set by `Router.snap_waypoints`)
 
 
 class NoRoute(EngineError):

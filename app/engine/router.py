@@ -29,8 +29,8 @@ from preprocessing.units import COORD_SCALE, DIST_PER_METRE, FLAG_FERRY, FLAG_RO
 
 from .assemble import BWD, FWD, Assembler, join_route
 from .data import chain_index, has_ch, has_landmarks
-from .errors import InvalidValue, NoRoute
-from .snap import Snapper
+from .errors import InvalidValue, NoRoute, NoSegment
+from .snap import MIN_COMPONENT_SIZE, Candidates, Snapper, choose
 from .types import INF_WEIGHT, Leg, Phantom, Route, SearchResult, SearchStats, Seeds, Table
 
 INF = int(INF_WEIGHT)
@@ -89,8 +89,9 @@ def _import(module: str, cls: str) -> SearchFactory | None:
 class Router:
     """Shared, immutable routing facade over one graph: snapping index, algorithm registry, per-thread queries.
 
-    `max_snap_m` caps every snap radius (None = unlimited). `algorithms` replaces the registry (name -> factory
-    taking the graph), e.g. to plug in a reference search in tests.
+    `max_snap_m` caps every snap radius (None = unlimited). `min_component_size`: smaller strongly connected
+    components are tiny (see `app.engine.snap`). `algorithms` replaces the registry (name -> factory taking the
+    graph), e.g. to plug in a reference search in tests.
     """
 
     def __init__(
@@ -98,12 +99,13 @@ class Router:
         graph: Graph,
         max_snap_m: float | None = None,
         algorithms: Mapping[str, SearchFactory] | None = None,
+        min_component_size: int = MIN_COMPONENT_SIZE,
     ) -> None:
         t0 = time.perf_counter()
         self.graph = graph
         self.max_snap_m = max_snap_m
         self.chains = chain_index(graph)
-        self.snapper = Snapper(graph, self.chains)
+        self.snapper = Snapper(graph, self.chains, min_component_size)
         self.assembler = Assembler(graph)
         self._missing: dict[str, str] = {}
         if algorithms is None:
@@ -192,14 +194,46 @@ class Router:
         lon: float,
         lat: float,
         radius_m: float | None = None,
-        prefer_main: bool = True,
         bearing: tuple[float, float] | None = None,
     ) -> Phantom:
-        """Snap a coordinate (degrees) to the nearest road segment within `radius_m` (capped by `max_snap_m`).
+        """Snap one coordinate (degrees) to its nearest road segment within `radius_m` (capped by `max_snap_m`).
 
-        `bearing` = (degrees 0..360, tolerance 0..180) keeps segments travelled that way; see `Snapper.snap`.
+        `bearing` = (degrees 0..360, tolerance 0..180) keeps segments travelled that way; see `Snapper.snap`. For the
+        waypoints of one request use `snap_waypoints`, which applies the tiny-component rule across them.
         """
-        return self.snapper.snap(lon, lat, self._radius(radius_m), prefer_main, bearing)
+        return self.snapper.snap(lon, lat, self._radius(radius_m), bearing)
+
+    def candidates(
+        self,
+        lon: float,
+        lat: float,
+        radius_m: float | None = None,
+        bearing: tuple[float, float] | None = None,
+    ) -> Candidates:
+        """A coordinate's nearest segment and nearest big-component segment (`app.engine.snap.Candidates`)."""
+        return self.snapper.candidates(lon, lat, self._radius(radius_m), bearing)
+
+    def snap_waypoints(
+        self,
+        points: Sequence[tuple[float, float]],
+        radiuses: Sequence[float | None] | None = None,
+        bearings: Sequence[tuple[float, float] | None] | None = None,
+    ) -> list[Phantom]:
+        """Snap the points of one request together (OSRM's rule, `app.engine.snap.choose`).
+
+        `NoSegment` names the first point that found no road within its radius (and how far the nearest road is).
+        """
+        cands = []
+        for i, (lon, lat) in enumerate(points):
+            radius = radiuses[i] if radiuses is not None else None
+            bearing = bearings[i] if bearings is not None else None
+            try:
+                cands.append(self.candidates(lon, lat, radius, bearing))
+            except NoSegment as exc:
+                err = NoSegment(f"waypoint {i}: {exc.message}")
+                err.index = i
+                raise err from None
+        return choose(cands)
 
     def nearest(
         self,
@@ -233,7 +267,7 @@ class Router:
     def warmup(self) -> None:
         """Run a few tiny queries per algorithm (and a table) so numba compiles before the first request."""
         g = self.graph
-        arcs = np.flatnonzero(self.chains.preferred[np.asarray(g.arc_geom) >> 1])
+        arcs = np.flatnonzero(self.snapper.big_chain[np.asarray(g.arc_geom) >> 1])
         if len(arcs) == 0:
             return
         a, b = int(arcs[0]), int(arcs[-1])

@@ -7,15 +7,21 @@ distance and of segments keyed by their exact point-to-segment distance, both me
 centred on the query point. A segment popped from the heap is therefore exactly the nearest remaining one, whatever
 the segment lengths; k-nearest, radius limits and filters come for free.
 
-Two trees split the segments: *preferred* chains (largest SCC, not ferries) and the rest. `snap` takes the nearest
-preferred segment within the radius and falls back to the nearest segment of any kind within the radius: the clear
-form of OSRM's tiny-component rule (a route from a tiny component would fail anyway).
+Components as OSRM treats them. Two trees split the snappable segments (ferries are no start points, as in OSRM's
+profiles): those of *big* strongly connected components (at least `min_component_size` nodes, OSRM's default 1000,
+and always the largest one) and those of *tiny* ones. `candidates` finds a point's nearest segment of any kind and
+its nearest big one; `choose` applies OSRM's rule over all points of a request (`SnapPhantomNodes`): when every
+point's nearest segment lies in one and the same tiny component, the request runs there; otherwise each point whose
+nearest segment is tiny moves to its nearest big one. So a route inside an island stays on the island, and a point
+next to a car park still reaches the main network.
 """
 
 from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numba as nb
 import numpy as np
@@ -29,6 +35,7 @@ from .errors import InvalidValue, NoSegment
 from .types import Phantom
 
 FANOUT = 16  # entries per leaf and children per inner node
+MIN_COMPONENT_SIZE = 1000  # OSRM's default (osrm-extract --small-component-size): smaller SCCs are tiny
 _DEG = math.pi / 180.0
 _KY = EARTH_RADIUS_M * _DEG / COORD_SCALE  # metres per fixed-point unit of latitude
 
@@ -70,6 +77,10 @@ def check_bearing(bearing: tuple[float, float] | None) -> tuple[float, float] | 
     if not (0.0 <= value <= 360.0 and 0.0 <= rng <= 180.0):
         raise InvalidValue(f"bearing {bearing!r} out of range: value 0..360, range 0..180 degrees")
     return value, rng
+
+
+def _human_m(d: float) -> str:
+    return f"{d / 1000:.1f} km" if d >= 10_000 else f"{d:.0f} m"
 
 
 def haversine(lon1: float, lat1: float, lon2: float, lat2: float) -> float:
@@ -409,64 +420,131 @@ class _Tree:
         return self.entry_seg[p], self.entry_chain[p], np.sqrt(out_d2[:k]), out_t[:k]
 
 
+@dataclass(frozen=True)
+class Candidates:
+    """What snapping found for one point: its nearest segment, and its nearest segment in a big component.
+
+    `big` is `nearest` itself when that is big, None when no big segment lies within the radius.
+    """
+
+    nearest: Phantom
+    big: Phantom | None
+
+    @property
+    def tiny(self) -> bool:
+        return self.big is not self.nearest
+
+
+def choose(cands: Sequence[Candidates]) -> list[Phantom]:
+    """OSRM's rule for a whole request: the nearest segments when all lie in one tiny component (or no point has a
+    big one), else each point's big-component segment where it has one."""
+    if not cands:
+        return []
+    comps = {c.nearest.component for c in cands}
+    same_tiny = len(comps) == 1 and cands[0].tiny
+    if same_tiny or all(c.big is None for c in cands):
+        return [c.nearest for c in cands]
+    return [c.big if c.big is not None else c.nearest for c in cands]
+
+
 class Snapper:
-    """Spatial index over every routable geometry-chain segment; immutable and thread-safe once built.
+    """Spatial index over every snappable geometry-chain segment; immutable and thread-safe once built.
+
+    `min_component_size`: strongly connected components with fewer nodes are tiny (the largest never is).
 
     >>> ph = Snapper(graph).snap(7.4200, 43.7350)  # doctest: +SKIP
     """
 
-    def __init__(self, graph: Graph, chains: ChainIndex | None = None) -> None:
+    def __init__(
+        self, graph: Graph, chains: ChainIndex | None = None, min_component_size: int = MIN_COMPONENT_SIZE
+    ) -> None:
         t0 = time.perf_counter()
         self.graph = graph
         self.chains = chains if chains is not None else chain_index(graph)
+        self.min_component_size = int(min_component_size)
         self._glon = graph.geom_lon
         self._glat = graph.geom_lat
         gf = np.asarray(graph.geom_first, dtype=np.int64)
         self._gf = gf
+        ch = self.chains
+        self.big_chain = ch.snappable & ((ch.component == 0) | (ch.component_size >= self.min_component_size))
         nseg = np.maximum(np.diff(gf) - 1, 0)
-        nseg[~self.chains.used] = 0
+        nseg[~ch.snappable] = 0
         seg_chain = np.repeat(np.arange(len(nseg), dtype=np.int64), nseg)
         local = np.arange(seg_chain.shape[0], dtype=np.int64) - np.repeat(np.cumsum(nseg) - nseg, nseg)
         seg = gf[:-1][seg_chain] + local
-        pref = self.chains.preferred[seg_chain]
-        self._trees = tuple(_Tree(seg[mask], seg_chain[mask], self._glon, self._glat) for mask in (pref, ~pref))
+        big = self.big_chain[seg_chain]
+        self._big, self._tiny = (_Tree(seg[mask], seg_chain[mask], self._glon, self._glat) for mask in (big, ~big))
         self.num_segments = int(seg.shape[0])
         self.build_seconds = time.perf_counter() - t0
 
     # -- queries ---------------------------------------------------------------------------------------------------
+
+    def candidates(
+        self,
+        lon: float,
+        lat: float,
+        radius_m: float | None = None,
+        bearing: tuple[float, float] | None = None,
+    ) -> Candidates:
+        """The nearest segment within `radius_m` metres (None = unlimited) and the nearest big-component one.
+
+        `bearing` = (degrees clockwise from north 0..360, tolerance 0..180) keeps only segments travelled that way
+        (OSRM's `bearings`), and the phantom then allows only the matching direction(s). `NoSegment` when nothing lies
+        within the radius; its message gives the distance to the nearest road when a radius excluded it.
+        """
+        qlon, qlat = check_coordinate(lon, lat)
+        radius = check_radius(radius_m)
+        bearing = check_bearing(bearing)
+        limit = math.inf if radius is None else radius * 1.01 + 1.0  # local frame vs haversine slack
+        found: list[tuple[float, int, Phantom]] = []
+        for k, tree in enumerate((self._big, self._tiny)):
+            s, c, d, t = tree.search(self._glon, self._glat, qlon, qlat, 1, limit, self.chains, bearing)
+            if len(s):
+                ph = self._phantom(qlon, qlat, int(s[0]), int(c[0]), float(t[0]), bearing)
+                if radius is None or ph.distance_m <= radius:
+                    found.append((float(d[0]), k, ph))
+        if not found:
+            raise NoSegment(self._no_segment_message(qlon, qlat, radius, bearing))
+        nearest = min(found, key=lambda x: (x[0], x[2].chain))
+        big = next((f[2] for f in found if f[1] == 0), None)
+        if nearest[1] == 0:
+            big = nearest[2]
+        return Candidates(nearest[2], big)
 
     def snap(
         self,
         lon: float,
         lat: float,
         radius_m: float | None = None,
-        prefer_main: bool = True,
         bearing: tuple[float, float] | None = None,
     ) -> Phantom:
-        """The phantom at the nearest segment within `radius_m` metres (None = unlimited), else `NoSegment`.
+        """The phantom at the nearest snappable segment within `radius_m` metres (None = unlimited), any component.
 
-        With `prefer_main`, a segment of the largest strongly connected component that is not a ferry wins whenever
-        one lies within the radius; otherwise the nearest segment of any kind within the radius. `bearing` =
-        (degrees clockwise from north 0..360, tolerance 0..180) keeps only segments travelled that way (OSRM's
-        `bearings`), and the phantom then allows only the matching direction(s).
+        Routes between several points should snap them together (`choose` over `candidates`), so that a point next
+        to a tiny component still reaches the main network.
         """
-        qlon, qlat = check_coordinate(lon, lat)
-        radius = check_radius(radius_m)
-        bearing = check_bearing(bearing)
-        limit = math.inf if radius is None else radius * 1.01 + 1.0  # local frame vs haversine slack
-        found = []
-        for tree in self._trees:
-            s, c, d, t = tree.search(self._glon, self._glat, qlon, qlat, 1, limit, self.chains, bearing)
+        return self.candidates(lon, lat, radius_m, bearing).nearest
+
+    def nearest_distance_m(self, lon: float, lat: float, bearing: tuple[float, float] | None = None) -> float | None:
+        """Metres from a point to the nearest snappable segment, whatever the distance (None: the graph has none)."""
+        best = None
+        for tree in (self._big, self._tiny):
+            s, c, d, t = tree.search(self._glon, self._glat, lon, lat, 1, math.inf, self.chains, bearing)
             if len(s):
-                ph = self._phantom(qlon, qlat, int(s[0]), int(c[0]), float(t[0]), bearing)
-                if radius is None or ph.distance_m <= radius:
-                    found.append((float(d[0]), ph))
-                    if prefer_main:
-                        break
-        if not found:
-            where = "" if radius is None else f" within {radius:g} m"
-            raise NoSegment(f"no road segment{where} of ({qlon}, {qlat})")
-        return min(found, key=lambda x: (x[0], x[1].chain))[1]
+                ph = self._phantom(lon, lat, int(s[0]), int(c[0]), float(t[0]), bearing)
+                best = ph.distance_m if best is None else min(best, ph.distance_m)
+        return best
+
+    def _no_segment_message(
+        self, lon: float, lat: float, radius: float | None, bearing: tuple[float, float] | None
+    ) -> str:
+        what = "no road segment" + ("" if bearing is None else f" travelled at bearing {bearing[0]:g}±{bearing[1]:g}")
+        if radius is None:
+            return f"{what} in the graph for ({lon}, {lat})"
+        d = self.nearest_distance_m(lon, lat, bearing)
+        tail = "" if d is None else f"; the nearest is {_human_m(d)} away"
+        return f"{what} within {radius:g} m of ({lon}, {lat}){tail}"
 
     def nearest(
         self,
@@ -484,15 +562,14 @@ class Snapper:
             raise InvalidValue(f"number must be an integer >= 1, not {number!r}")
         limit = math.inf if radius is None else radius * 1.01 + 1.0
         hits: list[tuple[float, int, int, float]] = []
-        for tree in self._trees:
+        for tree in (self._big, self._tiny):
             s, c, d, t = tree.search(self._glon, self._glat, qlon, qlat, int(number), limit, self.chains, bearing)
             hits.extend((float(d[i]), int(c[i]), int(s[i]), float(t[i])) for i in range(len(s)))
         hits.sort()
         out = [self._phantom(qlon, qlat, h[2], h[1], h[3], bearing) for h in hits[: int(number)]]
         out = [p for p in out if radius is None or p.distance_m <= radius]
         if not out:
-            where = "" if radius is None else f" within {radius:g} m"
-            raise NoSegment(f"no road segment{where} of ({qlon}, {qlat})")
+            raise NoSegment(self._no_segment_message(qlon, qlat, radius, bearing))
         return out
 
     def offset_m(self, ph: Phantom) -> float:
