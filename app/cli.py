@@ -323,7 +323,7 @@ def parser() -> argparse.ArgumentParser:
         metavar="N",
         help="worker processes sharing the memory-mapped graph (default 1)",
     )
-    srv.set_defaults(func=cmd_serve, left="no graph was written")
+    srv.set_defaults(func=cmd_serve, left="no graph was written", stop_status=0)
 
     rt = sub.add_parser("route", help="compute one route and print its distance, duration and search figures")
     rt.add_argument("graph_dir", type=Path, metavar="GRAPH_DIR", help="graph directory")
@@ -374,10 +374,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.code
     except Terminated:
         print(f"starroute: terminated; {getattr(args, 'left', 'stopped')}", file=sys.stderr)
-        return 128 + signal.SIGTERM
+        return getattr(args, "stop_status", 128 + signal.SIGTERM)
     except KeyboardInterrupt:
         print(f"starroute: interrupted; {getattr(args, 'left', 'stopped')}", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return getattr(args, "stop_status", EXIT_INTERRUPTED)
     finally:
         signal.signal(signal.SIGTERM, previous)
 

@@ -12,8 +12,9 @@ from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import ORJSONResponse
+from fastapi.staticfiles import StaticFiles
 
-from app.api import errors, health, native, osrm
+from app.api import errors, health, native, osrm, pages
 from app.api.frontdoor import FrontDoor
 from app.api.service import Service
 from app.settings import Settings
@@ -71,6 +72,8 @@ def create_app(settings: Settings | None = None, service: Service | None = None)
         description=DESCRIPTION,
         lifespan=lifespan,
         default_response_class=ORJSONResponse,
+        docs_url=None,  # served by app.api.pages with the vendored assets (no CDN)
+        redoc_url=None,
     )
     app.state.service = service
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
@@ -78,6 +81,8 @@ def create_app(settings: Settings | None = None, service: Service | None = None)
     app.include_router(native.router)
     app.include_router(osrm.router)
     app.include_router(health.router)
+    app.include_router(pages.router)
+    app.mount("/static", StaticFiles(directory=pages.STATIC), name="static")
     app.add_middleware(FrontDoor, service=service)
     if settings.cors_origins:
         app.add_middleware(

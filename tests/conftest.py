@@ -38,6 +38,21 @@ def graph_cache(tmp_path_factory: pytest.TempPathFactory):
     return get
 
 
+BUNDLED = ROOT / "data" / "monaco.osm.pbf"
+
+
+@pytest.fixture(scope="session")
+def bundled_graph(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled Monaco extract (data/monaco.osm.pbf) as a car graph with CH and 8 landmarks, built once.
+
+    The API tests run on it, so they need nothing from ../shared.
+    """
+    from preprocessing.pipeline import preprocess
+
+    out = tmp_path_factory.mktemp("bundled") / "monaco-car"
+    return preprocess(BUNDLED, out, profile="car", ch=True, landmarks=8, force=True, quiet=True)
+
+
 def all_extracts() -> list[str]:
     """Names (relative to shared/data/osm) of every OSM extract there, registry/ included."""
     if not EXTRACTS.exists():

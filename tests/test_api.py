@@ -67,8 +67,8 @@ def test_server_refuses_a_bad_graph_dir(tmp_path: Path) -> None:
 
 # --- a real server ------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def monaco(graph_cache) -> Path:
-    return graph_cache("monaco.osm.gz")
+def monaco(bundled_graph: Path) -> Path:
+    return bundled_graph
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +93,7 @@ def test_health(client: httpx.Client) -> None:
     assert h["algorithms"][0] == "ch" and set(h["algorithms"]) <= set(ALGORITHMS)
     g = h["graph"]
     assert g["profile"] == "car" and g["counts"]["nodes"] > 0 and len(g["bbox"]) == 4
-    assert g["source"]["name"] == "monaco.osm.gz"
+    assert g["source"]["name"] == "monaco.osm.pbf"
 
 
 def test_route_feature(client: httpx.Client, engine) -> None:
@@ -294,3 +294,26 @@ def test_two_workers_share_the_graph(monaco: Path) -> None:
         if len(pids) == 2:
             break
     assert len(pids) == 2
+
+
+def test_browser_gets_pages_that_work_offline(client: httpx.Client) -> None:
+    """`/` is a start page with example requests that work; /docs and /redoc load their assets from this server."""
+    import re
+
+    page = client.get("/")
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    assert "/docs" in page.text and "monaco.osm.pbf" in page.text
+    examples = re.findall(r'<a href="(/(?:route|table|nearest)[^"]*)"', page.text)
+    assert len(examples) >= 3
+    for href in examples:
+        r = client.get(href.replace("&amp;", "&"))
+        assert r.status_code == 200, (href, r.text[:200])
+    for doc in ("/docs", "/redoc"):
+        html = client.get(doc).text
+        urls = re.findall(r"""(?:src|href)=["']([^"']+)["']|url: ?['"]([^'"]+)['"]""", html)
+        urls = [a or b for a, b in urls]
+        assert urls, html
+        assert not [u for u in urls if u.startswith(("http:", "https:", "//"))], f"{doc} loads from elsewhere: {urls}"
+        for u in urls:
+            assert client.get(u).status_code == 200, u
+    assert client.get("/favicon.ico").headers["content-type"] == "image/png"

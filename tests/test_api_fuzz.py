@@ -22,9 +22,8 @@ from tests import api_server
 
 
 @pytest.fixture(scope="session")
-def api_schema(graph_cache):
-    graph: Path = graph_cache("monaco.osm.gz")
-    base = api_server.shared(graph)
+def api_schema(bundled_graph: Path):
+    base = api_server.shared(bundled_graph)
     return schemathesis.openapi.from_url(f"{base}/openapi.json")
 
 

@@ -212,8 +212,8 @@ def test_modifier_table() -> None:
 
 # --- a real server ----------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def monaco(graph_cache) -> Path:
-    return graph_cache("monaco.osm.gz")
+def monaco(bundled_graph: Path) -> Path:
+    return bundled_graph
 
 
 @pytest.fixture(scope="module")
@@ -463,7 +463,7 @@ def test_every_error_code(client: httpx.Client, engine) -> None:
         (R + OK_2 + "?annotations=nodes", "NotImplemented", None),
         ("/tile/v1/driving/tile(1,2,3).mvt", "NotImplemented", None),
         (R + OK_2 + "?radiuses=-1;5", "InvalidOptions", None),
-        ("/favicon.ico", "InvalidUrl", None),
+        ("/favicon.icon", "InvalidUrl", None),  # any unknown path (/ and /favicon.ico serve the start page)
     ]:
         body = client.get(url).json()
         assert body["code"] == code, (url[:80], body)

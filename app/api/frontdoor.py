@@ -1,8 +1,8 @@
 """The pure-ASGI front door: answers OSRM URLs without going through FastAPI's routing, times every request.
 
-Native paths (`/route`, `/nearest`, `/table`, `/health`, `/metrics`, the docs) go on to FastAPI; any other GET is an
-OSRM URL (osrm-routed answers `/` or `/favicon.ico` with `InvalidUrl` too). POST bodies larger than the limit are
-refused with 413 before they are read.
+Native paths (`/route`, `/nearest`, `/table`, `/health`, `/metrics`, the docs, the start page `/` and `/static/...`)
+go on to FastAPI; any other GET is an OSRM URL (so an unknown path answers OSRM's `InvalidUrl`). POST bodies larger
+than the limit are refused with 413 before they are read.
 """
 
 from __future__ import annotations
@@ -18,7 +18,9 @@ from app.api.service import Service
 
 NATIVE_PATHS = frozenset(
     {"/route", "/nearest", "/table", "/health", "/metrics", "/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json"}
+    | {"/", "/favicon.ico"}
 )
+STATIC_PREFIX = "/static/"
 _OSRM_LABELS = {"route": "osrm_route", "nearest": "osrm_nearest", "table": "osrm_table"}
 _JSON_HEADERS = [(b"content-type", b"application/json; charset=UTF-8")]
 
@@ -43,7 +45,8 @@ class FrontDoor:
         path: str = scope["path"]
         method: str = scope["method"]
         metrics = self.service.metrics
-        if path not in NATIVE_PATHS and method in ("GET", "HEAD"):
+        native = path in NATIVE_PATHS or path.startswith(STATIC_PREFIX)
+        if not native and method in ("GET", "HEAD"):
             status, body = await osrm.handle(self.service, path, scope["query_string"])
             headers = [*_JSON_HEADERS, (b"content-length", str(len(body)).encode())]
             await send({"type": "http.response.start", "status": status, "headers": headers})
@@ -54,7 +57,7 @@ class FrontDoor:
             body = error_body("TooBig", f"Request body exceeds {self.service.settings.max_body_bytes} bytes")
             await send({"type": "http.response.start", "status": 413, "headers": _JSON_HEADERS})
             await send({"type": "http.response.body", "body": body})
-            metrics.observe_request(path if path in NATIVE_PATHS else "other", 413, time.perf_counter() - t0)
+            metrics.observe_request(path if native else "other", 413, time.perf_counter() - t0)
             return
         state: dict[str, Any] = {"status": 500}
         if method == "POST":
@@ -68,7 +71,7 @@ class FrontDoor:
         try:
             await self.app(scope, receive, send_wrapper)
         finally:
-            label = path if path in NATIVE_PATHS else "other"
+            label = path if path in NATIVE_PATHS else ("static" if native else "other")
             metrics.observe_request(label, state["status"], time.perf_counter() - t0)
 
     def _limited(self, receive: Receive) -> Receive:

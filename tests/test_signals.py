@@ -1,0 +1,156 @@
+"""Stop means stop: SIGTERM or Ctrl-C at several moments of `starroute serve` and `starroute preprocess`.
+
+serve exits within a second with status 0 whatever it is doing (compiling kernels on a first run, loading the graph,
+serving), leaving no process and no half-written cache file behind; preprocess exits non-zero and leaves no output
+directory, no temporary directory and no parent folder it made. A cold start is simulated with an empty
+`NUMBA_CACHE_DIR`, where the start-up compiles for many seconds.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from preprocessing.pipeline import preprocess
+from tests.api_server import ROOT, free_port
+
+MONACO = ROOT / "data" / "monaco.osm.pbf"
+STOP_WITHIN_S = 1.0
+
+
+@pytest.fixture(scope="module")
+def graph(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return preprocess(MONACO, tmp_path_factory.mktemp("sig") / "monaco", landmarks=4, force=True, quiet=True)
+
+
+def _default_sigint() -> None:
+    # A shell without job control starts background commands with SIGINT ignored, and a child inherits that;
+    # a user's terminal does not: give the child the default disposition, so Ctrl-C is tested as users press it.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def spawn(args: list[str], env: dict[str, str] | None = None, cwd: Path = ROOT) -> subprocess.Popen:
+    return subprocess.Popen(
+        preexec_fn=_default_sigint,
+        args=[sys.executable, "-m", "app.cli", *args],
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+def stop(proc: subprocess.Popen, sig: int) -> tuple[int, float, str]:
+    """Send `sig`; returns (exit status, seconds until exit, output)."""
+    t0 = time.monotonic()
+    proc.send_signal(sig)
+    try:
+        out, _ = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, _ = proc.communicate()
+        pytest.fail(f"still running 30 s after signal {sig}:\n{out[-2000:]}")
+    return proc.returncode, time.monotonic() - t0, out
+
+
+def children_of(pid: int) -> list[int]:
+    import psutil
+
+    try:
+        return [c.pid for c in psutil.Process(pid).children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return []
+
+
+def wait_healthy(port: int, proc: subprocess.Popen, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()[0]
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    pytest.fail("server never became healthy")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("sig", "after_s"), [(signal.SIGTERM, 1.5), (signal.SIGINT, 4.0), (signal.SIGTERM, 0.3)])
+def test_serve_stops_during_a_cold_start(graph: Path, tmp_path: Path, sig: int, after_s: float) -> None:
+    cache = tmp_path / "numba-cache"  # empty: the start-up compiles every kernel
+    cache.mkdir()
+    proc = spawn(["serve", str(graph), "--port", str(free_port())], env={"NUMBA_CACHE_DIR": str(cache)})
+    time.sleep(after_s)
+    assert proc.poll() is None, proc.communicate()[0]
+    kids = children_of(proc.pid)
+    status, seconds, out = stop(proc, sig)
+    assert status == 0, out
+    assert seconds < STOP_WITHIN_S, (seconds, out)
+    assert not _survivors(kids)
+    assert not list(cache.rglob("*.tmp.*")), "a half-written cache file was left behind"
+
+
+def _survivors(pids: list[int], grace_s: float = 1.0) -> list[int]:
+    """The processes still running `grace_s` after their parent exited (multiprocessing's resource tracker, a
+    uvicorn worker) — none may be."""
+    deadline = time.monotonic() + grace_s
+    while True:
+        alive = [p for p in pids if _alive(p)]
+        if not alive or time.monotonic() > deadline:
+            return alive
+        time.sleep(0.05)
+
+
+def _alive(pid: int) -> bool:
+    """Still running (a zombie waiting for a reaper has exited)."""
+    import psutil
+
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+@pytest.mark.parametrize("workers", [1, 2])
+def test_serve_stops_while_serving(graph: Path, sig: int, workers: int) -> None:
+    port = free_port()
+    proc = spawn(["serve", str(graph), "--port", str(port), "--workers", str(workers)])
+    wait_healthy(port, proc)
+    kids = children_of(proc.pid)
+    status, seconds, out = stop(proc, sig)
+    assert status == 0, out
+    assert seconds < STOP_WITHIN_S + (1.0 if workers > 1 else 0.0), (seconds, out)
+    assert not _survivors(kids)
+    with pytest.raises(httpx.HTTPError):
+        httpx.get(f"http://127.0.0.1:{port}/health", timeout=1)
+
+
+@pytest.mark.parametrize(("sig", "after_s", "cold"), [(signal.SIGTERM, 0.2, False), (signal.SIGINT, 0.35, False),
+                                                        (signal.SIGTERM, 2.5, True), (signal.SIGINT, 1.5, True)])  # fmt: skip
+def test_preprocess_stops_and_leaves_nothing(tmp_path: Path, sig: int, after_s: float, cold: bool) -> None:
+    env = {}
+    if cold:
+        (tmp_path / "cache").mkdir()
+        env["NUMBA_CACHE_DIR"] = str(tmp_path / "cache")
+    work = tmp_path / "work"
+    work.mkdir()
+    out_dir = work / "graphs" / "monaco"
+    proc = spawn(["preprocess", str(MONACO), "-o", str(out_dir)], env=env)
+    time.sleep(after_s)
+    if proc.poll() is not None:
+        pytest.skip(f"preprocess finished within {after_s} s on this machine: nothing to interrupt")
+    status, seconds, out = stop(proc, sig)
+    assert status != 0, out
+    assert status == (130 if sig == signal.SIGINT else 143), out
+    assert "no graph was written" in out and "Traceback" not in out, out
+    assert list(work.iterdir()) == [], "an output, a temporary directory or a parent folder was left behind"
