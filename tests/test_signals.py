@@ -135,8 +135,10 @@ def test_serve_stops_while_serving(graph: Path, sig: int, workers: int) -> None:
         httpx.get(f"http://127.0.0.1:{port}/health", timeout=1)
 
 
-@pytest.mark.parametrize(("sig", "after_s", "cold"), [(signal.SIGTERM, 0.2, False), (signal.SIGINT, 0.35, False),
-                                                        (signal.SIGTERM, 2.5, True), (signal.SIGINT, 1.5, True)])  # fmt: skip
+PREPROCESS_MOMENTS = [(signal.SIGTERM, 0.2, False), (signal.SIGINT, 0.35, False), (signal.SIGTERM, 2.5, True)]
+
+
+@pytest.mark.parametrize(("sig", "after_s", "cold"), [*PREPROCESS_MOMENTS, (signal.SIGINT, 1.5, True)])
 def test_preprocess_stops_and_leaves_nothing(tmp_path: Path, sig: int, after_s: float, cold: bool) -> None:
     env = {}
     if cold:

@@ -120,8 +120,13 @@ def test_tiny_component_beside_the_big_one(client: httpx.Client) -> None:
 def test_table_uses_the_same_rule(client: httpx.Client) -> None:
     t = client.get(f"/table/v1/driving/{at('b', north_m=5)};{at('d', north_m=5)}").json()
     assert t["code"] == "Ok" and t["durations"][0][1] == pytest.approx(40, abs=0.1)
-    native = client.post("/table", json={"sources": [[*map(float, at("b", north_m=5).split(","))]],
-                                         "destinations": [[*map(float, at("d", north_m=5).split(","))]]}).json()
+    native = client.post(
+        "/table",
+        json={
+            "sources": [[*map(float, at("b", north_m=5).split(","))]],
+            "destinations": [[*map(float, at("d", north_m=5).split(","))]],
+        },
+    ).json()
     assert native["durations_s"][0][0] == pytest.approx(40, abs=0.1)
 
 
@@ -134,8 +139,13 @@ def test_native_radius_refuses_far_points(client: httpx.Client) -> None:
     assert "coordinate 1" in body["message"] and "within 1000 m" in body["message"]
     assert "the nearest is 4701 m away" in body["message"], body  # r, 4.7 km west
     # a radius of the request's own widens it
-    ok = client.post("/route", json={"coordinates": [[*map(float, at("g").split(","))], [*map(float, far.split(","))]],
-                                     "radiuses": [None, 6000]})
+    ok = client.post(
+        "/route",
+        json={
+            "coordinates": [[*map(float, at("g").split(","))], [*map(float, far.split(","))]],
+            "radiuses": [None, 6000],
+        },
+    )
     assert ok.status_code == 200 and ok.json()["properties"]["waypoints"][1]["distance_m"] > 4000
     # the OSRM API keeps OSRM's semantics: unlimited unless `radiuses`
     assert osrm_route(client, at("g"), far)["code"] == "Ok"
