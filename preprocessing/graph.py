@@ -7,8 +7,6 @@ from OSM (`preprocessing.build`) and for synthetic graphs in tests (`arrays_from
 from __future__ import annotations
 
 import numpy as np
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import connected_components
 
 from .units import COORD_SCALE, EARTH_RADIUS_M
 
@@ -25,6 +23,9 @@ def strong_components(n: int, tail: np.ndarray, head: np.ndarray) -> np.ndarray:
     """SCC id per node (int32), renumbered so 0 is the largest component and ids follow decreasing size."""
     if n == 0:
         return np.zeros(0, dtype=np.int32)
+    from scipy.sparse import csr_matrix  # here, not at import: the server never needs scipy
+    from scipy.sparse.csgraph import connected_components
+
     mat = csr_matrix((np.ones(len(tail), dtype=np.int8), (tail, head)), shape=(n, n))
     _, labels = connected_components(mat, directed=True, connection="strong")
     sizes = np.bincount(labels)
