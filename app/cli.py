@@ -9,17 +9,21 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from app.engine.algorithms import NAMES as ALGORITHMS  # the registry (no numba behind it)
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT; SIGTERM gives 143
 DEFAULT_EXTRACT = Path("data/monaco.osm.pbf")
 PROFILES = ("car", "bike", "foot", "testbot")  # preprocessing.profiles.PROFILES, without importing the profiles
-ALGORITHMS = ("ch", "alt", "bidirectional-astar", "astar", "bidirectional-dijkstra", "dijkstra")
+
 OSM_SUFFIXES = (".osm.pbf", ".pbf", ".osm", ".osm.gz", ".osm.bz2", ".xml", ".osm.xml")
 
 
@@ -29,14 +33,6 @@ class CliError(Exception):
     def __init__(self, message: str, code: int = EXIT_BAD_INPUT) -> None:
         super().__init__(message)
         self.code = code
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised where Python runs next, so that cleanup code runs as it does for Ctrl-C."""
-
-
-def _on_sigterm(signum: int, frame: Any) -> None:
-    raise Terminated()
 
 
 def version() -> str:
@@ -133,9 +129,24 @@ def build_graph(
     return out
 
 
+def _abandon() -> None:
+    """On a signal: remove what the interrupted work left half made (temporary outputs, folders, cache files)."""
+    from app.warmup import remove_partial_cache_files
+    from preprocessing.files import abandon
+
+    abandon()
+    remove_partial_cache_files()
+
+
 def cmd_preprocess(args: argparse.Namespace) -> int:
+    from app.stoppable import run_until_signal
+
     output = args.output or default_graph_dir(args.input, args.profile)
-    build_graph(args.input, output, args.profile, not args.no_ch, args.landmarks, args.force, args.quiet)
+    run_until_signal(
+        lambda: build_graph(args.input, output, args.profile, not args.no_ch, args.landmarks, args.force, args.quiet),
+        on_stop=_abandon,
+        message="no graph was written",
+    )
     return 0
 
 
@@ -169,8 +180,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
         if _graph_matches(graph_dir, target, args.profile):
             print(f"starroute: using the graph {graph_dir} built from {target}", file=sys.stderr)
         else:
+            from app.stoppable import run_until_signal
+
             print(f"starroute: building {graph_dir} from {target} (profile {args.profile})", file=sys.stderr)
-            build_graph(target, graph_dir, args.profile, True, 16, graph_dir.exists(), quiet=False, hint=False)
+            run_until_signal(
+                lambda: build_graph(target, graph_dir, args.profile, True, 16, graph_dir.exists(), False, False),
+                on_stop=_abandon,
+                status=lambda signum: 0,
+                message="no graph was written",
+            )
     else:
         graph_dir = target
     from app.engine.errors import GraphError
@@ -243,10 +261,15 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 
 def cmd_download(args: argparse.Namespace) -> int:
+    from app.stoppable import run_until_signal
     from preprocessing.download import DownloadError, download
 
     try:
-        out = download(args.region, args.output, base_url=args.base_url, force=args.force)
+        out = run_until_signal(
+            lambda: download(args.region, args.output, base_url=args.base_url, force=args.force),
+            on_stop=_abandon,
+            message="no file was written",
+        )
     except DownloadError as exc:
         raise CliError(str(exc), code=1) from None
     print(str(out))
@@ -359,27 +382,57 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def _quiet_exit(signum: int, frame: Any) -> None:
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+class Stopped(Exception):
+    """A command stopped by a signal; `status` is its exit status (130 Ctrl-C, 143 SIGTERM, 0 for serve)."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(status)
+        self.status = status
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Console-script entry point: run one command, map failures to one line and an exit status."""
+    """Console-script entry point: `run`, and on a signal exit at once with the status that says why (an interrupt
+    landing inside a C extension's import can otherwise make the interpreter kill itself with SIGINT at shutdown,
+    whatever was returned)."""
+    try:
+        return run(argv)
+    except Stopped as stop:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(stop.status)
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    """Run one command in this process, map failures to one line and an exit status; `Stopped` on a signal."""
     p = parser()
     args = p.parse_args(argv)
     if args.command is None:
         p.print_help()
         return 0
-    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    if args.command == "serve" and threading.current_thread() is threading.main_thread():
+        # a stop outside the phases that handle it (imports; after uvicorn's graceful shutdown, which re-raises
+        # the signal) ends serve quietly with status 0
+        for s in (signal.SIGINT, signal.SIGTERM):
+            if signal.getsignal(s) != signal.SIG_IGN:
+                signal.signal(s, _quiet_exit)
     try:
         return int(args.func(args))
     except CliError as exc:
         print(f"starroute: error: {exc}", file=sys.stderr)
         return exc.code
-    except Terminated:
-        print(f"starroute: terminated; {getattr(args, 'left', 'stopped')}", file=sys.stderr)
-        return getattr(args, "stop_status", 128 + signal.SIGTERM)
-    except KeyboardInterrupt:
-        print(f"starroute: interrupted; {getattr(args, 'left', 'stopped')}", file=sys.stderr)
-        return getattr(args, "stop_status", EXIT_INTERRUPTED)
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    except KeyboardInterrupt as exc:  # cleanup already ran while it unwound (temporary directories removed)
+        term = getattr(exc, "signum", signal.SIGINT) == signal.SIGTERM
+        print(
+            f"starroute: {'terminated' if term else 'interrupted'}; {getattr(args, 'left', 'stopped')}", file=sys.stderr
+        )
+        status = 128 + signal.SIGTERM if term else EXIT_INTERRUPTED
+        raise Stopped(getattr(args, "stop_status", status)) from None
 
 
 if __name__ == "__main__":

@@ -12,20 +12,14 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
-import signal
 import socket
 import sys
-import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
 
 from app.settings import Settings
 
 log = logging.getLogger("starroute")
-T = TypeVar("T")
 
 
 class ServerError(Exception):
@@ -48,42 +42,6 @@ def check_port(host: str, port: int) -> None:
             raise ServerError(f"cannot listen on {host}:{port} ({why}): pass another --port or --host") from None
 
 
-def run_until_signal(fn: Callable[[], T], on_stop: Callable[[], None] | None = None) -> T:
-    """Run `fn` in a thread while the main thread watches SIGINT/SIGTERM: a signal calls `on_stop` and exits 0 at once.
-
-    Start-up work (numba compiling for a minute on a first run) must never delay a stop: the main thread only
-    waits here, so its signal handler runs within milliseconds whatever the worker thread is doing.
-    """
-    box: dict[str, object] = {}
-
-    def target() -> None:
-        try:
-            box["value"] = fn()
-        except BaseException as exc:  # noqa: BLE001 - handed to the main thread
-            box["error"] = exc
-
-    stop: list[int] = []
-    previous = {s: signal.signal(s, lambda signum, frame: stop.append(signum)) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        worker = threading.Thread(target=target, name="starroute-startup", daemon=True)
-        worker.start()
-        while worker.is_alive():
-            worker.join(0.05)
-            if stop:
-                if on_stop is not None:
-                    on_stop()
-                _say("stopped during start-up")
-                sys.stdout.flush()
-                sys.stderr.flush()
-                os._exit(0)
-    finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
-    if "error" in box:
-        raise box["error"]  # type: ignore[misc]
-    return box["value"]  # type: ignore[return-value]
-
-
 def _url(host: str, port: int) -> str:
     shown = "127.0.0.1" if host in ("0.0.0.0", "") else ("[::1]" if host == "::" else host)
     return f"http://{shown}:{port}/"
@@ -101,10 +59,16 @@ def run_server(settings: Settings) -> None:
     load(settings.graph_dir)  # fail fast, with the loader's sentence
     check_port(settings.host, settings.port)
     from app.api.service import Service
+    from app.stoppable import run_until_signal
     from app.warmup import remove_partial_cache_files, warm_service
 
     service = Service(settings)
-    run_until_signal(lambda: warm_service(service, say=_say), on_stop=remove_partial_cache_files)
+    run_until_signal(
+        lambda: warm_service(service, say=_say),
+        on_stop=remove_partial_cache_files,
+        status=lambda signum: 0,
+        message="stopped during start-up",
+    )
     if settings.workers > 1:
         service.close()  # each worker opens its own (the kernels now load from the cache)
     _say(

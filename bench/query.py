@@ -1,6 +1,10 @@
 """Query benchmark: every starroute search vs networkx and pandana's CH on the same graph and random pairs.
 
-    python bench/query.py GRAPH_DIR [--pairs 1000] [--seed 1] [--nx-pairs 100] [--table 100]
+    python bench/query.py GRAPH_DIR [--pairs 1000] [--seed 1] [--nx-pairs 100] [--table 100] [--baseline REV]
+
+`--baseline REV` also runs this script as it was at git revision REV (a temporary worktree, same graph, pairs and
+seed) before this one, and prints each algorithm's p50 and settled nodes side by side with the ratio: the before and
+after of an engine change, measured in one run on one machine.
 
 Pairs are drawn (seeded) from the largest SCC, so every pair is connected. Each engine answers the same pairs;
 every answer is checked against the reference Dijkstra's weight. Per engine it prints p50/p90/p99 wall
@@ -27,21 +31,15 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
+from app.engine.algorithms import ALGORITHMS  # noqa: E402
 from app.engine.data import has_ch, has_landmarks, load  # noqa: E402
 from app.engine.geo import node_geo  # noqa: E402
 from app.engine.types import Seeds  # noqa: E402
 from preprocessing.artifacts import Graph  # noqa: E402
 from preprocessing.units import COORD_SCALE  # noqa: E402
 
-OURS: list[tuple[str, str, str]] = [
-    ("dijkstra", "app.engine.dijkstra", "DijkstraSearch"),
-    ("bidirectional-dijkstra", "app.engine.dijkstra", "BidirectionalDijkstraSearch"),
-    ("astar", "app.engine.astar", "AStarSearch"),
-    ("bidirectional-astar", "app.engine.astar", "BidirectionalAStarSearch"),
-    ("alt", "app.engine.alt", "ALTSearch"),
-    ("ch", "app.engine.ch", "CHSearch"),
-]
 STAGE = {"alt": "landmarks (ALT)", "ch": "contract (CH)"}
+REFERENCE = "reference dijkstra"
 
 
 def rss_mb() -> float:
@@ -97,16 +95,16 @@ def bench_ours(graph: Graph, pairs: np.ndarray, seeds: list[tuple[Seeds, Seeds]]
     ref = np.zeros(len(pairs), dtype=np.int64)
     stages = graph.manifest.get("stages", {})
     index = {(int(s), int(t)): i for i, (s, t) in enumerate(pairs)}
-    for name, module, cls_name in OURS:
-        if name == "alt" and not has_landmarks(graph):
+    from app.engine.ch import CHSearch
+    from app.engine.reference import DijkstraSearch
+    from app.engine.search import CoreSearch
+
+    engines: list[tuple[str, Any]] = [(REFERENCE, DijkstraSearch)]
+    for spec in reversed(ALGORITHMS.values()):  # slowest first, as the table always read
+        if spec.needs == "landmarks" and not has_landmarks(graph) or spec.needs == "ch" and not has_ch(graph):
             continue
-        if name == "ch" and not has_ch(graph):
-            continue
-        try:
-            cls = getattr(importlib.import_module(module), cls_name)
-        except (ImportError, AttributeError) as exc:
-            print(f"  ({name}: {exc}; skipped)")
-            continue
+        engines.append((spec.name, CHSearch if spec.engine == "ch" else (lambda g, n=spec.name: CoreSearch(g, n))))
+    for name, cls in engines:
         search = cls(graph)
         row = Row(name, len(pairs))
 
@@ -117,7 +115,7 @@ def bench_ours(graph: Graph, pairs: np.ndarray, seeds: list[tuple[Seeds, Seeds]]
         row.us, results = time_calls(fn, pairs)
         row.settled = [r.stats.settled for r in results]
         weights = np.array([r.weight for r in results], dtype=np.int64)
-        if name == "dijkstra":
+        if name == REFERENCE:
             ref = weights
         row.mismatches = int(np.count_nonzero(weights != ref))
         st = stages.get(STAGE.get(name, ""), None)
@@ -273,6 +271,50 @@ def bench_table(graph: Graph, size: int, rng: np.random.Generator, pd_net: tuple
             print(f"  cells that differ: {int(np.count_nonzero(ours != theirs))}")
 
 
+def run_baseline(rev: str, args: argparse.Namespace) -> dict[str, tuple[float, float]]:
+    """Run this benchmark as it was at git revision `rev` on the same graph and pairs; {engine: (p50 us, settled)}."""
+    import subprocess
+    import tempfile
+
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    work = tempfile.mkdtemp(prefix="starroute-baseline-")
+    tree = os.path.join(work, "tree")
+    subprocess.run(["git", "-C", root, "worktree", "add", "--detach", tree, rev], check=True, capture_output=True)
+    try:
+        cmd = [sys.executable, os.path.join(tree, "bench", "query.py"), os.path.abspath(args.graph),
+               "--pairs", str(args.pairs), "--seed", str(args.seed), "--nx-pairs", "0", "--table", "0",
+               "--no-pandana"]  # fmt: skip
+        out = subprocess.run(cmd, cwd=tree, capture_output=True, text=True).stdout
+    finally:
+        subprocess.run(["git", "-C", root, "worktree", "remove", "--force", tree], capture_output=True)
+    rows: dict[str, tuple[float, float]] = {}
+    for line in out.splitlines():
+        parts = line.split()
+        for width in (2, 1):  # engine names are one or two words
+            name = " ".join(parts[:width])
+            rest = parts[width:]
+            if len(rest) >= 5 and rest[0].isdigit():
+                try:
+                    rows[name] = (float(rest[1]), float(rest[4]) if rest[4] != "-" else float("nan"))
+                except ValueError:
+                    continue
+                break
+    return rows
+
+
+def print_comparison(rev: str, before: dict[str, tuple[float, float]], rows: list[Row]) -> None:
+    print(f"\nbefore ({rev}) and after, p50 us per query and mean settled nodes, same pairs, this machine, this run")
+    print(f"{'engine':24s} {'p50 before':>11s} {'p50 after':>10s} {'after/before':>12s} {'settled before':>15s} "
+          f"{'settled after':>14s}")  # fmt: skip
+    for r in rows:
+        key = "dijkstra" if r.name == REFERENCE else r.name
+        if key not in before or not r.us:
+            continue
+        b50, bset = before[key]
+        label = "dijkstra (reference)" if r.name == REFERENCE else r.name
+        print(f"{label:24s} {b50:11.1f} {r.p(50):10.1f} {r.p(50) / b50:12.2f} {bset:15.0f} {np.mean(r.settled):14.0f}")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("graph", help="graph directory (starroute preprocess output)")
@@ -281,7 +323,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--nx-pairs", type=int, default=100, help="pairs for networkx (slow); 0 skips it")
     ap.add_argument("--table", type=int, default=100, help="size of the square table; 0 skips it")
     ap.add_argument("--no-pandana", action="store_true")
+    ap.add_argument("--baseline", metavar="REV", help="also run the benchmark of git revision REV, side by side")
     args = ap.parse_args(argv)
+    before = run_baseline(args.baseline, args) if args.baseline else None
 
     graph = load(args.graph)
     mf = graph.manifest
@@ -312,6 +356,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\nsettled-node reduction vs bidirectional-dijkstra: {', '.join(facts)}")
     bad = sum(r.mismatches for r in rows)
     print(f"answers differing from the reference Dijkstra: {bad}")
+    if before is not None:
+        print_comparison(args.baseline, before, [r for r in rows if r.name in ALGORITHMS or r.name == REFERENCE])
     if args.table > 0:
         bench_table(graph, args.table, rng, pd_net)
     return 1 if bad else 0

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .files import make_parents, remove_created, umask
+from .files import committing, keep_created, make_parents, remove_created, track, umask, untrack
 
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
@@ -122,7 +122,7 @@ def save_graph(
         raise FormatError(f"output {out} already exists: pass --force to replace it")
     validate_arrays(arrays)
     created = make_parents(out.parent)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    tmp = track(Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent)))
     try:
         table = {}
         for name in sorted(arrays):
@@ -137,14 +137,18 @@ def save_graph(
             json.dump(full, fh, indent=2, sort_keys=True)
             fh.write("\n")
         os.chmod(tmp, 0o777 & ~umask())  # mkdtemp makes 0700: a graph must be readable by other users
-        if out.exists():
-            trash = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
-            os.replace(out, trash / "g")
-            os.replace(tmp, out)
-            shutil.rmtree(trash, ignore_errors=True)
-        else:
-            os.replace(tmp, out)
+        with committing():
+            if out.exists():
+                trash = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+                os.replace(out, trash / "g")
+                os.replace(tmp, out)
+                shutil.rmtree(trash, ignore_errors=True)
+            else:
+                os.replace(tmp, out)
+            untrack(tmp)
+            keep_created(created)
     except BaseException:
+        untrack(tmp)
         shutil.rmtree(tmp, ignore_errors=True)
         remove_created(created)
         raise

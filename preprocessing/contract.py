@@ -40,11 +40,18 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import numba as nb
 import numpy as np
 
 from .artifacts import Graph
 from .heap import heap_pop, heap_push
+from .jit import BOOL, F64, I32, I64, NONE, arr, kernel, tup
+
+# argument types of the helpers (each compiles once, see preprocessing.jit)
+_POOL = arr(I32, 2)  # [P, 3] neighbour, weight, record
+_REC = arr(I32, 2)  # [R, R_COLS]
+_WD = arr(I64, 2)  # [n, 4] witness rows
+_PEND = arr(I64, 2)  # [k, 7] pending shortcuts
+_VI32, _VI64, _VF64 = arr(I32), arr(I64), arr(F64)
 
 WITNESS_SETTLE_LIMIT = 100  # settled nodes per witness search when a node is contracted
 PRIORITY_SETTLE_LIMIT = 30  # ... when only its priority is estimated
@@ -92,10 +99,69 @@ P_REC = 2
 
 
 # --------------------------------------------------------------------------------------------------------------------
+# small array helpers (written out: numba's slice assignment and argsort cost seconds of compile time each)
+
+
+@kernel(_PEND(_PEND, I64))
+def _grow_rows(a: np.ndarray, rows: int) -> np.ndarray:
+    """A copy of int64 rows `a` with room for `rows` rows (the new rows uninitialised)."""
+    out = np.empty((rows, a.shape[1]), dtype=np.int64)
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            out[i, j] = a[i, j]
+    return out
+
+
+@kernel(_REC(_REC, I64))
+def _grow_rows_i32(a: np.ndarray, rows: int) -> np.ndarray:
+    """`_grow_rows` for int32 rows."""
+    out = np.empty((rows, a.shape[1]), dtype=np.int32)
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            out[i, j] = a[i, j]
+    return out
+
+
+@kernel(_VI64(_VI64, _VI32))
+def _argsort_starts(start: np.ndarray, cap: np.ndarray) -> np.ndarray:
+    """Ids of the lists with capacity, by start offset (an LSD radix sort, 16 bits a pass)."""
+    k = 0
+    for i in range(cap.shape[0]):
+        if cap[i] > 0:
+            k += 1
+    ids = np.empty(k, dtype=np.int64)
+    k = 0
+    hi = 0
+    for i in range(cap.shape[0]):
+        if cap[i] > 0:
+            ids[k] = i
+            k += 1
+            if start[i] > hi:
+                hi = start[i]
+    tmp = np.empty(k, dtype=np.int64)
+    count = np.empty(65537, dtype=np.int64)
+    shift = 0
+    while (hi >> shift) > 0:
+        for d in range(65537):
+            count[d] = 0
+        for i in range(k):
+            count[((start[ids[i]] >> shift) & 0xFFFF) + 1] += 1
+        for d in range(65536):
+            count[d + 1] += count[d]
+        for i in range(k):
+            d = (start[ids[i]] >> shift) & 0xFFFF
+            tmp[count[d]] = ids[i]
+            count[d] += 1
+        ids, tmp = tmp, ids
+        shift += 16
+    return ids
+
+
+# --------------------------------------------------------------------------------------------------------------------
 # dynamic adjacency: list id 2*v = out-list of v, 2*v+1 = in-list; each list is a block [start, start+cap) of the pool
 
 
-@nb.njit(cache=True, nogil=True)
+@kernel(_POOL(_POOL, _VI64, _VI32, _VI32, _VI64, I64))
 def _pool_make_room(
     pool: np.ndarray, lst_start: np.ndarray, lst_len: np.ndarray, lst_cap: np.ndarray, st: np.ndarray, need: int
 ) -> np.ndarray:
@@ -108,7 +174,7 @@ def _pool_make_room(
     else:
         size = max(2 * pool.shape[0], 2 * (live + need))
         dst = np.empty((size, 3), dtype=np.int32)
-    order = np.argsort(lst_start)
+    order = _argsort_starts(lst_start, lst_cap)
     end = 0
     for k in range(order.shape[0]):
         lid = order[k]
@@ -126,7 +192,7 @@ def _pool_make_room(
     return dst
 
 
-@nb.njit(cache=True, nogil=True)
+@kernel(_POOL(_POOL, _VI64, _VI32, _VI32, _VI64, I64, I64, I64, I64))
 def _list_append(
     pool: np.ndarray,
     lst_start: np.ndarray,
@@ -160,7 +226,7 @@ def _list_append(
     return pool
 
 
-@nb.njit(cache=True, nogil=True)
+@kernel(NONE(_POOL, _VI64, _VI32, I64, I64))
 def _list_remove(pool: np.ndarray, lst_start: np.ndarray, lst_len: np.ndarray, lid: int, nbr: int) -> None:
     s = lst_start[lid]
     ln = lst_len[lid]
@@ -178,7 +244,7 @@ def _list_remove(pool: np.ndarray, lst_start: np.ndarray, lst_len: np.ndarray, l
 # witness search and node evaluation
 
 
-@nb.njit(cache=True, nogil=True)
+@kernel(NONE(I64, I64, I64, I64, I64, _POOL, _VI64, _VI32, _WD, _VI64, _VI32, I64, _VI64))
 def _witness(
     u: int,
     v: int,
@@ -237,7 +303,7 @@ def _witness(
     st[ST_RELAXED] += relaxed
 
 
-@nb.njit(cache=True, nogil=True)
+@kernel(tup(I64, I64, I64, _PEND)(I64, I64, BOOL, _POOL, _VI64, _VI32, _REC, _WD, _VI64, _VI32, _VI64, _PEND))
 def _evaluate(
     v: int,
     limit: int,
@@ -297,9 +363,7 @@ def _evaluate(
             added_hops += hops
             if commit:
                 if npend == pend.shape[0]:
-                    bigger = np.empty((2 * pend.shape[0], 7), dtype=np.int64)
-                    bigger[:npend] = pend[:npend]
-                    pend = bigger
+                    pend = _grow_rows(pend, 2 * npend)
                 pend[npend, 0] = u
                 pend[npend, 1] = x
                 pend[npend, 2] = wuv + pool[j, P_W]
@@ -311,7 +375,7 @@ def _evaluate(
     return added, added_hops, npend, pend
 
 
-@nb.njit(cache=True, nogil=True)
+@kernel(F64(I64, I64, I64, _POOL, _VI64, _VI32, _REC, _VI32))
 def _priority(
     v: int,
     added: int,
@@ -337,7 +401,7 @@ def _priority(
 # contraction driver
 
 
-@nb.njit(cache=True, nogil=True)
+@kernel
 def _init_lists(
     n: int, rec: np.ndarray, nrec: int, lst_start: np.ndarray, lst_len: np.ndarray, lst_cap: np.ndarray
 ) -> np.ndarray:
@@ -367,7 +431,7 @@ def _init_lists(
     return pool
 
 
-@nb.njit(cache=True, nogil=True)
+@kernel
 def _init_priorities(
     lo: int,
     hi: int,
@@ -389,7 +453,7 @@ def _init_priorities(
         prio[v] = _priority(v, a, h, pool, lst_start, lst_len, rec, level)
 
 
-@nb.njit(cache=True, nogil=True)
+@kernel(tup(_POOL, _REC)(I64, _PEND, _POOL, _VI64, _VI32, _VI32, _REC, _VI64))
 def _commit(
     npend: int,
     pend: np.ndarray,
@@ -433,9 +497,7 @@ def _commit(
             continue
         rid = st[ST_NREC]
         if rid == rec.shape[0]:
-            bigger = np.empty((rec.shape[0] + rec.shape[0] // 2 + 16, R_COLS), dtype=np.int32)
-            bigger[:rid] = rec[:rid]
-            rec = bigger
+            rec = _grow_rows_i32(rec, rec.shape[0] + rec.shape[0] // 2 + 16)
         rec[rid, R_TAIL] = u
         rec[rid, R_HEAD] = x
         rec[rid, R_W] = w
@@ -450,7 +512,7 @@ def _commit(
     return pool, rec
 
 
-@nb.njit(cache=True, nogil=True)
+@kernel(NONE(I64, _POOL, _VI64, _VI32, _VI32, _REC, _VI64, _VI32, _VI32, _VI32))
 def _finalize_node(
     v: int,
     pool: np.ndarray,
@@ -484,13 +546,13 @@ def _finalize_node(
     st[ST_DONE] = r + 1
 
 
-@nb.njit(cache=True, nogil=True)
+@kernel(BOOL(_VF64, I64, F64, I64))
 def _before(prio: np.ndarray, a: int, pa: float, b: int) -> bool:
     """Node `a` with priority `pa` goes before node `b` (ties on the smaller id)."""
     return pa < prio[b] or (pa == prio[b] and a < b)
 
 
-@nb.njit(cache=True, nogil=True)
+@kernel(BOOL(I64, F64, _VF64, _POOL, _VI64, _VI32))
 def _is_local_min(
     v: int, pv: float, prio: np.ndarray, pool: np.ndarray, lst_start: np.ndarray, lst_len: np.ndarray
 ) -> bool:
@@ -502,7 +564,7 @@ def _is_local_min(
     return True
 
 
-@nb.njit(cache=True, nogil=True)
+@kernel
 def _contract_rounds(
     max_nodes: int,
     lim_c: int,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import httpx
 
-from .files import make_parents, remove_created
+from .files import committing, keep_created, make_parents, remove_created, track, untrack
 from .report import Reporter
 
 GEOFABRIK = "https://download.geofabrik.de"
@@ -46,7 +46,7 @@ def download(
         raise DownloadError(f"{out} already exists: pass --force to replace it")
     rep = reporter or Reporter()
     created = make_parents(out.parent)
-    tmp = out.with_name(out.name + ".part")
+    tmp = track(out.with_name(out.name + ".part"))
     done = False
     try:
         with httpx.Client(timeout=timeout_s, follow_redirects=True) as client:
@@ -68,11 +68,14 @@ def download(
             raise DownloadError(f"download of {url} stopped at {got} of {size} bytes: try again")
         if expected_md5 is not None and h.hexdigest() != expected_md5:
             raise DownloadError(f"checksum mismatch for {url} (md5 {h.hexdigest()}, expected {expected_md5})")
-        os.replace(tmp, out)
+        with committing():
+            os.replace(tmp, out)
+            keep_created(created)
         done = True
     except httpx.HTTPError as exc:
         raise DownloadError(f"cannot download {url}: {exc}") from None
     finally:
+        untrack(tmp)
         if tmp.exists():
             tmp.unlink()
         if not done:

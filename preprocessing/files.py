@@ -1,13 +1,46 @@
-"""Filesystem helpers for outputs that must appear whole or not at all: parent folders made, and taken back."""
+"""Outputs that appear whole or not at all: parent folders made (and taken back), temporary paths tracked, so that a
+run stopped at any moment (an error, Ctrl-C, SIGTERM) leaves nothing behind.
+
+A stop arrives on the main thread while the work runs on another (`app.stoppable`): `abandon()` then removes every
+tracked path under the lock that `committing()` holds while an output is made visible, so an output is either
+renamed into place before the stop or never.
+"""
 
 from __future__ import annotations
 
 import os
+import shutil
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+
+_LOCK = threading.RLock()
+_TRACKED: list[Path] = []  # temporary paths and made folders of outputs in progress, oldest first
+_ABANDONED = False
+
+
+class Abandoned(Exception):
+    """The run was stopped: no new output may start or become visible."""
+
+
+def track(path: Path) -> Path:
+    """Remember `path` (a temporary file or directory, or a folder just made) until `untrack`."""
+    with _LOCK:
+        if _ABANDONED:
+            raise Abandoned(f"stopped; {path} not made")
+        _TRACKED.append(path)
+    return path
+
+
+def untrack(path: Path) -> None:
+    with _LOCK:
+        if path in _TRACKED:
+            _TRACKED.remove(path)
 
 
 def make_parents(path: Path) -> list[Path]:
-    """`mkdir -p path`; returns the folders it created, outermost first, for `remove_created` on failure."""
+    """`mkdir -p path`, tracking the folders it made; returns them, outermost first, for `remove_created`."""
     missing = []
     p = path
     while not p.exists():
@@ -15,17 +48,57 @@ def make_parents(path: Path) -> list[Path]:
         if p.parent == p:
             break
         p = p.parent
-    path.mkdir(parents=True, exist_ok=True)
-    return list(reversed(missing))
+    made = list(reversed(missing))
+    with _LOCK:
+        if _ABANDONED:
+            raise Abandoned(f"stopped; {path} not made")
+        path.mkdir(parents=True, exist_ok=True)
+        _TRACKED.extend(made)
+    return made
 
 
 def remove_created(created: list[Path]) -> None:
     """Remove folders `make_parents` made, innermost first, as long as they are empty."""
     for d in reversed(created):
+        untrack(d)
         try:
             d.rmdir()
         except OSError:
             break
+
+
+def keep_created(created: list[Path]) -> None:
+    """The output these folders hold is complete: stop tracking them."""
+    for d in created:
+        untrack(d)
+
+
+@contextmanager
+def committing() -> Iterator[None]:
+    """Hold while an output is made visible (renamed into place); refuses once the run was abandoned."""
+    with _LOCK:
+        if _ABANDONED:
+            raise Abandoned("stopped before the output was written")
+        yield
+
+
+def abandon() -> None:
+    """Stop for good: remove every tracked path (newest first) and refuse new ones. Safe from any thread."""
+    global _ABANDONED
+    with _LOCK:
+        _ABANDONED = True
+        for p in reversed(_TRACKED):
+            try:
+                if p.is_dir() and not p.is_symlink():
+                    if any(p.iterdir()) and p.name.startswith("."):
+                        shutil.rmtree(p, ignore_errors=True)
+                    else:
+                        p.rmdir()
+                elif p.exists():
+                    p.unlink()
+            except OSError:
+                pass
+        _TRACKED.clear()
 
 
 def umask() -> int:

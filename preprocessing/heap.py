@@ -1,15 +1,20 @@
 """The one numba binary min-heap over flat arrays, for every lazy-deletion search (push again, skip stale on pop).
 
 Entries are (key, node int32); ties on the key break on the smaller node id, so every search is deterministic. Keys
-may be float64 (A*/ALT potentials) or int64 (Dijkstra, CH witness searches, landmarks): numba compiles one version
-per key dtype. The caller owns the arrays (allocated once per query object) and the current size. It lives in
-`preprocessing` because contraction and landmark selection use it too, and `preprocessing` never imports `app`.
+are float64 (A*/ALT potentials) or int64 (Dijkstra, CH witness searches, landmarks): explicit signatures compile
+exactly those two versions, whatever integer types the callers pass. The caller owns the arrays (allocated once per
+query object) and the current size. It lives in `preprocessing` because contraction and landmark selection use it
+too, and `preprocessing` never imports `app`.
 """
 
 from __future__ import annotations
 
-import numba as nb
 import numpy as np
+
+from .jit import F64, I32, I64, arr, kernel, tup
+
+_PUSH = [I64(arr(k), arr(I32), I64, k, I32) for k in (F64, I64)]
+_POP = [tup(k, I32, I64)(arr(k), arr(I32), I64) for k in (F64, I64)]
 
 
 def new_heap(capacity: int) -> tuple[np.ndarray, np.ndarray]:
@@ -17,7 +22,7 @@ def new_heap(capacity: int) -> tuple[np.ndarray, np.ndarray]:
     return np.empty(max(capacity, 1), dtype=np.float64), np.empty(max(capacity, 1), dtype=np.int32)
 
 
-@nb.njit(cache=True, nogil=True)
+@kernel(_PUSH)
 def heap_push(keys: np.ndarray, nodes: np.ndarray, size: int, key: float, node: int) -> int:
     """Insert (key, node); returns the new size. Grows never: capacity must cover every push of one search."""
     i = size
@@ -34,7 +39,7 @@ def heap_push(keys: np.ndarray, nodes: np.ndarray, size: int, key: float, node: 
     return size + 1
 
 
-@nb.njit(cache=True, nogil=True)
+@kernel(_POP)
 def heap_pop(keys: np.ndarray, nodes: np.ndarray, size: int) -> tuple[float, int, int]:
     """Remove the minimum; returns (key, node, new size). The caller checks size > 0 first."""
     top_key = keys[0]

@@ -18,15 +18,34 @@ from contextlib import contextmanager
 from typing import Any
 
 import numba as nb
+from numba import types as nt
 from numba.core import event
 
 _OPTIONS = {"cache": True, "nogil": True}
 
+# Types for explicit signatures. Helpers called from other kernels get one: then each compiles exactly once, instead
+# of once per combination of argument types its callers happen to pass (numba specialises on int32 vs int64 and on
+# every literal constant, `f(x, 0)` and `f(x, True)` included, which multiplied compile time).
+I32, I64, F64, U8, U32, BOOL, NONE = nt.int32, nt.int64, nt.float64, nt.uint8, nt.uint32, nt.boolean, nt.none
 
-def kernel(fn: Callable[..., Any] | None = None, **options: Any) -> Any:
-    """`numba.njit(cache=True, nogil=True, **options)`, usable bare (`@kernel`) or with options."""
-    if fn is not None:
+
+def arr(dtype: Any, ndim: int = 1, readonly: bool = False) -> nt.Array:
+    """A C-contiguous array type (graph arrays are read-only: loaded memory-mapped or frozen in memory)."""
+    return nt.Array(dtype, ndim, "C", readonly=readonly)
+
+
+def tup(*items: Any) -> nt.Tuple:
+    """A tuple type (multiple return values)."""
+    return nt.Tuple(items)
+
+
+def kernel(fn: Any = None, **options: Any) -> Any:
+    """`numba.njit(cache=True, nogil=True)`: bare (`@kernel`), with signature(s) (`@kernel(I64(I64))`, compiled or
+    loaded from the cache when the module is imported), or with options (`@kernel(inline="never")`)."""
+    if callable(fn) and not isinstance(fn, nt.Type) and not hasattr(fn, "return_type"):
         return nb.njit(**_OPTIONS)(fn)
+    if fn is not None:
+        return nb.njit(fn, **{**_OPTIONS, **options})
     return nb.njit(**{**_OPTIONS, **options})
 
 

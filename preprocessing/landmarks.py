@@ -31,17 +31,17 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import numba as nb
 import numpy as np
 
 from .artifacts import Graph
 from .heap import heap_pop, heap_push
+from .jit import kernel
 
 LM_NONE = np.uint32(0xFFFFFFFF)
 _INF = np.int64(1) << np.int64(60)
 
 
-@nb.njit(cache=True, nogil=True)
+@kernel
 def one_to_all(first, arc_of, other, weight, forward, source, dist, parent, order):  # pragma: no cover - numba
     """Dijkstra from `source` over the forward (arcs `first[u]:first[u+1]`, heads `other`) or backward CSR
     (`arc_of[i]` arc ids, tails `other`). Fills dist (int64, _INF unreachable), parent node (-1) and the settle
@@ -75,7 +75,7 @@ def one_to_all(first, arc_of, other, weight, forward, source, dist, parent, orde
     return k
 
 
-@nb.njit(cache=True, nogil=True)
+@kernel
 def _store(dist, table, col):  # pragma: no cover - numba
     """Write int64 distances into column `col` of a uint32 table; returns False when one does not fit."""
     for v in range(dist.shape[0]):
@@ -89,7 +89,7 @@ def _store(dist, table, col):  # pragma: no cover - numba
     return True
 
 
-@nb.njit(cache=True, nogil=True)
+@kernel
 def _avoid_pick(root, dist, parent, order, nsettled, lm_from, lm_to, k, in_main, is_lm):  # pragma: no cover
     """The avoid method's next landmark from the shortest-path tree of `root` (module docstring); -1 if none."""
     n = dist.shape[0]

@@ -114,7 +114,7 @@ def preprocess(
         "weight_name": "duration",
         "max_speed_mps": measured_max_speed_mps(arrays),
         "tool_version": __version__,
-        "built_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "built_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "report": report,
     }
 

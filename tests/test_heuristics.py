@@ -13,10 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.engine.alt import ALTSearch
-from app.engine.astar import AStarSearch, BidirectionalAStarSearch
-from app.engine.dijkstra import DijkstraSearch, dijkstra_weights
 from app.engine.geo import gc_distance_m, node_geo
+from app.engine.reference import DijkstraSearch, dijkstra_weights
+from app.engine.search import CoreSearch
 from app.engine.types import INF_WEIGHT, Seeds
 from preprocessing.artifacts import Graph, graph_in_memory
 from preprocessing.graph import arrays_from_arcs, haversine_m
@@ -56,8 +55,12 @@ def test_bounds_admissible_and_consistent(graph_seed: int) -> None:
     g = rg.graph
     rev = DijkstraSearch(reversed_graph(g))
     fwd = DijkstraSearch(g)
-    searches = (BidirectionalAStarSearch(g), ALTSearch(g, active=2), ALTSearch(g, active=8))
-    astar = AStarSearch(g)
+    searches = (
+        CoreSearch(g, "bidirectional-astar"),
+        CoreSearch(g, "alt", active_landmarks=2),
+        CoreSearch(g, "alt", active_landmarks=8),
+    )
+    astar = CoreSearch(g, "astar")
     for q in range(4):
         sources, targets = random_seeds(rg), random_seeds(rg)
         to_t = rev.one_to_all(targets)  # d(v, T)
@@ -70,7 +73,7 @@ def test_bounds_admissible_and_consistent(graph_seed: int) -> None:
             assert np.all(pi_t[ok] <= to_t[ok]), f"{msg}: pi_t not admissible"
             ok = from_s < INF_WEIGHT
             assert np.all(pi_s[ok] <= from_s[ok]), f"{msg}: pi_s not admissible"
-        assert np.array_equal(astar.bounds(targets), searches[0].bounds(sources, targets)[0])
+        assert np.array_equal(astar.bounds(sources, targets)[0], searches[0].bounds(sources, targets)[0])
 
 
 @settings(max_examples=40, deadline=None)
@@ -135,8 +138,8 @@ def test_real_bounds_consistent(graph_cache, name: str, profile: str) -> None:  
     assert np.array_equal(np.where(d >= INF_WEIGHT, none, d), lm_from[:, 0])
     # straight-line and ALT bounds for random queries (nodes, and points between nodes with seed offsets)
     rng = np.random.default_rng(zlib.crc32(f"{name}/{profile}".encode()))
-    bi = BidirectionalAStarSearch(g)
-    alt = ALTSearch(g)
+    bi = CoreSearch(g, "bidirectional-astar")
+    alt = CoreSearch(g, "alt")
     lon = np.asarray(g.node_lon) / 1e7
     lat = np.asarray(g.node_lat) / 1e7
     wf = w.astype(np.float64)
@@ -161,7 +164,7 @@ def test_real_bounds_consistent(graph_cache, name: str, profile: str) -> None:  
         # with zero-offset node seeds the straight-line bound needs no shift: it is the plain floored bound
         t = int(rng.integers(n))
         node_t = Seeds(np.array([t], np.int32), np.zeros(1, np.int64), np.zeros(1, np.int64), lon[t], lat[t])
-        pi_t = AStarSearch(g).bounds(node_t) if q == 0 else bi.bounds(node_t, node_t)[0]
+        pi_t = CoreSearch(g, "astar").bounds(node_t, node_t)[0] if q == 0 else bi.bounds(node_t, node_t)[0]
         bad = np.flatnonzero(pi_t[u] > wf + pi_t[v])
         assert bad.size == 0, f"{name} {profile}: straight-line bound inconsistent on arcs {bad[:5]}"
         assert pi_t[t] == 0

@@ -529,6 +529,7 @@ def test_engine_codes_map_to_400_through_handle() -> None:
 
     class StubRouter:
         algorithms = ("ch",)
+        default_algorithm = "ch"
 
         def snap_waypoints(self, points: list, radiuses: object = None, bearings: object = None) -> list[Phantom]:
             return [Phantom(lon, lat, lon, lat, 0.0, *(0,) * 13) for lon, lat in points]  # type: ignore[arg-type]

@@ -13,7 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app.cli import main
+from app.cli import Stopped
+from app.cli import run as cli_run
 from preprocessing.artifacts import FormatError, load_graph, read_manifest
 
 from .conftest import ROOT, extract
@@ -30,9 +31,11 @@ def invoke(*argv: str) -> Result:
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):
         try:
-            code = main(list(argv))
+            code = cli_run(list(argv))
         except SystemExit as exc:  # argparse refusing an argument
             code = int(exc.code or 0)
+        except Stopped as exc:  # Ctrl-C (the console script exits with this status)
+            code = exc.status
     return Result(code, buf.getvalue())
 
 

@@ -6,7 +6,7 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from app.engine.dijkstra import DijkstraSearch
+from app.engine.reference import DijkstraSearch
 from app.engine.types import INF_WEIGHT, Seeds
 from preprocessing.artifacts import load_graph
 from preprocessing.export import to_networkx

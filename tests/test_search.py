@@ -16,9 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.engine.alt import ALTSearch
-from app.engine.astar import AStarSearch, BidirectionalAStarSearch
-from app.engine.dijkstra import BidirectionalDijkstraSearch, DijkstraSearch, dijkstra_weights
+from app.engine.reference import DijkstraSearch, dijkstra_weights
+from app.engine.search import CoreSearch
 from app.engine.types import INF_WEIGHT, SearchResult, Seeds
 from preprocessing.artifacts import Graph, graph_in_memory
 from preprocessing.export import to_networkx
@@ -28,7 +27,19 @@ from preprocessing.landmarks import build_landmarks
 from .conftest import all_extracts
 
 SPEED_MPS = 20.0
-ALGORITHMS = (DijkstraSearch, BidirectionalDijkstraSearch, AStarSearch, BidirectionalAStarSearch, ALTSearch)
+CORE = ("dijkstra", "bidirectional-dijkstra", "astar", "bidirectional-astar", "alt")
+
+
+def _core(name: str):  # type: ignore[no-untyped-def]
+    def make(graph: Graph) -> CoreSearch:
+        return CoreSearch(graph, name)
+
+    make.__name__ = name
+    return make
+
+
+# the reference first, then every algorithm of the core
+ALGORITHMS = (DijkstraSearch, *(_core(name) for name in CORE))
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 

@@ -39,7 +39,6 @@ log = logging.getLogger("starroute.osrm")
 
 SERVICES = ("route", "nearest", "table", "match", "trip", "tile")
 IMPLEMENTED = ("route", "nearest", "table")
-PREFERRED_ALGORITHMS = ("ch", "alt", "bidirectional-astar", "astar", "bidirectional-dijkstra", "dijkstra")
 _NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 _COORD = re.compile(rf"({_NUM}),({_NUM})")
 _UINT = re.compile(r"\d+")
@@ -357,7 +356,7 @@ def _check_coordinates(req: OsrmRequest) -> None:
 
 
 def _algorithm(svc: Service) -> str:
-    return next(a for a in PREFERRED_ALGORITHMS if a in svc.router.algorithms)
+    return svc.router.default_algorithm
 
 
 def merge_legs(legs: list[Leg]) -> Leg:

@@ -10,8 +10,11 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-ALGORITHMS = ("ch", "alt", "bidirectional-astar", "astar", "bidirectional-dijkstra", "dijkstra")
-Algorithm = Literal["ch", "alt", "bidirectional-astar", "astar", "bidirectional-dijkstra", "dijkstra"]
+from app.engine.algorithms import NAMES
+from app.engine.algorithms import AlgorithmName as Algorithm
+
+ALGORITHMS: tuple[str, ...] = NAMES  # the registry's names (app.engine.algorithms), fastest first
+
 Overview = Literal["full", "simplified", "false"]
 
 Lon = Annotated[float, Field(ge=-180.0, le=180.0, allow_inf_nan=False)]

@@ -26,8 +26,19 @@ def load(path: str | os.PathLike[str], mmap: bool = True) -> Graph:
         graph = load_graph(path, mmap=mmap)
     except FormatError as exc:
         raise GraphError(str(exc)) from None
-    for name, arr in graph.arrays.items():
-        graph.arrays[name] = np.asarray(arr)  # memmap -> ndarray view over the same pages
+    return freeze(graph)  # memmap -> read-only ndarray views over the same pages
+
+
+def freeze(graph: Graph) -> Graph:
+    """Make every array of `graph` a read-only C-contiguous view (in place, idempotent; nothing is copied unless an
+    array is not contiguous). Loaded graphs are read-only already; in-memory ones (tests, the pipeline) become so, so
+    each kernel compiles for one array type only."""
+    for name, a in graph.arrays.items():
+        if isinstance(a, np.ndarray) and not a.flags.writeable and a.flags.c_contiguous and type(a) is np.ndarray:
+            continue
+        v = np.ascontiguousarray(a).view(np.ndarray)
+        v.flags.writeable = False
+        graph.arrays[name] = v
     return graph
 
 

@@ -114,6 +114,7 @@ def node_geo(graph: Graph) -> NodeGeo:
     )
     vmax = max(vm, gc_speed) * (1.0 + SPEED_MARGIN)
     scale = 0.0 if (not math.isfinite(vmax) or vmax <= 0.0) else 10.0 / vmax
+    xyz.flags.writeable = False
     geo = NodeGeo(xyz, scale, vmax)
     _CACHE[graph] = geo
     return geo

@@ -10,8 +10,6 @@
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import math
 import threading
 import time
@@ -19,41 +17,34 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-import numba as nb
 import numpy as np
 
 from preprocessing.artifacts import Graph
-from preprocessing.heap import heap_pop, heap_push, new_heap
+from preprocessing.jit import kernel
 from preprocessing.profiles.base import ROAD_CLASSES
 from preprocessing.units import COORD_SCALE, DIST_PER_METRE, FLAG_FERRY, FLAG_ROUNDABOUT, WEIGHT_PER_SECOND
 
+from .algorithms import ALGORITHMS, Algorithm
 from .assemble import BWD, FWD, Assembler, join_route
-from .data import chain_index, has_ch, has_landmarks
+from .ch import CHSearch
+from .core import path_dists
+from .data import chain_index, freeze, has_ch, has_landmarks
 from .errors import InvalidValue, NoRoute, NoSegment
+from .search import CoreSearch, Searcher
 from .snap import MIN_COMPONENT_SIZE, Candidates, Snapper, choose
+from .table import CHTable
 from .types import INF_WEIGHT, Leg, Phantom, Route, SearchResult, SearchStats, Seeds, Table
 
 INF = int(INF_WEIGHT)
 
-# name -> (module, class); imported when the router is built, listed only when the module exists and the graph
-# has the data the algorithm needs.
-ALGORITHMS: dict[str, tuple[str, str]] = {
-    "ch": ("app.engine.ch", "CHSearch"),
-    "alt": ("app.engine.alt", "ALTSearch"),
-    "bidirectional-astar": ("app.engine.astar", "BidirectionalAStarSearch"),
-    "astar": ("app.engine.astar", "AStarSearch"),
-    "bidirectional-dijkstra": ("app.engine.dijkstra", "BidirectionalDijkstraSearch"),
-    "dijkstra": ("app.engine.dijkstra", "DijkstraSearch"),
-}
-TABLE = ("app.engine.table", "CHTable")
-_NEEDS: dict[str, tuple[Callable[[Graph], bool], str]] = {
-    "ch": (has_ch, "a contraction hierarchy: re-run `starroute preprocess` without --no-ch"),
-    "alt": (has_landmarks, "landmarks: re-run `starroute preprocess` with --landmarks N"),
+_MISSING = {
+    "ch": "a contraction hierarchy: re-run `starroute preprocess` without --no-ch",
+    "landmarks": "landmarks: re-run `starroute preprocess` with --landmarks N",
 }
 
 
 class Search(Protocol):
-    """A point-to-point search kernel (one instance per thread; arrays allocated in `__init__`)."""
+    """A point-to-point search (one instance per thread; arrays allocated in `__init__`)."""
 
     def run(self, sources: Seeds, targets: Seeds) -> SearchResult: ...
 
@@ -79,13 +70,6 @@ class ArcInfo:
         return bool(self.flags & FLAG_ROUNDABOUT)
 
 
-def _import(module: str, cls: str) -> SearchFactory | None:
-    """The class `module.cls`, or None when the module does not exist (yet)."""
-    if importlib.util.find_spec(module) is None:
-        return None
-    return getattr(importlib.import_module(module), cls)
-
-
 class Router:
     """Shared, immutable routing facade over one graph: snapping index, algorithm registry, per-thread queries.
 
@@ -102,27 +86,22 @@ class Router:
         min_component_size: int = MIN_COMPONENT_SIZE,
     ) -> None:
         t0 = time.perf_counter()
-        self.graph = graph
+        self.graph = freeze(graph)
         self.max_snap_m = max_snap_m
         self.chains = chain_index(graph)
         self.snapper = Snapper(graph, self.chains, min_component_size)
         self.assembler = Assembler(graph)
         self._missing: dict[str, str] = {}
+        factories: dict[str, Algorithm | SearchFactory] = {}
         if algorithms is None:
-            factories: dict[str, SearchFactory] = {}
-            for name, (module, cls) in ALGORITHMS.items():
-                need = _NEEDS.get(name)
-                if need is not None and not need[0](graph):
-                    self._missing[name] = f"algorithm {name!r} needs a graph with {need[1]}"
+            for name, spec in ALGORITHMS.items():
+                if spec.needs == "ch" and not has_ch(graph) or spec.needs == "landmarks" and not has_landmarks(graph):
+                    self._missing[name] = f"algorithm {name!r} needs a graph with {_MISSING[spec.needs]}"
                     continue
-                factory = _import(module, cls)
-                if factory is None:
-                    self._missing[name] = f"algorithm {name!r} is not available in this build"
-                    continue
-                factories[name] = factory
-            self._table_factory = _import(*TABLE) if has_ch(graph) else None
+                factories[name] = spec
+            self._table_factory = CHTable if has_ch(graph) else None
         else:
-            factories = dict(algorithms)
+            factories.update(algorithms)
             self._table_factory = None
         self._factories = factories
         self._local = threading.local()
@@ -140,8 +119,9 @@ class Router:
         """The algorithm to use when none is asked for: "ch" where available, else the first available one."""
         return "ch" if "ch" in self._factories else next(iter(self._factories), "ch")
 
-    def factory(self, algorithm: str) -> SearchFactory:
-        """The search factory for `algorithm`; `InvalidValue` for an unknown or unavailable name."""
+    def factory(self, algorithm: str) -> Algorithm | SearchFactory:
+        """The registry entry (or a plugged-in factory) of `algorithm`; `InvalidValue` for an unknown or unavailable
+        name."""
         f = self._factories.get(algorithm)
         if f is None:
             why = self._missing.get(algorithm)
@@ -294,7 +274,7 @@ class Router:
 # -- seeds -----------------------------------------------------------------------------------------------------------
 
 
-@nb.njit(cache=True, nogil=True)
+@kernel
 def _seeds(
     as_source, fwd, bwd, w_f, d_f, w_b, d_b, chain, lon, lat, arc_head, arc_tail, gf, glon, glat, first_node, last_node,
     at_node,
@@ -368,86 +348,6 @@ def direct(router: Router, src: Phantom, tgt: Phantom) -> tuple[int, int, int] |
     return max(best[0], 0), max(best[1], 0), best[2]
 
 
-# -- one-to-many Dijkstra (tables without a CH) -----------------------------------------------------------------------
-
-
-@nb.njit(cache=True, nogil=True)
-def _one_to_many(
-    first_out, arc_head, arc_weight, arc_dist, src_nodes, src_w, src_d, tgt_nodes,
-    dist, dm, seen, done, is_tgt, stamp, keys, hnodes, out_w, out_d,
-):  # fmt: skip  # pragma: no cover - numba
-    """Dijkstra from seeded sources until every target node is settled; weights/dists per target node."""
-    inf = np.int64(1) << np.int64(60)
-    remaining = 0
-    for j in range(tgt_nodes.shape[0]):
-        v = tgt_nodes[j]
-        if is_tgt[v] != stamp:
-            is_tgt[v] = stamp
-            remaining += 1
-    size = 0
-    for j in range(src_nodes.shape[0]):
-        v = src_nodes[j]
-        if seen[v] != stamp or src_w[j] < dist[v]:
-            seen[v] = stamp
-            dist[v] = src_w[j]
-            dm[v] = src_d[j]
-            size = heap_push(keys, hnodes, size, float(src_w[j]), v)
-    while size > 0 and remaining > 0:
-        key, u, size = heap_pop(keys, hnodes, size)
-        if done[u] == stamp or key > dist[u]:
-            continue
-        done[u] = stamp
-        if is_tgt[u] == stamp:
-            remaining -= 1
-        du = dist[u]
-        for a in range(first_out[u], first_out[u + 1]):
-            v = arc_head[a]
-            nw = du + arc_weight[a]
-            if done[v] != stamp and (seen[v] != stamp or nw < dist[v]):
-                seen[v] = stamp
-                dist[v] = nw
-                dm[v] = dm[u] + arc_dist[a]
-                size = heap_push(keys, hnodes, size, float(nw), v)
-    for j in range(tgt_nodes.shape[0]):
-        v = tgt_nodes[j]
-        if done[v] == stamp:
-            out_w[j] = dist[v]
-            out_d[j] = dm[v]
-        else:
-            out_w[j] = inf
-            out_d[j] = inf
-
-
-class _OneToMany:
-    """Per-thread arrays of the table fallback, allocated once, reset by a timestamp."""
-
-    def __init__(self, graph: Graph) -> None:
-        n, m = graph.num_nodes, graph.num_arcs
-        self.graph = graph
-        self.dist = np.zeros(n, dtype=np.int64)
-        self.dm = np.zeros(n, dtype=np.int64)
-        self.seen = np.zeros(n, dtype=np.int32)
-        self.done = np.zeros(n, dtype=np.int32)
-        self.is_tgt = np.zeros(n, dtype=np.int32)
-        self.keys, self.nodes = new_heap(m + n + 8)
-        self.stamp = 0
-
-    def run(self, src: Seeds, tgt_nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        if self.stamp >= 2**31 - 2:
-            for a in (self.seen, self.done, self.is_tgt):
-                a[:] = 0
-            self.stamp = 0
-        self.stamp += 1
-        g = self.graph
-        out_w = np.empty(len(tgt_nodes), dtype=np.int64)
-        out_d = np.empty(len(tgt_nodes), dtype=np.int64)
-        _one_to_many(
-            g.first_out, g.arc_head, g.arc_weight, g.arc_dist, src.nodes, src.weights, src.dists, tgt_nodes,
-            self.dist, self.dm, self.seen, self.done, self.is_tgt, self.stamp, self.keys, self.nodes, out_w, out_d,
-        )  # fmt: skip
-        return out_w, out_d
-
-
 # -- the per-thread query --------------------------------------------------------------------------------------------
 
 
@@ -458,12 +358,25 @@ class Query:
         self.router = router
         self._searches: dict[str, Search] = {}
         self._table: Any = None
-        self._m2m: _OneToMany | None = None
+        self._searcher: Searcher | None = None
+
+    @property
+    def searcher(self) -> Searcher:
+        """This thread's arrays for the core searches (shared by every core algorithm and the table fallback)."""
+        if self._searcher is None:
+            self._searcher = Searcher(self.router.graph)
+        return self._searcher
 
     def _search(self, algorithm: str) -> Search:
         s = self._searches.get(algorithm)
         if s is None:
-            s = self.router.factory(algorithm)(self.router.graph)
+            f = self.router.factory(algorithm)
+            if not isinstance(f, Algorithm):
+                s = f(self.router.graph)
+            elif f.engine == "ch":
+                s = CHSearch(self.router.graph)
+            else:
+                s = CoreSearch(self.router.graph, f, searcher=self.searcher)
             self._searches[algorithm] = s
         return s
 
@@ -529,18 +442,26 @@ class Query:
         return Table(durations, distances, list(sources), list(destinations))
 
     def _m2m_table(self, src: list[Seeds], dst: list[Seeds]) -> tuple[np.ndarray, np.ndarray]:
-        if self._m2m is None:
-            self._m2m = _OneToMany(self.router.graph)
+        """One core one-to-many search per source, until every destination seed node is settled."""
+        g = self.router.graph
         owner = np.concatenate([np.full(len(s.nodes), j) for j, s in enumerate(dst)])
-        nodes = np.concatenate([s.nodes for s in dst]).astype(np.int32)
+        nodes = np.ascontiguousarray(np.concatenate([s.nodes for s in dst]), dtype=np.int32)
         tw = np.concatenate([s.weights for s in dst])
         td = np.concatenate([s.dists for s in dst])
         T = len(dst)
         w = np.full((len(src), T), INF, dtype=np.int64)
         d = np.full((len(src), T), INF, dtype=np.int64)
+        sr = self.searcher
         for i, s in enumerate(src):
-            ow, od = self._m2m.run(s, nodes)
+            q = sr.one_to_many(s, nodes)
+            ow = sr.settled_weights(q)[nodes]
             ok = ow < INF
+            od = np.zeros(len(nodes), dtype=np.int64)
+            reached = np.ascontiguousarray(nodes[ok])
+            if len(reached):
+                part = np.empty(len(reached), dtype=np.int64)
+                path_dists(sr.lab.pred, g.arc_tail, g.arc_dist, reached, np.asarray(s.dists, dtype=np.int64), part)
+                od[ok] = part
             tot_w = np.where(ok, ow + tw, INF)
             tot_d = np.where(ok, od + td, INF)
             # per destination: the cheapest of its seeds (ties: the shorter)

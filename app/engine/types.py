@@ -61,6 +61,23 @@ class SearchStats:
 
 
 @dataclass
+class SearchTrace:
+    """The nodes a search settled, in settle order: `entries[i] = 2 * node + direction` (0 forward, 1 backward)."""
+
+    entries: np.ndarray  # int32
+    meeting: int  # the node where the best path was found (-1: none)
+    truncated: bool  # the trace limit was reached before the search ended
+
+    @property
+    def nodes(self) -> np.ndarray:
+        return self.entries >> 1
+
+    @property
+    def directions(self) -> np.ndarray:
+        return self.entries & 1
+
+
+@dataclass
 class SearchResult:
     """Best path between two seed sets; `arcs` are original arc ids from the source seed node to the target one."""
 
@@ -69,6 +86,7 @@ class SearchResult:
     source_seed: int  # index into the source Seeds (-1 when unreachable)
     target_seed: int
     stats: SearchStats
+    trace: SearchTrace | None = None
 
 
 @dataclass

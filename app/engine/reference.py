@@ -1,4 +1,7 @@
-"""Reference Dijkstra (the oracle for every speed-up) and plain bidirectional Dijkstra, over seed sets.
+"""The reference Dijkstra: the oracle every speed-up is checked against, kept apart from the search core on purpose.
+
+A plain, separate implementation (its own relax loop, its own arrays), so that a bug in `app.engine.core` cannot hide
+in the oracle too. Tests and benchmarks use it; the engine's own "dijkstra" algorithm runs on the core.
 
 A search object owns its per-node arrays (allocated once in `__init__`) and resets them between queries with a
 timestamp: node v is *labelled* in query q when `stamp[v] >= 2q` and *settled* when `stamp[v] == 2q + 1`, so a
@@ -15,11 +18,11 @@ from __future__ import annotations
 
 import time
 
-import numba as nb
 import numpy as np
 
 from preprocessing.artifacts import Graph
 from preprocessing.heap import heap_pop, heap_push, new_heap
+from preprocessing.jit import kernel
 
 from .types import INF_WEIGHT, SearchResult, SearchStats, Seeds
 
@@ -45,7 +48,7 @@ def seed_arrays(seeds: Seeds) -> tuple[np.ndarray, np.ndarray]:
     return nodes, weights
 
 
-@nb.njit(cache=True, nogil=True)
+@kernel
 def forward_chain(pred: np.ndarray, arc_tail: np.ndarray, v: int, out: np.ndarray) -> tuple[int, int]:
     """Write the arcs from a source seed to `v` (following forward predecessor arcs) into `out` in path order.
 
@@ -59,21 +62,6 @@ def forward_chain(pred: np.ndarray, arc_tail: np.ndarray, v: int, out: np.ndarra
         v = arc_tail[a]
     for i in range(k // 2):
         out[i], out[k - 1 - i] = out[k - 1 - i], out[i]
-    return k, -1 - pred[v]
-
-
-@nb.njit(cache=True, nogil=True)
-def backward_chain(pred: np.ndarray, arc_head: np.ndarray, v: int, out: np.ndarray, start: int) -> tuple[int, int]:
-    """Append the arcs from `v` to a target seed (following backward predecessor arcs) to `out` from `start`.
-
-    Returns (end index, target seed index).
-    """
-    k = start
-    while pred[v] >= 0:
-        a = pred[v]
-        out[k] = a
-        k += 1
-        v = arc_head[a]
     return k, -1 - pred[v]
 
 
@@ -140,7 +128,7 @@ class SearchBase:
 # ------------------------------------------------------------------------------------------------- unidirectional
 
 
-@nb.njit(cache=True, nogil=True)
+@kernel
 def _dijkstra(
     first_out,
     arc_head,
@@ -317,176 +305,3 @@ def dijkstra_weights(graph: Graph, source_node: int) -> np.ndarray:
     >>> dijkstra_weights(graph, 0)[5]  # doctest: +SKIP
     """
     return DijkstraSearch(graph).one_to_all(int(source_node))
-
-
-# -------------------------------------------------------------------------------------------------- bidirectional
-
-
-@nb.njit(cache=True, nogil=True)
-def _bidijkstra(
-    first_out,
-    arc_head,
-    arc_weight,
-    in_first_out,
-    in_arc,
-    arc_tail,
-    s_nodes,
-    s_w,
-    t_nodes,
-    t_w,
-    df,
-    pf,
-    sf,
-    dr,
-    pr,
-    sr,
-    q,
-    hkf,
-    hnf,
-    hkr,
-    hnr,
-    buf,
-    out,
-):  # pragma: no cover - numba
-    """Bidirectional Dijkstra; stops when top_f + top_r >= mu. out as `finish_bidirectional` writes it."""
-    lab = 2 * q
-    done = 2 * q + 1
-    mu = INF
-    meet = -1
-    nf = 0
-    for i in range(s_nodes.shape[0]):
-        v = s_nodes[i]
-        if sf[v] < lab or s_w[i] < df[v]:
-            df[v] = s_w[i]
-            pf[v] = -1 - i
-            sf[v] = lab
-            nf = heap_push(hkf, hnf, nf, float(s_w[i]), v)
-    nr = 0
-    for j in range(t_nodes.shape[0]):
-        v = t_nodes[j]
-        if sr[v] < lab or t_w[j] < dr[v]:
-            dr[v] = t_w[j]
-            pr[v] = -1 - j
-            sr[v] = lab
-            nr = heap_push(hkr, hnr, nr, float(t_w[j]), v)
-            if sf[v] >= lab and df[v] + dr[v] < mu:
-                mu = df[v] + dr[v]
-                meet = v
-    settled = 0
-    relaxed = 0
-    while nf > 0 and nr > 0:
-        if hkf[0] + hkr[0] >= mu:
-            break
-        if hkf[0] <= hkr[0]:
-            _, u, nf = heap_pop(hkf, hnf, nf)
-            if sf[u] == done:
-                continue
-            sf[u] = done
-            settled += 1
-            du = df[u]
-            for a in range(first_out[u], first_out[u + 1]):
-                relaxed += 1
-                x = arc_head[a]
-                nd = du + arc_weight[a]
-                sx = sf[x]
-                if sx < lab or (sx == lab and nd < df[x]):
-                    df[x] = nd
-                    pf[x] = a
-                    sf[x] = lab
-                    nf = heap_push(hkf, hnf, nf, float(nd), x)
-                    if sr[x] >= lab and nd + dr[x] < mu:
-                        mu = nd + dr[x]
-                        meet = x
-        else:
-            _, u, nr = heap_pop(hkr, hnr, nr)
-            if sr[u] == done:
-                continue
-            sr[u] = done
-            settled += 1
-            du = dr[u]
-            for i in range(in_first_out[u], in_first_out[u + 1]):
-                relaxed += 1
-                a = in_arc[i]
-                x = arc_tail[a]
-                nd = du + arc_weight[a]
-                sx = sr[x]
-                if sx < lab or (sx == lab and nd < dr[x]):
-                    dr[x] = nd
-                    pr[x] = a
-                    sr[x] = lab
-                    nr = heap_push(hkr, hnr, nr, float(nd), x)
-                    if sf[x] >= lab and nd + df[x] < mu:
-                        mu = nd + df[x]
-                        meet = x
-    finish_bidirectional(mu, meet, settled, relaxed, pf, pr, arc_tail, arc_head, buf, out)
-
-
-@nb.njit(cache=True, nogil=True)
-def finish_bidirectional(mu, meet, settled, relaxed, pf, pr, arc_tail, arc_head, buf, out):  # pragma: no cover
-    """out <- [mu, meet, settled, relaxed, path arcs, source seed, target seed]; the path through meet to buf."""
-    out[0] = mu
-    out[1] = meet
-    out[2] = settled
-    out[3] = relaxed
-    if meet >= 0 and mu < INF:
-        k, s_seed = forward_chain(pf, arc_tail, meet, buf)
-        k, t_seed = backward_chain(pr, arc_head, meet, buf, k)
-        out[4] = k
-        out[5] = s_seed
-        out[6] = t_seed
-
-
-class BidirectionalSearchBase(SearchBase):
-    """Two search directions and the path assembly through a meeting node."""
-
-    directions = 2
-
-    def _prepare(self, sources: Seeds, targets: Seeds) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
-        s_nodes, s_w = seed_arrays(sources)
-        t_nodes, t_w = seed_arrays(targets)
-        if s_nodes.size == 0 or t_nodes.size == 0:
-            return None
-        self._ensure_heap(max(s_nodes.size, t_nodes.size))
-        return s_nodes, s_w, t_nodes, t_w
-
-
-class BidirectionalDijkstraSearch(BidirectionalSearchBase):
-    """Bidirectional Dijkstra over the forward and backward CSR; stops when top_f + top_r >= the best meeting."""
-
-    algorithm = "bidirectional-dijkstra"
-
-    def run(self, sources: Seeds, targets: Seeds) -> SearchResult:
-        """Best path from any source seed to any target seed; unreachable gives weight INF_WEIGHT and no arcs."""
-        t0 = time.perf_counter_ns()
-        prep = self._prepare(sources, targets)
-        if prep is None:
-            return self._unreachable(t0)
-        s_nodes, s_w, t_nodes, t_w = prep
-        q = self._next_query()
-        (hkf, hnf), (hkr, hnr) = self.heaps
-        _bidijkstra(
-            self.first_out,
-            self.arc_head,
-            self.arc_weight,
-            self.in_first_out,
-            self.in_arc,
-            self.arc_tail,
-            s_nodes,
-            s_w,
-            t_nodes,
-            t_w,
-            self.dist[0],
-            self.pred[0],
-            self.stamp[0],
-            self.dist[1],
-            self.pred[1],
-            self.stamp[1],
-            q,
-            hkf,
-            hnf,
-            hkr,
-            hnr,
-            self.path_buf,
-            self.out,
-        )
-        return self._result(t0)
