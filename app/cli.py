@@ -172,6 +172,11 @@ def _graph_matches(graph_dir: Path, extract: Path, profile: str) -> bool:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    from app.stoppable import run_until_signal
+    from app.warmup import compile_all, is_compiled
+
+    if not (is_compiled("engine") and is_compiled("preprocess")):  # a first run: compile both halves at once
+        run_until_signal(lambda: compile_all(jobs=2), on_stop=_abandon, status=lambda s: 0, message="stopped")
     target: Path = args.target if args.target is not None else default_extract()
     if target.is_file() or target.name.lower().endswith(OSM_SUFFIXES):
         graph_dir = default_graph_dir(target, args.profile)
@@ -180,8 +185,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
         if _graph_matches(graph_dir, target, args.profile):
             print(f"starroute: using the graph {graph_dir} built from {target}", file=sys.stderr)
         else:
-            from app.stoppable import run_until_signal
-
             print(f"starroute: building {graph_dir} from {target} (profile {args.profile})", file=sys.stderr)
             run_until_signal(
                 lambda: build_graph(target, graph_dir, args.profile, True, 16, graph_dir.exists(), False, False),
@@ -278,13 +281,22 @@ def cmd_download(args: argparse.Namespace) -> int:
 
 
 def cmd_compile(args: argparse.Namespace) -> int:
+    from app.stoppable import run_until_signal
     from app.warmup import compile_all
 
-    compile_all(jobs=args.jobs, quiet=args.quiet)
+    run_until_signal(lambda: compile_all(jobs=args.jobs, quiet=args.quiet), on_stop=_abandon, message="stopped")
     return 0
 
 
 # -- the parser ---------------------------------------------------------------------------------------------------
+
+
+class _VersionAction(argparse.Action):
+    """`--version`, looking the version up only when asked (importlib.metadata costs 30 ms at every start)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        print(f"starroute {version()}")
+        parser.exit()
 
 
 class _Parser(argparse.ArgumentParser):
@@ -302,7 +314,7 @@ def parser() -> argparse.ArgumentParser:
         description="Road routing on OpenStreetMap data: contraction hierarchies, ALT, A*; GeoJSON and OSRM APIs.",
         epilog="Start here: `starroute serve` builds the bundled Monaco map if needed and serves it.",
     )
-    p.add_argument("--version", action="version", version=f"starroute {version()}")
+    p.add_argument("--version", action=_VersionAction, nargs=0, help="print the version and exit")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     pre = sub.add_parser("preprocess", help="turn an OSM extract into a routing graph directory")
@@ -401,11 +413,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     landing inside a C extension's import can otherwise make the interpreter kill itself with SIGINT at shutdown,
     whatever was returned)."""
     try:
-        return run(argv)
+        status = run(argv)
     except Stopped as stop:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(stop.status)
+        status = stop.status
+    # end the process at once: interpreter shutdown with numba loaded costs a tenth of a second, and there is nothing
+    # left to do (outputs are written and closed, no thread still works)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
 
 
 def run(argv: Sequence[str] | None = None) -> int:

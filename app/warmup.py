@@ -7,13 +7,14 @@
   kernels of both preprocessing and the server into the cache ahead of use, on a small built-in map, in up to two
   processes: one runs the preprocess kernels and then the CH and ALT queries, the other the kernels that need no
   contraction (snapping, Dijkstra, A*, leg assembly, geometry) on a graph built without it.
-- `stale_kernels()` says whether that is needed: which entry kernels have no fresh cache entry.
+- `is_compiled(part)` says whether that is needed without importing numba: a marker file beside the cache, named
+  by a hash of the kernel sources and the numba and Python versions, written once a part ("engine" or
+  "preprocess") has run warm.
 """
 
 from __future__ import annotations
 
 import asyncio
-import importlib
 import logging
 import os
 import subprocess
@@ -37,45 +38,60 @@ _PROCESS_START = time.time()
 _ROOT = Path(__file__).resolve().parent.parent
 KERNEL_PACKAGES = (_ROOT / "preprocessing", _ROOT / "app" / "engine", _ROOT / "app" / "api")
 
-# Kernels called from Python (each compiles its callees into itself): a fresh cache entry for all of them means a
-# warm start. "module:function".
-ENTRY_KERNELS = (
-    "preprocessing.contract:_contract_rounds",
-    "preprocessing.contract:_init_priorities",
-    "preprocessing.contract:_init_lists",
-    "preprocessing.landmarks:one_to_all",
-    "preprocessing.landmarks:_avoid_pick",
-    "app.engine.snap:_search",
-    "app.engine.snap:_phantom_figures",
-    "app.engine.router:_seeds",
-    "app.engine.assemble:_assemble",
-    "app.engine.ch:_run",
-    "app.engine.table:_table",
-    "app.api.geometry:_douglas_peucker",
-    "app.api.polyline:_encode_kernel",
-)
+KERNEL_SOURCES = {
+    "preprocess": ("preprocessing",),
+    "engine": ("preprocessing", "app/engine", "app/api"),
+}
 
 
-def _is_cached(dispatcher: Any) -> bool:
-    """Whether numba's cache holds a fresh entry for `dispatcher` (its index exists and matches the source)."""
+def _cache_dir() -> Path:
+    root = os.environ.get("NUMBA_CACHE_DIR")
+    return Path(root) if root else _ROOT / "app" / "engine" / "__pycache__"
+
+
+def kernel_stamp(part: str) -> str:
+    """A hash of what the compiled kernels of `part` depend on: their source files, numba's and Python's versions."""
+    import hashlib
+    from importlib.metadata import version as dist_version
+
+    h = hashlib.sha256(f"{sys.version_info[:2]} numba {dist_version('numba')}".encode())
+    for folder in KERNEL_SOURCES[part]:
+        for f in sorted((_ROOT / folder).glob("*.py")):
+            h.update(f.name.encode())
+            h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def _marker(part: str) -> Path:
+    return _cache_dir() / f"starroute-{part}-kernels-{kernel_stamp(part)}"
+
+
+def is_compiled(part: str) -> bool:
+    """Whether the kernels of `part` ("engine", "preprocess") are in numba's cache (checked without numba)."""
+    return _marker(part).exists()
+
+
+def mark_compiled(part: str) -> None:
+    """Note that the kernels of `part` ran warm (their cache is complete); old markers of it are removed."""
+    d = _cache_dir()
     try:
-        return bool(dispatcher._cache._cache_file._load_index())
-    except Exception:  # noqa: BLE001 - an unreadable index is a cold one
-        return False
+        d.mkdir(parents=True, exist_ok=True)
+        for old in d.glob(f"starroute-{part}-kernels-*"):
+            old.unlink(missing_ok=True)
+        _marker(part).touch()
+    except OSError:  # a read-only install: the next start checks again, nothing else changes
+        pass
 
 
-def stale_kernels() -> list[str]:
-    """The entry kernels without a fresh cache entry (all of them after an install, none once compiled)."""
-    out = []
-    for entry in ENTRY_KERNELS:
-        module, name = entry.split(":")
-        if not _is_cached(getattr(importlib.import_module(module), name)):
-            out.append(entry)
-    return out
+_CHILDREN: list[subprocess.Popen] = []  # compile jobs of `compile_all` still running
 
 
 def remove_partial_cache_files() -> None:
-    """Delete cache files a compile stopped half-way left behind (a start-up interrupted by a signal)."""
+    """Stop running compile jobs and delete the cache files a compile stopped half-way left behind (a start-up
+    interrupted by a signal)."""
+    for p in list(_CHILDREN):
+        p.kill()
+        p.wait()
     dirs = [str(p / "__pycache__") for p in KERNEL_PACKAGES]
     if os.environ.get("NUMBA_CACHE_DIR"):
         dirs = [os.environ["NUMBA_CACHE_DIR"]]
@@ -129,12 +145,14 @@ def warm_service(service: Any, say: Say = log.info, algorithms: tuple[str, ...] 
     """Open `service` (if not yet) and run `exercise` on it; says once when kernels compile. Returns the service."""
     from app.api.health import Metrics
 
-    if service.graph is None:
-        service.open()
     with announce_compilation(say, "routing kernels", ENGINE_COMPILE_S) as note:
+        if service.graph is None:
+            service.open()  # imports the engine: kernels with signatures compile (or load) now
         asyncio.run(exercise(service, algorithms))
     if note.fired:
         say(f"routing kernels compiled in {time.perf_counter() - note.started:.0f} s (cached for later starts)")
+    if algorithms is None:
+        mark_compiled("engine")
     service.metrics = Metrics()  # warm-up searches are not traffic
     return service
 
@@ -194,14 +212,11 @@ def compile_all(jobs: int = 2, quiet: bool = False, say: Say | None = None) -> f
     """
     say = say or (lambda m: None if quiet else print(f"starroute: {m}", file=sys.stderr, flush=True))
     t0 = time.perf_counter()
-    stale = stale_kernels()
-    if not stale:
+    if is_compiled("preprocess") and is_compiled("engine"):
         say("every kernel is compiled already")
         return 0.0
-    say(
-        f"compiling {len(stale)} of {len(ENTRY_KERNELS)} kernel groups "
-        f"(about {PREPROCESS_COMPILE_S + ENGINE_COMPILE_S if jobs < 2 else ENGINE_COMPILE_S:.0f} s on 2 cores)"
-    )
+    estimate = PREPROCESS_COMPILE_S + ENGINE_COMPILE_S if jobs < 2 else max(ENGINE_COMPILE_S, PREPROCESS_COMPILE_S)
+    say(f"compiling the routing kernels (first run after an install or upgrade; about {estimate:.0f} s on 2 cores)")
     with tempfile.TemporaryDirectory(prefix="starroute-compile-") as tmp:
         work = Path(tmp)
         if jobs < 2:
@@ -212,16 +227,19 @@ def compile_all(jobs: int = 2, quiet: bool = False, say: Say | None = None) -> f
                 subprocess.Popen([sys.executable, "-m", "app.warmup", job, str(work)], cwd=_ROOT)
                 for job in ("preprocess", "engine")
             ]
+            _CHILDREN.extend(procs)
             try:
                 codes = [p.wait() for p in procs]
             except BaseException:
-                for p in procs:
-                    p.kill()
-                    p.wait()
                 remove_partial_cache_files()
                 raise
+            finally:
+                for p in procs:
+                    _CHILDREN.remove(p)
             if any(codes):
                 raise RuntimeError(f"a kernel compile job failed (exit codes {codes})")
+    mark_compiled("preprocess")
+    mark_compiled("engine")
     seconds = time.perf_counter() - t0
     say(f"kernels compiled in {seconds:.0f} s")
     return seconds

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .jit import kernel
 from .units import COORD_SCALE, EARTH_RADIUS_M
 
 
@@ -23,16 +24,76 @@ def strong_components(n: int, tail: np.ndarray, head: np.ndarray) -> np.ndarray:
     """SCC id per node (int32), renumbered so 0 is the largest component and ids follow decreasing size."""
     if n == 0:
         return np.zeros(0, dtype=np.int32)
-    from scipy.sparse import csr_matrix  # here, not at import: the server never needs scipy
-    from scipy.sparse.csgraph import connected_components
-
-    mat = csr_matrix((np.ones(len(tail), dtype=np.int8), (tail, head)), shape=(n, n))
-    _, labels = connected_components(mat, directed=True, connection="strong")
+    order = np.argsort(tail, kind="stable")
+    first = csr_offsets(np.asarray(tail)[order], n)
+    labels = _tarjan(first, np.ascontiguousarray(np.asarray(head)[order], dtype=np.int32))
     sizes = np.bincount(labels)
-    order = np.lexsort((np.arange(len(sizes)), -sizes))  # by size desc, then label
-    rank = np.empty_like(order)
-    rank[order] = np.arange(len(order))
+    rank_order = np.lexsort((np.arange(len(sizes)), -sizes))  # by size desc, then label
+    rank = np.empty_like(rank_order)
+    rank[rank_order] = np.arange(len(rank_order))
     return rank[labels].astype(np.int32)
+
+
+@kernel
+def _tarjan(first: np.ndarray, head: np.ndarray) -> np.ndarray:  # pragma: no cover - numba
+    """Tarjan's strongly connected components, iterative (explicit call stack); labels in order of completion."""
+    n = first.shape[0] - 1
+    index = np.full(n, -1, dtype=np.int64)
+    low = np.zeros(n, dtype=np.int64)
+    on_stack = np.zeros(n, dtype=np.bool_)
+    labels = np.full(n, -1, dtype=np.int64)
+    stack = np.empty(n, dtype=np.int64)  # Tarjan's node stack
+    call = np.empty(n, dtype=np.int64)  # DFS path: node
+    edge = np.empty(n, dtype=np.int64)  # DFS path: next arc to look at
+    sp = 0
+    counter = 0
+    comp = 0
+    for root in range(n):
+        if index[root] >= 0:
+            continue
+        depth = 0
+        call[0] = root
+        edge[0] = first[root]
+        index[root] = counter
+        low[root] = counter
+        counter += 1
+        stack[sp] = root
+        sp += 1
+        on_stack[root] = True
+        while depth >= 0:
+            v = call[depth]
+            e = edge[depth]
+            if e < first[v + 1]:
+                edge[depth] = e + 1
+                w = head[e]
+                if index[w] < 0:
+                    index[w] = counter
+                    low[w] = counter
+                    counter += 1
+                    stack[sp] = w
+                    sp += 1
+                    on_stack[w] = True
+                    depth += 1
+                    call[depth] = w
+                    edge[depth] = first[w]
+                elif on_stack[w] and index[w] < low[v]:
+                    low[v] = index[w]
+                continue
+            if low[v] == index[v]:  # v is a component's root: pop it
+                while True:
+                    sp -= 1
+                    w = stack[sp]
+                    on_stack[w] = False
+                    labels[w] = comp
+                    if w == v:
+                        break
+                comp += 1
+            depth -= 1
+            if depth >= 0:
+                u = call[depth]
+                if low[v] < low[u]:
+                    low[u] = low[v]
+    return labels
 
 
 def haversine_m(lon1: np.ndarray, lat1: np.ndarray, lon2: np.ndarray, lat2: np.ndarray) -> np.ndarray:

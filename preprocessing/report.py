@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import resource
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -31,6 +32,48 @@ class Reporter:
     def log(self, message: str) -> None:
         if not self.quiet:
             print(message, file=self.stream, flush=True)
+
+    @contextmanager
+    def compiling(self, what: str, estimate_s: float) -> Iterator[None]:
+        """A block that may compile numba kernels: silent when they load from the cache; on a first run it says so
+        once, shows a bar that moves with the elapsed time (towards the estimate), and records a "compile" stage."""
+        from .jit import announce_compilation
+
+        state: dict[str, Any] = {}
+
+        def start(message: str) -> None:
+            self.log(f"starroute: {message}")
+            state["t0"] = time.perf_counter()
+            if self.tty and not self.quiet:
+                from rich.console import Console
+                from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+                bar = Progress(
+                    TextColumn(f"{'compile kernels':<16}"), BarColumn(), TimeElapsedColumn(),
+                    TextColumn(f"of about {estimate_s:.0f} s"), console=Console(file=self.stream),
+                )  # fmt: skip
+                task = bar.add_task("compile", total=estimate_s)
+                bar.start()
+                stop = threading.Event()
+
+                def tick() -> None:
+                    while not stop.wait(0.2):
+                        bar.update(task, completed=min(time.perf_counter() - state["t0"], 0.99 * estimate_s))
+
+                threading.Thread(target=tick, daemon=True).start()
+                state["bar"], state["stop"] = bar, stop
+
+        with announce_compilation(start, what, estimate_s):
+            try:
+                yield
+            finally:
+                if "stop" in state:
+                    state["stop"].set()
+                    state["bar"].stop()
+        if "t0" in state:
+            secs = time.perf_counter() - state["t0"]
+            self.stages["compile kernels"] = {"seconds": round(secs, 3), "peak_rss_mb": round(peak_rss_mb(), 1)}
+            self.log(f"starroute: {what} compiled in {secs:.1f} s (cached for every later run)")
 
     @contextmanager
     def stage(self, name: str, total: int | None = None, unit: str = "") -> Iterator[Callable[..., None]]:

@@ -35,13 +35,11 @@ from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
 import numpy as np
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import dijkstra
 
 from preprocessing.artifacts import Graph, load_graph
 from preprocessing.graph import haversine_m
 from preprocessing.pipeline import preprocess
-from preprocessing.units import COORD_SCALE, EARTH_RADIUS_M
+from preprocessing.units import COORD_SCALE, EARTH_RADIUS_M, INF_WEIGHT
 
 NODE_CHARS = string.ascii_lowercase + string.ascii_uppercase + string.digits
 ORIGIN_LON_E7 = 1 * COORD_SCALE
@@ -165,20 +163,10 @@ class Built:
         src, dst = self.nodes(a), self.nodes(b)
         if not src or not dst:
             return None
-        g = self.graph
-        n = len(g.node_osm_id)
-        tail = np.asarray(g.arc_tail, dtype=np.int64)
-        head = np.asarray(g.arc_head, dtype=np.int64)
-        w = np.asarray(g.arc_weight, dtype=np.float64)
-        # keep the lightest of parallel arcs (a sparse matrix would add them up)
-        order = np.lexsort((w, head, tail))
-        tail, head, w = tail[order], head[order], w[order]
-        first = np.ones(len(tail), dtype=bool)
-        first[1:] = (tail[1:] != tail[:-1]) | (head[1:] != head[:-1])
-        mat = csr_matrix((w[first], (tail[first], head[first])), shape=(n, n))
-        dist = dijkstra(mat, directed=True, indices=src, min_only=True)
-        best = min(float(dist[v]) for v in dst)
-        return None if math.isinf(best) else int(round(best))
+        from app.engine.reference import dijkstra_weights
+
+        best = min(int(dijkstra_weights(self.graph, s)[v]) for s in src for v in dst)
+        return None if best >= INF_WEIGHT else best
 
     def metres(self, path: str) -> float:
         """Great-circle length (m) along a string of letters, as the pipeline measures it."""

@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+
+from preprocessing.jit import kernel
 
 EARTH_RADIUS_M = 6_372_797.560856  # OSRM's radius (coordinate_calculation.hpp)
 
@@ -30,7 +31,7 @@ def segment_lengths_m(coords: np.ndarray) -> np.ndarray:
     return 2 * EARTH_RADIUS_M * np.arcsin(np.sqrt(np.minimum(a, 1.0)))
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _douglas_peucker(coords: np.ndarray, tolerance_m: float) -> np.ndarray:  # pragma: no cover - compiled
     n = coords.shape[0]
     lat0 = 0.0

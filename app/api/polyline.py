@@ -9,10 +9,11 @@ Coordinates go in and come out as `[lon, lat]` (GeoJSON order); the encoding its
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from preprocessing.jit import kernel
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _encode_kernel(coords: np.ndarray, factor: float) -> np.ndarray:  # pragma: no cover - compiled
     n = coords.shape[0]
     out = np.empty(n * 2 * 7, dtype=np.uint8)

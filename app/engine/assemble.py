@@ -9,10 +9,10 @@ builder needs. All work is proportional to the path.
 
 from __future__ import annotations
 
-import numba as nb
 import numpy as np
 
 from preprocessing.artifacts import Graph
+from preprocessing.jit import kernel
 from preprocessing.units import COORD_SCALE, DIST_PER_METRE, WEIGHT_PER_SECOND
 
 from .types import Leg, Phantom, Route, SearchStats
@@ -26,12 +26,12 @@ AT_LAST = 3  # ... on the chain's last node
 _SAME_POINT_DEG = 1e-9  # consecutive coordinates closer than this (0.1 mm) are one point
 
 
-@nb.njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def _span(a: int, b: int, step: int) -> int:
     return max(0, b - a) if step > 0 else max(0, a - b)
 
 
-@nb.njit(cache=True, nogil=True)
+@kernel
 def _assemble(
     arcs, arc_geom, arc_weight, arc_dist, gf, glon, glat,
     s_lon, s_lat, s_chain, s_seg, s_kind, s_arc, s_w, s_d,
@@ -141,7 +141,8 @@ def _assemble(
         out[1, 0] = out[0, 0]
         out[1, 1] = out[0, 1]
         w = 2
-        ends[:] = 1
+        for p in range(n_pieces):
+            ends[p] = 1
     return (
         out[:w].copy(),
         p_arc[first:last].copy(),

@@ -4,22 +4,27 @@ The graph's `ch_*` arrays (see `preprocessing.contract`) are read-only and share
 arrays (allocated once, reset by a timestamp, never cleared per query) and serves one thread at a time.
 
 Labels are (weight ds, distance dm) pairs ordered lexicographically, heap ties on the smaller rank, so each direction
-is a deterministic function of its seeds. The result is the lexicographic minimum of forward + backward label over
-the meeting nodes that both directions settle without stalling; a direction stops once its smallest key is not below
-the best candidate. Stalling compares weights only (strictly), so the weight is always Dijkstra's; the distance is
-that of the returned path. `CHTable` (app.engine.table) runs the same one-direction kernel over the same candidate
-set, so its weights *and* distances equal `CHSearch`'s.
+is a deterministic function of its seeds. The heap is the one binary heap (`preprocessing.heap`) with int64 keys
+`weight * 2**31 + dist`: lexicographic as long as a label's distance is below 2**31 dm (214,748 km) and its weight
+below 2**32 ds (13 years), which `init_seeds` checks for the seeds and every road path satisfies. The result is the
+lexicographic minimum of forward + backward label over the meeting nodes that both directions settle without
+stalling; a direction stops once its smallest key is not below the best candidate. Stalling compares weights only
+(strictly), so the weight is always Dijkstra's; the distance is that of the returned path. `CHTable`
+(app.engine.table) runs the same one-direction kernel over the same candidate set, so its weights *and* distances
+equal `CHSearch`'s.
 
 Per direction and node, one int64 row: (weight, dist, state, parent CH arc). `state - 3*cur` is 0 (labelled),
-1 (settled) or 2 (stalled); anything smaller means "not reached in this query".
+1 (settled) or 2 (stalled); anything smaller means "not reached in this query" (the stamp scheme of app.engine.core).
 """
 
 from __future__ import annotations
 
 import time
 
-import numba as nb
 import numpy as np
+
+from preprocessing.heap import heap_pop, heap_push
+from preprocessing.jit import I32, I64, arr, kernel, tup
 
 from .errors import GraphError
 from .types import INF_WEIGHT, SearchResult, SearchStats, Seeds
@@ -29,6 +34,9 @@ INF = int(INF_WEIGHT)
 CH_ARRAYS = ("ch_rank", "ch_up_first", "ch_up_arcs", "ch_down_first", "ch_down_arcs", "ch_unpack")
 STAMP_MAX = (2**62) // 3  # int64 state: never wraps in practice
 HEAP_START = 1024
+D_BITS = 31  # heap key = weight << D_BITS | dist
+D_MASK = (1 << D_BITS) - 1
+MAX_SEED_W = 1 << 32
 
 # label row columns
 L_W = 0
@@ -42,91 +50,27 @@ def ch_arrays(graph: object) -> dict[str, np.ndarray]:
     has = getattr(graph, "has", None)
     if has is None or not all(has(name) for name in CH_ARRAYS):
         raise GraphError(NO_CH_MESSAGE)
-    return {name: np.asarray(getattr(graph, name)) for name in CH_ARRAYS}
+    from .data import freeze
+
+    freeze(graph)  # type: ignore[arg-type]
+    return {name: getattr(graph, name) for name in CH_ARRAYS}
 
 
-# --------------------------------------------------------------------------------------------------------------------
-# lexicographic lazy heap: rows (weight, dist, node) of an int64 [cap, 3] array, ties on the smaller node
-
-
-@nb.njit(cache=True, nogil=True)
-def _lt(w1: int, d1: int, w2: int, d2: int) -> bool:
-    return w1 < w2 or (w1 == w2 and d1 < d2)
-
-
-@nb.njit(cache=True, nogil=True)
-def hpush(h: np.ndarray, size: int, w: int, d: int, node: int) -> int:
-    """Insert (w, d, node); returns the new size (the caller checks capacity)."""
-    i = size
-    while i > 0:  # sift the hole up; comparisons written out (inlined helpers are slower in numba)
-        p = (i - 1) >> 1
-        pw = h[p, 0]
-        pd = h[p, 1]
-        if w < pw or (w == pw and (d < pd or (d == pd and node < h[p, 2]))):
-            h[i, 0] = pw
-            h[i, 1] = pd
-            h[i, 2] = h[p, 2]
-            i = p
-        else:
-            break
-    h[i, 0] = w
-    h[i, 1] = d
-    h[i, 2] = node
-    return size + 1
-
-
-@nb.njit(cache=True, nogil=True)
-def hpop(h: np.ndarray, size: int) -> tuple[int, int, int, int]:
-    """Remove the minimum; returns (w, d, node, new size)."""
-    top_w = h[0, 0]
-    top_d = h[0, 1]
-    top_n = h[0, 2]
-    size -= 1
-    if size > 0:
-        w = h[size, 0]
-        d = h[size, 1]
-        node = h[size, 2]
-        i = 0
-        while True:  # sift the hole down
-            c = 2 * i + 1
-            if c >= size:
-                break
-            cw = h[c, 0]
-            cd = h[c, 1]
-            cn = h[c, 2]
-            if c + 1 < size:
-                rw = h[c + 1, 0]
-                rd = h[c + 1, 1]
-                rn = h[c + 1, 2]
-                if rw < cw or (rw == cw and (rd < cd or (rd == cd and rn < cn))):
-                    c += 1
-                    cw = rw
-                    cd = rd
-                    cn = rn
-            if cw < w or (cw == w and (cd < d or (cd == d and cn < node))):
-                h[i, 0] = cw
-                h[i, 1] = cd
-                h[i, 2] = cn
-                i = c
-            else:
-                break
-        h[i, 0] = w
-        h[i, 1] = d
-        h[i, 2] = node
-    return top_w, top_d, top_n, size
+_RO_I32 = arr(I32, readonly=True)
+_RO_ARCS = arr(I32, 2, readonly=True)  # [*, 3] head/tail rank, weight, dist (unpack: [*, 2])
+_LAB = arr(I64, 2)  # [n, 4] label rows
+_VI32, _VI64 = arr(I32), arr(I64)
 
 
 # --------------------------------------------------------------------------------------------------------------------
 # one search direction
 
 
-@nb.njit(cache=True, nogil=True)
-def init_seeds(
-    rank: np.ndarray, nodes: np.ndarray, sw: np.ndarray, sd: np.ndarray, lab: np.ndarray, h: np.ndarray, base: int
-) -> int:
+@kernel(I64(_RO_I32, _VI32, _VI64, _VI64, _LAB, _VI64, _VI32, I64))
+def init_seeds(rank, nodes, sw, sd, lab, keys, hnodes, base):  # pragma: no cover - numba
     """Label the seeds (node ids, mapped to ranks): lexicographic minimum per node, first index on ties.
 
-    Returns the heap size, -1 when the heap is full, -2 when a node id is out of range.
+    Returns the heap size, -1 when the heap is full, -2 when a node id is out of range or a seed too large.
     """
     size = 0
     n = rank.shape[0]
@@ -138,30 +82,21 @@ def init_seeds(
         d = sd[i]
         if w >= INF:
             continue
-        if lab[v, L_ST] < base or _lt(w, d, lab[v, L_W], lab[v, L_D]):
+        if w < 0 or w >= MAX_SEED_W or d < 0 or d > D_MASK:
+            return -2
+        if lab[v, L_ST] < base or w < lab[v, L_W] or (w == lab[v, L_W] and d < lab[v, L_D]):
             lab[v, L_ST] = base
             lab[v, L_W] = w
             lab[v, L_D] = d
             lab[v, L_PARC] = -1
-            if size == h.shape[0]:
+            if size == keys.shape[0]:
                 return -1
-            size = hpush(h, size, w, d, v)
+            size = heap_push(keys, hnodes, size, (w << D_BITS) | d, v)
     return size
 
 
-@nb.njit(cache=True, nogil=True)
-def settle_next(
-    g_first: np.ndarray,
-    g_arcs: np.ndarray,
-    arc_base: int,
-    s_first: np.ndarray,
-    s_arcs: np.ndarray,
-    lab: np.ndarray,
-    h: np.ndarray,
-    size: int,
-    base: int,
-    counters: np.ndarray,
-) -> tuple[int, int, int]:
+@kernel(tup(I64, I64, I64)(_RO_I32, _RO_ARCS, I64, _RO_I32, _RO_ARCS, _LAB, _VI64, _VI32, I64, I64, _VI64))
+def settle_next(g_first, g_arcs, arc_base, s_first, s_arcs, lab, keys, hnodes, size, base, counters):  # noqa: E501 # pragma: no cover
     """Settle the next node of one direction: (new heap size, node, status).
 
     status 1 = settled and relaxed along the search graph `g_*`; 2 = stalled (a labelled higher node reaches it
@@ -169,9 +104,11 @@ def settle_next(
     The label of a node reached through search-graph arc `e` records the CH arc id `arc_base + e`.
     counters[0] += settled nodes, counters[1] += relaxed arcs.
     """
-    cap = h.shape[0]
+    cap = keys.shape[0]
     while size > 0:
-        w, d, v, size = hpop(h, size)
+        key, v, size = heap_pop(keys, hnodes, size)
+        w = key >> D_BITS
+        d = key & D_MASK
         if lab[v, L_ST] != base or w != lab[v, L_W] or d != lab[v, L_D]:
             continue
         counters[0] += 1
@@ -191,14 +128,14 @@ def settle_next(
                 continue
             nw = w + g_arcs[e, 1]
             nd = d + g_arcs[e, 2]
-            if sx < base or _lt(nw, nd, lab[x, L_W], lab[x, L_D]):
+            if sx < base or nw < lab[x, L_W] or (nw == lab[x, L_W] and nd < lab[x, L_D]):
                 if size == cap:
                     return size, v, -1
                 lab[x, L_ST] = base
                 lab[x, L_W] = nw
                 lab[x, L_D] = nd
                 lab[x, L_PARC] = arc_base + e
-                size = hpush(h, size, nw, nd, x)
+                size = heap_push(keys, hnodes, size, (nw << D_BITS) | nd, x)
         return size, v, 1
     return size, -1, 0
 
@@ -207,144 +144,139 @@ def settle_next(
 # bidirectional query and unpacking
 
 
-@nb.njit(cache=True, nogil=True)
-def _owner(first: np.ndarray, e: int) -> int:
-    """The rank r with first[r] <= e < first[r+1]."""
-    return np.searchsorted(first, e, side="right") - 1
+@kernel(I64(_RO_I32, I64))
+def _owner(first, e):  # pragma: no cover - numba
+    """The rank r with first[r] <= e < first[r+1] (binary search)."""
+    lo = 0
+    hi = first.shape[0] - 1
+    while hi - lo > 1:
+        mid = (lo + hi) >> 1
+        if first[mid] <= e:
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
-@nb.njit(cache=True, nogil=True)
-def _pick_seed(rank: np.ndarray, nodes: np.ndarray, sw: np.ndarray, sd: np.ndarray, r: int) -> int:
+@kernel(I64(_RO_I32, _VI32, _VI64, _VI64, I64))
+def _pick_seed(rank, nodes, sw, sd, r):  # pragma: no cover - numba
     """The seed whose label starts at rank `r` (lexicographic minimum there, first index on ties; as init_seeds)."""
     best = -1
     for i in range(nodes.shape[0]):
         if rank[nodes[i]] == r and sw[i] < INF:
-            if best < 0 or _lt(sw[i], sd[i], sw[best], sd[best]):
+            if best < 0 or sw[i] < sw[best] or (sw[i] == sw[best] and sd[i] < sd[best]):
                 best = i
     return best
 
 
-@nb.njit(cache=True, nogil=True)
-def unpack_path(
-    meet: int,
-    f_lab: np.ndarray,
-    b_lab: np.ndarray,
-    up_first: np.ndarray,
-    down_first: np.ndarray,
-    unpack: np.ndarray,
-) -> tuple[np.ndarray, int, int]:
+@kernel(_VI64(_VI64, I64))
+def _grow(a, size):  # pragma: no cover - numba
+    """A copy of `a` with room for `size` entries (numba's slice assignment costs seconds of compile time)."""
+    out = np.empty(size, dtype=np.int64)
+    for i in range(a.shape[0]):
+        out[i] = a[i]
+    return out
+
+
+@kernel(tup(_VI32, I64, I64)(I64, _LAB, _LAB, _RO_I32, _RO_I32, _RO_ARCS))
+def unpack_path(meet, f_lab, b_lab, up_first, down_first, unpack):  # pragma: no cover - numba
     """(original arc ids of the path through `meet`, source rank, target rank) from the two parent chains."""
     nup = up_first[up_first.shape[0] - 1]
-    chain = np.empty(64, dtype=np.int64)
-    k = 0
+    k = 0  # CH arcs: count them first, then fill in path order
     v = meet
-    while f_lab[v, L_PARC] >= 0:  # meet -> source along upward arcs, reversed below
-        g = f_lab[v, L_PARC]
-        if k == chain.shape[0]:
-            bigger = np.empty(2 * k, dtype=np.int64)
-            bigger[:k] = chain
-            chain = bigger
-        chain[k] = g
+    while f_lab[v, L_PARC] >= 0:
         k += 1
-        v = _owner(up_first, g)
+        v = _owner(up_first, f_lab[v, L_PARC])
     src = v
-    chain[:k] = chain[:k][::-1].copy()
+    kf = k
+    v = meet
+    while b_lab[v, L_PARC] >= 0:
+        k += 1
+        v = _owner(down_first, b_lab[v, L_PARC] - nup)
+    dst = v
+    chain = np.empty(k, dtype=np.int64)
+    i = kf - 1
+    v = meet
+    while f_lab[v, L_PARC] >= 0:  # meet -> source along upward arcs, written backwards
+        chain[i] = f_lab[v, L_PARC]
+        i -= 1
+        v = _owner(up_first, f_lab[v, L_PARC])
+    i = kf
     v = meet
     while b_lab[v, L_PARC] >= 0:  # meet -> target along downward arcs
-        g = b_lab[v, L_PARC]
-        if k == chain.shape[0]:
-            bigger = np.empty(2 * k, dtype=np.int64)
-            bigger[:k] = chain
-            chain = bigger
-        chain[k] = g
-        k += 1
-        v = _owner(down_first, g - nup)
-    dst = v
-    out = np.empty(max(4 * k, 64), dtype=np.int32)
+        chain[i] = b_lab[v, L_PARC]
+        i += 1
+        v = _owner(down_first, b_lab[v, L_PARC] - nup)
+    out = np.empty(max(4 * k, 64), dtype=np.int64)
     no = 0
     stack = np.empty(64, dtype=np.int64)
-    for i in range(k):
-        stack[0] = chain[i]
+    for j in range(k):
+        stack[0] = chain[j]
         sp = 1
         while sp > 0:
             sp -= 1
             g = stack[sp]
             if unpack[g, 1] < 0:
                 if no == out.shape[0]:
-                    bigger32 = np.empty(2 * no, dtype=np.int32)
-                    bigger32[:no] = out
-                    out = bigger32
+                    out = _grow(out, 2 * no)
                 out[no] = unpack[g, 0]
                 no += 1
             else:
                 if sp + 2 > stack.shape[0]:
-                    bigger = np.empty(2 * stack.shape[0], dtype=np.int64)
-                    bigger[:sp] = stack[:sp]
-                    stack = bigger
+                    stack = _grow(stack, 2 * stack.shape[0])
                 stack[sp] = unpack[g, 1]
                 stack[sp + 1] = unpack[g, 0]
                 sp += 2
-    return out[:no].copy(), src, dst
+    arcs = np.empty(no, dtype=np.int32)
+    for j in range(no):
+        arcs[j] = out[j]
+    return arcs, src, dst
 
 
-@nb.njit(cache=True, nogil=True)
+@kernel
 def _run(
-    rank: np.ndarray,
-    up_first: np.ndarray,
-    up_arcs: np.ndarray,
-    down_first: np.ndarray,
-    down_arcs: np.ndarray,
-    unpack: np.ndarray,
-    s_nodes: np.ndarray,
-    s_w: np.ndarray,
-    s_d: np.ndarray,
-    t_nodes: np.ndarray,
-    t_w: np.ndarray,
-    t_d: np.ndarray,
-    f_lab: np.ndarray,
-    b_lab: np.ndarray,
-    f_heap: np.ndarray,
-    b_heap: np.ndarray,
-    base: int,
-    counters: np.ndarray,
-) -> tuple[int, int, int, np.ndarray, int, int]:
+    rank, up_first, up_arcs, down_first, down_arcs, unpack, s_nodes, s_w, s_d, t_nodes, t_w, t_d, f_lab, b_lab,
+    f_keys, f_nodes, b_keys, b_nodes, base, counters,
+):  # fmt: skip  # pragma: no cover - numba
     """(status, weight, dist, arcs, source seed, target seed); status -1 = a heap is full, -2 = bad seed node."""
     nup = up_arcs.shape[0]
     none = np.zeros(0, dtype=np.int32)
-    fsize = init_seeds(rank, s_nodes, s_w, s_d, f_lab, f_heap, base)
-    bsize = init_seeds(rank, t_nodes, t_w, t_d, b_lab, b_heap, base)
+    fsize = init_seeds(rank, s_nodes, s_w, s_d, f_lab, f_keys, f_nodes, base)
+    bsize = init_seeds(rank, t_nodes, t_w, t_d, b_lab, b_keys, b_nodes, base)
     if fsize < 0 or bsize < 0:
         return min(fsize, bsize), INF, INF, none, -1, -1
     best_w = INF
     best_d = INF
+    best = INF  # as a heap key: (best_w, best_d)
     meet = -1
     f_on = True
     b_on = True
     while True:
-        if f_on and (fsize == 0 or not _lt(f_heap[0, 0], f_heap[0, 1], best_w, best_d)):
+        if f_on and (fsize == 0 or f_keys[0] >= best):
             f_on = False
-        if b_on and (bsize == 0 or not _lt(b_heap[0, 0], b_heap[0, 1], best_w, best_d)):
+        if b_on and (bsize == 0 or b_keys[0] >= best):
             b_on = False
         if not f_on and not b_on:
             break
-        if f_on and (not b_on or not _lt(b_heap[0, 0], b_heap[0, 1], f_heap[0, 0], f_heap[0, 1])):
+        if f_on and (not b_on or b_keys[0] >= f_keys[0]):
             fsize, v, status = settle_next(
-                up_first, up_arcs, 0, down_first, down_arcs, f_lab, f_heap, fsize, base, counters
+                up_first, up_arcs, 0, down_first, down_arcs, f_lab, f_keys, f_nodes, fsize, base, counters
             )
-            other = b_lab
+            other_st = b_lab[v, L_ST] if v >= 0 else 0
         else:
             bsize, v, status = settle_next(
-                down_first, down_arcs, nup, up_first, up_arcs, b_lab, b_heap, bsize, base, counters
+                down_first, down_arcs, nup, up_first, up_arcs, b_lab, b_keys, b_nodes, bsize, base, counters
             )
-            other = f_lab
+            other_st = f_lab[v, L_ST] if v >= 0 else 0
         if status < 0:
             return -1, INF, INF, none, -1, -1
-        if status == 1 and other[v, L_ST] == base + 1:
+        if status == 1 and other_st == base + 1:
             cw = f_lab[v, L_W] + b_lab[v, L_W]
             cd = f_lab[v, L_D] + b_lab[v, L_D]
-            if _lt(cw, cd, best_w, best_d):
+            if cw < best_w or (cw == best_w and cd < best_d):
                 best_w = cw
                 best_d = cd
+                best = (cw << D_BITS) | cd if cw < MAX_SEED_W and cd <= D_MASK else INF
                 meet = v
     if meet < 0:
         return 0, INF, INF, none, -1, -1
@@ -360,19 +292,20 @@ def new_labels(n: int) -> np.ndarray:
     return np.zeros((n, 4), dtype=np.int64)
 
 
-def new_heap(cap: int = HEAP_START) -> np.ndarray:
-    return np.empty((cap, 3), dtype=np.int64)
+def new_heap(cap: int = HEAP_START) -> tuple[np.ndarray, np.ndarray]:
+    """int64 keys and int32 rank arrays of one heap of `cap` entries."""
+    return np.empty(cap, dtype=np.int64), np.empty(cap, dtype=np.int32)
 
 
 def seed_arrays(seeds: Seeds) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(nodes int32, weights int64, dists int64) of a seed set, converted only when needed."""
     nodes, w, d = seeds.nodes, seeds.weights, seeds.dists
-    if not (isinstance(nodes, np.ndarray) and nodes.dtype == np.int32):
-        nodes = np.asarray(nodes, dtype=np.int32)
-    if not (isinstance(w, np.ndarray) and w.dtype == np.int64):
-        w = np.asarray(w, dtype=np.int64)
-    if not (isinstance(d, np.ndarray) and d.dtype == np.int64):
-        d = np.asarray(d, dtype=np.int64)
+    if not (isinstance(nodes, np.ndarray) and nodes.dtype == np.int32 and nodes.flags.c_contiguous):
+        nodes = np.ascontiguousarray(nodes, dtype=np.int32)
+    if not (isinstance(w, np.ndarray) and w.dtype == np.int64 and w.flags.c_contiguous):
+        w = np.ascontiguousarray(w, dtype=np.int64)
+    if not (isinstance(d, np.ndarray) and d.dtype == np.int64 and d.flags.c_contiguous):
+        d = np.ascontiguousarray(d, dtype=np.int64)
     return nodes, w, d
 
 
@@ -409,28 +342,17 @@ class CHSearch:
         counters = self._counters
         while True:
             self._cur += 1
-            counters[:] = 0
+            counters.fill(0)
             status, w, d, arcs, si, ti = _run(
-                *self._g,
-                s_n,
-                s_w,
-                s_d,
-                t_n,
-                t_w,
-                t_d,
-                self._f_lab,
-                self._b_lab,
-                self._f_heap,
-                self._b_heap,
-                3 * self._cur,
-                counters,
-            )
+                *self._g, s_n, s_w, s_d, t_n, t_w, t_d, self._f_lab, self._b_lab, *self._f_heap, *self._b_heap,
+                3 * self._cur, counters,
+            )  # fmt: skip
             if status == 0:
                 break
             if status == -2:
                 raise ValueError("seed node id out of range")
-            self._f_heap = new_heap(2 * len(self._f_heap))
-            self._b_heap = new_heap(2 * len(self._b_heap))
+            self._f_heap = new_heap(2 * len(self._f_heap[0]))
+            self._b_heap = new_heap(2 * len(self._b_heap[0]))
         self.distance = int(d)
         stats = SearchStats("ch", int(counters[0]), int(counters[1]), (time.perf_counter() - t0) * 1e6)
         return SearchResult(int(w), arcs, int(si), int(ti), stats)

@@ -16,17 +16,17 @@ import math
 import weakref
 from dataclasses import dataclass
 
-import numba as nb
 import numpy as np
 
 from preprocessing.artifacts import Graph
 from preprocessing.graph import measured_max_speed_mps
+from preprocessing.jit import kernel
 from preprocessing.units import COORD_SCALE, EARTH_RADIUS_M
 
 SPEED_MARGIN = 1e-6  # relative: vmax is inflated by this so the bound stays consistent under rounding
 
 
-@nb.njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def haversine_rad(lat1: float, lon1: float, cos1: float, lat2: float, lon2: float, cos2: float) -> float:
     """Great-circle distance in metres between two points given in radians, with their latitudes' cosines."""
     s1 = math.sin((lat2 - lat1) * 0.5)
@@ -37,7 +37,7 @@ def haversine_rad(lat1: float, lon1: float, cos1: float, lat2: float, lon2: floa
     return 2.0 * EARTH_RADIUS_M * math.asin(math.sqrt(a))
 
 
-@nb.njit(cache=True, nogil=True)
+@kernel
 def gc_distance_m(lon1: float, lat1: float, lon2: float, lat2: float) -> float:
     """Great-circle distance in metres between two points in degrees (lon, lat order)."""
     r1 = math.radians(lat1)
@@ -45,7 +45,7 @@ def gc_distance_m(lon1: float, lat1: float, lon2: float, lat2: float) -> float:
     return haversine_rad(r1, math.radians(lon1), math.cos(r1), r2, math.radians(lon2), math.cos(r2))
 
 
-@nb.njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def gc_unit_m(ax: float, ay: float, az: float, bx: float, by: float, bz: float) -> float:
     """Great-circle metres between two points given as unit vectors: 2R asin(chord / 2), no other trigonometry."""
     dx = ax - bx
@@ -57,13 +57,13 @@ def gc_unit_m(ax: float, ay: float, az: float, bx: float, by: float, bz: float) 
     return 2.0 * EARTH_RADIUS_M * math.asin(h)
 
 
-@nb.njit(cache=True, nogil=True)
+@kernel
 def gc_node_point_m(xyz: np.ndarray, v: int, p: np.ndarray) -> float:
     """Great-circle metres from node `v` (rows of `NodeGeo.xyz`) to a point `p` (unit vector, first 3 entries)."""
     return gc_unit_m(xyz[v, 0], xyz[v, 1], xyz[v, 2], p[0], p[1], p[2])
 
 
-@nb.njit(cache=True, nogil=True)
+@kernel
 def _arc_gc_speed(tail: np.ndarray, head: np.ndarray, weight: np.ndarray, xyz: np.ndarray) -> float:
     """max over arcs of gc(tail, head) / (weight / 10) in m/s; inf when a zero-weight arc spans a distance."""
     best = 0.0

@@ -23,11 +23,11 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numba as nb
 import numpy as np
 
 from preprocessing.artifacts import Graph
 from preprocessing.heap import heap_pop, heap_push
+from preprocessing.jit import kernel
 from preprocessing.units import COORD_SCALE, EARTH_RADIUS_M
 
 from .data import ChainIndex, chain_index
@@ -93,7 +93,7 @@ def haversine(lon1: float, lat1: float, lon2: float, lat2: float) -> float:
 # -- numba kernels -----------------------------------------------------------------------------------------------------
 
 
-@nb.njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def _seg_d2(s, qx, qy, kx, ky, glon, glat):  # pragma: no cover - numba
     """Squared local distance (m^2) from fixed-point (qx, qy) to segment s (points s, s+1) and the parameter t."""
     ax = (glon[s] - qx) * kx
@@ -109,7 +109,7 @@ def _seg_d2(s, qx, qy, kx, ky, glon, glat):  # pragma: no cover - numba
     return px * px + py * py, t
 
 
-@nb.njit(cache=True, nogil=True)
+@kernel
 def _project(segs, qlon, qlat, glon, glat):  # pragma: no cover - numba
     """Squared local distance (m^2) and parameter t of the projection of (qlon, qlat) on each segment (brute force)."""
     qx, qy = qlon * COORD_SCALE, qlat * COORD_SCALE
@@ -122,7 +122,7 @@ def _project(segs, qlon, qlat, glon, glat):  # pragma: no cover - numba
     return d2, tt
 
 
-@nb.njit(cache=True, nogil=True)
+@kernel
 def _hilbert(x, y, order):  # pragma: no cover - numba
     """Hilbert-curve index of integer cell (x, y) in a 2**order square."""
     n = np.int64(1) << order
@@ -141,7 +141,7 @@ def _hilbert(x, y, order):  # pragma: no cover - numba
     return d
 
 
-@nb.njit(cache=True, nogil=True)
+@kernel
 def _hilbert_keys(cx, cy, x0, y0, x1, y1):  # pragma: no cover - numba
     out = np.empty(cx.shape[0], dtype=np.int64)
     sx = 65535.0 / max(x1 - x0, 1.0)
@@ -151,13 +151,13 @@ def _hilbert_keys(cx, cy, x0, y0, x1, y1):  # pragma: no cover - numba
     return out
 
 
-@nb.njit(cache=True, nogil=True, inline="always")
+@kernel(inline="always")
 def _bearing_ok(b, bearing, brange):  # pragma: no cover - numba
     d = abs(b - bearing) % 360.0
     return min(d, 360.0 - d) <= brange
 
 
-@nb.njit(cache=True, nogil=True)
+@kernel
 def _directions(s, c, kx, ky, glon, glat, chain_fwd, chain_bwd, bearing, brange):  # pragma: no cover - numba
     """Bit 1: travel along the chain through segment s matches the bearing filter, bit 2: against it.
 
@@ -182,7 +182,7 @@ def _directions(s, c, kx, ky, glon, glat, chain_fwd, chain_bwd, bearing, brange)
     return out
 
 
-@nb.njit(cache=True, nogil=True)
+@kernel
 def segment_directions(s, c, qlat, glon, glat, chain_fwd, chain_bwd, bearing, brange):  # pragma: no cover - numba
     """`_directions` in the local frame of latitude `qlat` (for the phantom of a filtered search)."""
     ky = _KY
@@ -190,7 +190,7 @@ def segment_directions(s, c, qlat, glon, glat, chain_fwd, chain_bwd, bearing, br
     return _directions(s, c, kx, ky, glon, glat, chain_fwd, chain_bwd, bearing, brange)
 
 
-@nb.njit(cache=True, nogil=True)
+@kernel
 def _search(
     minx, miny, maxx, maxy, level_start, entry_seg, entry_chain, glon, glat, qlon, qlat, want, max_d2, out_seg, out_d2,
     out_t, chain_fwd, chain_bwd, bearing, brange,
@@ -238,8 +238,9 @@ def _search(
             cap *= 2
             nk = np.empty(cap, dtype=np.float64)
             ni = np.empty(cap, dtype=np.int32)
-            nk[:size] = keys[:size]
-            ni[:size] = ids[:size]
+            for i in range(size):  # written out: numba's slice assignment costs seconds of compile time
+                nk[i] = keys[i]
+                ni[i] = ids[i]
             keys, ids = nk, ni
         lvl = 0
         while g >= level_start[lvl + 1]:
@@ -268,7 +269,7 @@ def _search(
     return found
 
 
-@nb.njit(cache=True, nogil=True)
+@kernel
 def _phantom_figures(
     glon, glat, gf, fwd_arc, bwd_arc, first_node, last_node, component, arc_weight, arc_dist, arc_name, node_osm_id,
     chain, seg, t, qlon, qlat,
@@ -318,7 +319,7 @@ def _phantom_figures(
     )  # fmt: skip
 
 
-@nb.njit(cache=True, nogil=True)
+@kernel
 def _chain_offset(glon, glat, p0, p1, seg, lon, lat):  # pragma: no cover - numba
     """(metres along the chain from its first point to (lon, lat) on local segment `seg`, chain length in metres)."""
     r2 = 2.0 * EARTH_RADIUS_M

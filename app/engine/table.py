@@ -9,37 +9,22 @@ uses, and candidates are compared as (weight, dist) pairs: every entry equals `C
 
 from __future__ import annotations
 
-import numba as nb
 import numpy as np
 
-from .ch import INF, L_D, L_W, _lt, ch_arrays, init_seeds, new_heap, new_labels, seed_arrays, settle_next
+from preprocessing.jit import kernel
+
+from .ch import INF, L_D, L_W, ch_arrays, init_seeds, new_heap, new_labels, seed_arrays, settle_next
 from .types import Seeds
 
 
-@nb.njit(cache=True, nogil=True)
+@kernel
 def _table(
-    rank: np.ndarray,
-    up_first: np.ndarray,
-    up_arcs: np.ndarray,
-    down_first: np.ndarray,
-    down_arcs: np.ndarray,
-    s_nodes: np.ndarray,
-    s_w: np.ndarray,
-    s_d: np.ndarray,
-    s_off: np.ndarray,
-    t_nodes: np.ndarray,
-    t_w: np.ndarray,
-    t_d: np.ndarray,
-    t_off: np.ndarray,
-    lab: np.ndarray,
-    heap: np.ndarray,
-    cur: int,
-    counters: np.ndarray,
-    out_w: np.ndarray,
-    out_d: np.ndarray,
-) -> tuple[int, int]:
+    rank, up_first, up_arcs, down_first, down_arcs, s_nodes, s_w, s_d, s_off, t_nodes, t_w, t_d, t_off, lab, keys,
+    hnodes, cur, counters, out_w, out_d,
+):  # fmt: skip  # pragma: no cover - numba
     """Fill out_w/out_d [S, T] (preset to INF); returns (status, last stamp used): -1 heap full, -2 bad seed."""
     nup = up_arcs.shape[0]
+    n = rank.shape[0]
     n_t = t_off.shape[0] - 1
     n_s = s_off.shape[0] - 1
     cap = 1024
@@ -49,12 +34,12 @@ def _table(
         cur += 1
         base = 3 * cur
         lo, hi = t_off[t], t_off[t + 1]
-        size = init_seeds(rank, t_nodes[lo:hi], t_w[lo:hi], t_d[lo:hi], lab, heap, base)
+        size = init_seeds(rank, t_nodes[lo:hi], t_w[lo:hi], t_d[lo:hi], lab, keys, hnodes, base)
         if size < 0:
             return size, cur
         while True:
             size, v, status = settle_next(
-                down_first, down_arcs, nup, up_first, up_arcs, lab, heap, size, base, counters
+                down_first, down_arcs, nup, up_first, up_arcs, lab, keys, hnodes, size, base, counters
             )
             if status < 0:
                 return -1, cur
@@ -64,42 +49,53 @@ def _table(
                 if ne == cap:
                     cap *= 2
                     bigger = np.empty((cap, 4), dtype=np.int64)
-                    bigger[:ne] = bucket[:ne]
+                    for i in range(ne):
+                        for j in range(4):
+                            bigger[i, j] = bucket[i, j]
                     bucket = bigger
                 bucket[ne, 0] = v
                 bucket[ne, 1] = t
                 bucket[ne, 2] = lab[v, L_W]
                 bucket[ne, 3] = lab[v, L_D]
                 ne += 1
-    bnode = bucket[:ne, 0].copy()
-    order = np.argsort(bnode, kind="mergesort")
-    bnode = bnode[order]
-    bucket = bucket[:ne][order]
+    # the buckets grouped by node (a counting sort; in each node's group, entries keep their order)
+    first = np.zeros(n + 1, dtype=np.int64)
+    for i in range(ne):
+        first[bucket[i, 0] + 1] += 1
+    for v in range(n):
+        first[v + 1] += first[v]
+    fill = first.copy()
+    order = np.empty(ne, dtype=np.int64)
+    for i in range(ne):
+        v = bucket[i, 0]
+        order[fill[v]] = i
+        fill[v] += 1
     for s in range(n_s):
         cur += 1
         base = 3 * cur
         lo, hi = s_off[s], s_off[s + 1]
-        size = init_seeds(rank, s_nodes[lo:hi], s_w[lo:hi], s_d[lo:hi], lab, heap, base)
+        size = init_seeds(rank, s_nodes[lo:hi], s_w[lo:hi], s_d[lo:hi], lab, keys, hnodes, base)
         if size < 0:
             return size, cur
         while True:
-            size, v, status = settle_next(up_first, up_arcs, 0, down_first, down_arcs, lab, heap, size, base, counters)
+            size, v, status = settle_next(
+                up_first, up_arcs, 0, down_first, down_arcs, lab, keys, hnodes, size, base, counters
+            )
             if status < 0:
                 return -1, cur
             if status == 0:
                 break
             if status == 1:
-                i = np.searchsorted(bnode, v)
                 fw = lab[v, L_W]
                 fd = lab[v, L_D]
-                while i < ne and bnode[i] == v:
+                for k in range(first[v], first[v + 1]):
+                    i = order[k]
                     t = bucket[i, 1]
                     cw = fw + bucket[i, 2]
                     cd = fd + bucket[i, 3]
-                    if _lt(cw, cd, out_w[s, t], out_d[s, t]):
+                    if cw < out_w[s, t] or (cw == out_w[s, t] and cd < out_d[s, t]):
                         out_w[s, t] = cw
                         out_d[s, t] = cd
-                    i += 1
     return 0, cur
 
 
@@ -134,26 +130,13 @@ class CHTable:
         while True:
             out_w = np.full((len(sources), len(targets)), INF, dtype=np.int64)
             out_d = np.full((len(sources), len(targets)), INF, dtype=np.int64)
-            self.counters[:] = 0
+            self.counters.fill(0)
             status, self._cur = _table(
-                *self._g,
-                s_n,
-                s_w,
-                s_d,
-                s_off,
-                t_n,
-                t_w,
-                t_d,
-                t_off,
-                self._lab,
-                self._heap,
-                self._cur,
-                self.counters,
-                out_w,
-                out_d,
-            )
+                *self._g, s_n, s_w, s_d, s_off, t_n, t_w, t_d, t_off, self._lab, *self._heap, self._cur,
+                self.counters, out_w, out_d,
+            )  # fmt: skip
             if status == 0:
                 return out_w, out_d
             if status == -2:
                 raise ValueError("seed node id out of range")
-            self._heap = new_heap(2 * len(self._heap))
+            self._heap = new_heap(2 * len(self._heap[0]))

@@ -1,6 +1,6 @@
 """HTTP benchmark: starroute's OSRM and native route endpoints side by side with the real osrm-routed.
 
-    python bench/http.py GRAPH_DIR [--extract PBF] [--pairs 1000] [--seed 1] [--workers 1,2] [--duration 10]
+    python bench/http_load.py GRAPH_DIR [--extract PBF] [--pairs 1000] [--seed 1] [--workers 1,2] [--duration 10]
                          [--connections 16] [--wrk-threads 2] [--osrm-dir /tmp/osrm] [--no-osrm] [--oracle]
 
 Draws `--pairs` seeded random pairs near nodes of the largest component, starts `python -m app.server` on a free
@@ -18,7 +18,6 @@ sets of the response objects, printing every difference (routes themselves diffe
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import random
@@ -30,14 +29,10 @@ import subprocess
 import sys
 import tempfile
 import time
-import zipfile
 from pathlib import Path
 from typing import Any
 
-# This file is named like the stdlib `http` package: take its folder off the import path before httpx imports
-# `http.client`, and put the project root on it.
 HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if p and Path(p).resolve() != HERE]
 sys.path.insert(0, str(HERE.parent))
 
 import httpx  # noqa: E402
@@ -46,8 +41,8 @@ import numpy as np  # noqa: E402
 ROOT = HERE.parent
 
 from app.engine.data import load  # noqa: E402
+from bench.osrm_peer import ensure_osrm, prepare_osrm  # noqa: E402
 
-OSRM_WHEEL = "osrm-bindings==26.10.0"
 EXTRACT_DIRS = (ROOT.parent / "shared" / "data" / "osm", ROOT / "data")
 
 
@@ -87,50 +82,6 @@ def start_starroute(graph: Path, workers: int) -> tuple[subprocess.Popen, str]:
     base = f"http://127.0.0.1:{port}"
     wait_ready(f"{base}/health", proc)
     return proc, base
-
-
-def ensure_osrm(osrm_dir: Path) -> Path | None:
-    """Directory holding osrm-extract/-contract/-routed (downloading the wheel once); None when unavailable."""
-    bin_dir = osrm_dir / "osrm" / "bin"
-    if (bin_dir / "osrm-routed").exists():
-        return bin_dir
-    osrm_dir.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        r = subprocess.run(
-            [sys.executable, "-m", "pip", "download", OSRM_WHEEL, "--no-deps", "--only-binary=:all:"]
-            + ["--python-version", "3.12", "-d", tmp, "-q"],
-            capture_output=True,
-            text=True,
-        )
-        wheels = list(Path(tmp).glob("osrm_bindings-*.whl"))
-        if r.returncode != 0 or not wheels:
-            print(f"osrm-bindings not available: {r.stderr.strip()[-300:]}", file=sys.stderr)
-            return None
-        with zipfile.ZipFile(wheels[0]) as z:
-            z.extractall(osrm_dir)
-    for exe in bin_dir.iterdir():
-        exe.chmod(0o755)
-    return bin_dir
-
-
-def prepare_osrm(bin_dir: Path, extract: Path, work: Path) -> Path:
-    """osrm-extract (car.lua) + osrm-contract once per extract content; returns the `.osrm` base path."""
-    digest = hashlib.sha256(extract.read_bytes()).hexdigest()[:12]
-    out = work / f"{extract.name.split('.')[0]}-{digest}"
-    done = out / "done"
-    if done.exists():
-        return Path(done.read_text())
-    out.mkdir(parents=True, exist_ok=True)
-    local = out / extract.name
-    shutil.copy(extract, local)
-    profile = bin_dir.parent / "share" / "profiles" / "car.lua"
-    subprocess.run(
-        [str(bin_dir / "osrm-extract"), "-p", str(profile), str(local)], cwd=out, check=True, capture_output=True
-    )
-    base = next(out.glob("*.osrm.properties")).with_suffix("")  # osrm-extract names it after the input
-    subprocess.run([str(bin_dir / "osrm-contract"), str(base)], cwd=out, check=True, capture_output=True)
-    done.write_text(str(base))
-    return base
 
 
 def start_osrm(bin_dir: Path, dataset: Path, threads: int) -> tuple[subprocess.Popen, str]:

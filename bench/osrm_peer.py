@@ -1,0 +1,61 @@
+"""The real OSRM as a benchmark peer: the `osrm-bindings` wheel's osrm-extract / osrm-contract / osrm-routed.
+
+The wheel is downloaded once with `pip download --no-deps` (CPython 3.12 abi3, runs from any Python) and unpacked;
+its binaries and Lua profiles are used as they are. Never part of starroute itself.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+OSRM_WHEEL = "osrm-bindings==26.10.0"
+
+
+def ensure_osrm(osrm_dir: Path) -> Path | None:
+    """Directory holding osrm-extract/-contract/-routed (downloading the wheel once); None when unavailable."""
+    bin_dir = osrm_dir / "osrm" / "bin"
+    if (bin_dir / "osrm-routed").exists():
+        return bin_dir
+    osrm_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        r = subprocess.run(
+            [sys.executable, "-m", "pip", "download", OSRM_WHEEL, "--no-deps", "--only-binary=:all:"]
+            + ["--python-version", "3.12", "-d", tmp, "-q"],
+            capture_output=True,
+            text=True,
+        )
+        wheels = list(Path(tmp).glob("osrm_bindings-*.whl"))
+        if r.returncode != 0 or not wheels:
+            print(f"osrm-bindings not available: {r.stderr.strip()[-300:]}", file=sys.stderr)
+            return None
+        with zipfile.ZipFile(wheels[0]) as z:
+            z.extractall(osrm_dir)
+    for exe in bin_dir.iterdir():
+        exe.chmod(0o755)
+    return bin_dir
+
+
+def prepare_osrm(bin_dir: Path, extract: Path, work: Path) -> Path:
+    """osrm-extract (car.lua) + osrm-contract once per extract content; returns the `.osrm` base path."""
+    digest = hashlib.sha256(extract.read_bytes()).hexdigest()[:12]
+    out = work / f"{extract.name.split('.')[0]}-{digest}"
+    done = out / "done"
+    if done.exists():
+        return Path(done.read_text())
+    out.mkdir(parents=True, exist_ok=True)
+    local = out / extract.name
+    shutil.copy(extract, local)
+    profile = bin_dir.parent / "share" / "profiles" / "car.lua"
+    subprocess.run(
+        [str(bin_dir / "osrm-extract"), "-p", str(profile), str(local)], cwd=out, check=True, capture_output=True
+    )
+    base = next(out.glob("*.osrm.properties")).with_suffix("")  # osrm-extract names it after the input
+    subprocess.run([str(bin_dir / "osrm-contract"), str(base)], cwd=out, check=True, capture_output=True)
+    done.write_text(str(base))
+    return base
