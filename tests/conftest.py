@@ -10,6 +10,13 @@ ROOT = Path(__file__).resolve().parent.parent
 EXTRACTS = (ROOT.parent / "shared" / "data" / "osm").resolve()
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every test that builds a graph of a real extract is an `extracts` test (so `-m "not extracts"` leaves it)."""
+    for item in items:
+        if "graph_cache" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.extracts)
+
+
 def extract(name: str) -> Path:
     """Path of a real extract in ../shared/data/osm; skips the test when the shared folder is absent."""
     p = EXTRACTS / name

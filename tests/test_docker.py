@@ -71,3 +71,12 @@ def test_dockerfile_conventions() -> None:
     assert re.search(r"^ENTRYPOINT\s+\[\"starroute\"\]", text, flags=re.M)
     ignore = (ROOT / ".dockerignore").read_text().split()
     assert ".git" in ignore and "graphs" in ignore
+
+
+def test_image_installs_the_tested_versions_and_ships_compiled_kernels() -> None:
+    text = (ROOT / "Dockerfile").read_text()
+    assert "-c constraints.txt" in text, "the image installs the versions the tests passed with"
+    assert re.search(r"NUMBA_CACHE_DIR=/var/cache/numba\s+\S*starroute compile", text), "kernels compiled at build"
+    assert "COPY --from=build --chown=starroute:starroute /var/cache/numba" in text
+    period = re.search(r"--start-period=(\d+)s", text)
+    assert period and 30 <= int(period.group(1)) <= 120, "the start period fits a cold compile, not minutes more"

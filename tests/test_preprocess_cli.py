@@ -17,7 +17,8 @@ from app.cli import Stopped
 from app.cli import run as cli_run
 from preprocessing.artifacts import FormatError, load_graph, read_manifest
 
-from .conftest import ROOT, extract
+from .conftest import BUNDLED as MONACO
+from .conftest import ROOT
 
 
 @dataclass
@@ -73,7 +74,7 @@ def test_console_script_quiet(tmp_path: Path) -> None:
             "-m",
             "app.cli",
             "preprocess",
-            str(extract("bautzen.osm")),
+            str(MONACO),
             "-o",
             str(out),
             "--quiet",
@@ -120,14 +121,14 @@ def test_not_osm_content(tmp_path: Path) -> None:
 
 
 def test_truncated_pbf(tmp_path: Path) -> None:
-    data = extract("andorra.osm.pbf").read_bytes()
+    data = MONACO.read_bytes()
     f = tmp_path / "truncated.osm.pbf"
     f.write_bytes(data[: len(data) // 2])
     assert_refused(tmp_path, [str(f)], "cannot read truncated.osm.pbf")
 
 
 def test_corrupt_pbf(tmp_path: Path) -> None:
-    data = bytearray(extract("andorra.osm.pbf").read_bytes())
+    data = bytearray(MONACO.read_bytes())
     rng = np.random.default_rng(7)
     pos = len(data) // 3
     data[pos : pos + 4096] = rng.integers(0, 256, 4096, dtype=np.uint8).tobytes()
@@ -153,17 +154,17 @@ def test_no_routable_ways(tmp_path: Path) -> None:
 
 
 def test_unknown_profile(tmp_path: Path) -> None:
-    assert_refused(tmp_path, [str(extract("bautzen.osm")), "--profile", "hovercraft"], "invalid choice: 'hovercraft'")
+    assert_refused(tmp_path, [str(MONACO), "--profile", "hovercraft"], "invalid choice: 'hovercraft'")
 
 
 def test_output_exists_refused_then_forced(tmp_path: Path) -> None:
     out = tmp_path / "out"
     out.mkdir()
     (out / "keep.txt").write_text("precious")
-    res = run(str(extract("bautzen.osm")), "--output", str(out), "--no-ch", "--landmarks", "0")
+    res = run(str(MONACO), "--output", str(out), "--no-ch", "--landmarks", "0")
     assert res.exit_code == 2 and "already exists: pass --force" in res.output
     assert (out / "keep.txt").read_text() == "precious"
-    res = run(str(extract("bautzen.osm")), "--output", str(out), "--no-ch", "--landmarks", "0", "--force")
+    res = run(str(MONACO), "--output", str(out), "--no-ch", "--landmarks", "0", "--force")
     assert res.exit_code == 0, res.output
     assert not (out / "keep.txt").exists()
     assert read_manifest(out)["counts"]["nodes"] > 0
@@ -173,7 +174,7 @@ def test_loader_refuses_version_and_fingerprint_mismatch(tmp_path: Path) -> None
     import json
 
     out = tmp_path / "g"
-    assert run(str(extract("bautzen.osm")), "-o", str(out), "--no-ch", "--landmarks", "0", "-q").exit_code == 0
+    assert run(str(MONACO), "-o", str(out), "--no-ch", "--landmarks", "0", "-q").exit_code == 0
     mf_path = out / "manifest.json"
     mf = json.loads(mf_path.read_text())
     mf["counts"]["nodes"] += 1
@@ -200,7 +201,7 @@ def test_interrupt_while_writing_leaves_nothing(tmp_path: Path, monkeypatch: pyt
 
     monkeypatch.setattr(artifacts.np, "save", save_then_interrupt)
     out = tmp_path / "out"
-    res = run(str(extract("bautzen.osm")), "-o", str(out), "--no-ch", "--landmarks", "0")
+    res = run(str(MONACO), "-o", str(out), "--no-ch", "--landmarks", "0")
     assert res.exit_code == 130 and "no graph was written" in res.output
     assert calls["n"] == 5
     assert leftovers(tmp_path) == []
@@ -213,7 +214,7 @@ def test_graph_directory_is_readable_by_other_users(tmp_path: Path) -> None:
     out = tmp_path / "g"
     old = os.umask(0o022)
     try:
-        assert run(str(extract("bautzen.osm")), "-o", str(out), "--no-ch", "--landmarks", "0", "-q").exit_code == 0
+        assert run(str(MONACO), "-o", str(out), "--no-ch", "--landmarks", "0", "-q").exit_code == 0
     finally:
         os.umask(old)
     mode = stat.S_IMODE(out.stat().st_mode)
@@ -228,7 +229,7 @@ def test_failed_write_leaves_no_new_parent_folders(tmp_path: Path, monkeypatch: 
         raise KeyboardInterrupt
 
     monkeypatch.setattr(artifacts.np, "save", fail)
-    res = run(str(extract("bautzen.osm")), "-o", str(tmp_path / "graphs" / "deep" / "g"), "--no-ch", "--landmarks", "0")
+    res = run(str(MONACO), "-o", str(tmp_path / "graphs" / "deep" / "g"), "--no-ch", "--landmarks", "0")
     assert res.exit_code == 130
     assert leftovers(tmp_path) == []
 
@@ -248,6 +249,6 @@ def test_version_help_and_bare_command() -> None:
 
 def test_preprocess_says_what_to_run_next(tmp_path: Path) -> None:
     out = tmp_path / "g"
-    res = run(str(extract("bautzen.osm")), "-o", str(out), "--no-ch", "--landmarks", "0")
+    res = run(str(MONACO), "-o", str(out), "--no-ch", "--landmarks", "0")
     assert res.exit_code == 0
     assert res.output.strip().splitlines()[-1] == f"next: starroute serve {out}"
