@@ -32,6 +32,7 @@ class Settings(BaseSettings):
         1000, ge=1, description="smaller strongly connected components are tiny: waypoints leave them (OSRM's rule)"
     )
     request_time_limit_s: float = Field(10.0, gt=0, description="a search running longer answers TooBig")
+    trace_limit: int = Field(100_000, ge=1, description="most settled nodes a `trace=true` answer lists per leg")
     max_body_bytes: int = Field(1_000_000, ge=1024, description="largest POST body")
     cors_origins: list[str] = Field(default_factory=lambda: ["*"], description="allowed CORS origins ([] disables)")
     log_level: str = "info"

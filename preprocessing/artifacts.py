@@ -20,7 +20,7 @@ import numpy as np
 
 from .files import committing, keep_created, make_parents, remove_created, track, umask, untrack
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: FLAG_MOTORWAY set, per-exclude hierarchies (chx*_)
 MANIFEST = "manifest.json"
 
 # name -> dtype of every core array (written by preprocessing.graph). Stage arrays (`ch_*`, `lm_*`) are free-form
@@ -48,7 +48,7 @@ CORE_ARRAYS: dict[str, str] = {
     "str_offsets": "int64",
     "str_bytes": "uint8",
 }
-STAGE_PREFIXES = ("ch_", "lm_")
+STAGE_PREFIXES = ("ch_", "lm_", "chx")  # chx{i}_*: the hierarchy without the i-th excludable class set
 
 
 class FormatError(Exception):

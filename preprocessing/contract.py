@@ -643,13 +643,17 @@ def _contract_rounds(
 # --------------------------------------------------------------------------------------------------------------------
 
 
-def _base_records(graph: Graph) -> tuple[np.ndarray, int]:
-    """One record per distinct (tail, head), tail != head: the min-weight arc, ties on the smallest arc id."""
+def _base_records(graph: Graph, exclude_mask: int = 0) -> tuple[np.ndarray, int]:
+    """One record per distinct (tail, head), tail != head: the min-weight arc, ties on the smallest arc id; arcs whose
+    flags meet `exclude_mask` are left out."""
     tail = np.asarray(graph.arc_tail, dtype=np.int64)
     head = np.asarray(graph.arc_head, dtype=np.int64)
     weight = np.asarray(graph.arc_weight, dtype=np.int64)
     dist = np.asarray(graph.arc_dist, dtype=np.int64)
-    ids = np.flatnonzero(tail != head)
+    keep = tail != head
+    if exclude_mask:
+        keep &= (np.asarray(graph.arc_flags).astype(np.int64) & exclude_mask) == 0
+    ids = np.flatnonzero(keep)
     order = ids[np.lexsort((ids, weight[ids], head[ids], tail[ids]))]
     if len(order):
         t, h = tail[order], head[order]
@@ -676,8 +680,12 @@ def build_ch(
     *,
     witness_settle_limit: int = WITNESS_SETTLE_LIMIT,
     priority_settle_limit: int = PRIORITY_SETTLE_LIMIT,
+    exclude_mask: int = 0,
 ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """Contract `graph` into a contraction hierarchy: (`ch_*` arrays, metadata); see the module docstring.
+
+    With `exclude_mask`, the arcs whose `arc_flags` meet it are left out: the hierarchy of the graph without them
+    (OSRM's per-exclude metric), whose shortcuts still unpack into the original arc ids.
 
     `progress(done, total)` is called with contracted-node counts (`seconds["prepare"]` includes loading the numba
     kernels from their cache). The witness limits bound the settled nodes of each witness search when a node is
@@ -687,7 +695,7 @@ def build_ch(
     t0 = time.perf_counter()
     n = graph.num_nodes
     m = graph.num_arcs
-    rec, nbase = _base_records(graph)
+    rec, nbase = _base_records(graph, exclude_mask)
     lst_start = np.zeros(2 * n, dtype=np.int64)
     lst_len = np.zeros(2 * n, dtype=np.int32)
     lst_cap = np.zeros(2 * n, dtype=np.int32)

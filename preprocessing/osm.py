@@ -80,9 +80,12 @@ def _osmium_error(path: Path, exc: Exception) -> OsmInputError:
 
 
 def _add_flags(res: WayResult, restricted: bool) -> int:
-    from .units import FLAG_FERRY, FLAG_RESTRICTED, FLAG_ROUNDABOUT, FLAG_TOLL
+    from .profiles.base import MOTORWAY_CLASSES
+    from .units import FLAG_FERRY, FLAG_MOTORWAY, FLAG_RESTRICTED, FLAG_ROUNDABOUT, FLAG_TOLL
 
     f = 0
+    if res.road_class in MOTORWAY_CLASSES:
+        f |= FLAG_MOTORWAY
     if res.ferry:
         f |= FLAG_FERRY
     if res.roundabout:

@@ -22,6 +22,7 @@ from .build import NoRoutableWays, build_arrays
 from .graph import measured_max_speed_mps
 from .osm import OsmInputError, check_input, read_nodes, read_ways
 from .profiles import get_profile
+from .profiles.base import class_mask
 from .report import Reporter
 from .units import COORD_SCALE
 
@@ -122,6 +123,8 @@ def preprocess(
     if ch or landmarks > 0:
         with rep.compiling("preprocessing kernels", PREPROCESS_COMPILE_S):
             warm_kernels()
+    excludable = [sorted(s) for s in getattr(prof, "EXCLUDABLE", ())]
+    manifest["excludable"] = [{"classes": c, "mask": class_mask(c)} for c in excludable]
     if ch:
         from .contract import build_ch
 
@@ -129,6 +132,13 @@ def preprocess(
             ch_arrays, ch_meta = build_ch(graph, progress=_progress_adapter(tick))
         arrays.update(ch_arrays)
         manifest["ch"] = ch_meta
+        for i, item in enumerate(manifest["excludable"]):  # one hierarchy per excludable set, as OSRM
+            with rep.stage(f"contract (CH, exclude {'+'.join(item['classes'])})", total=n, unit="nodes") as tick:
+                x_arrays, x_meta = build_ch(graph, progress=_progress_adapter(tick), exclude_mask=item["mask"])
+            prefix = f"chx{i}_"
+            arrays.update({prefix + name[3:]: a for name, a in x_arrays.items()})
+            item["prefix"] = prefix
+            item["shortcuts"] = x_meta["shortcuts"]
     if landmarks > 0:
         from .landmarks import build_landmarks
 

@@ -428,7 +428,7 @@ def test_every_error_code(client: httpx.Client, engine) -> None:
         "InvalidValue": R + "200,43.7;7.42,43.73",
         "NoSegment": R + OK_2 + "?radiuses=0.001;0.001",
         "TooBig": R + many,
-        "NotImplemented": R + OK_2 + "?exclude=motorway",
+        "NotImplemented": "/trip/v1/driving/" + OK_2,
     }
     for code, url in cases.items():
         r = client.get(url)
@@ -462,6 +462,9 @@ def test_every_error_code(client: httpx.Client, engine) -> None:
         ("/table/v1/driving/" + ";".join(["7.42,43.73"] * 101), "TooBig", "Too many table coordinates"),
         (R + OK_2 + "?annotations=nodes", "NotImplemented", None),
         ("/tile/v1/driving/tile(1,2,3).mvt", "NotImplemented", None),
+        (R + OK_2 + "?exclude=motorway,toll", "InvalidValue", None),  # car offers each class alone, as car.lua
+        (R + OK_2 + "?exclude=boats", "InvalidValue", None),
+        ("/table/v1/driving/" + OK_2 + "?exclude=hovercraft", "InvalidValue", None),
         (R + OK_2 + "?radiuses=-1;5", "InvalidOptions", None),
         ("/favicon.icon", "InvalidUrl", None),  # any unknown path (/ and /favicon.ico serve the start page)
     ]:
@@ -531,16 +534,21 @@ def test_engine_codes_map_to_400_through_handle() -> None:
         algorithms = ("ch",)
         default_algorithm = "ch"
 
-        def snap_waypoints(self, points: list, radiuses: object = None, bearings: object = None) -> list[Phantom]:
+        def exclude_set(self, classes: object) -> None:
+            return None
+
+        def snap_waypoints(
+            self, points: list, radiuses: object = None, bearings: object = None, exclude_mask: int = 0
+        ) -> list[Phantom]:
             return [Phantom(lon, lat, lon, lat, 0.0, *(0,) * 13) for lon, lat in points]  # type: ignore[arg-type]
 
         def query(self) -> StubRouter:
             return self
 
-        def route(self, phantoms: list, algorithm: str = "ch") -> None:
+        def routes(self, phantoms: list, options: object, algorithm: str = "ch") -> None:
             raise NoRoute("Impossible route between points")
 
-        def table(self, sources: list, destinations: list) -> None:
+        def table(self, sources: list, destinations: list, exclude: object = ()) -> None:
             raise NoTable("No table found")
 
     svc = Service(Settings(graph_dir=Path("unused")))

@@ -183,7 +183,7 @@ def test_loader_refuses_version_and_fingerprint_mismatch(tmp_path: Path) -> None
         load_graph(out)
     mf["format_version"] = 999
     mf_path.write_text(json.dumps(mf))
-    with pytest.raises(FormatError, match="graph format version 999, this starroute reads 1: re-run"):
+    with pytest.raises(FormatError, match="graph format version 999, this starroute reads 2: re-run"):
         load_graph(out)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 import numpy as np
@@ -23,7 +24,7 @@ from app.api.schemas import (
 )
 from app.api.service import Service
 from app.engine.errors import InvalidValue, TooBig
-from app.engine.types import Phantom, Route
+from app.engine.types import Phantom, Route, RouteOptions, RouteResult
 
 router = APIRouter(tags=["native"])
 _ERRORS: dict[int | str, dict[str, Any]] = {
@@ -79,7 +80,14 @@ def _stats(settled: int, relaxed: int, micros: float) -> dict[str, Any]:
     return {"settled": int(settled), "relaxed": int(relaxed), "micros": float(micros)}
 
 
-def feature(route: Route, phantoms: list[Phantom], overview: str = "full") -> dict[str, Any]:
+def feature(
+    route: Route,
+    phantoms: list[Phantom],
+    overview: str = "full",
+    result: RouteResult | None = None,
+    trace: list[dict[str, Any]] | None = None,
+    exclude: list[str] | None = None,
+) -> dict[str, Any]:
     """The route as a GeoJSON Feature (see `schemas.RouteFeature`)."""
     coords = route.coordinates
     if overview == "simplified":
@@ -99,36 +107,82 @@ def feature(route: Route, phantoms: list[Phantom], overview: str = "full") -> di
         sum(leg.stats.relaxed for leg in route.legs),
         sum(leg.stats.micros for leg in route.legs),
     )
+    eps = result.epsilon if result is not None else 1.0
+    props: dict[str, Any] = {
+        "distance_m": route.distance_m,
+        "duration_s": route.duration_s,
+        "algorithm": route.algorithm,
+        "stats": total,
+        "waypoints": [_waypoint(ph) for ph in phantoms],
+        "legs": legs,
+        "epsilon": eps,
+        "bound": "optimal" if eps == 1.0 else f"<= {eps:g} x optimal",
+        "exclude": sorted(exclude or []),
+    }
+    if trace is not None:
+        props["trace"] = trace
     return {
         "type": "Feature",
         "geometry": {"type": "LineString", "coordinates": np.round(coords, 7)},
-        "properties": {
-            "distance_m": route.distance_m,
-            "duration_s": route.duration_s,
-            "algorithm": route.algorithm,
-            "stats": total,
-            "waypoints": [_waypoint(ph) for ph in phantoms],
-            "legs": legs,
-        },
+        "properties": props,
     }
 
 
-async def _route(
-    svc: Service,
-    coords: list[tuple[float, float]],
-    algorithm: str,
-    radiuses: list[float | None] | None,
-    overview: str,
-) -> Response:
+@dataclass
+class RouteParams:
+    """A native route request, from either GET or POST."""
+
+    coords: list[tuple[float, float]]
+    algorithm: str | None = None
+    radiuses: list[float | None] | None = None
+    overview: str = "full"
+    exclude: list[str] = field(default_factory=list)
+    avoid: Any = None  # parsed `app.engine.areas.Areas`
+    trace: bool = False
+    epsilon: float = 1.0
+
+
+def _trace_json(svc: Service, result: RouteResult) -> list[dict[str, Any]]:
+    out = []
+    for tr in result.traces:
+        pts = np.round(svc.router.node_lonlat(tr.nodes), 6)
+        settled = np.concatenate([pts, tr.directions[:, None].astype(np.float64)], axis=1) if len(pts) else pts
+        meet = np.round(svc.router.node_lonlat(np.array([tr.meeting])), 6)[0].tolist() if tr.meeting >= 0 else None
+        out.append({"settled": settled, "meeting": meet, "truncated": tr.truncated})
+    return out
+
+
+async def _route(svc: Service, p: RouteParams) -> Response:
     limit = svc.settings.max_via_points
-    if len(coords) > limit:
-        raise TooBig(f"Number of points {len(coords)} is higher than the maximum ({limit})")
-    if radiuses is not None and len(radiuses) != len(coords):
-        raise InvalidValue(f"radiuses has {len(radiuses)} entries for {len(coords)} points")
+    if len(p.coords) > limit:
+        raise TooBig(f"Number of points {len(p.coords)} is higher than the maximum ({limit})")
+    if p.radiuses is not None and len(p.radiuses) != len(p.coords):
+        raise InvalidValue(f"radiuses has {len(p.radiuses)} entries for {len(p.coords)} points")
+    algorithm = p.algorithm or ("alt" if p.avoid is not None and "alt" in svc.router.algorithms else "ch")
     svc.check_algorithm(algorithm)  # coordinates were range-checked by parse_lonlat / the pydantic schema
-    phantoms = svc.snap_all(coords, radiuses, default_radius_m=svc.settings.snap_radius_m, detail=True)
-    route = await svc.route(phantoms, algorithm)
-    return _json(feature(route, phantoms, overview), _JSON)
+    mask = svc.exclude_mask(p.exclude)
+    phantoms = svc.snap_all(
+        p.coords, p.radiuses, default_radius_m=svc.settings.snap_radius_m, detail=True, exclude_mask=mask
+    )
+    forbidden = None
+    if p.avoid is not None:
+        forbidden = svc.router.forbidden_arcs(p.avoid)
+        svc.router.check_outside(phantoms, forbidden)
+    options = RouteOptions(
+        algorithm=algorithm,
+        exclude=frozenset(p.exclude),
+        forbidden=forbidden,
+        trace=p.trace,
+        trace_limit=svc.settings.trace_limit,
+        epsilon=p.epsilon,
+    )
+    result = await svc.routes(phantoms, algorithm, options)
+    trace = _trace_json(svc, result) if p.trace else None
+    return _json(feature(result.best, phantoms, p.overview, result, trace, p.exclude), _JSON)
+
+
+def _exclude_list(text: str | None) -> list[str]:
+    return [c for c in (text or "").split(",") if c]
 
 
 @router.get(
@@ -143,15 +197,29 @@ async def get_route(
     from_: Annotated[str, Query(alias="from", description="start as `lon,lat`", examples=["7.4197,43.7311"])],
     to: Annotated[str, Query(description="goal as `lon,lat`", examples=["7.4246,43.7384"])],
     via: Annotated[str | None, Query(description="intermediate points `lon,lat;lon,lat`")] = None,
-    algorithm: Algorithm = "ch",
+    algorithm: Annotated[Algorithm | None, Query(description="default: ch (alt when avoiding areas)")] = None,
     overview: Overview = "full",
+    exclude: Annotated[str | None, Query(description="road classes not to use, comma-separated: `motorway`")] = None,
+    avoid: Annotated[
+        str | None, Query(description="areas not to enter: polygons `lon,lat;lon,lat;...` separated by `|`")
+    ] = None,
+    trace: Annotated[bool, Query(description="also return the nodes each leg's search settled")] = False,
+    epsilon: Annotated[
+        float, Query(ge=1.0, le=100.0, allow_inf_nan=False, description="weighted A*: within epsilon of the optimum")
+    ] = 1.0,
 ) -> Response:
     """The fastest route from `from` through each `via` point to `to`; `[lon, lat]` order throughout (RFC 7946)."""
     points = [parse_lonlat(from_, "from")]
     if via:
         points += [parse_lonlat(p, "via") for p in via.split(";")]
     points.append(parse_lonlat(to, "to"))
-    return await _route(_svc(request), points, algorithm, None, overview)
+    areas = None
+    if avoid:
+        from app.engine.areas import parse_compact
+
+        areas = parse_compact(avoid)
+    params = RouteParams(points, algorithm, None, overview, _exclude_list(exclude), areas, trace, epsilon)
+    return await _route(_svc(request), params)
 
 
 @router.post(
@@ -162,9 +230,18 @@ async def get_route(
     summary="Route as a GeoJSON Feature",
 )
 async def post_route(request: Request, body: Annotated[RouteRequest, Body()]) -> Response:
-    """The same as `GET /route` with the points as a JSON list `[[lon, lat], ...]` and optional snap radii."""
+    """The same as `GET /route` with the points as a JSON list `[[lon, lat], ...]`, optional snap radii, and areas
+    to avoid as GeoJSON."""
     coords = [(float(a), float(b)) for a, b in body.coordinates]
-    return await _route(_svc(request), coords, body.algorithm, body.radiuses, body.overview)
+    areas = None
+    if body.avoid is not None:
+        from app.engine.areas import parse_areas
+
+        areas = parse_areas(body.avoid)
+    params = RouteParams(
+        coords, body.algorithm, body.radiuses, body.overview, body.exclude, areas, body.trace, body.epsilon
+    )
+    return await _route(_svc(request), params)
 
 
 @router.get(
@@ -179,13 +256,15 @@ async def get_nearest(
     point: Annotated[str, Query(description="`lon,lat`", examples=["7.4197,43.7311"])],
     number: Annotated[int, Query(ge=1, description="how many (at most the server's limit, 100 by default)")] = 1,
     radius_m: Annotated[float | None, Query(gt=0, allow_inf_nan=False, description="search radius")] = None,
+    exclude: Annotated[str | None, Query(description="road classes that do not count: `motorway`")] = None,
 ) -> Response:
     """The `number` nearest snapped points on distinct road segments, nearest first, as GeoJSON Points."""
     svc = _svc(request)
     lon, lat = parse_lonlat(point, "point")
     if number > svc.settings.max_nearest:
         raise TooBig(f"number {number} is higher than the maximum ({svc.settings.max_nearest})")
-    found = svc.nearest(lon, lat, number, svc.settings.snap_radius_m if radius_m is None else radius_m)
+    mask = svc.exclude_mask(_exclude_list(exclude))
+    found = svc.nearest(lon, lat, number, svc.settings.snap_radius_m if radius_m is None else radius_m, mask)
     features = [
         {
             "type": "Feature",
@@ -215,10 +294,11 @@ async def post_table(request: Request, body: Annotated[TableRequest, Body()]) ->
     points = [(float(a), float(b)) for a, b in body.sources]
     if body.destinations is not None:
         points += [(float(a), float(b)) for a, b in dst_coords]
-    snapped = svc.snap_all(points, default_radius_m=svc.settings.snap_radius_m, detail=True)
+    mask = svc.exclude_mask(body.exclude)
+    snapped = svc.snap_all(points, default_radius_m=svc.settings.snap_radius_m, detail=True, exclude_mask=mask)
     src = snapped[: len(body.sources)]
     dst = src if body.destinations is None else snapped[len(body.sources) :]
-    tbl = await svc.table(src, dst)
+    tbl = await svc.table(src, dst, body.exclude)
     return _json(
         {
             "durations_s": np.asarray(tbl.durations_s, dtype=np.float64),

@@ -5,9 +5,12 @@ The URL is parsed by hand (no pydantic on this path) following osrm-routed's gra
 grammar rejects `InvalidQuery` ("Query string malformed close to position N", N counted in the decoded URL), bad
 option combinations `InvalidOptions`, out-of-range values `InvalidValue`, limits `TooBig`; every one is HTTP 400.
 
-Accepted but without effect (as OSRM allows): `alternatives` (one route is answered), `continue_straight`,
-`bearings`, `approaches`, `hints`, `snapping`. Not supported: `exclude`, `annotations=nodes` (the graph keeps no
-OSM ids for shape points), the `flatbuffers` format and the `match`, `trip` and `tile` services (`NotImplemented`).
+`exclude=` takes one of the profile's excludable class sets (car: `toll`, `motorway`, `ferry`; anything else is
+`InvalidValue`, as in OSRM): routes and tables run on the hierarchy contracted without them, and snapping skips
+them. `bearings` filter the snapped segments. Accepted but without effect (as OSRM allows): `alternatives` (one
+route is answered), `continue_straight`, `approaches`, `hints`, `snapping`. Not supported: `annotations=nodes` (the
+graph keeps no OSM ids for shape points), the `flatbuffers` format and the `match`, `trip` and `tile` services
+(`NotImplemented`).
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from app.api.geometry import segment_lengths_m, simplify
 from app.api.service import Service, check_coordinate
 from app.api.steps import GraphRoads, build_steps, summary
 from app.engine.errors import EngineError, InvalidValue, NotImplementedOption, TooBig
-from app.engine.types import Leg, Phantom, Route, SearchStats
+from app.engine.types import Leg, Phantom, Route, RouteOptions, SearchStats
 
 log = logging.getLogger("starroute.osrm")
 
@@ -339,8 +342,6 @@ def _check_common(req: OsrmRequest) -> list[float | None] | None:
     radiuses = req.options.get("radiuses")
     if radiuses is not None and any(r is not None and r < 0 for r in radiuses):
         raise EngineError("Radius must be non-negative", "InvalidOptions")
-    if req.options.get("exclude"):
-        raise NotImplementedOption("exclude is not supported by this server")
     return radiuses
 
 
@@ -445,8 +446,11 @@ async def route(svc: Service, req: OsrmRequest) -> dict[str, Any]:
     fields = o.get("annotations", ())
     if "nodes" in fields:
         raise NotImplementedOption("annotations=nodes is not supported: the graph keeps no OSM ids for shape points")
-    phantoms = svc.snap_all(req.coordinates, radiuses, _bearings_of(req))
-    r: Route = await svc.route(phantoms, _algorithm(svc))
+    exclude = o.get("exclude", [])
+    mask = svc.exclude_mask(exclude)
+    phantoms = svc.snap_all(req.coordinates, radiuses, _bearings_of(req), exclude_mask=mask)
+    algorithm = _algorithm(svc)
+    r: Route = await svc.route(phantoms, algorithm, RouteOptions(algorithm=algorithm, exclude=frozenset(exclude)))
     legs = r.legs if wps is None else [merge_legs(r.legs[a:b]) for a, b in zip(wps, wps[1:], strict=False)]
     geom = _geometry_fn(o.get("geometries", "polyline"))
     overview = o.get("overview", "simplified")
@@ -497,7 +501,8 @@ async def nearest(svc: Service, req: OsrmRequest) -> dict[str, Any]:
         raise TooBig(f"Number of results {number} is higher than current maximum ({svc.settings.max_nearest})")
     _check_coordinates(req)
     lon, lat = req.coordinates[0]
-    found = svc.nearest(lon, lat, number, radiuses[0] if radiuses else None)
+    mask = svc.exclude_mask(req.options.get("exclude"))
+    found = svc.nearest(lon, lat, number, radiuses[0] if radiuses else None, exclude_mask=mask)
     hints = req.options.get("generate_hints", True)
     return {"code": "Ok", "waypoints": [{"nodes": list(ph.osm_nodes), **waypoint(ph, hints)} for ph in found]}
 
@@ -522,8 +527,10 @@ async def table(svc: Service, req: OsrmRequest) -> dict[str, Any]:
     if len(src) * len(dst) > limit * limit:
         raise TooBig("Too many table coordinates")
     _check_coordinates(req)
-    phantoms = svc.snap_all(req.coordinates, radiuses, _bearings_of(req))
-    tbl = await svc.table([phantoms[i] for i in src], [phantoms[j] for j in dst])
+    exclude = o.get("exclude", [])
+    mask = svc.exclude_mask(exclude)
+    phantoms = svc.snap_all(req.coordinates, radiuses, _bearings_of(req), exclude_mask=mask)
+    tbl = await svc.table([phantoms[i] for i in src], [phantoms[j] for j in dst], exclude)
     fields = o.get("annotations", ("duration",))
     durations = np.asarray(tbl.durations_s, dtype=np.float64) * o.get("scale_factor", 1.0)
     distances = np.asarray(tbl.distances_m, dtype=np.float64)
@@ -601,6 +608,7 @@ async def osrm_route(
     approaches: str | None = _Opt,
     snapping: str | None = _Opt,
     skip_waypoints: str | None = _Opt,
+    exclude: str | None = _Opt,
 ) -> Response:
     """`{lon},{lat};{lon},{lat}[;…]` or `polyline(…)`: the fastest route through the points, OSRM v5 shapes."""
     return await _answer(request)
@@ -614,6 +622,7 @@ async def osrm_nearest(
     number: str | None = _Opt,
     radiuses: str | None = _Opt,
     generate_hints: str | None = _Opt,
+    exclude: str | None = _Opt,
 ) -> Response:
     """The `number` nearest road segments to one coordinate."""
     return await _answer(request)
@@ -632,6 +641,7 @@ async def osrm_table(
     scale_factor: str | None = _Opt,
     radiuses: str | None = _Opt,
     generate_hints: str | None = _Opt,
+    exclude: str | None = _Opt,
 ) -> Response:
     """Durations and/or distances between all sources and destinations (null where unreachable)."""
     return await _answer(request)

@@ -6,7 +6,7 @@ orjson (the models are the contract those dicts follow, checked in the tests).
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -31,9 +31,17 @@ class RouteRequest(_Strict):
     """`POST /route`: two or more points, visited in order."""
 
     coordinates: list[LonLat] = Field(min_length=2, description="from, via..., to")
-    algorithm: Algorithm = "ch"
+    algorithm: Algorithm | None = Field(None, description="default: ch (alt when avoiding areas)")
     radiuses: list[Radius | None] | None = Field(None, description="snap radius per point in metres (null: default)")
     overview: Overview = "full"
+    exclude: list[str] = Field(default_factory=list, description='road classes not to use (e.g. ["motorway"])')
+    avoid: dict[str, Any] | None = Field(
+        None, description="areas not to enter: a GeoJSON Polygon, MultiPolygon, Feature or FeatureCollection"
+    )
+    trace: bool = Field(False, description="also return the nodes each leg's search settled, in settle order")
+    epsilon: float = Field(
+        1.0, ge=1.0, le=100.0, allow_inf_nan=False, description="weighted A*: cost within epsilon of the optimum"
+    )
 
 
 class TableRequest(_Strict):
@@ -41,6 +49,7 @@ class TableRequest(_Strict):
 
     sources: list[LonLat] = Field(min_length=1)
     destinations: list[LonLat] | None = Field(None, description="defaults to the sources")
+    exclude: list[str] = Field(default_factory=list, description="road classes not to use")
 
 
 class ErrorBody(BaseModel):
@@ -77,6 +86,12 @@ class LegProperties(BaseModel):
     stats: SearchStats
 
 
+class TraceLeg(BaseModel):
+    settled: list[tuple[float, float, int]] = Field(description="[lon, lat, direction] in settle order (1: backward)")
+    meeting: tuple[float, float] | None = Field(description="where the best path was found")
+    truncated: bool = Field(description="the trace limit cut the list")
+
+
 class RouteProperties(BaseModel):
     distance_m: float
     duration_s: float
@@ -84,6 +99,10 @@ class RouteProperties(BaseModel):
     stats: SearchStats = Field(description="summed over the legs")
     waypoints: list[Waypoint]
     legs: list[LegProperties]
+    epsilon: float = Field(1.0, description="the weighted-A* factor the search ran with")
+    bound: str = Field("optimal", description="what is guaranteed: `optimal`, or `<= epsilon x optimal`")
+    exclude: list[str] = Field(default_factory=list)
+    trace: list[TraceLeg] | None = Field(None, description="per leg, when asked with trace=true")
 
 
 class RouteFeature(BaseModel):

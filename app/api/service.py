@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 from app.api.health import Metrics
 from app.engine.errors import InvalidValue, NoSegment, TooBig
-from app.engine.types import Phantom, Route, Table
+from app.engine.types import Phantom, Route, RouteOptions, RouteResult, Table
 from app.settings import Settings
 
 T = TypeVar("T")
@@ -84,6 +84,7 @@ class Service:
         bearings: Sequence[tuple[float, float] | None] | None = None,
         default_radius_m: float | None = None,
         detail: bool = False,
+        exclude_mask: int = 0,
     ) -> list[Phantom]:
         """Snap the coordinates of one request together (range-checked already; the tiny-component rule applies).
 
@@ -93,17 +94,19 @@ class Service:
         if default_radius_m is not None:
             radiuses = [default_radius_m if r is None else r for r in (radiuses or [None] * len(coords))]
         try:
-            return self.router.snap_waypoints(coords, radiuses, bearings)
+            return self.router.snap_waypoints(coords, radiuses, bearings, exclude_mask)
         except NoSegment as exc:
             msg = f"Could not find a matching segment for coordinate {exc.index or 0}"
             if detail:
                 msg += ": " + exc.message.split(": ", 1)[-1]
             raise NoSegment(msg) from None
 
-    def nearest(self, lon: float, lat: float, number: int, radius_m: float | None = None) -> list[Phantom]:
+    def nearest(
+        self, lon: float, lat: float, number: int, radius_m: float | None = None, exclude_mask: int = 0
+    ) -> list[Phantom]:
         """Up to `number` snapped points, nearest first (within `radius_m` when given); `NoSegment` when none."""
         try:
-            found = self.router.nearest(lon, lat, number)
+            found = self.router.nearest(lon, lat, number, exclude_mask=exclude_mask)
             found = [ph for ph in found if radius_m is None or ph.distance_m <= radius_m]
         except NoSegment:
             found = []
@@ -133,24 +136,41 @@ class Service:
             self._slow_pending -= 1
 
     # searches ------------------------------------------------------------------------------------------------------
-    async def route(self, phantoms: list[Phantom], algorithm: str = "ch") -> Route:
+    async def route(
+        self, phantoms: list[Phantom], algorithm: str = "ch", options: RouteOptions | None = None
+    ) -> Route:
         """Route through `phantoms` in order; inline for CH, in the pool for the rest."""
+        return (await self.routes(phantoms, algorithm, options)).best
+
+    async def routes(
+        self, phantoms: list[Phantom], algorithm: str = "ch", options: RouteOptions | None = None
+    ) -> RouteResult:
+        """The routes (best first) and traces of a request; inline for CH, in the pool for the rest."""
         router = self.router
+        opts = options or RouteOptions(algorithm=algorithm)
 
-        def run() -> Route:
-            return router.query().route(phantoms, algorithm=algorithm)
+        def run() -> RouteResult:
+            return router.query().routes(phantoms, opts, algorithm)
 
-        route = run() if algorithm in INLINE_ALGORITHMS else await self.run_slow(run)
-        for leg in route.legs:
-            self.metrics.observe_search(route.algorithm, leg.stats.settled)
-        return route
+        fast = algorithm in INLINE_ALGORITHMS and not opts.trace and not opts.alternatives
+        result = run() if fast else await self.run_slow(run)
+        for leg in result.best.legs:
+            self.metrics.observe_search(result.best.algorithm, leg.stats.settled)
+        return result
 
-    async def table(self, sources: list[Phantom], destinations: list[Phantom]) -> Table:
+    def exclude_mask(self, classes: Sequence[str] | None) -> int:
+        """The `arc_flags` bits of excluded classes (validated: `InvalidValue` for a set the profile does not offer)."""
+        ex = self.router.exclude_set(classes or ())
+        return 0 if ex is None else ex.mask
+
+    async def table(
+        self, sources: list[Phantom], destinations: list[Phantom], exclude: Sequence[str] = ()
+    ) -> Table:
         """Many-to-many durations and distances (NaN where unreachable)."""
         router = self.router
 
         def run() -> Table:
-            return router.query().table(sources, destinations)
+            return router.query().table(sources, destinations, exclude)
 
         if len(sources) * len(destinations) <= INLINE_TABLE_CELLS:
             return run()

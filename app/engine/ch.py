@@ -27,7 +27,7 @@ from preprocessing.heap import heap_pop, heap_push
 from preprocessing.jit import I32, I64, arr, kernel, tup
 
 from .errors import GraphError
-from .types import INF_WEIGHT, SearchResult, SearchStats, Seeds
+from .types import INF_WEIGHT, SearchResult, SearchStats, SearchTrace, Seeds
 
 NO_CH_MESSAGE = "graph has no contraction hierarchy: re-run `starroute preprocess` without --no-ch"
 INF = int(INF_WEIGHT)
@@ -45,15 +45,17 @@ L_ST = 2
 L_PARC = 3
 
 
-def ch_arrays(graph: object) -> dict[str, np.ndarray]:
-    """The CH arrays of `graph` as plain ndarrays; raises GraphError when it has none."""
+def ch_arrays(graph: object, prefix: str = "ch_") -> dict[str, np.ndarray]:
+    """The CH arrays of `graph` (`prefix`: "ch_", or "chx{i}_" for a hierarchy without an excluded class set), by
+    their `ch_*` names; raises GraphError when it has none."""
     has = getattr(graph, "has", None)
-    if has is None or not all(has(name) for name in CH_ARRAYS):
+    names = {name: prefix + name[3:] for name in CH_ARRAYS}
+    if has is None or not all(has(stored) for stored in names.values()):
         raise GraphError(NO_CH_MESSAGE)
     from .data import freeze
 
     freeze(graph)  # type: ignore[arg-type]
-    return {name: getattr(graph, name) for name in CH_ARRAYS}
+    return {name: getattr(graph, stored) for name, stored in names.items()}
 
 
 _RO_I32 = arr(I32, readonly=True)
@@ -236,9 +238,12 @@ def unpack_path(meet, f_lab, b_lab, up_first, down_first, unpack):  # pragma: no
 @kernel
 def _run(
     rank, up_first, up_arcs, down_first, down_arcs, unpack, s_nodes, s_w, s_d, t_nodes, t_w, t_d, f_lab, b_lab,
-    f_keys, f_nodes, b_keys, b_nodes, base, counters,
+    f_keys, f_nodes, b_keys, b_nodes, base, counters, trace,
 ):  # fmt: skip  # pragma: no cover - numba
-    """(status, weight, dist, arcs, source seed, target seed); status -1 = a heap is full, -2 = bad seed node."""
+    """(status, weight, dist, arcs, source seed, target seed); status -1 = a heap is full, -2 = bad seed node.
+
+    `trace` (int32, may be empty) records settled (not stalled) ranks as `2 * rank + direction`; counters[2] counts
+    them, counters[3] is the meeting rank (-1: none)."""
     nup = up_arcs.shape[0]
     none = np.zeros(0, dtype=np.int32)
     fsize = init_seeds(rank, s_nodes, s_w, s_d, f_lab, f_keys, f_nodes, base)
@@ -251,6 +256,8 @@ def _run(
     meet = -1
     f_on = True
     b_on = True
+    ntrace = 0
+    tcap = trace.shape[0]
     while True:
         if f_on and (fsize == 0 or f_keys[0] >= best):
             f_on = False
@@ -263,13 +270,18 @@ def _run(
                 up_first, up_arcs, 0, down_first, down_arcs, f_lab, f_keys, f_nodes, fsize, base, counters
             )
             other_st = b_lab[v, L_ST] if v >= 0 else 0
+            side = 0
         else:
             bsize, v, status = settle_next(
                 down_first, down_arcs, nup, up_first, up_arcs, b_lab, b_keys, b_nodes, bsize, base, counters
             )
             other_st = f_lab[v, L_ST] if v >= 0 else 0
+            side = 1
         if status < 0:
             return -1, INF, INF, none, -1, -1
+        if status == 1 and ntrace < tcap:
+            trace[ntrace] = 2 * v + side
+            ntrace += 1
         if status == 1 and other_st == base + 1:
             cw = f_lab[v, L_W] + b_lab[v, L_W]
             cd = f_lab[v, L_D] + b_lab[v, L_D]
@@ -278,6 +290,8 @@ def _run(
                 best_d = cd
                 best = (cw << D_BITS) | cd if cw < MAX_SEED_W and cd <= D_MASK else INF
                 meet = v
+    counters[2] = ntrace
+    counters[3] = meet
     if meet < 0:
         return 0, INF, INF, none, -1, -1
     arcs, src, dst = unpack_path(meet, f_lab, b_lab, up_first, down_first, unpack)
@@ -315,8 +329,8 @@ class CHSearch:
     After `run`, `distance` holds the distance (dm, seed distances included) of the returned path, or INF_WEIGHT.
     """
 
-    def __init__(self, graph: object) -> None:
-        a = ch_arrays(graph)
+    def __init__(self, graph: object, prefix: str = "ch_") -> None:
+        a = ch_arrays(graph, prefix)
         self._g = (
             a["ch_rank"],
             a["ch_up_first"],
@@ -331,21 +345,31 @@ class CHSearch:
         self._f_heap = new_heap()
         self._b_heap = new_heap()
         self._cur = 0
-        self._counters = np.zeros(2, dtype=np.int64)
+        self._counters = np.zeros(4, dtype=np.int64)
+        self._order = np.asarray(getattr(graph, "ch_order" if prefix == "ch_" else prefix + "order"))
         self.distance = INF
+        self.trace = False  # record the settled nodes (SearchResult.trace)
+        self.trace_limit = 200_000
+        self._trace = np.zeros(0, dtype=np.int32)
 
-    def run(self, sources: Seeds, targets: Seeds) -> SearchResult:
-        """Best path from any source seed to any target seed (weights ds include the seeds' initial weights)."""
+    def run(self, sources: Seeds, targets: Seeds, options: object = None) -> SearchResult:
+        """Best path from any source seed to any target seed (weights ds include the seeds' initial weights).
+
+        `options` is accepted for the shape the router calls all searches with; the hierarchy is fixed per object.
+        """
         t0 = time.perf_counter()
         s_n, s_w, s_d = seed_arrays(sources)
         t_n, t_w, t_d = seed_arrays(targets)
         counters = self._counters
+        if self.trace and self._trace.shape[0] != self.trace_limit:
+            self._trace = np.zeros(self.trace_limit, dtype=np.int32)
+        trace = self._trace if self.trace else self._trace[:0]
         while True:
             self._cur += 1
             counters.fill(0)
             status, w, d, arcs, si, ti = _run(
                 *self._g, s_n, s_w, s_d, t_n, t_w, t_d, self._f_lab, self._b_lab, *self._f_heap, *self._b_heap,
-                3 * self._cur, counters,
+                3 * self._cur, counters, trace,
             )  # fmt: skip
             if status == 0:
                 break
@@ -355,4 +379,11 @@ class CHSearch:
             self._b_heap = new_heap(2 * len(self._b_heap[0]))
         self.distance = int(d)
         stats = SearchStats("ch", int(counters[0]), int(counters[1]), (time.perf_counter() - t0) * 1e6)
-        return SearchResult(int(w), arcs, int(si), int(ti), stats)
+        tr = None
+        if self.trace:
+            k = int(counters[2])
+            entries = trace[:k]
+            nodes = self._order[entries >> 1].astype(np.int32)  # ranks -> node ids
+            meet = int(self._order[counters[3]]) if counters[3] >= 0 else -1
+            tr = SearchTrace((nodes << 1) | (entries & 1), meet, k >= trace.shape[0])
+        return SearchResult(int(w), arcs, int(si), int(ti), stats, tr)

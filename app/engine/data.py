@@ -42,9 +42,27 @@ def freeze(graph: Graph) -> Graph:
     return graph
 
 
+@dataclass(frozen=True)
+class ExcludeSet:
+    """A set of road classes a request may exclude (the profile's `EXCLUDABLE`), its `arc_flags` bits, and the
+    prefix of the hierarchy contracted without them (None when the graph has none)."""
+
+    classes: frozenset[str]
+    mask: int
+    prefix: str | None
+
+
+def excludable(graph: Graph) -> list[ExcludeSet]:
+    """The class sets this graph's profile lets a request exclude, from the manifest."""
+    return [
+        ExcludeSet(frozenset(e["classes"]), int(e["mask"]), e.get("prefix"))
+        for e in graph.manifest.get("excludable", [])
+    ]
+
+
 def has_ch(graph: Graph) -> bool:
-    """Whether the graph carries a contraction hierarchy (any `ch_*` array)."""
-    return any(name.startswith("ch_") for name in graph.arrays)
+    """Whether the graph carries a contraction hierarchy (the `ch_*` arrays)."""
+    return "ch_rank" in graph.arrays
 
 
 def has_landmarks(graph: Graph) -> bool:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -28,12 +28,24 @@ from .algorithms import ALGORITHMS, Algorithm
 from .assemble import BWD, FWD, Assembler, join_route
 from .ch import CHSearch
 from .core import path_dists
-from .data import chain_index, freeze, has_ch, has_landmarks
+from .data import ExcludeSet, chain_index, excludable, freeze, has_ch, has_landmarks
 from .errors import InvalidValue, NoRoute, NoSegment
-from .search import CoreSearch, Searcher
+from .search import CoreSearch, Searcher, SearchOptions
 from .snap import MIN_COMPONENT_SIZE, Candidates, Snapper, choose
 from .table import CHTable
-from .types import INF_WEIGHT, Leg, Phantom, Route, SearchResult, SearchStats, Seeds, Table
+from .types import (
+    INF_WEIGHT,
+    Leg,
+    Phantom,
+    Route,
+    RouteOptions,
+    RouteResult,
+    SearchResult,
+    SearchStats,
+    SearchTrace,
+    Seeds,
+    Table,
+)
 
 INF = int(INF_WEIGHT)
 
@@ -104,6 +116,7 @@ class Router:
             factories.update(algorithms)
             self._table_factory = None
         self._factories = factories
+        self.excludable = excludable(graph)
         self._local = threading.local()
         self.build_seconds = time.perf_counter() - t0
 
@@ -130,6 +143,23 @@ class Router:
             raise InvalidValue(why)
         return f
 
+    def exclude_set(self, classes: Iterable[str]) -> ExcludeSet | None:
+        """The excludable set equal to `classes` (None for none); `InvalidValue` for an unknown class or a
+        combination the profile does not offer (OSRM's rule: exactly one of its `excludable` sets)."""
+        wanted = frozenset(classes)
+        if not wanted:
+            return None
+        known = sorted({c for e in self.excludable for c in e.classes})
+        unknown = sorted(wanted - set(known))
+        if unknown:
+            offer = ", ".join(known) if known else "none"
+            raise InvalidValue(f"exclude: unknown class {unknown[0]!r} (this profile can exclude: {offer})")
+        for e in self.excludable:
+            if e.classes == wanted:
+                return e
+        sets = "; ".join("+".join(sorted(e.classes)) for e in self.excludable)
+        raise InvalidValue(f"Exclude flag combination is not supported (this profile offers: {sets})")
+
     def info(self) -> dict[str, Any]:
         """Graph and index metadata for health endpoints."""
         g, mf = self.graph, self.graph.manifest
@@ -148,6 +178,27 @@ class Router:
             "router_seconds": round(self.build_seconds, 3),
             "max_snap_m": self.max_snap_m,
         }
+
+    def forbidden_arcs(self, areas: Any) -> np.ndarray:
+        """int32 ids of the arcs touching `areas` (`app.engine.areas.Areas`): what a request avoiding them may not
+        use."""
+        from .areas import forbidden_arcs
+
+        return forbidden_arcs(areas, self.graph)
+
+    def check_outside(self, phantoms: Sequence[Phantom], forbidden: np.ndarray) -> None:
+        """`InvalidValue` naming the first waypoint snapped onto a road inside an area to avoid."""
+        bad = set(np.asarray(forbidden).tolist())
+        for i, p in enumerate(phantoms):
+            arcs = [a for a in (p.fwd_arc, p.bwd_arc) if a >= 0]
+            if arcs and all(a in bad for a in arcs):
+                raise InvalidValue(f"waypoint {i} is on a road inside an area to avoid")
+
+    def node_lonlat(self, nodes: np.ndarray) -> np.ndarray:
+        """float64 [k, 2] degrees of graph nodes (for traces and diagnostics)."""
+        g = self.graph
+        idx = np.asarray(nodes, dtype=np.int64)
+        return np.stack([g.node_lon[idx], g.node_lat[idx]], axis=1) / COORD_SCALE
 
     def arc_info(self, arc: int) -> ArcInfo:
         """Name, ref, road class and flags of an arc (for step building)."""
@@ -175,13 +226,14 @@ class Router:
         lat: float,
         radius_m: float | None = None,
         bearing: tuple[float, float] | None = None,
+        exclude_mask: int = 0,
     ) -> Phantom:
         """Snap one coordinate (degrees) to its nearest road segment within `radius_m` (capped by `max_snap_m`).
 
         `bearing` = (degrees 0..360, tolerance 0..180) keeps segments travelled that way; see `Snapper.snap`. For the
         waypoints of one request use `snap_waypoints`, which applies the tiny-component rule across them.
         """
-        return self.snapper.snap(lon, lat, self._radius(radius_m), bearing)
+        return self.snapper.snap(lon, lat, self._radius(radius_m), bearing, exclude_mask)
 
     def candidates(
         self,
@@ -189,17 +241,20 @@ class Router:
         lat: float,
         radius_m: float | None = None,
         bearing: tuple[float, float] | None = None,
+        exclude_mask: int = 0,
     ) -> Candidates:
         """A coordinate's nearest segment and nearest big-component segment (`app.engine.snap.Candidates`)."""
-        return self.snapper.candidates(lon, lat, self._radius(radius_m), bearing)
+        return self.snapper.candidates(lon, lat, self._radius(radius_m), bearing, exclude_mask)
 
     def snap_waypoints(
         self,
         points: Sequence[tuple[float, float]],
         radiuses: Sequence[float | None] | None = None,
         bearings: Sequence[tuple[float, float] | None] | None = None,
+        exclude_mask: int = 0,
     ) -> list[Phantom]:
-        """Snap the points of one request together (OSRM's rule, `app.engine.snap.choose`).
+        """Snap the points of one request together (OSRM's rule, `app.engine.snap.choose`); roads of excluded
+        classes (`exclude_mask`, `Router.exclude_set`) are no candidates.
 
         `NoSegment` names the first point that found no road within its radius (and how far the nearest road is).
         """
@@ -208,7 +263,7 @@ class Router:
             radius = radiuses[i] if radiuses is not None else None
             bearing = bearings[i] if bearings is not None else None
             try:
-                cands.append(self.candidates(lon, lat, radius, bearing))
+                cands.append(self.candidates(lon, lat, radius, bearing, exclude_mask))
             except NoSegment as exc:
                 err = NoSegment(f"waypoint {i}: {exc.message}")
                 err.index = i
@@ -222,9 +277,10 @@ class Router:
         number: int = 1,
         radius_m: float | None = None,
         bearing: tuple[float, float] | None = None,
+        exclude_mask: int = 0,
     ) -> list[Phantom]:
         """Up to `number` phantoms on distinct chains, nearest first."""
-        return self.snapper.nearest(lon, lat, number, self._radius(radius_m), bearing)
+        return self.snapper.nearest(lon, lat, number, self._radius(radius_m), bearing, exclude_mask)
 
     # -- queries ---------------------------------------------------------------------------------------------------
 
@@ -240,9 +296,9 @@ class Router:
         """Shorthand for `self.query().route(...)`."""
         return self.query().route(phantoms, algorithm)
 
-    def table(self, sources: Sequence[Phantom], destinations: Sequence[Phantom]) -> Table:
+    def table(self, sources: Sequence[Phantom], destinations: Sequence[Phantom], exclude: Iterable[str] = ()) -> Table:
         """Shorthand for `self.query().table(...)`."""
-        return self.query().table(sources, destinations)
+        return self.query().table(sources, destinations, exclude)
 
     def warmup(self) -> None:
         """Run a few tiny queries per algorithm (and a table) so numba compiles before the first request."""
@@ -356,8 +412,8 @@ class Query:
 
     def __init__(self, router: Router) -> None:
         self.router = router
-        self._searches: dict[str, Search] = {}
-        self._table: Any = None
+        self._searches: dict[tuple[str, str | None], Search] = {}
+        self._tables: dict[str, Any] = {}
         self._searcher: Searcher | None = None
 
     @property
@@ -367,28 +423,69 @@ class Query:
             self._searcher = Searcher(self.router.graph)
         return self._searcher
 
-    def _search(self, algorithm: str) -> Search:
-        s = self._searches.get(algorithm)
+    def _search(self, algorithm: str, exclude: ExcludeSet | None = None) -> Search:
+        """This thread's search object for `algorithm` (on the hierarchy without `exclude` for CH)."""
+        prefix = "ch_" if exclude is None else exclude.prefix
+        key = (algorithm, prefix)
+        s = self._searches.get(key)
         if s is None:
             f = self.router.factory(algorithm)
             if not isinstance(f, Algorithm):
                 s = f(self.router.graph)
             elif f.engine == "ch":
-                s = CHSearch(self.router.graph)
+                if prefix is None:
+                    raise InvalidValue("this graph has no hierarchy without the excluded classes: use algorithm alt")
+                s = CHSearch(self.router.graph, prefix)
             else:
                 s = CoreSearch(self.router.graph, f, searcher=self.searcher)
-            self._searches[algorithm] = s
+            self._searches[key] = s
         return s
 
-    def route(self, phantoms: Sequence[Phantom], algorithm: str = "ch") -> Route:
-        """The route through `phantoms` in order (one leg per consecutive pair); `NoRoute` when a leg is impossible."""
+    def route(self, phantoms: Sequence[Phantom], algorithm: str = "ch", options: RouteOptions | None = None) -> Route:
+        """The route through `phantoms` in order (one leg per consecutive pair); `NoRoute` when a leg is impossible.
+
+        `options` (`app.engine.types.RouteOptions`): excluded classes, forbidden arcs, epsilon, trace; its algorithm
+        field is not used here (`algorithm` is).
+        """
+        return self.routes(phantoms, RouteOptions() if options is None else options, algorithm).best
+
+    def routes(self, phantoms: Sequence[Phantom], options: RouteOptions, algorithm: str | None = None) -> RouteResult:
+        """The best route through `phantoms` with `options`, its search traces when asked."""
         if len(phantoms) < 2:
             raise InvalidValue(f"a route needs at least 2 waypoints, got {len(phantoms)}")
-        search = self._search(algorithm)
-        legs = [self._leg(search, algorithm, i, phantoms[i], phantoms[i + 1]) for i in range(len(phantoms) - 1)]
-        return join_route(legs, algorithm)
+        algorithm = algorithm or options.algorithm
+        spec = self.router.factory(algorithm)
+        exclude = self.router.exclude_set(options.exclude)
+        core_opts = None
+        if isinstance(spec, Algorithm):
+            if options.epsilon != 1.0 and not spec.epsilon:
+                raise InvalidValue(f"epsilon applies to astar and bidirectional-astar, not {algorithm}")
+            if options.forbidden is not None and spec.engine == "ch":
+                raise InvalidValue("areas to avoid need a search that filters arcs: use algorithm alt")
+            if spec.engine == "core" and (exclude or options.forbidden is not None or options.trace
+                                          or options.epsilon != 1.0):  # fmt: skip
+                core_opts = SearchOptions(
+                    exclude_flags=exclude.mask if exclude else 0,
+                    forbidden=options.forbidden,
+                    epsilon=options.epsilon,
+                    trace=options.trace,
+                    trace_limit=options.trace_limit,
+                )
+        search = self._search(algorithm, exclude)
+        if isinstance(spec, Algorithm) and spec.engine == "ch":
+            search.trace = options.trace  # type: ignore[attr-defined]
+            search.trace_limit = options.trace_limit  # type: ignore[attr-defined]
+        legs, traces = [], []
+        for i in range(len(phantoms) - 1):
+            leg, trace = self._leg(search, algorithm, i, phantoms[i], phantoms[i + 1], core_opts)
+            legs.append(leg)
+            if trace is not None:
+                traces.append(trace)
+        return RouteResult([join_route(legs, algorithm)], traces, options.epsilon)
 
-    def _leg(self, search: Search, algorithm: str, i: int, src: Phantom, tgt: Phantom) -> Leg:
+    def _leg(
+        self, search: Search, algorithm: str, i: int, src: Phantom, tgt: Phantom, opts: SearchOptions | None = None
+    ) -> tuple[Leg, SearchTrace | None]:
         r = self.router
         dr = direct(r, src, tgt)
         s_seeds, s_kinds = make_seeds(r, src, True)
@@ -396,37 +493,41 @@ class Query:
         # no path through the network can beat the direct stretch when its weight is below the cheapest seeds
         lower = min(s_seeds.weights.tolist(), default=INF) + min(t_seeds.weights.tolist(), default=INF)
         if dr is not None and dr[0] <= lower:
-            return r.assembler.direct_leg(src, tgt, dr[2], SearchStats(algorithm))
-        res = search.run(s_seeds, t_seeds)
+            return r.assembler.direct_leg(src, tgt, dr[2], SearchStats(algorithm)), None
+        res = search.run(s_seeds, t_seeds) if opts is None else search.run(s_seeds, t_seeds, opts)  # type: ignore
         if dr is not None and (res.weight >= INF or dr[0] <= res.weight):
-            return r.assembler.direct_leg(src, tgt, dr[2], res.stats)
+            return r.assembler.direct_leg(src, tgt, dr[2], res.stats), res.trace
         if res.weight >= INF:
             raise NoRoute(f"no route from waypoint {i} to waypoint {i + 1}")
         leg = r.assembler.search_leg(
             src, int(s_kinds[res.source_seed]), res.arcs, tgt, int(t_kinds[res.target_seed]), res.stats
         )
         assert leg.weight == res.weight, f"{algorithm}: path weighs {leg.weight} ds, the search reported {res.weight}"
-        return leg
+        return leg, res.trace
 
-    def table(self, sources: Sequence[Phantom], destinations: Sequence[Phantom]) -> Table:
+    def table(self, sources: Sequence[Phantom], destinations: Sequence[Phantom], exclude: Iterable[str] = ()) -> Table:
         """Durations (s) and distances (m) for every source x destination; NaN where unreachable.
 
-        Uses the CH bucket table when the graph has a CH, else one Dijkstra per source over all destination seeds.
+        Uses the CH bucket table when the graph has a CH (the hierarchy without the `exclude` classes), else one
+        Dijkstra per source over all destination seeds.
         """
         r = self.router
+        ex = r.exclude_set(exclude)
         src = [make_seeds(r, p, True)[0] for p in sources]
         dst = [make_seeds(r, p, False)[0] for p in destinations]
         S, T = len(src), len(dst)
+        prefix = "ch_" if ex is None else ex.prefix
         if S == 0 or T == 0:
             w = np.zeros((S, T), dtype=np.int64)
             d = np.zeros((S, T), dtype=np.int64)
-        elif r._table_factory is not None:
-            if self._table is None:
-                self._table = r._table_factory(r.graph)
-            w, d = self._table.run(src, dst)
+        elif r._table_factory is not None and prefix is not None:
+            table = self._tables.get(prefix)
+            if table is None:
+                table = self._tables[prefix] = r._table_factory(r.graph, prefix)
+            w, d = table.run(src, dst)
             w, d = np.array(w, dtype=np.int64), np.array(d, dtype=np.int64)
         else:
-            w, d = self._m2m_table(src, dst)
+            w, d = self._m2m_table(src, dst, ex.mask if ex else 0)
         # pairs on one chain: the direct stretch may beat any path through the network
         by_chain: dict[int, list[int]] = {}
         for j, p in enumerate(destinations):
@@ -441,7 +542,7 @@ class Query:
         distances = np.where(unreachable, np.nan, d / DIST_PER_METRE)
         return Table(durations, distances, list(sources), list(destinations))
 
-    def _m2m_table(self, src: list[Seeds], dst: list[Seeds]) -> tuple[np.ndarray, np.ndarray]:
+    def _m2m_table(self, src: list[Seeds], dst: list[Seeds], exclude_mask: int = 0) -> tuple[np.ndarray, np.ndarray]:
         """One core one-to-many search per source, until every destination seed node is settled."""
         g = self.router.graph
         owner = np.concatenate([np.full(len(s.nodes), j) for j, s in enumerate(dst)])
@@ -452,8 +553,9 @@ class Query:
         w = np.full((len(src), T), INF, dtype=np.int64)
         d = np.full((len(src), T), INF, dtype=np.int64)
         sr = self.searcher
+        opts = SearchOptions(exclude_flags=exclude_mask) if exclude_mask else None
         for i, s in enumerate(src):
-            q = sr.one_to_many(s, nodes)
+            q = sr.one_to_many(s, nodes, options=opts)
             ow = sr.settled_weights(q)[nodes]
             ok = ow < INF
             od = np.zeros(len(nodes), dtype=np.int64)

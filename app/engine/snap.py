@@ -193,11 +193,12 @@ def segment_directions(s, c, qlat, glon, glat, chain_fwd, chain_bwd, bearing, br
 @kernel
 def _search(
     minx, miny, maxx, maxy, level_start, entry_seg, entry_chain, glon, glat, qlon, qlat, want, max_d2, out_seg, out_d2,
-    out_t, chain_fwd, chain_bwd, bearing, brange,
+    out_t, chain_fwd, chain_bwd, bearing, brange, check_dirs,
 ):  # fmt: skip  # pragma: no cover - numba
     """Best-first search: the `want` nearest segments on distinct chains within sqrt(max_d2) local metres.
 
-    With `bearing` >= 0 only segments travelled within `brange` degrees of it (in a direction an arc allows) count.
+    With `bearing` >= 0 only segments travelled within `brange` degrees of it (in a direction an arc allows) count;
+    with `check_dirs`, segments with no arc in `chain_fwd`/`chain_bwd` (directions an excluded class removed) neither.
 
     Heap ids: inner/leaf nodes by their global index (>= 0), segment entries p as p - len(entry_seg) (< 0), so on
     equal keys segments pop first. Returns how many were found (written to out_*).
@@ -248,7 +249,7 @@ def _search(
         local = g - level_start[lvl]
         if lvl == 0:
             for p in range(local * FANOUT, min((local + 1) * FANOUT, n_entries)):
-                if bearing >= 0.0:
+                if bearing >= 0.0 or check_dirs:
                     if (
                         _directions(
                             entry_seg[p], entry_chain[p], kx, ky, glon, glat, chain_fwd, chain_bwd, bearing, brange
@@ -405,17 +406,19 @@ class _Tree:
         lat: float,
         want: int,
         max_d: float,
-        chains: ChainIndex,
+        dir_arcs: tuple[np.ndarray, np.ndarray, bool],
         bearing: tuple[float, float] | None = None,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(segments, chains, local distances m, t) of the `want` nearest segments on distinct chains within `max_d`."""
+        """(segments, chains, local distances m, t) of the `want` nearest segments on distinct chains within `max_d`.
+
+        `dir_arcs` = (arc along each chain, arc against it, whether some are masked out) from `Snapper._dir_arcs`."""
         out_p = np.empty(want, dtype=np.int64)
         out_d2 = np.empty(want, dtype=np.float64)
         out_t = np.empty(want, dtype=np.float64)
         k = _search(
             self.minx, self.miny, self.maxx, self.maxy, self.level_start, self.entry_seg, self.entry_chain,
-            glon, glat, lon, lat, want, max_d * max_d, out_p, out_d2, out_t, chains.fwd_arc, chains.bwd_arc,
-            -1.0 if bearing is None else bearing[0], 180.0 if bearing is None else bearing[1],
+            glon, glat, lon, lat, want, max_d * max_d, out_p, out_d2, out_t, dir_arcs[0], dir_arcs[1],
+            -1.0 if bearing is None else bearing[0], 180.0 if bearing is None else bearing[1], dir_arcs[2],
         )  # fmt: skip
         p = out_p[:k]
         return self.entry_seg[p], self.entry_chain[p], np.sqrt(out_d2[:k]), out_t[:k]
@@ -477,7 +480,20 @@ class Snapper:
         big = self.big_chain[seg_chain]
         self._big, self._tiny = (_Tree(seg[mask], seg_chain[mask], self._glon, self._glat) for mask in (big, ~big))
         self.num_segments = int(seg.shape[0])
+        self._masked: dict[int, tuple[np.ndarray, np.ndarray, bool]] = {0: (ch.fwd_arc, ch.bwd_arc, False)}
         self.build_seconds = time.perf_counter() - t0
+
+    def _dir_arcs(self, exclude_mask: int) -> tuple[np.ndarray, np.ndarray, bool]:
+        """The chain -> arc tables with arcs of excluded classes (`arc_flags & exclude_mask`) replaced by -1."""
+        got = self._masked.get(exclude_mask)
+        if got is None:
+            flags = np.asarray(self.graph.arc_flags)
+            out = []
+            for arcs in (self.chains.fwd_arc, self.chains.bwd_arc):
+                bad = (arcs >= 0) & ((flags[np.maximum(arcs, 0)] & exclude_mask) != 0)
+                out.append(np.where(bad, -1, arcs).astype(np.int32))
+            got = self._masked[exclude_mask] = (out[0], out[1], True)
+        return got
 
     # -- queries ---------------------------------------------------------------------------------------------------
 
@@ -487,26 +503,29 @@ class Snapper:
         lat: float,
         radius_m: float | None = None,
         bearing: tuple[float, float] | None = None,
+        exclude_mask: int = 0,
     ) -> Candidates:
         """The nearest segment within `radius_m` metres (None = unlimited) and the nearest big-component one.
 
         `bearing` = (degrees clockwise from north 0..360, tolerance 0..180) keeps only segments travelled that way
         (OSRM's `bearings`), and the phantom then allows only the matching direction(s). `NoSegment` when nothing lies
-        within the radius; its message gives the distance to the nearest road when a radius excluded it.
+        within the radius; its message gives the distance to the nearest road when a radius excluded it. With
+        `exclude_mask`, arcs whose `arc_flags` meet it are no roads here (excluded classes, as OSRM's nearest).
         """
         qlon, qlat = check_coordinate(lon, lat)
         radius = check_radius(radius_m)
         bearing = check_bearing(bearing)
         limit = math.inf if radius is None else radius * 1.01 + 1.0  # local frame vs haversine slack
+        dirs = self._dir_arcs(exclude_mask)
         found: list[tuple[float, int, Phantom]] = []
         for k, tree in enumerate((self._big, self._tiny)):
-            s, c, d, t = tree.search(self._glon, self._glat, qlon, qlat, 1, limit, self.chains, bearing)
+            s, c, d, t = tree.search(self._glon, self._glat, qlon, qlat, 1, limit, dirs, bearing)
             if len(s):
-                ph = self._phantom(qlon, qlat, int(s[0]), int(c[0]), float(t[0]), bearing)
+                ph = self._phantom(qlon, qlat, int(s[0]), int(c[0]), float(t[0]), bearing, dirs)
                 if radius is None or ph.distance_m <= radius:
                     found.append((float(d[0]), k, ph))
         if not found:
-            raise NoSegment(self._no_segment_message(qlon, qlat, radius, bearing))
+            raise NoSegment(self._no_segment_message(qlon, qlat, radius, bearing, dirs))
         nearest = min(found, key=lambda x: (x[0], x[2].chain))
         big = next((f[2] for f in found if f[1] == 0), None)
         if nearest[1] == 0:
@@ -519,31 +538,44 @@ class Snapper:
         lat: float,
         radius_m: float | None = None,
         bearing: tuple[float, float] | None = None,
+        exclude_mask: int = 0,
     ) -> Phantom:
         """The phantom at the nearest snappable segment within `radius_m` metres (None = unlimited), any component.
 
         Routes between several points should snap them together (`choose` over `candidates`), so that a point next
         to a tiny component still reaches the main network.
         """
-        return self.candidates(lon, lat, radius_m, bearing).nearest
+        return self.candidates(lon, lat, radius_m, bearing, exclude_mask).nearest
 
-    def nearest_distance_m(self, lon: float, lat: float, bearing: tuple[float, float] | None = None) -> float | None:
+    def nearest_distance_m(
+        self,
+        lon: float,
+        lat: float,
+        bearing: tuple[float, float] | None = None,
+        dirs: tuple[np.ndarray, np.ndarray, bool] | None = None,
+    ) -> float | None:
         """Metres from a point to the nearest snappable segment, whatever the distance (None: the graph has none)."""
         best = None
+        dirs = dirs or self._dir_arcs(0)
         for tree in (self._big, self._tiny):
-            s, c, d, t = tree.search(self._glon, self._glat, lon, lat, 1, math.inf, self.chains, bearing)
+            s, c, d, t = tree.search(self._glon, self._glat, lon, lat, 1, math.inf, dirs, bearing)
             if len(s):
-                ph = self._phantom(lon, lat, int(s[0]), int(c[0]), float(t[0]), bearing)
+                ph = self._phantom(lon, lat, int(s[0]), int(c[0]), float(t[0]), bearing, dirs)
                 best = ph.distance_m if best is None else min(best, ph.distance_m)
         return best
 
     def _no_segment_message(
-        self, lon: float, lat: float, radius: float | None, bearing: tuple[float, float] | None
+        self,
+        lon: float,
+        lat: float,
+        radius: float | None,
+        bearing: tuple[float, float] | None,
+        dirs: tuple[np.ndarray, np.ndarray, bool] | None = None,
     ) -> str:
         what = "no road segment" + ("" if bearing is None else f" travelled at bearing {bearing[0]:g}±{bearing[1]:g}")
         if radius is None:
             return f"{what} in the graph for ({lon}, {lat})"
-        d = self.nearest_distance_m(lon, lat, bearing)
+        d = self.nearest_distance_m(lon, lat, bearing, dirs)
         tail = "" if d is None else f"; the nearest is {_human_m(d)} away"
         return f"{what} within {radius:g} m of ({lon}, {lat}){tail}"
 
@@ -554,6 +586,7 @@ class Snapper:
         number: int = 1,
         radius_m: float | None = None,
         bearing: tuple[float, float] | None = None,
+        exclude_mask: int = 0,
     ) -> list[Phantom]:
         """Up to `number` phantoms on distinct chains, nearest first (any component), within `radius_m` if given."""
         qlon, qlat = check_coordinate(lon, lat)
@@ -562,15 +595,16 @@ class Snapper:
         if not isinstance(number, (int, np.integer)) or isinstance(number, bool) or number < 1:
             raise InvalidValue(f"number must be an integer >= 1, not {number!r}")
         limit = math.inf if radius is None else radius * 1.01 + 1.0
+        dirs = self._dir_arcs(exclude_mask)
         hits: list[tuple[float, int, int, float]] = []
         for tree in (self._big, self._tiny):
-            s, c, d, t = tree.search(self._glon, self._glat, qlon, qlat, int(number), limit, self.chains, bearing)
+            s, c, d, t = tree.search(self._glon, self._glat, qlon, qlat, int(number), limit, dirs, bearing)
             hits.extend((float(d[i]), int(c[i]), int(s[i]), float(t[i])) for i in range(len(s)))
         hits.sort()
-        out = [self._phantom(qlon, qlat, h[2], h[1], h[3], bearing) for h in hits[: int(number)]]
+        out = [self._phantom(qlon, qlat, h[2], h[1], h[3], bearing, dirs) for h in hits[: int(number)]]
         out = [p for p in out if radius is None or p.distance_m <= radius]
         if not out:
-            raise NoSegment(self._no_segment_message(qlon, qlat, radius, bearing))
+            raise NoSegment(self._no_segment_message(qlon, qlat, radius, bearing, dirs))
         return out
 
     def offset_m(self, ph: Phantom) -> float:
@@ -581,19 +615,29 @@ class Snapper:
     # -- internals -------------------------------------------------------------------------------------------------
 
     def _phantom(
-        self, qlon: float, qlat: float, seg: int, chain: int, t: float, bearing: tuple[float, float] | None = None
+        self,
+        qlon: float,
+        qlat: float,
+        seg: int,
+        chain: int,
+        t: float,
+        bearing: tuple[float, float] | None = None,
+        dirs: tuple[np.ndarray, np.ndarray, bool] | None = None,
     ) -> Phantom:
         g, ch = self.graph, self.chains
         r = _phantom_figures(
             self._glon, self._glat, self._gf, ch.fwd_arc, ch.bwd_arc, ch.first_node, ch.last_node, ch.component,
             g.arc_weight, g.arc_dist, g.arc_name, g.node_osm_id, chain, seg - int(self._gf[chain]), t, qlon, qlat,
         )  # fmt: skip
-        if bearing is not None:  # only the direction(s) the bearing allows
-            dirs = segment_directions(seg, chain, qlat, self._glon, self._glat, ch.fwd_arc, ch.bwd_arc, *bearing)
+        masked = dirs is not None and dirs[2]
+        if bearing is not None or masked:  # only the direction(s) the bearing and the excluded classes allow
+            fwd, bwd = (dirs[0], dirs[1]) if masked else (ch.fwd_arc, ch.bwd_arc)
+            b = bearing if bearing is not None else (-1.0, 180.0)
+            allowed = segment_directions(seg, chain, qlat, self._glon, self._glat, fwd, bwd, *b)
             r = list(r)
-            if not dirs & 1:
+            if not allowed & 1:
                 r[3], r[5], r[6], r[7], r[8] = -1, 0, 0, 0, 0
-            if not dirs & 2:
+            if not allowed & 2:
                 r[4], r[9], r[10], r[11], r[12] = -1, 0, 0, 0, 0
         return Phantom(
             qlon, qlat, r[0], r[1], r[2], chain, seg - int(self._gf[chain]), r[3], r[4], r[5], r[6], r[7], r[8],

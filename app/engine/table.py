@@ -115,13 +115,13 @@ def _flatten(seeds: list[Seeds]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np
 class CHTable:
     """One worker's many-to-many table object: `CHTable(graph).run(sources, targets) -> (weights, dists)`."""
 
-    def __init__(self, graph: object) -> None:
-        a = ch_arrays(graph)
+    def __init__(self, graph: object, prefix: str = "ch_") -> None:
+        a = ch_arrays(graph, prefix)
         self._g = (a["ch_rank"], a["ch_up_first"], a["ch_up_arcs"], a["ch_down_first"], a["ch_down_arcs"])
         self._lab = new_labels(int(len(a["ch_rank"])))
         self._heap = new_heap()
         self._cur = 0
-        self.counters = np.zeros(2, dtype=np.int64)  # settled nodes, relaxed arcs of the last run
+        self.counters = np.zeros(3, dtype=np.int64)  # settled nodes, relaxed arcs of the last run
 
     def run(self, sources: list[Seeds], targets: list[Seeds]) -> tuple[np.ndarray, np.ndarray]:
         """int64 weights (ds) and distances (dm) [S, T]; INF_WEIGHT in both where a pair is unreachable."""

@@ -116,6 +116,38 @@ class Route:
     coordinates: np.ndarray = field(default_factory=lambda: np.zeros((0, 2)))
 
 
+@dataclass(frozen=True)
+class RouteOptions:
+    """What a route request asks of the engine beyond its waypoints (the facade's request object).
+
+    `exclude`: road classes not to use (one of the profile's excludable sets, `Router.exclude_set`); `forbidden`:
+    arc ids not to use (areas to avoid, `app.engine.areas`); `alternatives`: how many more routes to look for;
+    `trace`: return the settled nodes; `epsilon` >= 1: weighted A* / early stop, cost within epsilon of the optimum.
+    """
+
+    algorithm: str = "ch"
+    exclude: frozenset[str] = frozenset()
+    forbidden: np.ndarray | None = None
+    alternatives: int = 0
+    trace: bool = False
+    trace_limit: int = 200_000
+    epsilon: float = 1.0
+
+
+@dataclass
+class RouteResult:
+    """The routes of one request, best first (more when alternatives were asked and found), and what the search
+    did: per leg of the best route, its trace when asked; the epsilon it ran with and the guaranteed bound."""
+
+    routes: list[Route]
+    traces: list[SearchTrace] = field(default_factory=list)
+    epsilon: float = 1.0
+
+    @property
+    def best(self) -> Route:
+        return self.routes[0]
+
+
 @dataclass
 class Table:
     """Many-to-many result; NaN where a pair is unreachable."""

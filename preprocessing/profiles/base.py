@@ -11,7 +11,26 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
+from ..units import FLAG_FERRY, FLAG_MOTORWAY, FLAG_RESTRICTED, FLAG_TOLL
 from .tags import canonicalize_list
+
+# Classes an arc can carry (OSRM's profile `classes`), as `arc_flags` bits. A profile's `EXCLUDABLE` lists the sets of
+# them a request may exclude (OSRM's `excludable`: exactly these combinations, each with its own contraction).
+CLASS_FLAGS: dict[str, int] = {
+    "ferry": FLAG_FERRY,
+    "toll": FLAG_TOLL,
+    "motorway": FLAG_MOTORWAY,
+    "restricted": FLAG_RESTRICTED,
+}
+MOTORWAY_CLASSES = frozenset({"motorway", "motorway_link"})  # OSRM's "motorway" class
+
+
+def class_mask(classes: frozenset[str] | set[str] | tuple[str, ...]) -> int:
+    """The `arc_flags` bits of a set of class names."""
+    mask = 0
+    for c in classes:
+        mask |= CLASS_FLAGS[c]
+    return mask
 
 # Road class codes stored per arc (`arc_class`); the index is the code. Append only: codes are on disk.
 ROAD_CLASSES: tuple[str, ...] = (
@@ -128,6 +147,7 @@ class NodeResult:
 class Profile(Protocol):
     NAME: str
     MODE: str
+    EXCLUDABLE: tuple[frozenset[str], ...]  # class sets a request may exclude (CLASS_FLAGS names)
     WAY_KEYS: frozenset[str]  # a way with none of these keys is skipped before process_way
     NODE_KEYS: frozenset[str]  # a node with none of these keys is skipped before process_node
 

@@ -29,6 +29,7 @@ from .base import NodeResult, WayResult, directed_way
 
 NAME = "bike"
 MODE = "cycling"
+EXCLUDABLE = (frozenset({"ferry"}),)  # bicycle.lua has it, commented out to save memory; ours is cheap
 
 ACCESS_HIERARCHY = ("bicycle", "vehicle", "access")
 WAY_KEYS = frozenset({"highway", "route", "railway", "amenity", "man_made", "public_transport", "bridge"})

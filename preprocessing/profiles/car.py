@@ -38,6 +38,7 @@ from .base import NodeResult, WayResult, directed_way
 
 NAME = "car"
 MODE = "driving"
+EXCLUDABLE = (frozenset({"toll"}), frozenset({"motorway"}), frozenset({"ferry"}))  # as car.lua
 
 ACCESS_HIERARCHY = ("motorcar", "motor_vehicle", "vehicle", "access")
 ONEWAY_RESTRICTIONS = ("motorcar", "motor_vehicle", "vehicle")

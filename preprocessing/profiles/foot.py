@@ -25,6 +25,7 @@ from .base import NodeResult, WayResult, directed_way
 
 NAME = "foot"
 MODE = "walking"
+EXCLUDABLE = ()  # foot.lua declares none
 
 ACCESS_HIERARCHY = ("foot", "access")
 WAY_KEYS = frozenset(

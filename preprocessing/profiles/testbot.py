@@ -22,6 +22,7 @@ from .base import NodeResult, WayResult, directed_way
 
 NAME = "testbot"
 MODE = "driving"
+EXCLUDABLE = (frozenset({"motorway"}), frozenset({"toll"}), frozenset({"motorway", "toll"}))  # testbot.lua
 
 WAY_KEYS = frozenset({"highway", "route"})
 NODE_KEYS = frozenset({"highway"})
