@@ -109,11 +109,10 @@ async def exercise(service: Any, algorithms: tuple[str, ...] | None = None) -> N
     from app.api import osrm
     from app.engine.errors import EngineError
 
-    g = service.graph
-    n = g.num_nodes
-    if n == 0:
+    sample = service.router.sample_points()
+    if sample is None:
         return
-    pts = [(float(g.node_lon[v]) / 1e7, float(g.node_lat[v]) / 1e7) for v in (0, n // 2)]
+    pts = list(sample)
     a, b = (f"{lon},{lat}" for lon, lat in pts)
     for path, query in (
         (f"/route/v1/warmup/{a};{b}", "steps=true&annotations=true&overview=simplified"),

@@ -1,4 +1,5 @@
-"""Small geometry helpers for responses: bearings, segment lengths, Douglas-Peucker overview simplification."""
+"""Small geometry helpers for responses: segment lengths, Douglas-Peucker overview simplification. (Bearings and
+great-circle distances live in one place each: `app.engine.roads.bearing`, `preprocessing.graph.haversine_m`.)"""
 
 from __future__ import annotations
 
@@ -6,29 +7,15 @@ import math
 
 import numpy as np
 
+from app.engine.roads import bearing  # noqa: F401 - re-exported for the step builder
+from preprocessing.graph import haversine_m
 from preprocessing.jit import kernel
-
-EARTH_RADIUS_M = 6_372_797.560856  # OSRM's radius (coordinate_calculation.hpp)
-
-
-def bearing(lon1: float, lat1: float, lon2: float, lat2: float) -> float:
-    """Initial great-circle bearing from point 1 to point 2 in degrees, 0 = north, clockwise, in [0, 360)."""
-    p1 = math.radians(lat1)
-    p2 = math.radians(lat2)
-    dl = math.radians(lon2 - lon1)
-    y = math.sin(dl) * math.cos(p2)
-    x = math.cos(p1) * math.sin(p2) - math.sin(p1) * math.cos(p2) * math.cos(dl)
-    return math.degrees(math.atan2(y, x)) % 360.0
+from preprocessing.units import EARTH_RADIUS_M
 
 
 def segment_lengths_m(coords: np.ndarray) -> np.ndarray:
-    """Haversine length in metres of each segment of a `[k, 2]` lon/lat polyline (`k - 1` values)."""
-    lon = np.radians(coords[:, 0])
-    lat = np.radians(coords[:, 1])
-    dlat = np.diff(lat)
-    dlon = np.diff(lon)
-    a = np.sin(dlat / 2) ** 2 + np.cos(lat[:-1]) * np.cos(lat[1:]) * np.sin(dlon / 2) ** 2
-    return 2 * EARTH_RADIUS_M * np.arcsin(np.sqrt(np.minimum(a, 1.0)))
+    """Great-circle length in metres of each segment of a `[k, 2]` lon/lat polyline (`k - 1` values)."""
+    return haversine_m(coords[:-1, 0], coords[:-1, 1], coords[1:, 0], coords[1:, 1])
 
 
 @kernel

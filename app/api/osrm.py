@@ -34,7 +34,7 @@ from app.api import polyline
 from app.api.errors import JSON_TYPE, error_body, status_for
 from app.api.geometry import segment_lengths_m, simplify
 from app.api.service import Service, check_coordinate
-from app.api.steps import GraphRoads, build_steps, summary
+from app.api.steps import build_steps, summary
 from app.engine.errors import EngineError, InvalidValue, NotImplementedOption, TooBig
 from app.engine.types import Leg, Phantom, Route, RouteOptions, SearchStats
 
@@ -454,7 +454,7 @@ async def route(svc: Service, req: OsrmRequest) -> dict[str, Any]:
     legs = r.legs if wps is None else [merge_legs(r.legs[a:b]) for a, b in zip(wps, wps[1:], strict=False)]
     geom = _geometry_fn(o.get("geometries", "polyline"))
     overview = o.get("overview", "simplified")
-    roads = GraphRoads(svc.graph, svc.name, svc.mode) if o.get("steps") else None
+    roads = svc.router.roads if o.get("steps") else None
     legs_out = []
     for leg in legs:
         steps = build_steps(leg, roads, geom) if roads is not None else []

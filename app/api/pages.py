@@ -21,26 +21,11 @@ _VENDOR = "/static/vendor"
 router = APIRouter(include_in_schema=False)
 
 
-def example_points(service: Any) -> tuple[tuple[float, float], tuple[float, float]] | None:
-    """Two road points of the loaded graph for example links: far apart in its largest component."""
-    import numpy as np
-
-    g = service.graph
-    if g is None or g.num_nodes == 0:
-        return None
-    main = np.flatnonzero(np.asarray(g.node_component) == 0)
-    lon = np.asarray(g.node_lon)[main] / 1e7
-    lat = np.asarray(g.node_lat)[main] / 1e7
-    a = int(np.argmin(lon + lat))
-    b = int(np.argmax(lon + lat))
-    return (round(float(lon[a]), 5), round(float(lat[a]), 5)), (round(float(lon[b]), 5), round(float(lat[b]), 5))
-
-
 def start_page(service: Any) -> str:
     """The start page: the graph, the endpoints, example requests that work on this graph."""
     mf = service.graph.manifest if service.graph is not None else {}
     counts = mf.get("counts", {})
-    pts = example_points(service)
+    pts = service.router.sample_points() if service.router is not None else None
     examples = ""
     if pts is not None:
         (x1, y1), (x2, y2) = pts

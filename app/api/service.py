@@ -21,7 +21,6 @@ T = TypeVar("T")
 
 INLINE_ALGORITHMS = frozenset({"ch"})
 INLINE_TABLE_CELLS = 16  # tables up to this many cells run inline when the router answers them with CH
-MODES = {"car": "driving", "bike": "cycling", "bicycle": "cycling", "foot": "walking", "testbot": "driving"}
 
 
 def check_coordinate(lon: float, lat: float) -> None:
@@ -39,9 +38,7 @@ class Service:
         self.graph: Any = None
         self.router: Any = None
         self.pool: ThreadPoolExecutor | None = None
-        self.mode = "driving"
         self.version = _version()
-        self._names: dict[int, str] = {}
         self._slow_pending = 0
 
     # lifecycle -----------------------------------------------------------------------------------------------------
@@ -56,7 +53,6 @@ class Service:
             max_snap_m=self.settings.max_snap_radius_m,
             min_component_size=self.settings.min_component_size,
         )
-        self.mode = MODES.get(str(self.graph.manifest.get("profile", "car")), "driving")
         self.pool = ThreadPoolExecutor(self.settings.threads, thread_name_prefix="starroute-search")
 
     def close(self) -> None:
@@ -65,13 +61,6 @@ class Service:
             self.pool = None
 
     # helpers -------------------------------------------------------------------------------------------------------
-    def name(self, string_id: int) -> str:
-        """A graph string (street name or ref), cached."""
-        s = self._names.get(string_id)
-        if s is None:
-            s = self._names[string_id] = self.graph.string(int(string_id)) if string_id else ""
-        return s
-
     def check_algorithm(self, algorithm: str) -> None:
         if algorithm not in self.router.algorithms:
             available = ", ".join(self.router.algorithms)

@@ -23,7 +23,8 @@ GeometryFn = Callable[[np.ndarray], Any]
 
 
 class RoadView(Protocol):
-    """What the step builder needs to know about the road network (see `GraphRoads`)."""
+    """What the step builder needs to know about the road network (`app.engine.roads.RoadGraph`, from the facade:
+    `Router.roads`)."""
 
     def road(self, arc: int) -> tuple[str, str, str, bool]:
         """(name, ref, mode, on a roundabout) of an arc."""
@@ -38,59 +39,6 @@ class RoadView(Protocol):
     def is_roundabout_exit(self, node: int) -> bool:
         """Whether a node on a roundabout has an arc leaving the roundabout."""
         ...
-
-
-class GraphRoads:
-    """`RoadView` over a loaded graph's arrays; `name` resolves string ids (cached by the caller)."""
-
-    def __init__(self, graph: Any, name: Callable[[int], str], mode: str = "driving") -> None:
-        self.g = graph
-        self.name = name
-        self.mode = mode
-        self._junctions: dict[int, tuple[list[int], list[bool]]] = {}
-
-    def road(self, arc: int) -> tuple[str, str, str, bool]:
-        g = self.g
-        flags = int(g.arc_flags[arc])
-        mode = "ferry" if flags & FLAG_FERRY else self.mode
-        return self.name(int(g.arc_name[arc])), self.name(int(g.arc_ref[arc])), mode, bool(flags & FLAG_ROUNDABOUT)
-
-    def head(self, arc: int) -> int:
-        return int(self.g.arc_head[arc])
-
-    def _arc_bearing(self, arc: int, at_tail: bool) -> float:
-        """Bearing pointing away from the arc's tail (at_tail) or its head, along the arc's geometry."""
-        g = self.g
-        code = int(g.arc_geom[arc])
-        chain, rev = code >> 1, code & 1
-        lo, hi = int(g.geom_first[chain]), int(g.geom_first[chain + 1])
-        if hi - lo < 2:
-            return 0.0
-        # points in travel order: lo..hi-1 unless reversed
-        first, second, last, before_last = (hi - 1, hi - 2, lo, lo + 1) if rev else (lo, lo + 1, hi - 1, hi - 2)
-        a, b = (first, second) if at_tail else (last, before_last)
-        lon, lat = g.geom_lon, g.geom_lat
-        return bearing(lon[a] / 1e7, lat[a] / 1e7, lon[b] / 1e7, lat[b] / 1e7)
-
-    def junction(self, node: int) -> tuple[list[int], list[bool]]:
-        cached = self._junctions.get(node)
-        if cached is not None:
-            return cached
-        g = self.g
-        entry: dict[int, bool] = {}
-        for arc in range(int(g.first_out[node]), int(g.first_out[node + 1])):
-            entry[int(round(self._arc_bearing(arc, True))) % 360] = True
-        for k in range(int(g.in_first_out[node]), int(g.in_first_out[node + 1])):
-            entry.setdefault(int(round(self._arc_bearing(int(g.in_arc[k]), False))) % 360, False)
-        keys = sorted(entry)
-        out = (keys, [entry[k] for k in keys])
-        self._junctions[node] = out
-        return out
-
-    def is_roundabout_exit(self, node: int) -> bool:
-        g = self.g
-        flags = g.arc_flags[int(g.first_out[node]) : int(g.first_out[node + 1])]
-        return bool(np.any((flags & FLAG_ROUNDABOUT) == 0))
 
 
 def modifier(angle: float) -> str:

@@ -30,6 +30,7 @@ from .ch import CHSearch
 from .core import path_dists
 from .data import ExcludeSet, chain_index, excludable, freeze, has_ch, has_landmarks
 from .errors import InvalidValue, NoRoute, NoSegment
+from .roads import RoadGraph
 from .search import CoreSearch, Searcher, SearchOptions
 from .snap import MIN_COMPONENT_SIZE, Candidates, Snapper, choose
 from .table import CHTable
@@ -193,6 +194,28 @@ class Router:
             arcs = [a for a in (p.fwd_arc, p.bwd_arc) if a >= 0]
             if arcs and all(a in bad for a in arcs):
                 raise InvalidValue(f"waypoint {i} is on a road inside an area to avoid")
+
+    @property
+    def roads(self) -> RoadGraph:
+        """The road graph step building reads (names, modes, roundabouts, junction bearings), built on first use."""
+        r = self.__dict__.get("_roads")
+        if r is None:
+            modes = {"car": "driving", "bike": "cycling", "bicycle": "cycling", "foot": "walking", "testbot": "driving"}
+            mode = modes.get(str(self.graph.manifest.get("profile", "car")), "driving")
+            r = self.__dict__["_roads"] = RoadGraph(self.graph, mode)
+        return r
+
+    def sample_points(self) -> tuple[tuple[float, float], tuple[float, float]] | None:
+        """Two road points far apart in the largest component (example links, warm-up), in degrees; None when the
+        graph has no node."""
+        g = self.graph
+        if g.num_nodes == 0:
+            return None
+        main = np.flatnonzero(np.asarray(g.node_component) == 0)
+        lon = np.asarray(g.node_lon)[main] / COORD_SCALE
+        lat = np.asarray(g.node_lat)[main] / COORD_SCALE
+        a, b = int(np.argmin(lon + lat)), int(np.argmax(lon + lat))
+        return (round(float(lon[a]), 5), round(float(lat[a]), 5)), (round(float(lon[b]), 5), round(float(lat[b]), 5))
 
     def node_lonlat(self, nodes: np.ndarray) -> np.ndarray:
         """float64 [k, 2] degrees of graph nodes (for traces and diagnostics)."""

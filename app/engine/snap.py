@@ -26,12 +26,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from preprocessing.artifacts import Graph
+from preprocessing.build import hilbert_index
 from preprocessing.heap import heap_pop, heap_push
 from preprocessing.jit import kernel
 from preprocessing.units import COORD_SCALE, EARTH_RADIUS_M
 
 from .data import ChainIndex, chain_index
 from .errors import InvalidValue, NoSegment
+from .geo import gc_distance_m
 from .types import Phantom
 
 FANOUT = 16  # entries per leaf and children per inner node
@@ -83,11 +85,7 @@ def _human_m(d: float) -> str:
     return f"{d / 1000:.1f} km" if d >= 10_000 else f"{d:.0f} m"
 
 
-def haversine(lon1: float, lat1: float, lon2: float, lat2: float) -> float:
-    """Great-circle distance in metres between two degree coordinates."""
-    p1, p2 = lat1 * _DEG, lat2 * _DEG
-    a = math.sin((p2 - p1) / 2) ** 2 + math.cos(p1) * math.cos(p2) * math.sin((lon2 - lon1) * _DEG / 2) ** 2
-    return 2 * EARTH_RADIUS_M * math.asin(math.sqrt(min(a, 1.0)))
+haversine = gc_distance_m  # great-circle metres between two degree coordinates (the one implementation, app.engine.geo)
 
 
 # -- numba kernels -----------------------------------------------------------------------------------------------------
@@ -120,35 +118,6 @@ def _project(segs, qlon, qlat, glon, glat):  # pragma: no cover - numba
     for j in range(segs.shape[0]):
         d2[j], tt[j] = _seg_d2(segs[j], qx, qy, kx, ky, glon, glat)
     return d2, tt
-
-
-@kernel
-def _hilbert(x, y, order):  # pragma: no cover - numba
-    """Hilbert-curve index of integer cell (x, y) in a 2**order square."""
-    n = np.int64(1) << order
-    d = np.int64(0)
-    s = n >> 1
-    while s > 0:
-        rx = 1 if (x & s) > 0 else 0
-        ry = 1 if (y & s) > 0 else 0
-        d += s * s * ((3 * rx) ^ ry)
-        if ry == 0:
-            if rx == 1:
-                x = n - 1 - x
-                y = n - 1 - y
-            x, y = y, x
-        s >>= 1
-    return d
-
-
-@kernel
-def _hilbert_keys(cx, cy, x0, y0, x1, y1):  # pragma: no cover - numba
-    out = np.empty(cx.shape[0], dtype=np.int64)
-    sx = 65535.0 / max(x1 - x0, 1.0)
-    sy = 65535.0 / max(y1 - y0, 1.0)
-    for i in range(cx.shape[0]):
-        out[i] = _hilbert(np.int64((cx[i] - x0) * sx), np.int64((cy[i] - y0) * sy), 16)
-    return out
 
 
 @kernel(inline="always")
@@ -308,12 +277,7 @@ def _phantom_figures(
         bdb = min(bd, int(math.floor((1.0 - f) * bd + 0.5)))
         if fwd < 0:
             name = arc_name[bwd]
-    d = math.pi / 180.0
-    h = (
-        math.sin((lat - qlat) * d / 2) ** 2
-        + math.cos(qlat * d) * math.cos(lat * d) * math.sin((lon - qlon) * d / 2) ** 2
-    )
-    dist = 2.0 * EARTH_RADIUS_M * math.asin(math.sqrt(min(h, 1.0)))
+    dist = gc_distance_m(qlon, qlat, lon, lat)
     return (
         lon, lat, dist, fwd, bwd, fwb, fw - fwb, fdb, fd - fdb, bwb, bw - bwb, bdb, bd - bdb,
         component[chain], name, node_osm_id[first_node[chain]], node_osm_id[last_node[chain]],
@@ -323,8 +287,6 @@ def _phantom_figures(
 @kernel
 def _chain_offset(glon, glat, p0, p1, seg, lon, lat):  # pragma: no cover - numba
     """(metres along the chain from its first point to (lon, lat) on local segment `seg`, chain length in metres)."""
-    r2 = 2.0 * EARTH_RADIUS_M
-    d = math.pi / 180.0
     total = 0.0
     before = 0.0
     for i in range(p0, p1 - 1):
@@ -332,11 +294,7 @@ def _chain_offset(glon, glat, p0, p1, seg, lon, lat):  # pragma: no cover - numb
         la1 = glat[i] / COORD_SCALE
         lo2 = glon[i + 1] / COORD_SCALE
         la2 = glat[i + 1] / COORD_SCALE
-        a = (
-            math.sin((la2 - la1) * d / 2) ** 2
-            + math.cos(la1 * d) * math.cos(la2 * d) * math.sin((lo2 - lo1) * d / 2) ** 2
-        )
-        length = r2 * math.asin(math.sqrt(min(a, 1.0)))
+        length = gc_distance_m(lo1, la1, lo2, la2)
         if i - p0 < seg:
             before += length
         elif i - p0 == seg:
@@ -368,8 +326,9 @@ class _Tree:
         if len(segs):
             cx = (x0.astype(np.float64) + x1) / 2
             cy = (y0.astype(np.float64) + y1) / 2
-            keys = _hilbert_keys(cx, cy, float(x0.min()), float(y0.min()), float(x1.max()), float(y1.max()))
-            order = np.lexsort((segs, keys))
+            gx = ((cx - float(x0.min())) * (65535.0 / max(float(x1.max() - x0.min()), 1.0))).astype(np.int64)
+            gy = ((cy - float(y0.min())) * (65535.0 / max(float(y1.max() - y0.min()), 1.0))).astype(np.int64)
+            order = np.lexsort((segs, hilbert_index(gx, gy, 16)))
         else:
             order = np.zeros(0, dtype=np.int64)
         self.entry_seg = np.ascontiguousarray(segs[order], dtype=np.int64)
