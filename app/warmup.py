@@ -138,6 +138,27 @@ async def exercise(service: Any, algorithms: tuple[str, ...] | None = None) -> N
     except EngineError:
         pass
     service.router.warmup()
+    # the kernels of areas to avoid and of isochrones
+    (x1, y1), (x2, y2) = pts
+    for path, query in (
+        ("/route", f"from={a}&to={b}&avoid={x1 + 1e-4},{y1 + 1e-4};{x1 + 2e-4},{y1 + 1e-4};{x1 + 2e-4},{y1 + 2e-4}"),
+        ("/isochrone", f"point={a}&minutes=1,2"),
+    ):
+        await _native_get(service, path, query)
+
+
+async def _native_get(service: Any, path: str, query: str) -> None:
+    """Answer one native GET in-process (through the ASGI app, no socket): compiles what its handler uses."""
+    import httpx
+
+    from app.main import create_app
+
+    app = create_app(service.settings, service=service)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://warmup") as client:
+        r = await client.get(f"{path}?{query}")
+        if r.status_code != 200:
+            log.info("warm-up %s: %s", path, r.text[:200])
 
 
 def warm_service(service: Any, say: Say = log.info, algorithms: tuple[str, ...] | None = None) -> Any:

@@ -18,7 +18,7 @@ from app.api.service import Service
 
 NATIVE_PATHS = frozenset(
     {"/route", "/nearest", "/table", "/health", "/metrics", "/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json"}
-    | {"/", "/favicon.ico"}
+    | {"/", "/favicon.ico", "/isochrone"}
 )
 STATIC_PREFIX = "/static/"
 _OSRM_LABELS = {"route": "osrm_route", "nearest": "osrm_nearest", "table": "osrm_table"}

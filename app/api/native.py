@@ -15,6 +15,7 @@ from app.api.geometry import simplify
 from app.api.schemas import (
     Algorithm,
     ErrorBody,
+    IsochroneCollection,
     NearestCollection,
     Overview,
     RouteFeature,
@@ -242,6 +243,88 @@ async def post_route(request: Request, body: Annotated[RouteRequest, Body()]) ->
         coords, body.algorithm, body.radiuses, body.overview, body.exclude, areas, body.trace, body.epsilon
     )
     return await _route(_svc(request), params)
+
+
+MAX_CONTOURS = 10
+MAX_MINUTES = 180.0
+MAX_DISTANCE_M = 200_000.0
+
+
+def _limits(text: str, what: str, top: float) -> list[float]:
+    try:
+        values = [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise InvalidValue(f"{what} must be comma-separated numbers, got {text[:40]!r}") from None
+    if not values or len(values) > MAX_CONTOURS:
+        raise InvalidValue(f"{what}: give 1 to {MAX_CONTOURS} values")
+    if any(not math.isfinite(v) or v <= 0 or v > top for v in values):
+        raise InvalidValue(f"{what}: every value must be > 0 and at most {top:g}")
+    return sorted(set(values))
+
+
+@router.get(
+    "/isochrone",
+    response_model=IsochroneCollection,
+    response_class=GeoJSONResponse,
+    responses=_ERRORS,
+    summary="Isochrones: what is reached within given times or distances",
+)
+async def get_isochrone(
+    request: Request,
+    point: Annotated[str, Query(description="`lon,lat`", examples=["7.4197,43.7311"])],
+    minutes: Annotated[str | None, Query(description="travel-time limits, comma-separated: `5,10,15`")] = None,
+    distance_m: Annotated[str | None, Query(description="distance limits in metres instead: `500,1000`")] = None,
+    reverse: Annotated[
+        bool, Query(description="who reaches the point within the limits, instead of where it reaches")
+    ] = False,
+    exclude: Annotated[str | None, Query(description="road classes not to use: `motorway`")] = None,
+    buffer_m: Annotated[
+        float, Query(ge=5, le=500, allow_inf_nan=False, description="polygon buffer around reached roads")
+    ] = 50.0,
+) -> Response:
+    """One GeoJSON Polygon/MultiPolygon Feature per limit, largest first, covering the roads reached within it (and
+    `buffer_m` around them), with holes where the network is not reached; built from a one-to-all search with a
+    cutoff, partly reached roads cut where the limit runs out."""
+    svc = _svc(request)
+    lon, lat = parse_lonlat(point, "point")
+    if (minutes is None) == (distance_m is None):
+        raise InvalidValue("give either minutes or distance_m")
+    if minutes is not None:
+        values = _limits(minutes, "minutes", MAX_MINUTES)
+        metric, limits = "duration", [int(round(v * 60 * 10)) for v in values]
+    else:
+        values = _limits(distance_m or "", "distance_m", MAX_DISTANCE_M)
+        metric, limits = "distance", [int(round(v * 10)) for v in values]
+    classes = _exclude_list(exclude)
+    mask = svc.exclude_mask(classes)
+    phantom = svc.snap_all([(lon, lat)], default_radius_m=svc.settings.snap_radius_m, detail=True, exclude_mask=mask)[0]
+
+    def run() -> tuple[list[dict[str, Any]], int]:
+        from app.engine.contours import contour_polygons
+
+        pieces, settled = svc.router.query().isochrone(phantom, limits, metric, reverse, classes)
+        out = []
+        for value, part in zip(values, pieces, strict=True):
+            try:
+                geometry, tol = contour_polygons(part[:, 0], part[:, 1], part[:, 2], part[:, 3], buffer_m)
+            except ValueError as exc:
+                raise TooBig(f"isochrone of {value:g}: {exc}") from None
+            props = {
+                "value": value,
+                "unit": "min" if metric == "duration" else "m",
+                "metric": metric,
+                "reverse": reverse,
+                "buffer_m": buffer_m,
+                "tolerance_m": round(tol, 2),
+                "pieces": int(len(part)),
+            }
+            out.append({"type": "Feature", "geometry": geometry, "properties": props})
+        return out[::-1], settled
+
+    features, settled = await svc.run_slow(run)
+    body = {"type": "FeatureCollection", "features": features, "properties": {
+        "point": [phantom.lon, phantom.lat], "snap_distance_m": phantom.distance_m, "settled": settled}}  # fmt: skip
+    return _json(body, _JSON)
 
 
 @router.get(

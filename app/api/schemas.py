@@ -131,6 +131,28 @@ class NearestCollection(BaseModel):
     features: list[NearestFeature]
 
 
+class IsochroneProperties(BaseModel):
+    value: float = Field(description="the limit, in `unit`")
+    unit: Literal["min", "m"]
+    metric: Literal["duration", "distance"]
+    reverse: bool
+    buffer_m: float
+    tolerance_m: float = Field(description="how far the polygon's edge may be from buffer_m around reached roads")
+    pieces: int = Field(description="reached road pieces the polygon covers")
+
+
+class IsochroneFeature(BaseModel):
+    type: Literal["Feature"] = "Feature"
+    geometry: dict[str, Any] = Field(description="a GeoJSON MultiPolygon (holes where the network is not reached)")
+    properties: IsochroneProperties
+
+
+class IsochroneCollection(BaseModel):
+    type: Literal["FeatureCollection"] = "FeatureCollection"
+    features: list[IsochroneFeature] = Field(description="one per limit, largest first")
+    properties: dict[str, Any] = Field(description="snapped point, its snap distance, nodes the search settled")
+
+
 class TableResponse(BaseModel):
     durations_s: list[list[float | None]] = Field(description="[source][destination]; null when unreachable")
     distances_m: list[list[float | None]]

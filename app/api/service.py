@@ -125,9 +125,7 @@ class Service:
             self._slow_pending -= 1
 
     # searches ------------------------------------------------------------------------------------------------------
-    async def route(
-        self, phantoms: list[Phantom], algorithm: str = "ch", options: RouteOptions | None = None
-    ) -> Route:
+    async def route(self, phantoms: list[Phantom], algorithm: str = "ch", options: RouteOptions | None = None) -> Route:
         """Route through `phantoms` in order; inline for CH, in the pool for the rest."""
         return (await self.routes(phantoms, algorithm, options)).best
 
@@ -152,9 +150,7 @@ class Service:
         ex = self.router.exclude_set(classes or ())
         return 0 if ex is None else ex.mask
 
-    async def table(
-        self, sources: list[Phantom], destinations: list[Phantom], exclude: Sequence[str] = ()
-    ) -> Table:
+    async def table(self, sources: list[Phantom], destinations: list[Phantom], exclude: Sequence[str] = ()) -> Table:
         """Many-to-many durations and distances (NaN where unreachable)."""
         router = self.router
 

@@ -83,5 +83,3 @@ class RoadGraph:
         g = self.g
         flags = g.arc_flags[int(g.first_out[node]) : int(g.first_out[node + 1])]
         return bool(np.any((flags & FLAG_ROUNDABOUT) == 0))
-
-

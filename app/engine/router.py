@@ -20,6 +20,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from preprocessing.artifacts import Graph
+from preprocessing.graph import haversine_m
 from preprocessing.jit import kernel
 from preprocessing.profiles.base import ROAD_CLASSES
 from preprocessing.units import COORD_SCALE, DIST_PER_METRE, FLAG_FERRY, FLAG_ROUNDABOUT, WEIGHT_PER_SECOND
@@ -30,6 +31,7 @@ from .ch import CHSearch
 from .core import path_dists
 from .data import ExcludeSet, chain_index, excludable, freeze, has_ch, has_landmarks
 from .errors import InvalidValue, NoRoute, NoSegment
+from .isochrone import point_pieces, reached_pieces
 from .roads import RoadGraph
 from .search import CoreSearch, Searcher, SearchOptions
 from .snap import MIN_COMPONENT_SIZE, Candidates, Snapper, choose
@@ -410,6 +412,14 @@ def make_seeds(router: Router, ph: Phantom, as_source: bool) -> tuple[Seeds, np.
     return Seeds(nodes, ws, ds, ph.lon, ph.lat), kinds
 
 
+def _length_m(coords: np.ndarray) -> float:
+    return (
+        float(haversine_m(coords[:-1, 0], coords[:-1, 1], coords[1:, 0], coords[1:, 1]).sum())
+        if len(coords) > 1
+        else 0.0
+    )
+
+
 def direct(router: Router, src: Phantom, tgt: Phantom) -> tuple[int, int, int] | None:
     """(weight, dist, FWD|BWD) of the best stretch along the chain both phantoms share, or None."""
     if src.chain != tgt.chain:
@@ -438,6 +448,7 @@ class Query:
         self._searches: dict[tuple[str, str | None], Search] = {}
         self._tables: dict[str, Any] = {}
         self._searcher: Searcher | None = None
+        self._dist_searcher: Searcher | None = None
 
     @property
     def searcher(self) -> Searcher:
@@ -527,6 +538,66 @@ class Query:
         )
         assert leg.weight == res.weight, f"{algorithm}: path weighs {leg.weight} ds, the search reported {res.weight}"
         return leg, res.trace
+
+    def isochrone(
+        self,
+        phantom: Phantom,
+        limits: Sequence[int],
+        metric: str = "duration",
+        reverse: bool = False,
+        exclude: Iterable[str] = (),
+    ) -> tuple[list[np.ndarray], int]:
+        """The network reached from (or, with `reverse`, reaching) `phantom` within each limit (ds of travel time, or
+        dm of distance with `metric` "distance"): per limit, float64 [k, 4] pieces (lon0, lat0, lon1, lat1); and the
+        number of nodes the search settled. One search with the largest limit as its cutoff."""
+        r = self.router
+        ex = r.exclude_set(exclude)
+        if metric == "duration":
+            sr = self.searcher
+        else:
+            if self._dist_searcher is None:
+                self._dist_searcher = Searcher(r.graph, metric="distance")
+            sr = self._dist_searcher
+        seeds, _ = make_seeds(r, phantom, as_source=not reverse)
+        if metric != "duration":
+            seeds = Seeds(seeds.nodes, seeds.dists, seeds.dists, seeds.lon, seeds.lat)
+        top = int(max(limits))
+        opts = SearchOptions(exclude_flags=ex.mask if ex else 0, cutoff=top)
+        q = sr.one_to_many(seeds, np.zeros(0, dtype=np.int32), forward=not reverse, options=opts)
+        dist, settled = sr.settled(q)
+        weight = r.graph.arc_weight if metric == "duration" else r.graph.arc_dist
+        own = self._own_chain(phantom, reverse, metric, ex.mask if ex else 0)
+        out = []
+        for limit in limits:
+            parts = [reached_pieces(r.graph, dist, settled, int(limit), not reverse, weight)]
+            for coords, cost in own:
+                share = 1.0 if cost <= 0 else min(1.0, limit / cost)
+                parts.append(point_pieces(coords, share * _length_m(coords)))
+            out.append(np.concatenate(parts))
+        return out, int(sr.out[2])
+
+    def _own_chain(self, ph: Phantom, reverse: bool, metric: str, exclude_mask: int) -> list[tuple[np.ndarray, int]]:
+        """The snapped point's own chain as (polyline from the point, its cost in the metric) per usable direction:
+        leaving the point (forward search) or arriving at it (reverse)."""
+        g = self.router.graph
+        gf = g.geom_first
+        p0, p1 = int(gf[ph.chain]), int(gf[ph.chain + 1])
+        chain = np.stack([g.geom_lon[p0:p1], g.geom_lat[p0:p1]], axis=1) / COORD_SCALE
+        point = np.array([[ph.lon, ph.lat]])
+        head = np.concatenate([point, chain[ph.segment + 1 :]])  # from the point towards the chain's last point
+        tail = np.concatenate([point, chain[ph.segment :: -1]])  # from the point towards its first point
+        dist = metric != "duration"
+        out = []
+        for arc, after, before, ahead, behind in (
+            (ph.fwd_arc, ph.fwd_dist_after if dist else ph.fwd_weight_after,
+             ph.fwd_dist_before if dist else ph.fwd_weight_before, head, tail),
+            (ph.bwd_arc, ph.bwd_dist_after if dist else ph.bwd_weight_after,
+             ph.bwd_dist_before if dist else ph.bwd_weight_before, tail, head),
+        ):  # fmt: skip
+            if arc < 0 or (int(g.arc_flags[arc]) & exclude_mask):
+                continue
+            out.append((behind, before) if reverse else (ahead, after))
+        return out
 
     def table(self, sources: Sequence[Phantom], destinations: Sequence[Phantom], exclude: Iterable[str] = ()) -> Table:
         """Durations (s) and distances (m) for every source x destination; NaN where unreachable.

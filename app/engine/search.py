@@ -51,17 +51,18 @@ class SearchOptions:
     extra: dict = field(default_factory=dict)
 
 
-def graph_arrays(graph: Graph) -> core.GraphArrays:
-    """The core's view of a graph (read-only, shared, nothing copied)."""
+def graph_arrays(graph: Graph, metric: str = "duration") -> core.GraphArrays:
+    """The core's view of a graph (read-only, shared, nothing copied); `metric` "distance" searches on `arc_dist`
+    (distance isochrones; no potentials then)."""
     freeze(graph)
-    lm = (graph.lm_from, graph.lm_to) if has_landmarks(graph) else (_NO_LM, _NO_LM)
+    lm = (graph.lm_from, graph.lm_to) if has_landmarks(graph) and metric == "duration" else (_NO_LM, _NO_LM)
     return core.GraphArrays(
         graph.first_out,
         graph.arc_head,
         graph.in_first_out,
         graph.in_arc,
         graph.arc_tail,
-        graph.arc_weight,
+        graph.arc_weight if metric == "duration" else graph.arc_dist,
         graph.arc_flags,
         node_geo(graph).xyz,
         *lm,
@@ -82,9 +83,10 @@ def seed_arrays(seeds: Seeds) -> tuple[np.ndarray, np.ndarray]:
 class Searcher:
     """One thread's search state over one graph: every core search runs on these arrays, one query at a time."""
 
-    def __init__(self, graph: Graph, active_landmarks: int = ACTIVE_LANDMARKS) -> None:
+    def __init__(self, graph: Graph, active_landmarks: int = ACTIVE_LANDMARKS, metric: str = "duration") -> None:
         self.graph = graph
-        self.g = graph_arrays(graph)
+        self.metric = metric
+        self.g = graph_arrays(graph, metric)
         self.n = n = max(graph.num_nodes, 1)
         self.m = graph.num_arcs
         self.geo = node_geo(graph)
@@ -106,7 +108,7 @@ class Searcher:
             np.zeros((k, 4), dtype=np.int64),
             np.zeros((k, 4), dtype=np.uint8),
         )
-        self.lm_max = k if has_landmarks(graph) else 0
+        self.lm_max = k if has_landmarks(graph) and metric == "duration" else 0
         self.forbid = np.zeros(max(self.m, 1), dtype=np.int32)
         self.buf = np.zeros(2 * n + 2, dtype=np.int32)
         self.out = np.zeros(8, dtype=np.int64)
@@ -198,6 +200,11 @@ class Searcher:
         n = self.graph.num_nodes
         done = self._st[0, :n] == 3 * q + 1
         return np.where(done, self._dist[0, :n], INF_WEIGHT)
+
+    def settled(self, q: int) -> tuple[np.ndarray, np.ndarray]:
+        """(labels int64 [n], settled bool [n]) of the one-to-many query `q` (views, valid until the next query)."""
+        n = self.graph.num_nodes
+        return self._dist[0, :n], self._st[0, :n] == 3 * q + 1
 
     def _result(self, t0: int, name: str, trace: np.ndarray) -> SearchResult:
         weight, meet, settled, relaxed, k, s_seed, t_seed, ntrace = self.out.tolist()

@@ -32,6 +32,7 @@ def class_mask(classes: frozenset[str] | set[str] | tuple[str, ...]) -> int:
         mask |= CLASS_FLAGS[c]
     return mask
 
+
 # Road class codes stored per arc (`arc_class`); the index is the code. Append only: codes are on disk.
 ROAD_CLASSES: tuple[str, ...] = (
     "other",
