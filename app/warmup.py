@@ -115,7 +115,7 @@ async def exercise(service: Any, algorithms: tuple[str, ...] | None = None) -> N
     pts = list(sample)
     a, b = (f"{lon},{lat}" for lon, lat in pts)
     for path, query in (
-        (f"/route/v1/warmup/{a};{b}", "steps=true&annotations=true&overview=simplified"),
+        (f"/route/v1/warmup/{a};{b}", "steps=true&annotations=true&overview=simplified&alternatives=true"),
         (f"/route/v1/warmup/{a};{b}", "geometries=polyline6&overview=full"),
         (f"/table/v1/warmup/{a};{b}", "annotations=duration,distance"),
         (f"/nearest/v1/warmup/{a}", "number=2"),

@@ -122,6 +122,8 @@ def feature(
     }
     if trace is not None:
         props["trace"] = trace
+    if result is not None and route is result.best and len(result.routes) > 1:
+        props["alternatives"] = [feature(r, phantoms, overview, None, None, exclude) for r in result.routes[1:]]
     return {
         "type": "Feature",
         "geometry": {"type": "LineString", "coordinates": np.round(coords, 7)},
@@ -141,6 +143,7 @@ class RouteParams:
     avoid: Any = None  # parsed `app.engine.areas.Areas`
     trace: bool = False
     epsilon: float = 1.0
+    alternatives: int = 0
 
 
 def _trace_json(svc: Service, result: RouteResult) -> list[dict[str, Any]]:
@@ -159,6 +162,10 @@ async def _route(svc: Service, p: RouteParams) -> Response:
         raise TooBig(f"Number of points {len(p.coords)} is higher than the maximum ({limit})")
     if p.radiuses is not None and len(p.radiuses) != len(p.coords):
         raise InvalidValue(f"radiuses has {len(p.radiuses)} entries for {len(p.coords)} points")
+    if p.alternatives > svc.settings.max_alternatives:
+        raise TooBig(f"alternatives={p.alternatives} is more than the maximum ({svc.settings.max_alternatives})")
+    if p.alternatives and len(p.coords) != 2:
+        raise InvalidValue("alternatives are looked for between two points only: drop the via points")
     algorithm = p.algorithm or ("alt" if p.avoid is not None and "alt" in svc.router.algorithms else "ch")
     svc.check_algorithm(algorithm)  # coordinates were range-checked by parse_lonlat / the pydantic schema
     mask = svc.exclude_mask(p.exclude)
@@ -176,6 +183,7 @@ async def _route(svc: Service, p: RouteParams) -> Response:
         trace=p.trace,
         trace_limit=svc.settings.trace_limit,
         epsilon=p.epsilon,
+        alternatives=p.alternatives,
     )
     result = await svc.routes(phantoms, algorithm, options)
     trace = _trace_json(svc, result) if p.trace else None
@@ -208,8 +216,12 @@ async def get_route(
     epsilon: Annotated[
         float, Query(ge=1.0, le=100.0, allow_inf_nan=False, description="weighted A*: within epsilon of the optimum")
     ] = 1.0,
+    alternatives: Annotated[
+        int, Query(ge=0, le=10, description="also look for up to this many alternative routes (no via points)")
+    ] = 0,
 ) -> Response:
-    """The fastest route from `from` through each `via` point to `to`; `[lon, lat]` order throughout (RFC 7946)."""
+    """The fastest route from `from` through each `via` point to `to`; `[lon, lat]` order throughout (RFC 7946).
+    Alternatives, when found, are in `properties.alternatives` (each a Feature like this one)."""
     points = [parse_lonlat(from_, "from")]
     if via:
         points += [parse_lonlat(p, "via") for p in via.split(";")]
@@ -219,7 +231,7 @@ async def get_route(
         from app.engine.areas import parse_compact
 
         areas = parse_compact(avoid)
-    params = RouteParams(points, algorithm, None, overview, _exclude_list(exclude), areas, trace, epsilon)
+    params = RouteParams(points, algorithm, None, overview, _exclude_list(exclude), areas, trace, epsilon, alternatives)
     return await _route(_svc(request), params)
 
 
@@ -240,7 +252,15 @@ async def post_route(request: Request, body: Annotated[RouteRequest, Body()]) ->
 
         areas = parse_areas(body.avoid)
     params = RouteParams(
-        coords, body.algorithm, body.radiuses, body.overview, body.exclude, areas, body.trace, body.epsilon
+        coords,
+        body.algorithm,
+        body.radiuses,
+        body.overview,
+        body.exclude,
+        areas,
+        body.trace,
+        body.epsilon,
+        body.alternatives,
     )
     return await _route(_svc(request), params)
 

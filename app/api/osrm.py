@@ -7,8 +7,9 @@ option combinations `InvalidOptions`, out-of-range values `InvalidValue`, limits
 
 `exclude=` takes one of the profile's excludable class sets (car: `toll`, `motorway`, `ferry`; anything else is
 `InvalidValue`, as in OSRM): routes and tables run on the hierarchy contracted without them, and snapping skips
-them. `bearings` filter the snapped segments. Accepted but without effect (as OSRM allows): `alternatives` (one
-route is answered), `continue_straight`, `approaches`, `hints`, `snapping`. Not supported: `annotations=nodes` (the
+them. `bearings` filter the snapped segments. `alternatives=true|N` adds up to N (true: 1) alternative routes between
+two coordinates (`app.engine.alternatives`). Accepted but without effect (as OSRM allows): `continue_straight`,
+`approaches`, `hints`, `snapping`. Not supported: `annotations=nodes` (the
 graph keeps no OSM ids for shape points), the `flatbuffers` format and the `match`, `trip` and `tile` services
 (`NotImplemented`).
 """
@@ -423,7 +424,7 @@ def annotation(leg: Leg, fields: tuple[str, ...]) -> dict[str, Any]:
 
 
 async def route(svc: Service, req: OsrmRequest) -> dict[str, Any]:
-    """Answer `/route/v1`: one route (alternatives are accepted and may answer one)."""
+    """Answer `/route/v1`: the best route, and up to `alternatives` more between two coordinates."""
     o = req.options
     n = len(req.coordinates)
     radiuses = _check_common(req)
@@ -443,14 +444,27 @@ async def route(svc: Service, req: OsrmRequest) -> dict[str, Any]:
             raise InvalidValue("First and last coordinates must be specified as waypoints.")
         if any(b <= a for a, b in zip(wps, wps[1:], strict=False)) or wps[-1] >= n:
             raise InvalidValue("Waypoints must be supplied in increasing order")
-    fields = o.get("annotations", ())
-    if "nodes" in fields:
+    if "nodes" in o.get("annotations", ()):
         raise NotImplementedOption("annotations=nodes is not supported: the graph keeps no OSM ids for shape points")
     exclude = o.get("exclude", [])
     mask = svc.exclude_mask(exclude)
     phantoms = svc.snap_all(req.coordinates, radiuses, _bearings_of(req), exclude_mask=mask)
     algorithm = _algorithm(svc)
-    r: Route = await svc.route(phantoms, algorithm, RouteOptions(algorithm=algorithm, exclude=frozenset(exclude)))
+    wanted = o.get("alternatives", 0) if n == 2 else 0  # OSRM looks for alternatives between two coordinates only
+    options = RouteOptions(algorithm=algorithm, exclude=frozenset(exclude), alternatives=wanted)
+    result = await svc.routes(phantoms, algorithm, options)
+    routes = [_route_object(svc, r, wps, o) for r in result.routes]
+    body: dict[str, Any] = {"code": "Ok", "routes": routes}
+    if not o.get("skip_waypoints", False):
+        hints = o.get("generate_hints", True)
+        keep = range(n) if wps is None else wps
+        body["waypoints"] = [waypoint(phantoms[i], hints) for i in keep]
+    return body
+
+
+def _route_object(svc: Service, r: Route, wps: list[int] | None, o: dict[str, Any]) -> dict[str, Any]:
+    """One OSRM Route object: legs (steps, annotations), totals, the overview geometry."""
+    fields = o.get("annotations", ())
     legs = r.legs if wps is None else [merge_legs(r.legs[a:b]) for a, b in zip(wps, wps[1:], strict=False)]
     geom = _geometry_fn(o.get("geometries", "polyline"))
     overview = o.get("overview", "simplified")
@@ -481,12 +495,7 @@ async def route(svc: Service, req: OsrmRequest) -> dict[str, Any]:
         route_obj["geometry"] = geom(r.coordinates)
     elif overview == "simplified":
         route_obj["geometry"] = geom(simplify(r.coordinates))
-    body: dict[str, Any] = {"code": "Ok", "routes": [route_obj]}
-    if not o.get("skip_waypoints", False):
-        hints = o.get("generate_hints", True)
-        keep = range(n) if wps is None else wps
-        body["waypoints"] = [waypoint(phantoms[i], hints) for i in keep]
-    return body
+    return route_obj
 
 
 async def nearest(svc: Service, req: OsrmRequest) -> dict[str, Any]:

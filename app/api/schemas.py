@@ -42,6 +42,9 @@ class RouteRequest(_Strict):
     epsilon: float = Field(
         1.0, ge=1.0, le=100.0, allow_inf_nan=False, description="weighted A*: cost within epsilon of the optimum"
     )
+    alternatives: int = Field(
+        0, ge=0, le=10, description="also look for up to this many alternative routes (two coordinates only)"
+    )
 
 
 class TableRequest(_Strict):
@@ -103,6 +106,9 @@ class RouteProperties(BaseModel):
     bound: str = Field("optimal", description="what is guaranteed: `optimal`, or `<= epsilon x optimal`")
     exclude: list[str] = Field(default_factory=list)
     trace: list[TraceLeg] | None = Field(None, description="per leg, when asked with trace=true")
+    alternatives: list[RouteFeature] | None = Field(
+        None, description="alternative routes found (asked with alternatives=N), best first; each without this field"
+    )
 
 
 class RouteFeature(BaseModel):
@@ -111,6 +117,9 @@ class RouteFeature(BaseModel):
     type: Literal["Feature"] = "Feature"
     geometry: LineString
     properties: RouteProperties
+
+
+RouteProperties.model_rebuild()
 
 
 class NearestProperties(BaseModel):

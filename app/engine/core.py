@@ -10,7 +10,8 @@ loop:
   `MODE_BOUNDS` no search: the bounds of every node (tests, diagnostics);
 - the **potential** (`PK_NONE` Dijkstra; `PK_TARGET` A*: the bound to the target, times epsilon for weighted A*;
   `PK_FORWARD`/`PK_BACKWARD` bidirectional A* with the consistent average potential p_f = (pi_t - pi_s) / 2 and
-  p_r = -p_f): great-circle distance / measured top speed, max'ed with landmark bounds for ALT;
+  p_r = -p_f; `PK_SOURCE` a backward search keyed on the bound from the sources): great-circle distance / measured
+  top speed, max'ed with landmark bounds for ALT;
 - an **arc filter**: arcs whose flags meet `excl` (excluded road classes) are skipped, and so are arcs stamped with the
   query's number in `forbid` (per-request forbidden arcs: areas to avoid). Landmark and great-circle bounds stay
   lower bounds on a graph with arcs removed, so every potential stays admissible and consistent;
@@ -51,6 +52,7 @@ PK_NONE = 0  # Dijkstra
 PK_TARGET = 1  # A*: key = d + eps * pi_t
 PK_FORWARD = 2  # bidirectional A*, forward: key = d + p_f
 PK_BACKWARD = 3  # bidirectional A*, backward: key = d - p_f (MODE_ALL: search backward)
+PK_SOURCE = 4  # MODE_ALL backward, key = d + pi_s: the bound from the potential's seeds `t_nodes` to the node
 
 MODE_UNI = 0  # one direction to the target seeds
 MODE_BI = 1  # both directions, meeting in the middle
@@ -261,7 +263,10 @@ def search(
       it stops once k_f + k_r >= mu, balancing the directions by how far each advanced from its first key.
     - `MODE_ALL`: from the sources (forward, or backward over in-arcs when `pk` is PK_BACKWARD: "who reaches them")
       without potential, until every node of `t_nodes` is settled (none given: to exhaustion), never settling a node
-      beyond `cutoff` ds; labels stay in row 0 (target weights are not used).
+      beyond `cutoff` ds; labels stay in row 0 (target weights are not used). With `pk` PK_TARGET (forward) or
+      PK_SOURCE (backward), `t_nodes`/`t_w` are instead the far end the consistent potential bounds (towards them,
+      or from them): nodes settle in key order with exact labels, and every node whose label plus bound is within
+      `cutoff` is settled (an ellipse instead of a disc: alternative routes).
     - `MODE_BOUNDS`: pi_t and pi_s of every node, as the searches compute them, into `dist[0]` and `dist[1]`.
 
     Arcs with `arc_flags & excl` or `forbid[arc] == fq` (fq > 0) are skipped. With `p.par[1]` (epsilon) > 1, A*
@@ -286,10 +291,19 @@ def search(
     eps = par[1]
     nact = 0
     all_fwd = True
+    bounded = False  # MODE_ALL keyed on a bound towards / from t_nodes
     if mode == MODE_ALL:
-        all_fwd = pk != PK_BACKWARD
-        pk = PK_NONE
-    if pk != PK_NONE or mode == MODE_BOUNDS:
+        all_fwd = pk != PK_BACKWARD and pk != PK_SOURCE
+        bounded = pk == PK_TARGET or pk == PK_SOURCE
+        if not bounded:
+            pk = PK_NONE
+    if pk == PK_SOURCE:  # the potential's seeds are t_nodes, the bound is from them: their side is the source side
+        prepare_point(t_nodes, t_w, xyz, scale, sp)
+        if lm_max > 0:
+            nact = landmark_setup(lmf, lmt, t_nodes, t_w, s_nodes, s_w, cols, consts, valid)
+            if nact < 0:
+                return
+    elif pk != PK_NONE or mode == MODE_BOUNDS:
         prepare_point(t_nodes, t_w, xyz, scale, tp)
         prepare_point(s_nodes, s_w, xyz, scale, sp)
         if lm_max > 0:
@@ -338,6 +352,9 @@ def search(
             if kind == PK_TARGET:
                 ht, _ = bounds_of(v, False)
                 pv[v] = eps * ht
+            elif kind == PK_SOURCE:
+                _, hs = bounds_of(v, True)
+                pv[v] = hs
             else:
                 ht, hs = bounds_of(v, True)
                 pv[v] = 0.5 * (ht - hs)
@@ -364,7 +381,7 @@ def search(
             nf = heap_push(fk, fn, nf, s_w[i] + pot_of(v, pk), v)
     nb = 0
     remaining = 0
-    if mode == MODE_ALL:
+    if mode == MODE_ALL and not bounded:
         for j in range(t_nodes.shape[0]):  # the nodes to settle, marked in the unused backward row
             v = t_nodes[j]
             if st[1, v] != base:
@@ -403,7 +420,7 @@ def search(
                 break
             r = 0
         else:
-            if nf == 0 or (remaining == 0 and t_nodes.shape[0] > 0) or fk[0] > cutoff:
+            if nf == 0 or (remaining == 0 and t_nodes.shape[0] > 0 and not bounded) or fk[0] > cutoff:
                 break
             r = 0
         o = 1 - r
@@ -421,7 +438,7 @@ def search(
         if ntrace < tcap:
             trace[ntrace] = 2 * u + r
             ntrace += 1
-        if mode == MODE_ALL and st[1, u] == base:
+        if mode == MODE_ALL and not bounded and st[1, u] == base:
             remaining -= 1
         du = dist[r, u]
         if fwd:

@@ -25,6 +25,7 @@ from preprocessing.jit import kernel
 from preprocessing.profiles.base import ROAD_CLASSES
 from preprocessing.units import COORD_SCALE, DIST_PER_METRE, FLAG_FERRY, FLAG_ROUNDABOUT, WEIGHT_PER_SECOND
 
+from . import alternatives
 from .algorithms import ALGORITHMS, Algorithm
 from .assemble import BWD, FWD, Assembler, join_route
 from .ch import CHSearch
@@ -515,7 +516,43 @@ class Query:
             legs.append(leg)
             if trace is not None:
                 traces.append(trace)
-        return RouteResult([join_route(legs, algorithm)], traces, options.epsilon)
+        best = join_route(legs, algorithm)
+        routes = [best]
+        if options.alternatives > 0 and len(phantoms) == 2 and direct(self.router, *phantoms) is None:
+            mask = exclude.mask if exclude else 0
+            routes += self._alternatives(phantoms[0], phantoms[1], best, options.alternatives, mask, options.forbidden)
+        return RouteResult(routes, traces, options.epsilon)
+
+    def _alternatives(
+        self, src: Phantom, tgt: Phantom, best: Route, want: int, exclude_mask: int, forbidden: np.ndarray | None
+    ) -> list[Route]:
+        """Up to `want` alternatives to `best` between two phantoms (`app.engine.alternatives`: plateaus)."""
+        r = self.router
+        g = r.graph
+        s_seeds, s_kinds = make_seeds(r, src, True)
+        t_seeds, t_kinds = make_seeds(r, tgt, False)
+        cutoff = int(alternatives.MAX_STRETCH * best.weight) + 1
+        opts = SearchOptions(exclude_flags=exclude_mask, forbidden=forbidden, cutoff=cutoff)
+        sr = self.searcher
+        dist_f, pred_f, done_f = sr.bounded_tree(s_seeds, t_seeds, True, opts)
+        dist_b, pred_b, done_b = sr.bounded_tree(t_seeds, s_seeds, False, opts)
+        rows = alternatives.plateaus(
+            dist_f, pred_f, done_f, dist_b, pred_b, done_b, g.arc_tail, g.arc_head, g.arc_weight, cutoff
+        )
+        best_arcs = np.concatenate([leg.piece_arc for leg in best.legs])
+
+        def path(first: int, last: int) -> tuple[np.ndarray, int, int]:
+            return alternatives.via_path(first, last, pred_f, pred_b, g.arc_tail, g.arc_head)
+
+        out = []
+        for arcs, s_seed, t_seed, total in alternatives.choose(
+            rows, best.weight, want, path, best_arcs, g.arc_weight, g.arc_tail
+        ):
+            stats = SearchStats("alternatives")
+            leg = r.assembler.search_leg(src, int(s_kinds[s_seed]), arcs, tgt, int(t_kinds[t_seed]), stats)
+            assert leg.weight == total, f"alternative weighs {leg.weight} ds, its plateau said {total}"
+            out.append(join_route([leg], best.algorithm))
+        return out
 
     def _leg(
         self, search: Search, algorithm: str, i: int, src: Phantom, tgt: Phantom, opts: SearchOptions | None = None

@@ -195,11 +195,41 @@ class Searcher:
         )  # fmt: skip
         return q
 
+    def bounded_tree(
+        self, seeds: Seeds, far: Seeds, forward: bool, options: SearchOptions
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The shortest-path tree from `seeds` (forward; backward: towards them) over every node v with
+        label(v) + bound(v, far) <= `options.cutoff`, as `tree()` gives it: the nodes that can lie on a route from
+        the sources to the targets within the cutoff, with exact labels (keys on the consistent A* / ALT bound
+        towards `far`, or from it backward)."""
+        s_nodes, s_w = seed_arrays(seeds)
+        t_nodes, t_w = seed_arrays(far)
+        self._ensure_heap(s_nodes.size)
+        q = self.next_query()
+        excl, fq = self._filter(options, q)
+        self.p.par[1] = 1.0
+        if forward:
+            self.p.tp[4], self.p.tp[5] = far.lon, far.lat
+        else:
+            self.p.sp[4], self.p.sp[5] = far.lon, far.lat
+        pk = core.PK_TARGET if forward else core.PK_SOURCE
+        core.search(
+            self.g, self.lab, s_nodes, s_w, t_nodes, t_w, q, core.MODE_ALL, pk, self.p, self.lm_max, excl,
+            self.forbid, fq, _EMPTY_I32, self.buf, self.out, int(options.cutoff),
+        )  # fmt: skip
+        return self.tree(q)
+
     def settled_weights(self, q: int) -> np.ndarray:
         """int64 [n] weights settled by the one-to-many query `q` (INF_WEIGHT elsewhere)."""
         n = self.graph.num_nodes
         done = self._st[0, :n] == 3 * q + 1
         return np.where(done, self._dist[0, :n], INF_WEIGHT)
+
+    def tree(self, q: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(labels int64 [n], predecessor arcs int32 [n], settled bool [n]) of the one-to-many query `q`, copied: the
+        shortest-path tree it grew (`pred` < 0 at its seeds)."""
+        n = self.graph.num_nodes
+        return self._dist[0, :n].copy(), self._pred[0, :n].copy(), self._st[0, :n] == 3 * q + 1
 
     def settled(self, q: int) -> tuple[np.ndarray, np.ndarray]:
         """(labels int64 [n], settled bool [n]) of the one-to-many query `q` (views, valid until the next query)."""
