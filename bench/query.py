@@ -4,7 +4,8 @@
 
 `--baseline REV` also runs this script as it was at git revision REV (a temporary worktree, same graph, pairs and
 seed) before this one, and prints each algorithm's p50 and settled nodes side by side with the ratio: the before and
-after of an engine change, measured in one run on one machine.
+after of an engine change, measured in one run on one machine. When the graph format changed since REV, give the
+same extract preprocessed by REV with `--baseline-graph DIR`.
 
 Pairs are drawn (seeded) from the largest SCC, so every pair is connected. Each engine answers the same pairs;
 every answer is checked against the reference Dijkstra's weight. Per engine it prints p50/p90/p99 wall
@@ -281,10 +282,14 @@ def run_baseline(rev: str, args: argparse.Namespace) -> dict[str, tuple[float, f
     tree = os.path.join(work, "tree")
     subprocess.run(["git", "-C", root, "worktree", "add", "--detach", tree, rev], check=True, capture_output=True)
     try:
-        cmd = [sys.executable, os.path.join(tree, "bench", "query.py"), os.path.abspath(args.graph),
+        graph = os.path.abspath(args.baseline_graph or args.graph)
+        cmd = [sys.executable, os.path.join(tree, "bench", "query.py"), graph,
                "--pairs", str(args.pairs), "--seed", str(args.seed), "--nx-pairs", "0", "--table", "0",
                "--no-pandana"]  # fmt: skip
-        out = subprocess.run(cmd, cwd=tree, capture_output=True, text=True).stdout
+        proc = subprocess.run(cmd, cwd=tree, capture_output=True, text=True)
+        out = proc.stdout
+        if proc.returncode != 0:
+            print(f"baseline {rev} failed: {proc.stderr.strip()[-400:]}", file=sys.stderr)
     finally:
         subprocess.run(["git", "-C", root, "worktree", "remove", "--force", tree], capture_output=True)
     rows: dict[str, tuple[float, float]] = {}
@@ -324,6 +329,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--table", type=int, default=100, help="size of the square table; 0 skips it")
     ap.add_argument("--no-pandana", action="store_true")
     ap.add_argument("--baseline", metavar="REV", help="also run the benchmark of git revision REV, side by side")
+    ap.add_argument(
+        "--baseline-graph", metavar="DIR", help="the same extract preprocessed by REV, when the graph format changed"
+    )
     args = ap.parse_args(argv)
     before = run_baseline(args.baseline, args) if args.baseline else None
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from preprocessing.artifacts import Graph
+from preprocessing.jit import entry
 
 from . import core
 from .algorithms import ALGORITHMS, Algorithm
@@ -31,6 +32,7 @@ _NO_LM.flags.writeable = False
 _EMPTY_I32 = np.zeros(0, dtype=np.int32)
 _EMPTY_I64 = np.zeros(0, dtype=np.int64)
 INF = int(INF_WEIGHT)
+_search = entry(core.search)  # every call below passes the kernel's exact signature types (seed_arrays, own arrays)
 
 
 @dataclass
@@ -170,7 +172,7 @@ class Searcher:
         lm_max = self.lm_max if algorithm.potential == "landmarks" else 0
         trace = self._trace_buffer(options)
         mode = core.MODE_BI if algorithm.bidirectional else core.MODE_UNI
-        core.search(
+        _search(
             self.g, self.lab, s_nodes, s_w, t_nodes, t_w, q, mode, pk, self.p, lm_max, excl, self.forbid, fq, trace,
             self.buf, self.out, INF,
         )  # fmt: skip
@@ -189,7 +191,7 @@ class Searcher:
         trace = self._trace_buffer(options)
         t = np.ascontiguousarray(targets, dtype=np.int32)
         pk = core.PK_NONE if forward else core.PK_BACKWARD
-        core.search(
+        _search(
             self.g, self.lab, s_nodes, s_w, t, _EMPTY_I64, q, core.MODE_ALL, pk, self.p, 0, excl, self.forbid, fq,
             trace, self.buf, self.out, cutoff,
         )  # fmt: skip
@@ -213,7 +215,7 @@ class Searcher:
         else:
             self.p.sp[4], self.p.sp[5] = far.lon, far.lat
         pk = core.PK_TARGET if forward else core.PK_SOURCE
-        core.search(
+        _search(
             self.g, self.lab, s_nodes, s_w, t_nodes, t_w, q, core.MODE_ALL, pk, self.p, self.lm_max, excl,
             self.forbid, fq, _EMPTY_I32, self.buf, self.out, int(options.cutoff),
         )  # fmt: skip
@@ -258,7 +260,7 @@ class Searcher:
         self.p.sp[4], self.p.sp[5] = sources.lon, sources.lat
         self.p.par[1] = 1.0
         q = self.next_query()
-        core.search(
+        _search(
             self.g, self.lab, s_nodes, s_w, t_nodes, t_w, q, core.MODE_BOUNDS, core.PK_FORWARD, self.p,
             self.lm_max if landmarks else 0, np.uint8(0), self.forbid, 0, _EMPTY_I32, self.buf, self.out, INF,
         )  # fmt: skip
