@@ -14,7 +14,7 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.responses import ORJSONResponse
 from fastapi.staticfiles import StaticFiles
 
-from app.api import errors, health, native, osrm, pages
+from app.api import errors, health, native, osrm, pages, tiles
 from app.api.frontdoor import FrontDoor
 from app.api.service import Service
 from app.settings import Settings
@@ -82,6 +82,7 @@ def create_app(settings: Settings | None = None, service: Service | None = None)
     app.include_router(osrm.router)
     app.include_router(health.router)
     app.include_router(pages.router)
+    app.include_router(tiles.router)
     app.mount("/static", StaticFiles(directory=pages.STATIC), name="static")
     app.add_middleware(FrontDoor, service=service)
     if settings.cors_origins:

@@ -138,6 +138,9 @@ async def exercise(service: Any, algorithms: tuple[str, ...] | None = None) -> N
     except EngineError:
         pass
     service.router.warmup()
+    from app.engine.tiles import road_tiles
+
+    road_tiles(service.router)  # the map's road index (no kernels: tens of milliseconds on a city)
     # the kernels of areas to avoid and of isochrones
     (x1, y1), (x2, y2) = pts
     for path, query in (

@@ -297,10 +297,13 @@ def test_two_workers_share_the_graph(monaco: Path) -> None:
 
 
 def test_browser_gets_pages_that_work_offline(client: httpx.Client) -> None:
-    """`/` is a start page with example requests that work; /docs and /redoc load their assets from this server."""
+    """`/` is the map page; `/start` a start page with example requests that work; /docs and /redoc load their
+    assets from this server."""
     import re
 
-    page = client.get("/")
+    root = client.get("/")
+    assert root.status_code == 200 and "/static/map/app.js" in root.text
+    page = client.get("/start")
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
     assert "/docs" in page.text and "monaco.osm.pbf" in page.text
     examples = re.findall(r'<a href="(/(?:route|table|nearest)[^"]*)"', page.text)

@@ -1,8 +1,8 @@
 """The pure-ASGI front door: answers OSRM URLs without going through FastAPI's routing, times every request.
 
-Native paths (`/route`, `/nearest`, `/table`, `/health`, `/metrics`, the docs, the start page `/` and `/static/...`)
-go on to FastAPI; any other GET is an OSRM URL (so an unknown path answers OSRM's `InvalidUrl`). POST bodies larger
-than the limit are refused with 413 before they are read.
+Native paths (`/route`, `/nearest`, `/table`, `/health`, `/metrics`, the docs, the start page `/` and `/static/...`,
+the map's road tiles `/tile/{z}/{x}/{y}` and `/osrm-client`) go on to FastAPI; any other GET is an OSRM URL (so an
+unknown path answers OSRM's `InvalidUrl`). POST bodies larger than the limit are refused with 413 before they are read.
 """
 
 from __future__ import annotations
@@ -18,9 +18,12 @@ from app.api.service import Service
 
 NATIVE_PATHS = frozenset(
     {"/route", "/nearest", "/table", "/health", "/metrics", "/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json"}
-    | {"/", "/favicon.ico", "/isochrone"}
+    | {"/", "/start", "/favicon.ico", "/isochrone"}
+    | {"/osrm-client"}  # the map page's OSRM client demo (app.api.tiles)
 )
 STATIC_PREFIX = "/static/"
+TILE_PREFIX = "/tile/"  # the map's road tiles (app.api.tiles); OSRM's own /tile/v1/... stays an OSRM URL
+OSRM_TILE_PREFIX = "/tile/v"
 _OSRM_LABELS = {"route": "osrm_route", "nearest": "osrm_nearest", "table": "osrm_table"}
 _JSON_HEADERS = [(b"content-type", b"application/json; charset=UTF-8")]
 
@@ -46,6 +49,8 @@ class FrontDoor:
         method: str = scope["method"]
         metrics = self.service.metrics
         native = path in NATIVE_PATHS or path.startswith(STATIC_PREFIX)
+        tile = path.startswith(TILE_PREFIX) and not path.startswith(OSRM_TILE_PREFIX)
+        native = native or tile
         if not native and method in ("GET", "HEAD"):
             status, body = await osrm.handle(self.service, path, scope["query_string"])
             headers = [*_JSON_HEADERS, (b"content-length", str(len(body)).encode())]
@@ -71,7 +76,7 @@ class FrontDoor:
         try:
             await self.app(scope, receive, send_wrapper)
         finally:
-            label = path if path in NATIVE_PATHS else ("static" if native else "other")
+            label = path if path in NATIVE_PATHS else ("tile" if tile else "static" if native else "other")
             metrics.observe_request(label, state["status"], time.perf_counter() - t0)
 
     def _limited(self, receive: Receive) -> Receive:

@@ -108,7 +108,8 @@ router = APIRouter(tags=["service"])
 
 @router.get("/health", response_model=Health, summary="Liveness and graph metadata")
 async def health(request: Request) -> Response:
-    """`status: ok` once the graph is loaded, with its profile, counts, bounding box and the available algorithms."""
+    """`status: ok` once the graph is loaded, with its profile, counts, bounding box, the available algorithms and the
+    road-class sets `exclude=` takes."""
     svc = request.app.state.service
     body = {
         "status": "ok",
@@ -116,6 +117,7 @@ async def health(request: Request) -> Response:
         "pid": os.getpid(),
         "uptime_s": round(time.time() - svc.metrics.started, 3),
         "algorithms": list(svc.router.algorithms),
+        "excludable": [sorted(e.classes) for e in svc.router.excludable],
         "graph": graph_summary(svc.graph.manifest),
     }
     return Response(orjson.dumps(body), media_type="application/json")

@@ -71,6 +71,12 @@ async def index(request: Request) -> Response:
     return HTMLResponse(start_page(request.app.state.service))
 
 
+@router.get("/start")
+async def start(request: Request) -> HTMLResponse:
+    """The start page: the loaded graph and example requests that work on it, linked from the map."""
+    return HTMLResponse(start_page(request.app.state.service))
+
+
 @router.get("/docs")
 async def swagger_ui(request: Request) -> HTMLResponse:
     return get_swagger_ui_html(

@@ -175,4 +175,5 @@ class Health(BaseModel):
     pid: int
     uptime_s: float
     algorithms: list[str]
+    excludable: list[list[str]] = Field(default_factory=list, description="the class sets `exclude=` takes")
     graph: dict[str, object]

@@ -1,0 +1,350 @@
+"""The road network as vector tiles: `GET /tile/{z}/{x}/{y}` (`.mvt` optional), the map page's background.
+
+Mapbox Vector Tiles 2.1 (protobuf), one layer named `speeds` as in osrm-routed's `/tile/v1` debug tiles, extent 4096,
+lines with the properties `class` (OSM highway class, or `ferry`), `speed` (km/h, uint), `name` and `ref` (when the
+road has one), `oneway` and `is_small` (only when true; `is_small` as OSRM: a strongly connected component too small
+to start a route in). A road between two junctions is one line; roads with equal properties share one
+MultiLineString feature (per-feature overhead is most of a low-zoom tile otherwise). Features come in drawing order,
+small roads first. A tile without roads is a valid tile with an empty layer. A bad z/x/y answers 400 `{code, message}`.
+
+The encoder is vectorised numpy (no per-point Python loop, no numba kernel to compile): a city tile on Porto encodes
+in milliseconds. Encoded tiles are kept in a small LRU cache and answered from it on the event loop; the others are
+cut in the search thread pool. Answers carry an ETag from the graph fingerprint (a page that adds
+`?v=<fingerprint>` to the URL gets them cached for a day). `GET /tile/tilejson.json` describes the source (TileJSON
+3.0) for other vector-tile clients; `GET /osrm-client` is the map's second page (Leaflet Routing Machine).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections import OrderedDict
+from pathlib import Path as FilePath
+from typing import Annotated, Any
+
+import numpy as np
+import orjson
+from fastapi import APIRouter, Path, Query, Request
+from starlette.responses import FileResponse, Response
+
+from app.api.schemas import ErrorBody
+from app.engine.errors import EngineError, InvalidValue
+from app.engine.tiles import BUFFER, CLASS_NAMES, EXTENT, MAX_ZOOM, TileRoads, check_tile, road_tiles
+
+router = APIRouter(tags=["map"])
+
+MVT_TYPE = "application/vnd.mapbox-vector-tile"
+_ERROR = {
+    "description": "a tile that does not exist, or a malformed tile URL: `{code, message}`",
+    "content": {"application/json": {"schema": ErrorBody.model_json_schema()}},
+}
+_TILE_RESPONSES: dict[int | str, dict[str, Any]] = {
+    200: {
+        "description": "the tile (Mapbox Vector Tile 2.1, one layer `speeds`)",
+        "content": {MVT_TYPE: {"schema": {"type": "string", "format": "binary"}}},
+    },
+    304: {"description": "not modified (`If-None-Match` with the tile's ETag)"},
+    400: _ERROR,
+}
+LAYER = "speeds"
+KEYS = ("class", "speed", "name", "ref", "oneway", "is_small")
+_INT = re.compile(r"\d{1,8}")
+
+
+# -- protobuf, vectorised ---------------------------------------------------------------------------------------------
+
+
+def varint_sizes(v: np.ndarray) -> np.ndarray:
+    """Bytes each unsigned value takes as a protobuf varint."""
+    v = np.asarray(v, dtype=np.uint64)
+    n = np.ones(v.shape, dtype=np.int64)
+    for k in range(7, 64, 7):
+        n += v >= np.uint64(1 << k)
+    return n
+
+
+def varints(v: np.ndarray) -> bytes:
+    """Unsigned values as consecutive protobuf varints."""
+    v = np.asarray(v, dtype=np.uint64).ravel()
+    if v.shape[0] == 0:
+        return b""
+    sizes = varint_sizes(v)
+    ends = np.cumsum(sizes)
+    starts = ends - sizes
+    out = np.empty(int(ends[-1]), dtype=np.uint8)
+    for j in range(int(sizes.max())):
+        m = sizes > j
+        byte = (v[m] >> np.uint64(7 * j)) & np.uint64(0x7F)
+        more = (sizes[m] > j + 1).astype(np.uint64) << np.uint64(7)
+        out[starts[m] + j] = (byte | more).astype(np.uint8)
+    return out.tobytes()
+
+
+def uvarint(n: int) -> bytes:
+    """One unsigned value as a protobuf varint (plain Python: numpy costs more than it saves on one value)."""
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _field(tag: int, payload: bytes) -> bytes:
+    """A length-delimited field: key byte(s), length, payload."""
+    return uvarint(tag) + uvarint(len(payload)) + payload
+
+
+def _zigzag(n: np.ndarray) -> np.ndarray:
+    n = np.asarray(n, dtype=np.int64)
+    return ((n << 1) ^ (n >> 63)).astype(np.uint64)
+
+
+def _value(v: str | int | bool) -> bytes:
+    """An MVT Value message: string (field 1), uint (field 5) or bool (field 7)."""
+    if isinstance(v, bool):
+        return b"\x38" + uvarint(int(v))
+    if isinstance(v, int):
+        return b"\x28" + uvarint(v)
+    return _field(0x0A, v.encode("utf-8"))
+
+
+def _grouped(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For items grouped by feature with `counts` per feature: each item's feature and its index within it."""
+    f = np.repeat(np.arange(counts.shape[0], dtype=np.int64), counts)
+    firsts = np.cumsum(counts) - counts
+    return f, np.arange(int(counts.sum()), dtype=np.int64) - firsts[f]
+
+
+def encode(roads: TileRoads, string: Any) -> bytes:
+    """`roads` as an MVT tile (bytes) with one layer, `LAYER`; `string(id)` gives names and refs.
+
+    Roads with the same properties become one MultiLineString feature (one line per road, in the roads' order; the
+    feature sits where its first road was, so the drawing order holds): per-feature overhead is most of a tile at
+    low zoom, where a city's main roads are thousands of short pieces between junctions.
+    """
+    nr = roads.num_features
+    values: list[str | int | bool] = []
+    # the value table (classes, speeds, names, refs, true: each distinct value once) and each road's tag columns
+    cols, present = [], []
+    for col, kind in ((roads.road_class, "class"), (roads.speed_kmh, "int"), (roads.name, "str"), (roads.ref, "str")):
+        uniq, inv = np.unique(np.asarray(col), return_inverse=True)
+        base = len(values)
+        for u in uniq.tolist():
+            if kind == "class":
+                values.append(CLASS_NAMES[u] if u < len(CLASS_NAMES) else "other")
+            elif kind == "int":
+                values.append(int(u))
+            else:
+                values.append(string(u))
+        cols.append(inv.reshape(-1) + base)
+        present.append(np.ones(nr, dtype=bool) if kind != "str" else np.asarray(col) != 0)
+    values.append(True)
+    for col in (roads.oneway, roads.small):
+        cols.append(np.full(nr, len(values) - 1))
+        present.append(np.asarray(col, dtype=bool))
+    vals = np.stack(cols, axis=1).astype(np.int64)  # [roads, keys]
+    mask = np.stack(present, axis=1)
+
+    # group roads by their tags; groups in order of their first road, roads in order within a group
+    key = np.where(mask, vals, -1)
+    if nr:
+        _, first_road, inv = np.unique(key, axis=0, return_index=True, return_inverse=True)
+        rank = np.empty(first_road.shape[0], dtype=np.int64)
+        rank[np.argsort(first_road, kind="stable")] = np.arange(first_road.shape[0])
+        group = rank[inv.reshape(-1)]
+        order = np.argsort(group, kind="stable")
+        lead = first_road[np.argsort(first_road, kind="stable")]  # each group's first road
+    else:
+        group = order = lead = np.zeros(0, dtype=np.int64)
+    ng = lead.shape[0]
+    group = group[order]  # group of each road, roads in feature order
+
+    # each group's tags: key, value, key, value... from its first road
+    gmask = mask[lead]
+    kv = np.stack([np.broadcast_to(np.arange(len(KEYS)), gmask.shape), vals[lead]], axis=2)
+    tags = kv[gmask].reshape(-1).astype(np.uint64)
+    ntags = 2 * gmask.sum(axis=1).astype(np.int64)
+    tag_sizes = np.bincount(_grouped(ntags)[0], weights=varint_sizes(tags), minlength=ng).astype(np.int64)
+
+    # geometry, per road: MoveTo(1) dx dy, LineTo(k - 1) dx dy ...; the cursor runs on through a feature's lines and
+    # starts at (0, 0) in each feature
+    npts = np.diff(roads.first)[order]
+    pfeat, pidx = _grouped(npts)
+    src = roads.first[:-1][order][pfeat] + pidx  # point index in `roads`, points in feature order
+    px, py = roads.px[src].astype(np.int64), roads.py[src].astype(np.int64)
+    dx, dy = px.copy(), py.copy()
+    if px.shape[0]:
+        dx[1:] -= px[:-1]
+        dy[1:] -= py[:-1]
+        gstart = np.searchsorted(group[pfeat], np.arange(ng))  # first point of each feature
+        dx[gstart], dy[gstart] = px[gstart], py[gstart]
+    per_road = 2 * npts + 2
+    rbase = np.cumsum(per_road) - per_road
+    geom = np.empty(int(per_road.sum()), dtype=np.uint64)
+    geom[rbase] = 9  # MoveTo, count 1
+    geom[rbase + 3] = (((npts - 1) << 3) | 2).astype(np.uint64)  # LineTo, count k - 1
+    at = rbase[pfeat] + np.where(pidx == 0, 1, 2 * pidx + 2)
+    geom[at] = _zigzag(dx)
+    geom[at + 1] = _zigzag(dy)
+    item_group = np.repeat(group, per_road)
+    ngeom = np.bincount(group, weights=per_road, minlength=ng).astype(np.int64)
+    geom_sizes = np.bincount(item_group, weights=varint_sizes(geom), minlength=ng).astype(np.int64)
+    feat_sizes = 1 + varint_sizes(tag_sizes) + tag_sizes + 2 + 1 + varint_sizes(geom_sizes) + geom_sizes
+
+    # the features as one stream of varints: 0x12 len | 0x12 tlen tags.. | 0x18 2 | 0x22 glen geometry..
+    per = 8 + ntags + ngeom
+    base = np.cumsum(per) - per
+    stream = np.zeros(int(per.sum()), dtype=np.uint64)
+    stream[base] = 0x12
+    stream[base + 1] = feat_sizes
+    stream[base + 2] = 0x12
+    stream[base + 3] = tag_sizes
+    tf, tpos = _grouped(ntags)
+    stream[base[tf] + 4 + tpos] = tags
+    g0 = base + 4 + ntags
+    stream[g0] = 0x18
+    stream[g0 + 1] = 2  # LINESTRING
+    stream[g0 + 2] = 0x22
+    stream[g0 + 3] = geom_sizes
+    stream[g0[item_group] + 4 + _grouped(ngeom)[1]] = geom
+    layer = b"\x78\x02" + _field(0x0A, LAYER.encode())
+    layer += varints(stream)
+    layer += b"".join(_field(0x1A, k.encode()) for k in KEYS)
+    layer += b"".join(_field(0x22, _value(v)) for v in values)
+    layer += b"\x28" + uvarint(roads.extent)
+    return _field(0x1A, layer)
+
+
+# -- endpoints --------------------------------------------------------------------------------------------------------
+
+
+class TileCache:
+    """The most recently used encoded tiles (bytes), shared by the worker's threads."""
+
+    def __init__(self, size: int = 512) -> None:
+        self.size = size
+        self._items: OrderedDict[tuple[str, int, int, int], bytes] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, int, int, int]) -> bytes | None:
+        with self._lock:
+            body = self._items.get(key)
+            if body is not None:
+                self._items.move_to_end(key)
+            return body
+
+    def put(self, key: tuple[str, int, int, int], body: bytes) -> None:
+        with self._lock:
+            self._items[key] = body
+            self._items.move_to_end(key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+
+CACHE = TileCache()
+
+
+def _key(router: Any, z: int, x: int, y: int) -> tuple[str, int, int, int]:
+    """Cache key: the graph's fingerprint (its content), the tile."""
+    return str(router.graph.manifest.get("fingerprint") or id(router)), z, x, y
+
+
+def tile_bytes(router: Any, z: int, x: int, y: int) -> bytes:
+    """The MVT tile z/x/y of the router's road network (cached); `InvalidValue` for a tile that does not exist."""
+    key = _key(router, z, x, y)
+    body = CACHE.get(key)
+    if body is None:
+        tiles = road_tiles(router)
+        body = encode(tiles.tile(z, x, y), tiles.string)
+        CACHE.put(key, body)
+    return body
+
+
+def _int(text: str, what: str) -> int:
+    if not _INT.fullmatch(text):
+        raise InvalidValue(f"tile {what} must be a non-negative integer, got {text[:20]!r}")
+    return int(text)
+
+
+@router.get("/tile/tilejson.json", summary="TileJSON 3.0 of the road tiles")
+async def tilejson(request: Request) -> Response:
+    """Where the tiles are, their zoom range and bounds, and the fields of their one layer (for MapLibre and co.)."""
+    svc = request.app.state.service
+    mf = svc.graph.manifest
+    bbox = mf.get("bbox") or [-180.0, -85.0, 180.0, 85.0]
+    base = str(request.base_url).rstrip("/")
+    body = {
+        "tilejson": "3.0.0",
+        "name": f"starroute {mf.get('profile', '')} roads",
+        "attribution": "© OpenStreetMap contributors (ODbL 1.0)",
+        "tiles": [f"{base}/tile/{{z}}/{{x}}/{{y}}.mvt?v={str(mf.get('fingerprint', ''))[:16]}"],
+        "minzoom": 0,
+        "maxzoom": MAX_ZOOM,
+        "bounds": bbox,
+        "center": [(bbox[0] + bbox[2]) / 2, (bbox[1] + bbox[3]) / 2, 14],
+        "vector_layers": [
+            {
+                "id": LAYER,
+                "description": "roads between junctions, small roads first",
+                "fields": {
+                    "class": "String",
+                    "speed": "Number",
+                    "name": "String",
+                    "ref": "String",
+                    "oneway": "Boolean",
+                    "is_small": "Boolean",
+                },
+            }
+        ],
+        "extent": EXTENT,
+        "buffer": BUFFER,
+    }
+    return Response(orjson.dumps(body), media_type="application/json")
+
+
+@router.get(
+    "/tile/{z}/{x}/{y}", summary="Road network vector tile (MVT)", response_class=Response, responses=_TILE_RESPONSES
+)
+async def tile(
+    request: Request,
+    z: Annotated[str, Path(description=f"zoom, 0..{MAX_ZOOM}", examples=["15"])],
+    x: Annotated[str, Path(description="column, 0..2^z - 1 (XYZ tiling, as OpenStreetMap's)", examples=["17059"])],
+    y: Annotated[str, Path(description="row, 0..2^z - 1, `.mvt` optional", examples=["11948.mvt"])],
+    v: Annotated[str | None, Query(description="the graph fingerprint (16 hex digits): cached for a day")] = None,
+) -> Response:
+    """The roads of tile z/x/y as a Mapbox Vector Tile (layer `speeds`); `y` may end in `.mvt`."""
+    yy = y[:-4] if y.endswith(".mvt") else y
+    zi, xi, yi = _int(z, "z"), _int(x, "x"), _int(yy, "y")
+    check_tile(zi, xi, yi)
+    svc = request.app.state.service
+    fp = str(svc.graph.manifest.get("fingerprint", ""))[:16]
+    etag = f'"{fp}-{zi}-{xi}-{yi}"'
+    cache = "public, max-age=86400" if v is not None and v == fp else "no-cache"
+    headers = {"ETag": etag, "Cache-Control": cache}
+    if request.headers.get("if-none-match") == etag:
+        return Response(status_code=304, headers=headers)
+    router_ = svc.router
+    body = CACHE.get(_key(router_, zi, xi, yi))
+    if body is None:  # cut and encoded in the search pool (milliseconds; the first tile also indexes the roads)
+        body = await svc.run_slow(lambda: tile_bytes(router_, zi, xi, yi))
+    return Response(body, media_type=MVT_TYPE, headers=headers)
+
+
+@router.get("/tile/{rest:path}", include_in_schema=False)
+async def bad_tile(rest: str) -> Response:
+    """Any other path under /tile/: OSRM-style 400 instead of a 404."""
+    raise EngineError(f"tile URLs are /tile/{{z}}/{{x}}/{{y}}[.mvt], got /tile/{rest[:40]}", "InvalidUrl")
+
+
+# The map page's second page lives here beside its tiles (`GET /` is `app.api.pages`): Leaflet Routing Machine, an
+# unmodified OSRM front end, pointed at this server's `/route/v1`.
+OSRM_CLIENT_PAGE = FilePath(__file__).resolve().parent.parent / "static" / "map" / "osrm-client.html"
+
+
+@router.get("/osrm-client", include_in_schema=False)
+async def osrm_client() -> Response:
+    """Leaflet Routing Machine on this server's OSRM API: proof that OSRM front ends work unchanged."""
+    if not OSRM_CLIENT_PAGE.is_file():
+        raise EngineError("the map pages are not installed", "NotFound")
+    return FileResponse(OSRM_CLIENT_PAGE, media_type="text/html")
