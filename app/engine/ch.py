@@ -242,8 +242,8 @@ def _run(
 ):  # fmt: skip  # pragma: no cover - numba
     """(status, weight, dist, arcs, source seed, target seed); status -1 = a heap is full, -2 = bad seed node.
 
-    `trace` (int32, may be empty) records settled (not stalled) ranks as `2 * rank + direction`; counters[2] counts
-    them, counters[3] is the meeting rank (-1: none)."""
+    `trace` (int32, may be empty) records settled ranks (stalled ones included, as in counters[0]) as
+    `2 * rank + direction`; counters[2] counts them, counters[3] is the meeting rank (-1: none)."""
     nup = up_arcs.shape[0]
     none = np.zeros(0, dtype=np.int32)
     fsize = init_seeds(rank, s_nodes, s_w, s_d, f_lab, f_keys, f_nodes, base)
@@ -279,7 +279,7 @@ def _run(
             side = 1
         if status < 0:
             return -1, INF, INF, none, -1, -1
-        if status == 1 and ntrace < tcap:
+        if status > 0 and ntrace < tcap:  # stalled nodes too: popped and counted as settled, like the rest
             trace[ntrace] = 2 * v + side
             ntrace += 1
         if status == 1 and other_st == base + 1:
