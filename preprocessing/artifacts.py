@@ -20,7 +20,8 @@ import numpy as np
 
 from .files import committing, keep_created, make_parents, remove_created, track, umask, untrack
 
-FORMAT_VERSION = 2  # 2: FLAG_MOTORWAY set, per-exclude hierarchies (chx*_)
+FORMAT_VERSION = 3  # 2: FLAG_MOTORWAY set, per-exclude hierarchies (chx*_); 3: guidance arrays (arc_lanes,
+# arc_signs, arc_lane_count) and the guidance flags FLAG_TUNNEL / FLAG_CIRCULAR / FLAG_SPLIT in arc_flags
 MANIFEST = "manifest.json"
 
 # name -> dtype of every core array (written by preprocessing.graph). Stage arrays (`ch_*`, `lm_*`) are free-form
@@ -40,6 +41,9 @@ CORE_ARRAYS: dict[str, str] = {
     "arc_ref": "int32",
     "arc_class": "uint8",
     "arc_flags": "uint8",
+    "arc_lanes": "int32",  # string id of the turn:lanes of the arc's direction (0 = none)
+    "arc_signs": "int32",  # string id of "destinations\x1fexits\x1fpronunciation" (0 = none)
+    "arc_lane_count": "uint8",  # OSRM's number of lanes of the way (0 = unknown)
     "in_first_out": "int32",
     "in_arc": "int32",
     "geom_first": "int64",

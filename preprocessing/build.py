@@ -179,6 +179,12 @@ def build_arrays(ways: WayTable, nodes: NodeTable) -> tuple[dict[str, np.ndarray
         raise ValueError("an arc weight overflows int32 deciseconds")
     aw = np.concatenate([chain_way[fmask], chain_way[bmask]])
     flags = np.concatenate([ways.flags_fwd[chain_way[fmask]], ways.flags_bwd[chain_way[bmask]]])
+    zeros = np.zeros(nw, dtype=np.int32)
+    lanes_f = ways.lanes_fwd if ways.lanes_fwd is not None else zeros
+    lanes_b = ways.lanes_bwd if ways.lanes_bwd is not None else zeros
+    arc_lanes = np.concatenate([lanes_f[chain_way[fmask]], lanes_b[chain_way[bmask]]])
+    signs = ways.signs if ways.signs is not None else zeros
+    lane_count = ways.lane_count if ways.lane_count is not None else zeros.astype(np.uint8)
 
     # spatial renumbering of graph nodes
     n = len(node_src)
@@ -200,6 +206,9 @@ def build_arrays(ways: WayTable, nodes: NodeTable) -> tuple[dict[str, np.ndarray
         arc_ref=ways.ref[aw],
         arc_class=ways.road_class[aw],
         arc_flags=flags,
+        arc_lanes=arc_lanes,
+        arc_signs=signs[aw],
+        arc_lane_count=lane_count[aw],
         geom_first=geom_first,
         geom_lon=geom_lon,
         geom_lat=geom_lat,

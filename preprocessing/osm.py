@@ -45,6 +45,10 @@ class WayTable:
     name: np.ndarray  # int32 [w] string ids
     ref: np.ndarray
     strings: list[str]
+    lanes_fwd: np.ndarray | None = None  # int32 [w] string id of the forward turn:lanes (0 = none)
+    lanes_bwd: np.ndarray | None = None
+    signs: np.ndarray | None = None  # int32 [w] string id of "destinations\x1fexits\x1fpronunciation" (0 = none)
+    lane_count: np.ndarray | None = None  # uint8 [w] OSRM's number of lanes (0 = unknown)
     report: dict[str, int] = field(default_factory=dict)
 
 
@@ -81,7 +85,16 @@ def _osmium_error(path: Path, exc: Exception) -> OsmInputError:
 
 def _add_flags(res: WayResult, restricted: bool) -> int:
     from .profiles.base import MOTORWAY_CLASSES
-    from .units import FLAG_FERRY, FLAG_MOTORWAY, FLAG_RESTRICTED, FLAG_ROUNDABOUT, FLAG_TOLL
+    from .units import (
+        FLAG_CIRCULAR,
+        FLAG_FERRY,
+        FLAG_MOTORWAY,
+        FLAG_RESTRICTED,
+        FLAG_ROUNDABOUT,
+        FLAG_SPLIT,
+        FLAG_TOLL,
+        FLAG_TUNNEL,
+    )
 
     f = 0
     if res.road_class in MOTORWAY_CLASSES:
@@ -94,7 +107,21 @@ def _add_flags(res: WayResult, restricted: bool) -> int:
         f |= FLAG_TOLL
     if restricted:
         f |= FLAG_RESTRICTED
+    if res.tunnel:
+        f |= FLAG_TUNNEL
+    if res.circular:
+        f |= FLAG_CIRCULAR
+    if res.split:
+        f |= FLAG_SPLIT
     return f
+
+
+def signs_string(res: WayResult) -> str:
+    """The guidance signage of a way as one string (`arc_signs`): destinations, exits and pronunciation joined by
+    the unit separator, "" when all three are empty."""
+    if not (res.destinations or res.exits or res.pronunciation):
+        return ""
+    return "\x1f".join((res.destinations, res.exits, res.pronunciation))
 
 
 def read_ways(path: Path, profile: ModuleType, progress: Progress | None = None) -> WayTable:
@@ -102,7 +129,9 @@ def read_ways(path: Path, profile: ModuleType, progress: Progress | None = None)
     way_keys = tuple(sorted(profile.WAY_KEYS))
     refs: list[int] = []
     first = [0]
-    cols: dict[str, list] = {k: [] for k in ("osm_id", "fk", "bk", "fd", "bd", "cls", "ff", "bf", "name", "ref")}
+    cols: dict[str, list] = {
+        k: [] for k in ("osm_id", "fk", "bk", "fd", "bd", "cls", "ff", "bf", "name", "ref", "lf", "lb", "signs", "lc")
+    }
     strings: list[str] = [""]
     string_id: dict[str, int] = {"": 0}
     report = {"ways_read": 0, "ways_routable": 0, "ways_rejected": 0, "ways_too_short": 0}
@@ -152,6 +181,10 @@ def read_ways(path: Path, profile: ModuleType, progress: Progress | None = None)
             cols["bf"].append(_add_flags(res, res.backward_restricted))
             cols["name"].append(sid(res.name or ""))
             cols["ref"].append(sid(res.ref or ""))
+            cols["lf"].append(sid(res.turn_lanes_forward))
+            cols["lb"].append(sid(res.turn_lanes_backward))
+            cols["signs"].append(sid(signs_string(res)))
+            cols["lc"].append(min(max(int(res.lane_count), 0), 255))
     except (RuntimeError, ValueError, OSError) as exc:
         raise _osmium_error(path, exc) from None
     if progress is not None:
@@ -171,6 +204,10 @@ def read_ways(path: Path, profile: ModuleType, progress: Progress | None = None)
         ref=np.asarray(cols["ref"], dtype=np.int32),
         strings=strings,
         report=report,
+        lanes_fwd=np.asarray(cols["lf"], dtype=np.int32),
+        lanes_bwd=np.asarray(cols["lb"], dtype=np.int32),
+        signs=np.asarray(cols["signs"], dtype=np.int32),
+        lane_count=np.asarray(cols["lc"], dtype=np.uint8),
     )
 
 

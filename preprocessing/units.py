@@ -12,3 +12,9 @@ FLAG_ROUNDABOUT = 2
 FLAG_TOLL = 4
 FLAG_RESTRICTED = 8
 FLAG_MOTORWAY = 16
+# guidance only, nothing routes on them: a tunnel (OSRM's "tunnel" class), `junction=circular` (a rotary whatever its
+# size), a split way (OSRM's `is_split`: a two-way way whose directions differ in speed, mode, turn lanes or classes;
+# OSRM keeps its directions apart, so its ends are never compressed into a neighbouring way)
+FLAG_TUNNEL = 32
+FLAG_CIRCULAR = 64
+FLAG_SPLIT = 128

@@ -13,8 +13,11 @@ import numpy as np
 import pytest
 
 from app.api import osrm, polyline
-from app.api.steps import build_steps, modifier, summary, turn_angle
+from app.api.steps import build_steps, summary
 from app.engine.errors import EngineError
+from app.engine.guidance import MODIFIER_NAMES, Maneuver, RouteStep, StepIntersection
+from app.engine.guidance.intersection import ENTER_ROTARY, LEFT, NO_TURN, RIGHT, UTURN, turn_direction
+from app.engine.guidance.steps import WAYPOINT_ARRIVE, WAYPOINT_DEPART
 from app.engine.types import Leg, Phantom, SearchStats
 from tests import api_server
 
@@ -127,77 +130,103 @@ def test_polyline_decode_rejects(bad: str) -> None:
         polyline.decode(bad)
 
 
-# --- steps from pieces (a fake road network) -------------------------------------------------------------------------
+# --- steps as JSON (the guidance steps themselves are tested through a server: tests/test_guidance_http.py) --------
 class FakeRoads:
-    """Arcs 0..n-1 in a row along `coords`; names/flags per arc; arc i ends at node i+1."""
+    """A road view that answers fixed guidance steps, whatever the leg."""
 
-    def __init__(self, names: list[str], roundabout: set[int] = frozenset(), exits: set[int] = frozenset()) -> None:
-        self.names = names
-        self.rb = roundabout
-        self.exits = exits
+    def __init__(self, steps: list[RouteStep]) -> None:
+        self._steps = steps
 
-    def road(self, arc: int) -> tuple[str, str, str, bool]:
-        return self.names[arc], "", "driving", arc in self.rb
-
-    def head(self, arc: int) -> int:
-        return arc + 1
-
-    def junction(self, node: int) -> tuple[list[int], list[bool]]:
-        return [], []
-
-    def is_roundabout_exit(self, node: int) -> bool:
-        return node in self.exits
+    def steps(self, leg: Leg) -> list[RouteStep]:
+        return self._steps
 
 
-def _leg(coords: list[tuple[float, float]], arcs: list[int], ends: list[int]) -> Leg:
+def _leg(coords: list[tuple[float, float]]) -> Leg:
     c = np.array(coords, dtype=np.float64)
-    p = len(arcs)
+    p = len(coords) - 1
     ph = Phantom(*(0.0,) * 5, *(0,) * 13)  # type: ignore[arg-type]
     return Leg(
         weight=10 * p,
         duration_s=float(p),
         distance_m=100.0 * p,
         coordinates=c,
-        piece_arc=np.array(arcs, dtype=np.int32),
+        piece_arc=np.arange(p, dtype=np.int32),
         piece_distance_m=np.full(p, 100.0),
         piece_duration_s=np.full(p, 1.0),
-        piece_coord_end=np.array(ends, dtype=np.int64),
+        piece_coord_end=np.arange(1, p + 1, dtype=np.int64),
         stats=SearchStats("ch"),
         source=ph,
         target=ph,
     )
 
 
-def test_steps_names_turns_arrive() -> None:
-    # north along A (2 pieces), right onto B (east), left onto C (north), then C again after a sharp turn
-    d = 0.001
-    coords = [(0, 0), (0, d), (0, 2 * d), (d, 2 * d), (d, 3 * d), (d, 4 * d)]
-    leg = _leg(coords, [0, 1, 2, 3, 4], [1, 2, 3, 4, 5])
-    steps = build_steps(leg, FakeRoads(["A", "A", "B", "C", "C"]), lambda c: c.tolist())
-    kinds = [(s["maneuver"]["type"], s["maneuver"].get("modifier"), s["name"]) for s in steps]
-    assert kinds == [("depart", None, "A"), ("turn", "right", "B"), ("turn", "left", "C"), ("arrive", None, "C")]
-    assert [s["distance"] for s in steps] == [200.0, 100.0, 200.0, 0.0]
-    assert steps[0]["maneuver"]["bearing_after"] == 0 and steps[1]["maneuver"]["bearing_after"] == 90
-    assert steps[1]["maneuver"]["location"] == [0.0, 0.002]
-    assert steps[1]["geometry"] == [[0, 2 * d], [d, 2 * d]]
-    assert steps[-1]["geometry"] == [[d, 4 * d], [d, 4 * d]]
-    assert steps[-1]["maneuver"]["bearing_before"] == 0 and steps[-1]["intersections"][0]["in"] == 0
-    assert summary(steps) == "A, C"
+def _step(kind: int, modifier: int, begin: int, end: int, inter: StepIntersection, **kw: str | int) -> RouteStep:
+    m = Maneuver(inter.location, 10, 100, kind, modifier, int(kw.pop("waypoint", 0)), int(kw.pop("exit", 0)))
+    sign = {k: str(kw.get(k, "")) for k in ("name", "ref", "pronunciation", "destinations", "exits")}
+    return RouteStep(
+        0, 1, False, sign["name"], sign["ref"], sign["pronunciation"], sign["destinations"], sign["exits"],
+        12.34, 100.0, 12.34, "driving", m, begin, end, [inter], rotary_name=str(kw.get("rotary_name", "")),
+        length=123.456,
+    )  # fmt: skip
 
 
-def test_steps_roundabout_exit_count() -> None:
+def test_step_json() -> None:
     d = 0.001
-    coords = [(0, 0), (0, d), (d, 2 * d), (2 * d, d), (3 * d, d)]
-    leg = _leg(coords, [0, 1, 2, 3], [1, 2, 3, 4])
-    roads = FakeRoads(["A", "", "", "B"], roundabout={1, 2}, exits={2, 3})
-    steps = build_steps(leg, roads, lambda c: None)
-    rb = steps[1]["maneuver"]
-    assert rb["type"] == "roundabout" and rb["exit"] == 2 and steps[1]["name"] == "B"
-    assert steps[2]["maneuver"]["type"] == "exit roundabout" and steps[2]["maneuver"]["exit"] == 2
+    leg = _leg([(0, 0), (0, d), (d, d), (d, 2 * d)])
+    at = StepIntersection((0.0, 0.0012345674), [0, 90, 180], [True, False, True], 2, 0, classes=["motorway"])
+    lanes = StepIntersection((0.0, d), [0, 90, 180, 270], [True] * 4, 2, 1, lanes=(1, 0), lane_desc=(2, 8, 64 | 128))
+    steps = [
+        _step(NO_TURN, UTURN, 0, 2, at, waypoint=WAYPOINT_DEPART, name="A", ref="A 1"),
+        _step(ENTER_ROTARY, RIGHT, 1, 3, lanes, exit=2, name="B", rotary_name="Star", destinations="X: Y"),
+        _step(NO_TURN, LEFT, 3, 4, StepIntersection((d, 2 * d), [180], [True], 0, None), waypoint=WAYPOINT_ARRIVE),
+    ]
+    out = build_steps(leg, FakeRoads(steps), lambda c: c.tolist())
+    dep, rot, arr = out
+    # depart: no modifier (the waypoint is on the road), OSRM's rounding, only non-empty signage
+    assert dep["maneuver"] == {
+        "location": [0.0, 0.001235],
+        "bearing_before": 10,
+        "bearing_after": 100,
+        "type": "depart",
+    }
+    assert dep["geometry"] == [[0, 0], [0, d]] and dep["name"] == "A" and dep["ref"] == "A 1"
+    assert "destinations" not in dep and "rotary_name" not in dep and "exit" not in dep["maneuver"]
+    assert (dep["distance"], dep["duration"], dep["weight"]) == (123.5, 12.3, 12.3)
+    assert dep["intersections"] == [
+        {"location": [0.0, 0.001235], "bearings": [0, 90, 180], "entry": [True, False, True], "in": 2, "out": 0,
+         "classes": ["motorway"]}
+    ]  # fmt: skip
+    # a rotary: type, modifier, exit, rotary_name; lanes listed left to right, lane 0 is the rightmost
+    assert rot["maneuver"]["type"] == "rotary" and rot["maneuver"]["modifier"] == "right"
+    assert rot["maneuver"]["exit"] == 2 and rot["rotary_name"] == "Star" and rot["destinations"] == "X: Y"
+    assert rot["geometry"] == [[0, d], [d, d]]
+    assert rot["intersections"][0]["lanes"] == [
+        {"indications": ["straight"], "valid": False},
+        {"indications": ["left"], "valid": False},
+        {"indications": ["right", "sharp right"], "valid": True},
+    ]
+    # arrive: a modifier only because the waypoint lies beside the road; a one-point geometry is doubled
+    assert arr["maneuver"]["type"] == "arrive" and arr["maneuver"]["modifier"] == "left"
+    assert arr["geometry"] == [[d, 2 * d], [d, 2 * d]]
+    assert summary(out) == "A, B"
+
+
+def test_summary_two_longest_names_in_route_order() -> None:
+    steps = [
+        {"name": "A", "duration": 5.0},
+        {"name": "", "ref": "N1", "duration": 30.0},
+        {"name": "B", "duration": 1.0},
+        {"name": "C", "duration": 20.0},
+        {"name": "", "duration": 99.0},
+    ]
+    assert summary(steps) == "N1, C"
+    assert summary([{"name": "", "duration": 1.0}]) == ""
 
 
 def test_modifier_table() -> None:
-    assert [modifier(a) for a in (0, 30, -30, 90, -90, 150, -150, 180)] == [
+    # OSRM's getTurnDirection: 180 is straight on, smaller angles turn right
+    angles = (180, 150, 210, 90, 270, 30, 330, 0, 160, 200, 140, 220)
+    assert [MODIFIER_NAMES[turn_direction(a)] for a in angles] == [
         "straight",
         "slight right",
         "slight left",
@@ -206,8 +235,11 @@ def test_modifier_table() -> None:
         "sharp right",
         "sharp left",
         "uturn",
+        "straight",
+        "straight",
+        "slight right",
+        "slight left",
     ]
-    assert turn_angle(350, 10) == 20 and turn_angle(10, 350) == -20
 
 
 # --- a real server ----------------------------------------------------------------------------------------------
@@ -263,13 +295,33 @@ def _check_waypoint(wp: dict, nearest: bool = False) -> None:
         assert len(wp["nodes"]) == 2 and all(isinstance(x, int) for x in wp["nodes"])
 
 
+OSRM_TYPES = {
+    "depart",
+    "arrive",
+    "turn",
+    "new name",
+    "continue",
+    "merge",
+    "on ramp",
+    "off ramp",
+    "fork",
+    "end of road",
+    "notification",
+    "roundabout",
+    "exit roundabout",
+    "rotary",
+    "exit rotary",
+    "roundabout turn",
+}
+
+
 def _check_step(step: dict) -> None:
     for key in ("distance", "duration", "weight", "geometry", "name", "mode", "maneuver", "intersections"):
         assert key in step, key
     assert step["mode"] in ("driving", "ferry") and step["driving_side"] in ("left", "right")
     m = step["maneuver"]
     assert len(m["location"]) == 2 and 0 <= m["bearing_before"] <= 359 and 0 <= m["bearing_after"] <= 359
-    assert m["type"] in {"depart", "arrive", "turn", "new name", "continue", "roundabout", "exit roundabout"}
+    assert m["type"] in OSRM_TYPES
     if "modifier" in m:
         assert m["modifier"] in {
             "uturn",
@@ -346,9 +398,12 @@ def test_route_steps(client: httpx.Client) -> None:
     for a, b in zip(steps, steps[1:], strict=False):
         assert a["geometry"]["coordinates"][-1] == b["geometry"]["coordinates"][0]
         assert b["maneuver"]["location"] == b["geometry"]["coordinates"][0]
-    names = [s["name"] for s in steps[:-1]]
-    for a, b, s in zip(names, names[1:], steps[1:], strict=False):
-        assert a != b or s["maneuver"]["type"] in ("continue", "roundabout", "exit roundabout")
+    # a `new name` announces a change of name or signage (OSRM's requiresNameAnnounced)
+    sign = [(s["name"], s.get("ref", ""), s.get("destinations", ""), s.get("exits", "")) for s in steps]
+    for a, b, s in zip(sign, sign[1:], steps[1:], strict=False):
+        assert a != b or s["maneuver"]["type"] != "new name"
+    # no phantom steps: only the arrive step is empty
+    assert all(s["distance"] > 0 for s in steps[:-1]) and steps[-1]["distance"] == 0
 
 
 def test_route_annotations(client: httpx.Client) -> None:

@@ -15,7 +15,7 @@ import pytest
 
 from app.cli import Stopped
 from app.cli import run as cli_run
-from preprocessing.artifacts import FormatError, load_graph, read_manifest
+from preprocessing.artifacts import FORMAT_VERSION, FormatError, load_graph, read_manifest
 
 from .conftest import BUNDLED as MONACO
 from .conftest import ROOT
@@ -183,7 +183,7 @@ def test_loader_refuses_version_and_fingerprint_mismatch(tmp_path: Path) -> None
         load_graph(out)
     mf["format_version"] = 999
     mf_path.write_text(json.dumps(mf))
-    with pytest.raises(FormatError, match="graph format version 999, this starroute reads 2: re-run"):
+    with pytest.raises(FormatError, match=f"graph format version 999, this starroute reads {FORMAT_VERSION}: re-run"):
         load_graph(out)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from preprocessing.profiles import base as B
 from preprocessing.profiles import bike, car, foot, get_profile, testbot
 from preprocessing.profiles import tags as T
 from preprocessing.profiles.base import NodeResult, WayResult
@@ -464,6 +465,111 @@ def test_car_names_refs_toll() -> None:
     assert res is not None and res.name == "Rue de la Paix" and res.ref == "D 1; N 7" and not res.toll
     assert car.process_way({"highway": "motorway", "toll": "yes"}).toll  # type: ignore[union-attr]
     assert car.process_way({"highway": "motorway", "toll:forward": "yes"}).toll  # type: ignore[union-attr]
+
+
+# guidance attributes: OSRM's lib/guidance.lua (turn lanes, lane count), lib/destination.lua, way_handlers.names
+def lanes(tags: dict[str, str]) -> tuple[str, str]:
+    res = car.process_way({"highway": "primary", **tags})
+    assert res is not None
+    return res.turn_lanes_forward, res.turn_lanes_backward
+
+
+@pytest.mark.parametrize(
+    "tags, expected",
+    [
+        (
+            {"turn:lanes:forward": "left|through", "turn:lanes:backward": "through|right"},
+            ("left|through", "through|right"),
+        ),
+        ({"turn:lanes": "left|through"}, ("left|through", "left|through")),  # a two-way road: both directions
+        ({"turn:lanes": "left|through", "oneway": "yes"}, ("left|through", "")),
+        ({"turn:lanes": "left|through", "oneway": "-1"}, ("", "left|through")),
+        ({"turn:lanes:forward": "left|through", "turn:lanes": "right"}, ("left|through", "right")),
+        # public-service lanes at the sides are trimmed (forward: backward count on the left, forward on the right)
+        ({"turn:lanes": "left|through|", "oneway": "yes", "lanes:psv": "1"}, ("left|through", "")),
+        ({"turn:lanes": "|left|through", "oneway": "yes", "lanes:bus:backward": "1"}, ("left|through", "")),
+        ({"turn:lanes:forward": "left||", "lanes:psv:forward": "2"}, ("left", "")),
+        ({"turn:lanes": "left|through||", "oneway": "yes", "lanes:psv": "x"}, ("left|through||", "")),
+        # vehicle:lanes keeps only the lanes open to vehicles, when it has as many entries as turn:lanes
+        ({"turn:lanes": "left|through|right", "oneway": "yes", "vehicle:lanes": "yes|no|yes"}, ("left|right", "")),
+        ({"turn:lanes": "left|through|right", "oneway": "yes", "vehicle:lanes": "yes|no"}, ("left|through|right", "")),
+        ({}, ("", "")),
+    ],
+)
+def test_car_turn_lanes(tags: dict[str, str], expected: tuple[str, str]) -> None:
+    assert lanes(tags) == expected
+
+
+def test_trim_and_access_tokens() -> None:
+    assert B.trim_lanes("||left|through|", 2, 1) == "left|through"
+    assert B.trim_lanes("|left", 2, 0) == "|left"  # not enough empty lanes to trim: unchanged
+    assert B.trim_lanes("left|", 0, 1) == "left"
+    assert B.apply_access_tokens("a|b|c", "no|yes|yes") == "b|c"
+    assert B.apply_access_tokens("a|b|c", "yes|designated|yes") == "a|c"
+
+
+@pytest.mark.parametrize(
+    "tags, count",
+    [
+        ({"lanes": "3"}, 3),
+        ({"lanes": "2.5"}, 0),
+        ({"lanes": "-1"}, 0),
+        ({"lanes:forward": "2", "lanes:backward": "1"}, 3),
+        ({"lanes:forward": "2"}, 2),
+        ({"lanes": "1", "turn:lanes:forward": "left|through", "turn:lanes:backward": "left|right"}, 4),
+        ({"lanes": "4", "turn:lanes:forward": "left|through"}, 4),
+        ({"turn:lanes:forward": "left|sideways"}, 0),  # an unknown arrow: not a lane description
+        ({}, 0),
+    ],
+)
+def test_lane_count(tags: dict[str, str], count: int) -> None:
+    res = car.process_way({"highway": "primary", **tags})
+    assert res is not None and res.lane_count == count
+
+
+def test_car_signs_and_guidance_flags() -> None:
+    one = {"highway": "motorway_link", "oneway": "yes"}
+    res = car.process_way({**one, "destination": "Berlin;Hamburg", "destination:ref": "A1;A2"})
+    assert res is not None and res.destinations == "A1, A2: Berlin, Hamburg"
+    res = car.process_way({**one, "destination:street": "St Street"})
+    assert res is not None and res.destinations == "St Street"
+    res = car.process_way({"highway": "motorway_link", "oneway": "-1", "destination:backward": "Köln"})
+    assert res is not None and res.destinations == "Köln"
+    res = car.process_way({"highway": "primary", "destination": "Berlin"})  # not a oneway: no destinations
+    assert res is not None and res.destinations == ""
+    res = car.process_way({**one, "junction:ref": "10;12", "name": "Ramp", "name:pronunciation": "ramp"})
+    assert res is not None and res.exits == "10; 12" and res.pronunciation == "ramp"
+    res = car.process_way({"highway": "primary", "tunnel": "building_passage", "junction": "circular"})
+    assert res is not None and res.tunnel and res.circular and res.forward and not res.backward
+    res = car.process_way({"highway": "primary", "tunnel": "no", "junction": "roundabout"})
+    assert res is not None and not res.tunnel and not res.circular and res.roundabout
+
+
+@pytest.mark.parametrize(
+    "tags, split",
+    [
+        ({}, False),
+        ({"maxspeed:forward": "50", "maxspeed:backward": "30"}, True),  # different speeds
+        ({"turn:lanes:forward": "left|through"}, True),  # turn lanes one way only
+        ({"turn:lanes": "left|through"}, False),  # the same lanes both ways
+        ({"oneway": "yes", "turn:lanes": "left|through"}, False),  # a oneway is never split
+        ({"access:backward": "private"}, True),  # restricted one way only
+        ({"toll:forward": "yes"}, True),  # toll one way only
+        ({"toll": "yes"}, False),
+    ],
+)
+def test_car_split_ways(tags: dict[str, str], split: bool) -> None:
+    # OSRM's is_split: the directions of a two-way way differ, so OSRM keeps them apart (guidance compression)
+    res = car.process_way({"highway": "primary", **tags})
+    assert res is not None and res.split == split
+
+
+def test_lanes_and_destinations_per_profile() -> None:
+    tags = {"highway": "primary", "oneway": "yes", "turn:lanes": "left|through", "destination": "Porto"}
+    res = foot.process_way({**tags, "oneway:foot": "yes"})  # foot.lua reads destinations, not turn lanes
+    assert res is not None and res.turn_lanes_forward == "" and res.destinations == "Porto"
+    res = bike.process_way(tags)  # bicycle.lua reads neither
+    assert res is not None and res.turn_lanes_forward == "" and res.destinations == ""
 
 
 @pytest.mark.parametrize(

@@ -91,6 +91,16 @@ class WayResult:
     toll: bool = False
     forward_restricted: bool = False
     backward_restricted: bool = False
+    # guidance (OSRM's turn_lanes, classification and names handlers)
+    turn_lanes_forward: str = ""  # turn:lanes of the forward direction, left to right ("left|through|right")
+    turn_lanes_backward: str = ""
+    lane_count: int = 0  # OSRM's number of lanes: `lanes` (or lanes:forward + lanes:backward), at least the turn lanes
+    destinations: str = ""  # "A59: Düsseldorf, Köln" (destination:ref: destination), oneways only
+    exits: str = ""  # junction:ref
+    pronunciation: str = ""  # name:pronunciation
+    tunnel: bool = False
+    circular: bool = False
+    split: bool = False  # OSRM's is_split (see FLAG_SPLIT)
 
     @property
     def forward(self) -> bool:
@@ -116,9 +126,35 @@ def directed_way(
     toll: bool = False,
     forward_restricted: bool = False,
     backward_restricted: bool = False,
+    with_turn_lanes: bool = False,
+    with_destinations: bool = False,
+    classes_differ: bool = False,
 ) -> WayResult:
     """The WayResult every profile returns: a closed direction gets speed 0, no duration and mode "inaccessible";
-    name, canonical `ref` and the roundabout flag come from the tags."""
+    name, canonical `ref`, the roundabout flag and the guidance attributes (lane count, exits, pronunciation,
+    tunnel, circular; turn lanes per direction if `with_turn_lanes`, destinations of a oneway if
+    `with_destinations`, as OSRM's car.lua reads both and foot.lua only destinations) come from the tags.
+    `classes_differ`: the directions carry different classes in a way not given here (`toll:forward`); with
+    different speeds, modes, turn lanes or restrictions it makes the way split (OSRM's `is_split`)."""
+    fwd_oneway = forward and not backward
+    rev_oneway = backward and not forward
+    lanes_f, lanes_b = turn_lanes(tags, fwd_oneway, rev_oneway) if with_turn_lanes else ("", "")
+    if with_destinations and (fwd_oneway or rev_oneway):
+        destinations = canonicalize_list(destination(tags, fwd_oneway), ",")
+    else:
+        destinations = ""
+    tunnel = tags.get("tunnel")
+    split = (
+        forward
+        and backward
+        and (
+            forward_kmh != backward_kmh
+            or forward_mode != backward_mode
+            or lanes_f != lanes_b
+            or forward_restricted != backward_restricted
+            or classes_differ
+        )
+    )
     return WayResult(
         forward_kmh=max(forward_kmh, 0.0) if forward else 0.0,
         backward_kmh=max(backward_kmh, 0.0) if backward else 0.0,
@@ -134,7 +170,127 @@ def directed_way(
         toll=toll,
         forward_restricted=forward and forward_restricted,
         backward_restricted=backward and backward_restricted,
+        turn_lanes_forward=lanes_f if forward else "",
+        turn_lanes_backward=lanes_b if backward else "",
+        lane_count=max(lane_count(tags), _lane_tokens(lanes_f) + _lane_tokens(lanes_b)),
+        destinations=destinations,
+        exits=canonicalize_list(tags.get("junction:ref"), ";"),
+        pronunciation=tags.get("name:pronunciation", ""),
+        tunnel=tunnel is not None and tunnel != "no",
+        circular=tags.get("junction") == "circular",
+        split=split,
     )
+
+
+_LANE_TOKENS = frozenset(
+    {"none", "through", "sharp_left", "left", "slight_left", "slight_right", "right", "sharp_right", "reverse",
+     "merge_to_left", "merge_to_right"}
+)  # fmt: skip
+
+
+def _uint(value: str | None) -> int | None:
+    """A positive whole number (OSRM guidance.lua's `to_number_uint`), else None."""
+    try:
+        n = float(value) if value is not None else None
+    except ValueError:
+        return None
+    if n is None or not n > 0 or n % 1 != 0 or n > 255:
+        return None
+    return int(n)
+
+
+def _lane_tokens(lanes: str) -> int:
+    """The number of lanes a turn:lanes string describes (0 when a value is not one OSRM understands)."""
+    if not lanes:
+        return 0
+    parts = lanes.split("|")
+    for part in parts:
+        if any(t and t not in _LANE_TOKENS for t in part.split(";")):
+            return 0
+    return len(parts)
+
+
+def lane_count(tags: Mapping[str, str]) -> int:
+    """OSRM's number of lanes (guidance.lua): `lanes`, else `lanes:forward` + `lanes:backward`; 0 = unknown."""
+    if tags.get("lanes") is not None:
+        return _uint(tags.get("lanes")) or 0
+    total = (_uint(tags.get("lanes:forward")) or 0) + (_uint(tags.get("lanes:backward")) or 0)
+    return min(total, 255)
+
+
+def _oneway_aware(tags: Mapping[str, str], key: str, fwd_oneway: bool, rev_oneway: bool) -> tuple[str | None, ...]:
+    """OSRM's `Tags.get_forward_backward_by_key`: `key:forward`/`key:backward`, the plain key going to the one
+    direction of a oneway (to both otherwise)."""
+    fwd, bwd = tags.get(key + ":forward"), tags.get(key + ":backward")
+    if fwd is None or bwd is None:
+        common = tags.get(key)
+        if fwd_oneway:
+            fwd = fwd if fwd is not None else common
+        elif rev_oneway:
+            bwd = bwd if bwd is not None else common
+        else:
+            fwd = fwd if fwd is not None else common
+            bwd = bwd if bwd is not None else common
+    return fwd, bwd
+
+
+def trim_lanes(lanes: str, count_left: int, count_right: int) -> str:
+    """OSRM's `trimLaneString`: drop `count_left` leading and `count_right` trailing empty (psv) lanes."""
+    if count_left:
+        if count_left < len(lanes) and all(c == "|" for c in lanes[:count_left]):
+            lanes = lanes[count_left:]
+    if count_right:
+        if count_right < len(lanes) and all(c == "|" for c in lanes[len(lanes) - count_right :]):
+            lanes = lanes[: len(lanes) - count_right]
+    return lanes
+
+
+def apply_access_tokens(lanes: str, access: str) -> str:
+    """OSRM's `applyAccessTokens`: keep the lanes whose `vehicle:lanes` value is `yes`."""
+    tokens, acc = lanes.split("|"), access.split("|")
+    if len(tokens) != len(acc):
+        return lanes
+    return "|".join(t for t, a in zip(tokens, acc, strict=True) if a == "yes")
+
+
+def turn_lanes(tags: Mapping[str, str], fwd_oneway: bool, rev_oneway: bool) -> tuple[str, str]:
+    """(forward, backward) turn lanes as OSRM's guidance.lua `get_turn_lanes` gives them: per direction, public
+    service lanes at the sides trimmed, lanes closed to vehicles (`vehicle:lanes`) dropped."""
+
+    def psv(direction: int) -> int:
+        for key in ("lanes:psv", "lanes:taxi", "lanes:share_taxi", "lanes:minibus", "lanes:bus"):
+            v = _oneway_aware(tags, key, fwd_oneway, rev_oneway)[direction]
+            if v is not None:
+                return _uint(v) or 0
+        return 0
+
+    psv_f, psv_b = psv(0), psv(1)
+    lanes_f, lanes_b = _oneway_aware(tags, "turn:lanes", fwd_oneway, rev_oneway)
+    vehicle_f, vehicle_b = _oneway_aware(tags, "vehicle:lanes", fwd_oneway, rev_oneway)
+
+    def process(lanes: str | None, vehicle: str | None, first: int, second: int) -> str:
+        if not lanes:
+            return ""
+        if vehicle:
+            return apply_access_tokens(lanes, vehicle)
+        if first or second:
+            return trim_lanes(lanes, first, second)
+        return lanes
+
+    return process(lanes_f, vehicle_f, psv_b, psv_f), process(lanes_b, vehicle_b, psv_f, psv_b)
+
+
+def destination(tags: Mapping[str, str], forward: bool) -> str:
+    """OSRM's `get_destination`: "destination:ref: destination", else either, else destination:street."""
+
+    def directional(key: str) -> str | None:
+        v = tags.get(key + (":forward" if forward else ":backward")) or tags.get(key)
+        return v.replace(";", ", ") if v else None
+
+    ref, dest, street = directional("destination:ref"), directional("destination"), directional("destination:street")
+    if ref and dest:
+        return f"{ref}: {dest}"
+    return ref or dest or street or ""
 
 
 @dataclass(frozen=True)

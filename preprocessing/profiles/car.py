@@ -24,9 +24,9 @@ Deliberate differences from OSRM:
 - A oneway or one-direction-closed ferry or movable bridge keeps its direction (OSRM's ferry handler reopens both).
 - `bridge=movable` with `capacity:car=0` is treated as an ordinary road (OSRM's Lua compares a string with 0, so
   its check never fires).
-- `is_startpoint` (private service roads cannot be snapped to) and `junction=circular`'s own guidance type are not
-  represented; `circular` still implies oneway. HEAD-only additions (extra blacklist values, `;`-lists in access
-  values, priority penalty) are not adopted.
+- `is_startpoint` (private service roads cannot be snapped to) is not represented; `junction=circular` implies
+  oneway and is flagged for guidance (a rotary whatever its size). HEAD-only additions (extra blacklist values,
+  `;`-lists in access values, priority penalty) are not adopted.
 """
 
 from __future__ import annotations
@@ -322,6 +322,9 @@ def process_way(tags: Mapping[str, str]) -> WayResult | None:
         toll=toll_f == "yes" or toll_b == "yes",
         forward_restricted=fwd_restricted,
         backward_restricted=bwd_restricted,
+        with_turn_lanes=True,
+        with_destinations=True,
+        classes_differ=(toll_f == "yes") != (toll_b == "yes"),
     )
 
 

@@ -156,6 +156,7 @@ def process_way(tags: Mapping[str, str]) -> WayResult | None:
         forward_mode=mode,
         backward_mode=mode,
         ferry=ferry,
+        with_destinations=True,
     )
 
 
