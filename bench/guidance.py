@@ -35,10 +35,7 @@ import argparse
 import hashlib
 import json
 import math
-import os
 import random
-import socket
-import subprocess
 import sys
 import tempfile
 import time
@@ -54,6 +51,7 @@ import httpx  # noqa: E402
 import numpy as np  # noqa: E402
 
 from bench.osrm_peer import ensure_osrm, prepare_osrm  # noqa: E402
+from bench.servers import start_osrm, start_starroute, stop  # noqa: E402
 from preprocessing.artifacts import FormatError, load_graph, read_manifest  # noqa: E402
 from preprocessing.profiles.base import ROAD_CLASS_CODE  # noqa: E402
 from preprocessing.units import COORD_SCALE, EARTH_RADIUS_M, FLAG_FERRY, FLAG_ROUNDABOUT  # noqa: E402
@@ -71,57 +69,6 @@ Maneuver = tuple[str, str]
 
 
 # --- servers -------------------------------------------------------------------------------------------------------
-def free_port() -> int:
-    """A free local TCP port."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def wait_ready(url: str, proc: subprocess.Popen, timeout: float = 300.0) -> None:
-    """Wait until a server answers a nearest request (or die with the process)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"server exited with {proc.returncode}")
-        try:
-            httpx.get(url, timeout=2.0)
-            return
-        except httpx.HTTPError:
-            time.sleep(0.25)
-    raise RuntimeError(f"{url} did not answer within {timeout:.0f} s")
-
-
-def stop(proc: subprocess.Popen) -> None:
-    """Stop a server process started here."""
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
-
-
-def start_starroute(graph: Path) -> tuple[subprocess.Popen, str]:
-    """Start starroute's server on a graph; (process, base URL)."""
-    port = free_port()
-    cmd = [sys.executable, "-m", "app.server", str(graph), "--port", str(port), "--log-level", "warning"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
-    wait_ready(f"{base}/health", proc)
-    return proc, base
-
-
-def start_osrm(bin_dir: Path, dataset: Path) -> tuple[subprocess.Popen, str]:
-    """Start osrm-routed (one thread) on a prepared dataset; (process, base URL)."""
-    port = free_port()
-    cmd = [str(bin_dir / "osrm-routed"), "--ip", "127.0.0.1", "--port", str(port), "-t", "1", str(dataset)]
-    env = {**os.environ, "DISABLE_ACCESS_LOGGING": "1"}
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-    base = f"http://127.0.0.1:{port}"
-    wait_ready(f"{base}/nearest/v1/driving/0,0", proc)
-    return proc, base
 
 
 # --- data ----------------------------------------------------------------------------------------------------------

@@ -23,7 +23,6 @@ import os
 import random
 import re
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -42,57 +41,12 @@ ROOT = HERE.parent
 
 from app.engine.data import load  # noqa: E402
 from bench.osrm_peer import ensure_osrm, prepare_osrm  # noqa: E402
+from bench.servers import start_osrm, start_starroute, stop  # noqa: E402
 
 EXTRACT_DIRS = (ROOT.parent / "shared" / "data" / "osm", ROOT / "data")
 
 
 # --- servers -------------------------------------------------------------------------------------------------------
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def wait_ready(url: str, proc: subprocess.Popen, timeout: float = 300.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"server exited with {proc.returncode}")
-        try:
-            httpx.get(url, timeout=2.0)
-            return
-        except httpx.HTTPError:
-            time.sleep(0.25)
-    raise RuntimeError(f"{url} did not answer within {timeout:.0f} s")
-
-
-def stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-
-
-def start_starroute(graph: Path, workers: int) -> tuple[subprocess.Popen, str]:
-    port = free_port()
-    cmd = [sys.executable, "-m", "app.server", str(graph), "--port", str(port), "--workers", str(workers)]
-    proc = subprocess.Popen(cmd + ["--log-level", "warning"], cwd=ROOT, stdout=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
-    wait_ready(f"{base}/health", proc)
-    return proc, base
-
-
-def start_osrm(bin_dir: Path, dataset: Path, threads: int) -> tuple[subprocess.Popen, str]:
-    port = free_port()
-    cmd = [str(bin_dir / "osrm-routed"), "--ip", "127.0.0.1", "--port", str(port), "-t", str(threads), str(dataset)]
-    proc = subprocess.Popen(
-        cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "DISABLE_ACCESS_LOGGING": "1"}
-    )
-    base = f"http://127.0.0.1:{port}"
-    wait_ready(f"{base}/nearest/v1/driving/0,0", proc)
-    return proc, base
 
 
 # --- load generators -----------------------------------------------------------------------------------------------

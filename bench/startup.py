@@ -22,7 +22,6 @@ import argparse
 import os
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -36,6 +35,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.osrm_peer import ensure_osrm  # noqa: E402
+from bench.servers import free_port  # noqa: E402
 
 MONACO = ROOT / "data" / "monaco.osm.pbf"
 FROM, TO = "7.4197,43.7311", "7.4246,43.7384"
@@ -70,12 +70,6 @@ def write_ten_node_map(path: Path) -> Path:
     )
     path.write_text(TEN_NODE_MAP.format(nodes=nodes), encoding="utf-8")
     return path
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def cmd(*args: str) -> list[str]:

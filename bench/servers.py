@@ -1,0 +1,68 @@
+"""Servers for the benchmarks: starroute's and osrm-routed on free loopback ports, started, awaited and stopped."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def free_port() -> int:
+    """A free local TCP port."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_ready(url: str, proc: subprocess.Popen, timeout: float = 300.0) -> None:
+    """Wait until `url` answers (any status), or fail when the process dies or the time is up."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited with {proc.returncode}")
+        try:
+            httpx.get(url, timeout=2.0)
+            return
+        except httpx.HTTPError:
+            time.sleep(0.25)
+    raise RuntimeError(f"{url} did not answer within {timeout:.0f} s")
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """Terminate a server started here (kill it after 15 s)."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+
+
+def start_starroute(graph: Path, workers: int = 1) -> tuple[subprocess.Popen, str]:
+    """`python -m app.server GRAPH` with `workers` workers, healthy; (process, base URL)."""
+    port = free_port()
+    cmd = [sys.executable, "-m", "app.server", str(graph), "--port", str(port), "--workers", str(workers)]
+    proc = subprocess.Popen(cmd + ["--log-level", "warning"], cwd=ROOT, stdout=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    wait_ready(f"{base}/health", proc)
+    return proc, base
+
+
+def start_osrm(bin_dir: Path, dataset: Path, threads: int = 1) -> tuple[subprocess.Popen, str]:
+    """osrm-routed on a prepared dataset with `threads` threads, answering; (process, base URL)."""
+    port = free_port()
+    cmd = [str(bin_dir / "osrm-routed"), "--ip", "127.0.0.1", "--port", str(port), "-t", str(threads), str(dataset)]
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "DISABLE_ACCESS_LOGGING": "1"}
+    )
+    base = f"http://127.0.0.1:{port}"
+    wait_ready(f"{base}/nearest/v1/driving/0,0", proc)
+    return proc, base
