@@ -101,10 +101,11 @@ def remove_partial_cache_files() -> None:
 # -- warming a service ------------------------------------------------------------------------------------------
 
 
-async def exercise(service: Any, algorithms: tuple[str, ...] | None = None) -> None:
+async def exercise(service: Any, algorithms: tuple[str, ...] | None = None, options: bool = True) -> None:
     """Answer a few requests in-process so that every kernel the server uses is compiled or loaded.
 
-    `algorithms` limits the point-to-point algorithms (all the graph offers by default).
+    `algorithms` limits the point-to-point algorithms (all the graph offers by default); `options=False` leaves out
+    the per-request options (alternatives, areas to avoid, isochrones: core kernels another compile job covers).
     """
     from app.api import osrm
     from app.engine.errors import EngineError
@@ -115,7 +116,7 @@ async def exercise(service: Any, algorithms: tuple[str, ...] | None = None) -> N
     pts = list(sample)
     a, b = (f"{lon},{lat}" for lon, lat in pts)
     for path, query in (
-        (f"/route/v1/warmup/{a};{b}", "steps=true&annotations=true&overview=simplified&alternatives=true"),
+        (f"/route/v1/warmup/{a};{b}", "annotations=true&overview=simplified" + "&alternatives=true" * options),
         (f"/route/v1/warmup/{a};{b}", "geometries=polyline6&overview=full"),
         (f"/table/v1/warmup/{a};{b}", "annotations=duration,distance"),
         (f"/nearest/v1/warmup/{a}", "number=2"),
@@ -137,7 +138,9 @@ async def exercise(service: Any, algorithms: tuple[str, ...] | None = None) -> N
         service.router.query().table(phantoms, phantoms)
     except EngineError:
         pass
-    service.router.warmup()
+    service.router.warmup(algorithms)
+    if not options:
+        return
     from app.engine.tiles import road_tiles
 
     road_tiles(service.router)  # the map's road index (no kernels: tens of milliseconds on a city)
@@ -164,14 +167,16 @@ async def _native_get(service: Any, path: str, query: str) -> None:
             log.info("warm-up %s: %s", path, r.text[:200])
 
 
-def warm_service(service: Any, say: Say = log.info, algorithms: tuple[str, ...] | None = None) -> Any:
+def warm_service(
+    service: Any, say: Say = log.info, algorithms: tuple[str, ...] | None = None, options: bool = True
+) -> Any:
     """Open `service` (if not yet) and run `exercise` on it; says once when kernels compile. Returns the service."""
     from app.api.health import Metrics
 
     with announce_compilation(say, "routing kernels", ENGINE_COMPILE_S) as note:
         if service.graph is None:
             service.open()  # imports the engine: kernels with signatures compile (or load) now
-        asyncio.run(exercise(service, algorithms))
+        asyncio.run(exercise(service, algorithms, options))
     if note.fired:
         say(f"routing kernels compiled in {time.perf_counter() - note.started:.0f} s (cached for later starts)")
     if algorithms is None:
@@ -222,7 +227,7 @@ def _compile_job(job: str, work: Path) -> None:
     osm = write_sample_map(work / f"sample-{job}.osm")
     if job == "preprocess":  # contraction and landmarks, then the queries that need them
         graph = preprocess(osm, work / "full", ch=True, landmarks=4, force=True, quiet=True)
-        warm_service(Service(Settings(graph_dir=graph)), say=lambda m: None, algorithms=("ch", "alt"))
+        warm_service(Service(Settings(graph_dir=graph)), say=lambda m: None, algorithms=("ch",), options=False)
     else:  # everything that needs no contraction, on a graph built without it (numpy only, no kernel)
         graph = preprocess(osm, work / "plain", ch=False, landmarks=0, force=True, quiet=True)
         warm_service(Service(Settings(graph_dir=graph)), say=lambda m: None)

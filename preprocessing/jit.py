@@ -39,20 +39,37 @@ def tup(*items: Any) -> nt.Tuple:
     return nt.Tuple(items)
 
 
-def kernel(fn: Any = None, **options: Any) -> Any:
+def kernel(fn: Any = None, lazy: bool = False, **options: Any) -> Any:
     """`numba.njit(cache=True, nogil=True)`: bare (`@kernel`), with signature(s) (`@kernel(I64(I64))`, compiled or
-    loaded from the cache when the module is imported), or with options (`@kernel(inline="never")`)."""
+    loaded from the cache when the module is imported), or with options (`@kernel(inline="never")`).
+
+    `lazy=True` with a signature: nothing happens at import; the kernel compiles (or loads) for exactly that
+    signature when `entry()` first asks for it, or, called from another kernel, for the types its caller passes. So
+    importing a module costs no compilation a command does not need (preprocess never compiles the search core).
+    """
     if callable(fn) and not isinstance(fn, nt.Type) and not hasattr(fn, "return_type"):
         return nb.njit(**_OPTIONS)(fn)
+    if fn is not None and lazy:
+
+        def decorate(f: Callable[..., Any]) -> Any:
+            d = nb.njit(**{**_OPTIONS, **options})(f)
+            d.starroute_signature = fn
+            return d
+
+        return decorate
     if fn is not None:
         return nb.njit(fn, **{**_OPTIONS, **options})
     return nb.njit(**{**_OPTIONS, **options})
 
 
 def entry(dispatcher: Any) -> Any:
-    """The compiled entry point of a kernel with one explicit signature, called without the dispatcher's per-call
+    """The compiled entry point of a kernel with one explicit signature (lazy ones compile now), called without the
+    dispatcher's per-call
     type matching (about 3 us for the search core's 30-odd array arguments, a tenth of a short query). Nothing is
     checked: callers pass exactly the signature's types. Other kernels are returned as they are."""
+    lazy = getattr(dispatcher, "starroute_signature", None)
+    if lazy is not None:
+        return dispatcher.compile(lazy)  # loaded from the cache, or compiled now for that signature only
     sigs = getattr(dispatcher, "signatures", ())
     if len(sigs) != 1 or sigs[0] not in dispatcher.overloads:
         return dispatcher

@@ -126,7 +126,7 @@ def numba_types() -> tuple[object, object, object]:
 _G, _L, _P = numba_types()
 
 
-@kernel(NONE(_VI32, _VI64, _RO_XYZ, F64, _VF64))
+@kernel(NONE(_VI32, _VI64, _RO_XYZ, F64, _VF64), lazy=True)
 def prepare_point(nodes, weights, xyz, scale, p):  # pragma: no cover - numba
     """Fill a point array `p` = (x, y, z, shift, lon, lat) from its lon/lat (degrees): the unit vector, and the shift
     c = max(0, max_j(scale * gc(seed_j, point) - weight_j)).
@@ -149,7 +149,7 @@ def prepare_point(nodes, weights, xyz, scale, p):  # pragma: no cover - numba
     p[3] = shift
 
 
-@kernel(I64(_RO_LM, _RO_LM, _VI32, _VI64, _VI32, _VI64, _VI32, arr(I64, 2), arr(U8, 2)))
+@kernel(I64(_RO_LM, _RO_LM, _VI32, _VI64, _VI32, _VI64, _VI32, arr(I64, 2), arr(U8, 2)), lazy=True)
 def landmark_setup(lm_from, lm_to, s_nodes, s_w, t_nodes, t_w, cols, consts, valid):  # pragma: no cover - numba
     """Fill the per-query landmark constants (app.engine.alt docstring) for the best `len(cols)` landmarks.
 
@@ -250,7 +250,12 @@ def landmark_setup(lm_from, lm_to, s_nodes, s_w, t_nodes, t_w, cols, consts, val
 # 6 target seed, 7 trace entries
 
 
-@kernel(NONE(_G, _L, _VI32, _VI64, _VI32, _VI64, I64, I64, I64, _P, I64, U8, _VI32, I64, _VI32, _VI32, _VI64, I64))
+SEARCH_SIGNATURE = NONE(
+    _G, _L, _VI32, _VI64, _VI32, _VI64, I64, I64, I64, _P, I64, U8, _VI32, I64, _VI32, _VI32, _VI64, I64
+)
+
+
+@kernel(SEARCH_SIGNATURE, lazy=True)
 def search(
     g, lab, s_nodes, s_w, t_nodes, t_w, q, mode, pk, p, lm_max, excl, forbid, fq, trace, buf, out, cutoff
 ):  # pragma: no cover - numba
@@ -349,14 +354,12 @@ def search(
         if kind == PK_NONE:
             return 0.0
         if ps[v] != q:
+            ht, hs = bounds_of(v, kind != PK_TARGET)  # one call site: numba inlines it once per pot_of use
             if kind == PK_TARGET:
-                ht, _ = bounds_of(v, False)
                 pv[v] = eps * ht
             elif kind == PK_SOURCE:
-                _, hs = bounds_of(v, True)
                 pv[v] = hs
             else:
-                ht, hs = bounds_of(v, True)
                 pv[v] = 0.5 * (ht - hs)
             ps[v] = q
         return -pv[v] if kind == PK_BACKWARD else pv[v]
@@ -499,7 +502,7 @@ def search(
         out[4] = k
 
 
-@kernel(NONE(arr(I32, 2), _RO_I32, _RO_I32, _VI32, _VI64, _VI64))
+@kernel(NONE(arr(I32, 2), _RO_I32, _RO_I32, _VI32, _VI64, _VI64), lazy=True)
 def path_dists(pred, arc_tail, arc_dist, nodes, seed_dists, out):  # pragma: no cover - numba
     """out[j] = dm along the forward predecessor chain to `nodes[j]`, plus the distance of the seed it starts at."""
     for j in range(nodes.shape[0]):

@@ -326,8 +326,9 @@ class Router:
         """Shorthand for `self.query().table(...)`."""
         return self.query().table(sources, destinations, exclude)
 
-    def warmup(self) -> None:
-        """Run a few tiny queries per algorithm (and a table) so numba compiles before the first request."""
+    def warmup(self, algorithms: Sequence[str] | None = None) -> None:
+        """Run a few tiny queries per algorithm (all available, or `algorithms`) and a table, so numba compiles or
+        loads their kernels before the first request."""
         g = self.graph
         arcs = np.flatnonzero(self.snapper.big_chain[np.asarray(g.arc_geom) >> 1])
         if len(arcs) == 0:
@@ -344,7 +345,7 @@ class Router:
         mid = (int(gf[c]) + int(gf[c + 1]) - 1) // 2
         phs.append(self.snap(float(g.geom_lon[mid]) / COORD_SCALE + 1e-6, float(g.geom_lat[mid]) / COORD_SCALE))
         q = self.query()
-        for name in self.algorithms:
+        for name in self.algorithms if algorithms is None else algorithms:
             for x, y in ((0, 1), (1, 0), (2, 1), (0, 2)):
                 try:
                     q.route([phs[x], phs[y]], name)

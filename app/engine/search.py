@@ -10,8 +10,10 @@ one numba call. `CoreSearch(graph, algorithm)` is the point-to-point search of o
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -32,7 +34,13 @@ _NO_LM.flags.writeable = False
 _EMPTY_I32 = np.zeros(0, dtype=np.int32)
 _EMPTY_I64 = np.zeros(0, dtype=np.int64)
 INF = int(INF_WEIGHT)
-_search = entry(core.search)  # every call below passes the kernel's exact signature types (seed_arrays, own arrays)
+
+
+@functools.cache
+def _core() -> Any:
+    """The search core's compiled entry (loaded or compiled on first use, never at import): every call below passes
+    the kernel's exact signature types (`seed_arrays`, the searcher's own arrays)."""
+    return entry(core.search)
 
 
 @dataclass
@@ -172,7 +180,7 @@ class Searcher:
         lm_max = self.lm_max if algorithm.potential == "landmarks" else 0
         trace = self._trace_buffer(options)
         mode = core.MODE_BI if algorithm.bidirectional else core.MODE_UNI
-        _search(
+        _core()(
             self.g, self.lab, s_nodes, s_w, t_nodes, t_w, q, mode, pk, self.p, lm_max, excl, self.forbid, fq, trace,
             self.buf, self.out, INF,
         )  # fmt: skip
@@ -191,7 +199,7 @@ class Searcher:
         trace = self._trace_buffer(options)
         t = np.ascontiguousarray(targets, dtype=np.int32)
         pk = core.PK_NONE if forward else core.PK_BACKWARD
-        _search(
+        _core()(
             self.g, self.lab, s_nodes, s_w, t, _EMPTY_I64, q, core.MODE_ALL, pk, self.p, 0, excl, self.forbid, fq,
             trace, self.buf, self.out, cutoff,
         )  # fmt: skip
@@ -215,7 +223,7 @@ class Searcher:
         else:
             self.p.sp[4], self.p.sp[5] = far.lon, far.lat
         pk = core.PK_TARGET if forward else core.PK_SOURCE
-        _search(
+        _core()(
             self.g, self.lab, s_nodes, s_w, t_nodes, t_w, q, core.MODE_ALL, pk, self.p, self.lm_max, excl,
             self.forbid, fq, _EMPTY_I32, self.buf, self.out, int(options.cutoff),
         )  # fmt: skip
@@ -260,7 +268,7 @@ class Searcher:
         self.p.sp[4], self.p.sp[5] = sources.lon, sources.lat
         self.p.par[1] = 1.0
         q = self.next_query()
-        _search(
+        _core()(
             self.g, self.lab, s_nodes, s_w, t_nodes, t_w, q, core.MODE_BOUNDS, core.PK_FORWARD, self.p,
             self.lm_max if landmarks else 0, np.uint8(0), self.forbid, 0, _EMPTY_I32, self.buf, self.out, INF,
         )  # fmt: skip
