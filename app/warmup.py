@@ -144,27 +144,24 @@ async def exercise(service: Any, algorithms: tuple[str, ...] | None = None, opti
     from app.engine.tiles import road_tiles
 
     road_tiles(service.router)  # the map's road index (no kernels: tens of milliseconds on a city)
-    # the kernels of areas to avoid and of isochrones
-    (x1, y1), (x2, y2) = pts
-    for path, query in (
-        ("/route", f"from={a}&to={b}&avoid={x1 + 1e-4},{y1 + 1e-4};{x1 + 2e-4},{y1 + 1e-4};{x1 + 2e-4},{y1 + 2e-4}"),
-        ("/isochrone", f"point={a}&minutes=1,2"),
-    ):
-        await _native_get(service, path, query)
+    # the kernels of areas to avoid, isochrones and their contours (straight to the engine: no ASGI client to import)
+    from app.engine.areas import parse_compact
+    from app.engine.contours import contour_polygons
+    from app.engine.types import RouteOptions
 
-
-async def _native_get(service: Any, path: str, query: str) -> None:
-    """Answer one native GET in-process (through the ASGI app, no socket): compiles what its handler uses."""
-    import httpx
-
-    from app.main import create_app
-
-    app = create_app(service.settings, service=service)
-    transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://warmup") as client:
-        r = await client.get(f"{path}?{query}")
-        if r.status_code != 200:
-            log.info("warm-up %s: %s", path, r.text[:200])
+    (x1, y1), _ = pts
+    ring = f"{x1 + 1e-4},{y1 + 1e-4};{x1 + 2e-4},{y1 + 1e-4};{x1 + 2e-4},{y1 + 2e-4}"
+    forbidden = service.router.forbidden_arcs(parse_compact(ring))
+    core = [a for a in service.router.algorithms if a != "ch"]
+    q = service.router.query()
+    try:
+        if core:
+            q.routes(phantoms, RouteOptions(algorithm=core[0], forbidden=forbidden))
+        for part in q.isochrone(phantoms[0], [600, 1200])[0]:
+            if len(part):
+                contour_polygons(part[:, 0], part[:, 1], part[:, 2], part[:, 3], 50.0)
+    except (EngineError, ValueError) as exc:
+        log.info("warm-up of the options: %s", exc)
 
 
 def warm_service(

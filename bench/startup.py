@@ -178,7 +178,9 @@ def main(argv: list[str] | None = None) -> int:
         cold = median(lambda fn=fn: fn(cold_env), args.cold_runs)[0] if args.cold_runs else None
         warm = median(lambda fn=fn: fn(lambda: warm_env), args.warm_runs)[0] if args.warm_runs else None
         rows.append((name, cold, warm, target, ""))
-        print(f"  {name}: cold {cold if cold is None else round(cold, 2)} s, warm {warm and round(warm, 3)} s")
+        cold_s = "-" if cold is None else f"{cold:.2f} s"
+        warm_s = "-" if warm is None else f"{warm:.3f} s"
+        print(f"  {name}: cold {cold_s}, warm {warm_s}")
 
     osrm: dict[str, float] = {}
     if not args.no_osrm:
