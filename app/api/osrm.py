@@ -35,7 +35,6 @@ from app.api import polyline
 from app.api.errors import JSON_TYPE, error_body, status_for
 from app.api.geometry import segment_lengths_m, simplify
 from app.api.service import Service, check_coordinate
-from app.api.steps import build_steps, summary
 from app.engine.errors import EngineError, InvalidValue, NotImplementedOption, TooBig
 from app.engine.types import Leg, Phantom, Route, RouteOptions, SearchStats
 
@@ -469,6 +468,8 @@ def _route_object(svc: Service, r: Route, wps: list[int] | None, o: dict[str, An
     geom = _geometry_fn(o.get("geometries", "polyline"))
     overview = o.get("overview", "simplified")
     roads = svc.router.roads if o.get("steps") else None
+    if roads is not None:  # guidance is imported on the first steps request, not at start-up
+        from app.api.steps import build_steps, summary
     legs_out = []
     for leg in legs:
         steps = build_steps(leg, roads, geom) if roads is not None else []

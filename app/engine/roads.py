@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import math
 import threading
+from typing import TYPE_CHECKING
 
 from preprocessing.artifacts import Graph
 
-from .guidance import Guide, RouteStep
 from .types import Leg
+
+if TYPE_CHECKING:  # the guidance package is imported on the first steps request, not at start-up
+    from .guidance import Guide, RouteStep
 
 
 def bearing(lon1: float, lat1: float, lon2: float, lat2: float) -> float:
@@ -51,6 +54,8 @@ class RoadGraph:
         if self._guide is None:
             with self._lock:
                 if self._guide is None:
+                    from .guidance import Guide
+
                     self._guide = Guide(self.g, self.mode)
         return self._guide
 
