@@ -59,7 +59,7 @@ def create_app(settings: Settings | None = None, service: Service | None = None)
         if service.graph is None:
             from app.warmup import warm_service
 
-            await asyncio.to_thread(warm_service, service, log.info)
+            await asyncio.to_thread(warm_service, service, log.info, background=True)
         log.info("graph %s loaded: %s", settings.graph_dir, service.graph.manifest.get("counts"))
         try:
             yield

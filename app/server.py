@@ -64,7 +64,7 @@ def run_server(settings: Settings) -> None:
 
     service = Service(settings)
     run_until_signal(
-        lambda: warm_service(service, say=_say),
+        lambda: warm_service(service, say=_say, background=settings.workers == 1),
         on_stop=remove_partial_cache_files,
         status=lambda signum: 0,
         message="stopped during start-up",

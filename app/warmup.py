@@ -1,8 +1,9 @@
 """Start-up: have every numba kernel compiled (first run) or loaded (every later run) before a request comes.
 
 - `warm_service(service, say)` opens a `Service` and answers a handful of requests in-process (every algorithm, a
-  table, nearest, steps and geometries), so each kernel the server uses is loaded from numba's cache; on a first run
-  after an install it compiles them and says so once, with an estimate.
+  table, nearest, geometries; then alternatives, areas to avoid, isochrones, on a background thread when a server
+  starts), so each kernel the server uses is loaded from numba's cache; on a first run after an install it compiles
+  them and says so once, with an estimate.
 - `compile_all(jobs)` (`starroute compile`, the Docker build, a cold first `starroute serve`) compiles the
   kernels of both preprocessing and the server into the cache ahead of use, on a small built-in map, in up to two
   processes: one runs the preprocess kernels and then the CH and ALT queries, the other the kernels that need no
@@ -20,6 +21,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -107,16 +109,23 @@ async def exercise(service: Any, algorithms: tuple[str, ...] | None = None, opti
     `algorithms` limits the point-to-point algorithms (all the graph offers by default); `options=False` leaves out
     the per-request options (alternatives, areas to avoid, isochrones: core kernels another compile job covers).
     """
+    phantoms = await _exercise_routing(service, algorithms)
+    if options and phantoms is not None:
+        exercise_options(service, phantoms)
+
+
+async def _exercise_routing(service: Any, algorithms: tuple[str, ...] | None) -> list[Any] | None:
+    """Routes (OSRM answers with geometry and annotations, every algorithm), a table, nearest; the sample phantoms."""
     from app.api import osrm
     from app.engine.errors import EngineError
 
     sample = service.router.sample_points()
     if sample is None:
-        return
+        return None
     pts = list(sample)
     a, b = (f"{lon},{lat}" for lon, lat in pts)
     for path, query in (
-        (f"/route/v1/warmup/{a};{b}", "annotations=true&overview=simplified" + "&alternatives=true" * options),
+        (f"/route/v1/warmup/{a};{b}", "annotations=true&overview=simplified"),
         (f"/route/v1/warmup/{a};{b}", "geometries=polyline6&overview=full"),
         (f"/table/v1/warmup/{a};{b}", "annotations=duration,distance"),
         (f"/nearest/v1/warmup/{a}", "number=2"),
@@ -128,7 +137,7 @@ async def exercise(service: Any, algorithms: tuple[str, ...] | None = None, opti
         phantoms = service.snap_all(pts)
     except EngineError as exc:
         log.info("warm-up of the other algorithms skipped: %s", exc)
-        return
+        return None
     for algorithm in algorithms if algorithms is not None else service.router.algorithms:
         try:
             service.router.query().route(phantoms, algorithm=algorithm)
@@ -139,22 +148,27 @@ async def exercise(service: Any, algorithms: tuple[str, ...] | None = None, opti
     except EngineError:
         pass
     service.router.warmup(algorithms)
-    if not options:
-        return
-    from app.engine.tiles import road_tiles
+    return phantoms
 
-    road_tiles(service.router)  # the map's road index (no kernels: tens of milliseconds on a city)
-    # the kernels of areas to avoid, isochrones and their contours (straight to the engine: no ASGI client to import)
+
+def exercise_options(service: Any, phantoms: list[Any]) -> None:
+    """The kernels of alternatives, areas to avoid, isochrones and their contours, and the map's tile index (straight
+    to the engine: no ASGI client to import)."""
     from app.engine.areas import parse_compact
     from app.engine.contours import contour_polygons
+    from app.engine.errors import EngineError
+    from app.engine.tiles import road_tiles
     from app.engine.types import RouteOptions
 
-    (x1, y1), _ = pts
+    road_tiles(service.router)  # no kernels: tens of milliseconds on a city
+    router = service.router
+    x1, y1 = phantoms[0].lon, phantoms[0].lat
     ring = f"{x1 + 1e-4},{y1 + 1e-4};{x1 + 2e-4},{y1 + 1e-4};{x1 + 2e-4},{y1 + 2e-4}"
-    forbidden = service.router.forbidden_arcs(parse_compact(ring))
-    core = [a for a in service.router.algorithms if a != "ch"]
-    q = service.router.query()
+    q = router.query()
+    core = [a for a in router.algorithms if a != "ch"]
     try:
+        q.routes(phantoms, RouteOptions(algorithm=router.default_algorithm, alternatives=1))
+        forbidden = router.forbidden_arcs(parse_compact(ring))
         if core:
             q.routes(phantoms, RouteOptions(algorithm=core[0], forbidden=forbidden))
         for part in q.isochrone(phantoms[0], [600, 1200])[0]:
@@ -165,20 +179,41 @@ async def exercise(service: Any, algorithms: tuple[str, ...] | None = None, opti
 
 
 def warm_service(
-    service: Any, say: Say = log.info, algorithms: tuple[str, ...] | None = None, options: bool = True
+    service: Any,
+    say: Say = log.info,
+    algorithms: tuple[str, ...] | None = None,
+    options: bool = True,
+    background: bool = False,
 ) -> Any:
-    """Open `service` (if not yet) and run `exercise` on it; says once when kernels compile. Returns the service."""
+    """Open `service` (if not yet) and run `exercise` on it; says once when kernels compile. Returns the service.
+
+    `background=True` (a server starting): routes, tables and nearest are warm when this returns; the options'
+    kernels (alternatives, areas, isochrones: compiled already by `compile_all`, only loaded here) load on a daemon
+    thread meanwhile, so the server is ready sooner and a first such request at most waits for that load.
+    """
     from app.api.health import Metrics
 
     with announce_compilation(say, "routing kernels", ENGINE_COMPILE_S) as note:
         if service.graph is None:
             service.open()  # imports the engine: kernels with signatures compile (or load) now
-        asyncio.run(exercise(service, algorithms, options))
+        if background and options:
+            phantoms = asyncio.run(_exercise_routing(service, algorithms))
+        else:
+            asyncio.run(exercise(service, algorithms, options))
     if note.fired:
         say(f"routing kernels compiled in {time.perf_counter() - note.started:.0f} s (cached for later starts)")
-    if algorithms is None:
-        mark_compiled("engine")
     service.metrics = Metrics()  # warm-up searches are not traffic
+    if background and options:
+
+        def rest() -> None:
+            if phantoms is not None:
+                exercise_options(service, phantoms)
+            if algorithms is None:
+                mark_compiled("engine")
+
+        threading.Thread(target=rest, name="starroute-warmup", daemon=True).start()
+    elif algorithms is None:
+        mark_compiled("engine")
     return service
 
 
