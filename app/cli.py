@@ -95,6 +95,11 @@ def print_summary(out: Path, stages: dict[str, dict[str, float]], hint: bool = T
     if "landmarks" in mf:
         lines.append(f"landmarks   {mf['landmarks'].get('count', 0)}")
     r = mf["report"]
+    if mf.get("search_graph") == "edge":
+        lines.append(
+            f"turns       {r.get('search_nodes', 0):,} search nodes, {r.get('search_arcs', 0):,} turns; "
+            f"restrictions {r.get('restrictions_used', 0):,} used of {r.get('restriction_relations', 0):,}"
+        )
     counted = ("missing", "ways_rejected", "way_pieces", "ways_split", "barrier", "ways_too_short")
     dropped = {k: v for k, v in r.items() if k.startswith(counted) and v}
     if dropped:
@@ -111,7 +116,15 @@ def print_summary(out: Path, stages: dict[str, dict[str, float]], hint: bool = T
 
 
 def build_graph(
-    extract: Path, output: Path, profile: str, ch: bool, landmarks: int, force: bool, quiet: bool, hint: bool = True
+    extract: Path,
+    output: Path,
+    profile: str,
+    ch: bool,
+    landmarks: int,
+    force: bool,
+    quiet: bool,
+    hint: bool = True,
+    turns: bool | None = None,
 ) -> Path:
     """Run the preprocess pipeline with a progress reporter; `CliError` with its one-line reason on bad input."""
     from preprocessing.pipeline import PreprocessError, preprocess
@@ -119,7 +132,9 @@ def build_graph(
 
     rep = Reporter(quiet=quiet)
     try:
-        out = preprocess(extract, output, profile=profile, ch=ch, landmarks=landmarks, force=force, reporter=rep)
+        out = preprocess(
+            extract, output, profile=profile, ch=ch, landmarks=landmarks, force=force, reporter=rep, turns=turns
+        )
     except PreprocessError as exc:
         raise CliError(str(exc)) from None
     except MemoryError:
@@ -143,7 +158,9 @@ def cmd_preprocess(args: argparse.Namespace) -> int:
 
     output = args.output or default_graph_dir(args.input, args.profile)
     run_until_signal(
-        lambda: build_graph(args.input, output, args.profile, not args.no_ch, args.landmarks, args.force, args.quiet),
+        lambda: build_graph(
+            args.input, output, args.profile, not args.no_ch, args.landmarks, args.force, args.quiet, turns=args.turns
+        ),
         on_stop=_abandon,
         message="no graph was written",
     )
@@ -335,6 +352,12 @@ def parser() -> argparse.ArgumentParser:
     )
     pre.add_argument("--profile", choices=PROFILES, default="car", help="routing profile (default car)")
     pre.add_argument("--no-ch", action="store_true", help="skip the contraction hierarchy")
+    pre.add_argument(
+        "--turns",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="turn costs and restrictions on an edge-based search graph (default: as the profile says; car: on)",
+    )
     pre.add_argument("--landmarks", type=int, default=16, metavar="N", help="ALT landmarks, 0 for none (default 16)")
     pre.add_argument("--force", action="store_true", help="replace an existing graph directory")
     pre.add_argument("-q", "--quiet", action="store_true", help="no progress or summary")

@@ -20,8 +20,9 @@ import numpy as np
 
 from .files import committing, keep_created, make_parents, remove_created, track, umask, untrack
 
-FORMAT_VERSION = 3  # 2: FLAG_MOTORWAY set, per-exclude hierarchies (chx*_); 3: guidance arrays (arc_lanes,
-# arc_signs, arc_lane_count) and the guidance flags FLAG_TUNNEL / FLAG_CIRCULAR / FLAG_SPLIT in arc_flags
+FORMAT_VERSION = 4  # 4: arc_way, the turn stage (edge-based search graph, `eb_*`, manifest `search_graph`);
+# 3: guidance arrays (arc_lanes, arc_signs, arc_lane_count) and the guidance flags FLAG_TUNNEL / FLAG_CIRCULAR /
+# FLAG_SPLIT in arc_flags; 2: FLAG_MOTORWAY set, per-exclude hierarchies (chx*_)
 MANIFEST = "manifest.json"
 
 # name -> dtype of every core array (written by preprocessing.graph). Stage arrays (`ch_*`, `lm_*`) are free-form
@@ -44,6 +45,7 @@ CORE_ARRAYS: dict[str, str] = {
     "arc_lanes": "int32",  # string id of the turn:lanes of the arc's direction (0 = none)
     "arc_signs": "int32",  # string id of "destinations\x1fexits\x1fpronunciation" (0 = none)
     "arc_lane_count": "uint8",  # OSRM's number of lanes of the way (0 = unknown)
+    "arc_way": "int64",  # OSM way id of the arc (turn restrictions name ways)
     "in_first_out": "int32",
     "in_arc": "int32",
     "geom_first": "int64",
@@ -52,7 +54,7 @@ CORE_ARRAYS: dict[str, str] = {
     "str_offsets": "int64",
     "str_bytes": "uint8",
 }
-STAGE_PREFIXES = ("ch_", "lm_", "chx")  # chx{i}_*: the hierarchy without the i-th excludable class set
+STAGE_PREFIXES = ("ch_", "lm_", "chx", "eb_")  # chx{i}_*: the hierarchy without the i-th excludable class set
 
 
 class FormatError(Exception):

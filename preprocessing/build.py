@@ -209,6 +209,7 @@ def build_arrays(ways: WayTable, nodes: NodeTable) -> tuple[dict[str, np.ndarray
         arc_lanes=arc_lanes,
         arc_signs=signs[aw],
         arc_lane_count=lane_count[aw],
+        arc_way=ways.osm_id[aw],
         geom_first=geom_first,
         geom_lon=geom_lon,
         geom_lat=geom_lat,

@@ -136,11 +136,13 @@ def finalize_arrays(
     arc_lanes: np.ndarray | None = None,
     arc_signs: np.ndarray | None = None,
     arc_lane_count: np.ndarray | None = None,
+    arc_way: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
     """Sort arcs by (tail, head, weight, geometry), build both CSRs and the SCC labels: the core array dict.
 
     `arc_lanes` (turn:lanes string id of the arc's direction), `arc_signs` (signage string id) and
-    `arc_lane_count` (OSRM's number of lanes) are the guidance attributes; absent, they are 0 (none)."""
+    `arc_lane_count` (OSRM's number of lanes) are the guidance attributes; absent, they are 0 (none). `arc_way` is
+    the OSM way id of each arc (turn restrictions name ways); absent, arc i is way i + 1."""
     n = int(len(node_lon))
     m = len(arc_tail)
     if arc_lanes is None:
@@ -149,6 +151,8 @@ def finalize_arrays(
         arc_signs = np.zeros(m, dtype=np.int32)
     if arc_lane_count is None:
         arc_lane_count = np.zeros(m, dtype=np.uint8)
+    if arc_way is None:
+        arc_way = np.arange(1, m + 1, dtype=np.int64)
     order = np.lexsort((arc_geom, arc_weight, arc_head, arc_tail))
     tail = np.asarray(arc_tail, dtype=np.int32)[order]
     head = np.asarray(arc_head, dtype=np.int32)[order]
@@ -170,6 +174,7 @@ def finalize_arrays(
         "arc_lanes": np.asarray(arc_lanes, dtype=np.int32)[order],
         "arc_signs": np.asarray(arc_signs, dtype=np.int32)[order],
         "arc_lane_count": np.asarray(arc_lane_count, dtype=np.uint8)[order],
+        "arc_way": np.asarray(arc_way, dtype=np.int64)[order],
         "geom_first": np.asarray(geom_first, dtype=np.int64),
         "geom_lon": np.asarray(geom_lon, dtype=np.int32),
         "geom_lat": np.asarray(geom_lat, dtype=np.int32),

@@ -1,6 +1,9 @@
 """The preprocess pipeline: a short list of named stages from an OSM extract to a graph directory.
 
-    check input -> read ways -> read nodes -> build graph -> [contract (CH)] -> [landmarks (ALT)] -> write
+    check input -> read ways -> read nodes -> build graph -> [turns] -> [contract (CH)] -> [landmarks (ALT)] -> write
+
+With turns (the profile's `TURNS`, or `turns=`), the restrictions are read and the search stages (CH, landmarks) run
+on the edge-based search graph (`preprocessing.turns`); the manifest's `search_graph` says which ("edge"/"node").
 
 Each stage logs, is timed and records peak memory in the manifest. The graph directory is written atomically by
 `preprocessing.artifacts`, so an error or Ctrl-C at any point leaves no half-written output.
@@ -48,11 +51,13 @@ def preprocess(
     force: bool = False,
     quiet: bool = False,
     reporter: Reporter | None = None,
+    turns: bool | None = None,
 ) -> Path:
     """Turn an OSM extract into a graph directory for `profile`; returns the directory's path.
 
     Raises PreprocessError with a one-line reason for every bad input (missing or corrupt file, unknown profile,
-    no routable ways, existing output without `force`).
+    no routable ways, existing output without `force`). `turns` (default: the profile's `TURNS`) builds the
+    edge-based search graph with turn costs and restrictions.
     """
     src = Path(input_path)
     out = Path(output_dir)
@@ -87,6 +92,24 @@ def preprocess(
 
     report: dict[str, Any] = dict(ways.report)
     report.update(build_report)
+    if turns is None:
+        turns = bool(getattr(prof, "TURNS", False))
+    if turns:
+        from .restrictions import read_restrictions, resolve_restrictions
+        from .turns import edge_based_graph
+
+        try:
+            with rep.stage("read restrictions"):
+                restrictions, r_report = read_restrictions(src, prof)
+        except OsmInputError as exc:
+            raise PreprocessError(str(exc)) from None
+        with rep.stage("turns"):
+            sequences, s_report = resolve_restrictions(restrictions, arrays)
+            eb_arrays, t_report = edge_based_graph(arrays, prof, sequences)
+        arrays.update(eb_arrays)
+        report.update(r_report)
+        report.update(s_report)
+        report.update(t_report)
     n = build_report["nodes"]
     lon = arrays["node_lon"]
     glon, glat = arrays["geom_lon"], arrays["geom_lat"]
@@ -113,6 +136,7 @@ def preprocess(
         else None,
         "units": {"coordinates": "1e-7 degree", "weight": "decisecond", "distance": "decimetre"},
         "weight_name": "duration",
+        "search_graph": "edge" if turns else "node",
         "max_speed_mps": measured_max_speed_mps(arrays),
         "tool_version": __version__,
         "built_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
@@ -120,6 +144,11 @@ def preprocess(
     }
 
     graph = graph_in_memory(arrays, manifest)
+    if turns:  # the search stages run on the edge-based graph, under the road graph's array names
+        from .turns import search_view_arrays
+
+        graph = graph_in_memory(search_view_arrays(arrays), manifest)
+        n = graph.num_nodes
     if ch or landmarks > 0:
         with rep.compiling("preprocessing kernels", PREPROCESS_COMPILE_S):
             warm_kernels()

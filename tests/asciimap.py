@@ -21,6 +21,10 @@ Conventions:
   is 99.998 m), so times computed as distance/speed and rounded up land on the expected whole decisecond.
 - OSM node ids are fixed per character: `a`..`z` = 1..26, `A`..`Z` = 27..52, `0`..`9` = 53..62. Way ids are 1, 2,
   ... in table order. A way is a string of node letters; it may repeat a letter to close a loop (`"abcda"`).
+- Relations (`relations=[([("way", "ab", "from"), ("node", "b", "via"), ("way", "bc", "to")], {"type":
+  "restriction", "restriction": "no_left_turn"})]`) get ids 1, 2, ... in list order and follow the ways. A member
+  names a way by its letters (the first way drawn so) or its id, a node by its letter or its id; an id not on the
+  map makes a member the extract does not have.
 - Degree-2 nodes are collapsed into chains by the pipeline: assert on arcs between junctions, way ends and barriers.
 """
 
@@ -46,6 +50,10 @@ ORIGIN_LON_E7 = 1 * COORD_SCALE
 ORIGIN_LAT_E7 = 0
 
 Ways = Sequence[tuple[str, Mapping[str, str]]]
+# (members, tags); a member is (type "way" | "node", ref, role): a way by its letters as given in `ways` or by its
+# id (1-based index in `ways`; any other id names a way not in the map), a node by its letter or by an id
+Member = tuple[str, str | int, str]
+Relations = Sequence[tuple[Sequence[Member], Mapping[str, str]]]
 
 
 def node_id(letter: str) -> int:
@@ -87,13 +95,27 @@ def _tags_xml(tags: Mapping[str, str], indent: str) -> str:
     return "".join(f"{indent}<tag k={quoteattr(k)} v={quoteattr(str(v))}/>\n" for k, v in tags.items())
 
 
+def _member_xml(member: Member, ways: Ways) -> str:
+    kind, ref, role = member
+    assert kind in ("way", "node"), f"member type {kind!r} must be 'way' or 'node'"
+    if isinstance(ref, str):
+        if kind == "node":
+            ref = node_id(ref)
+        else:
+            ids = [i for i, (letters, _) in enumerate(ways, start=1) if letters == ref]
+            assert ids, f"relation member way {ref!r} is not one of the ways"
+            ref = ids[0]
+    return f'    <member type={quoteattr(kind)} ref="{int(ref)}" role={quoteattr(role)}/>\n'
+
+
 def to_osm(
     drawing: str,
     ways: Ways,
     nodes: Mapping[str, Mapping[str, str]] | None = None,
     grid_m: float = 100.0,
+    relations: Relations | None = None,
 ) -> str:
-    """OSM XML for a drawn map, its ways (`[("abc", {"highway": "primary"}), ...]`) and node tags."""
+    """OSM XML for a drawn map, its ways (`[("abc", {"highway": "primary"}), ...]`), node tags and relations."""
     coords = coordinates(drawing, grid_m)
     nodes = nodes or {}
     for letter in nodes:
@@ -114,6 +136,10 @@ def to_osm(
         out.append(f'  <way id="{i}" version="1">\n')
         out.extend(f'    <nd ref="{node_id(ch)}"/>\n' for ch in letters)
         out.append(_tags_xml(tags, "    ") + "  </way>\n")
+    for i, (members, tags) in enumerate(relations or (), start=1):
+        out.append(f'  <relation id="{i}" version="1">\n')
+        out.extend(_member_xml(m, ways) for m in members)
+        out.append(_tags_xml(tags, "    ") + "  </relation>\n")
     out.append("</osm>\n")
     return "".join(out)
 
@@ -184,10 +210,15 @@ class Built:
 
 
 def write_osm(
-    path: Path, drawing: str, ways: Ways, nodes: Mapping[str, Mapping[str, str]] | None = None, grid_m: float = 100.0
+    path: Path,
+    drawing: str,
+    ways: Ways,
+    nodes: Mapping[str, Mapping[str, str]] | None = None,
+    grid_m: float = 100.0,
+    relations: Relations | None = None,
 ) -> Path:
     """Write the map's OSM XML to `path` and return it."""
-    path.write_text(to_osm(drawing, ways, nodes, grid_m), encoding="utf-8")
+    path.write_text(to_osm(drawing, ways, nodes, grid_m, relations), encoding="utf-8")
     return path
 
 
@@ -199,11 +230,23 @@ def build(
     profile: str = "testbot",
     grid_m: float = 100.0,
     name: str = "map",
+    relations: Relations | None = None,
+    turns: bool | None = None,
+    ch: bool = False,
+    landmarks: int = 0,
 ) -> Built:
-    """Run the real pipeline (no CH, no landmarks) on a drawn map and load the resulting graph."""
-    osm = write_osm(tmp_path / f"{name}.osm", drawing, ways, nodes, grid_m)
+    """Run the real pipeline (by default no CH, no landmarks; `turns` as the profile says) on a drawn map and load
+    the resulting graph."""
+    osm = write_osm(tmp_path / f"{name}.osm", drawing, ways, nodes, grid_m, relations)
     out = preprocess(
-        osm, tmp_path / f"{name}-{profile}", profile=profile, ch=False, landmarks=0, force=True, quiet=True
+        osm,
+        tmp_path / f"{name}-{profile}",
+        profile=profile,
+        ch=ch,
+        landmarks=landmarks,
+        force=True,
+        quiet=True,
+        turns=turns,
     )
     return Built(graph=load_graph(out), coords=coordinates(drawing, grid_m))
 

@@ -35,13 +35,15 @@ def _span(a: int, b: int, step: int) -> int:
 def _assemble(
     arcs, arc_geom, arc_weight, arc_dist, gf, glon, glat,
     s_lon, s_lat, s_chain, s_seg, s_kind, s_arc, s_w, s_d,
-    t_lon, t_lat, t_chain, t_seg, t_kind, t_arc, t_w, t_d, direct,
+    t_lon, t_lat, t_chain, t_seg, t_kind, t_arc, t_w, t_d, direct, turns,
 ):  # fmt: skip  # pragma: no cover - numba
     """Coordinates [k, 2] and pieces (arc, weight, dist, coordinate end index) of a leg.
 
     The source part is the snapped point plus the chain points up to the seed node, then every arc's chain without
     its first point (the joint), then the chain points from the target seed node (left out) to the snapped point.
     A `direct` leg is one piece along the source's chain (`s_kind` FWD or BWD, its figures in s_arc/s_w/s_d).
+    `turns` [n_arcs] adds the turn weight taken onto each arc to its piece (zeros on a node-based graph); the
+    target's turn is in `t_w`.
     Consecutive duplicate points are dropped, so are partial pieces with nothing in them (a phantom on its seed node);
     a zero-length leg keeps its point twice.
     """
@@ -103,7 +105,7 @@ def _assemble(
                     out[k, 1] = glat[i] / COORD_SCALE
                     k += 1
             ends[j + 1] = k - 1
-            p_arc[j + 1], p_w[j + 1], p_d[j + 1] = a, arc_weight[a], arc_dist[a]
+            p_arc[j + 1], p_w[j + 1], p_d[j + 1] = a, arc_weight[a] + turns[j], arc_dist[a]
         for i in range(ta, tb, tstep):
             out[k, 0] = glon[i] / COORD_SCALE
             out[k, 1] = glat[i] / COORD_SCALE
@@ -159,14 +161,27 @@ class Assembler:
         self.graph = graph
         self._gf = np.asarray(graph.geom_first, dtype=np.int64)
         self._none = np.zeros(0, dtype=np.int32)
+        self._no_turns = np.zeros(0, dtype=np.int64)
 
     def search_leg(
-        self, src: Phantom, src_kind: int, arcs: np.ndarray, tgt: Phantom, tgt_kind: int, stats: SearchStats
+        self,
+        src: Phantom,
+        src_kind: int,
+        arcs: np.ndarray,
+        tgt: Phantom,
+        tgt_kind: int,
+        stats: SearchStats,
+        turns: np.ndarray | None = None,
+        tgt_turn: int = 0,
     ) -> Leg:
         """The leg of a search path `arcs` (original arc ids from the source seed node to the target seed node).
 
         `src_kind`/`tgt_kind` say how the leg leaves the source / enters the target: FWD, BWD, AT_FIRST or AT_LAST.
+        On an edge-based graph `turns` is the turn weight taken onto each arc and `tgt_turn` the one onto the
+        target's arc; each is counted in the piece after the turn.
         """
+        arcs = np.asarray(arcs, dtype=np.int32)
+        turns = np.zeros(len(arcs), dtype=np.int64) if turns is None else np.asarray(turns, dtype=np.int64)
         g = self.graph
         if src_kind == FWD:
             s_arc, s_w, s_d = src.fwd_arc, src.fwd_weight_after, src.fwd_dist_after
@@ -180,10 +195,11 @@ class Assembler:
             t_arc, t_w, t_d = tgt.bwd_arc, tgt.bwd_weight_before, tgt.bwd_dist_before
         else:
             t_arc, t_w, t_d = _arc_of(tgt), 0, 0
+        t_w += tgt_turn
         parts = _assemble(
-            np.asarray(arcs, dtype=np.int32), g.arc_geom, g.arc_weight, g.arc_dist, self._gf, g.geom_lon, g.geom_lat,
+            arcs, g.arc_geom, g.arc_weight, g.arc_dist, self._gf, g.geom_lon, g.geom_lat,
             src.lon, src.lat, src.chain, src.segment, src_kind, s_arc, s_w, s_d,
-            tgt.lon, tgt.lat, tgt.chain, tgt.segment, tgt_kind, t_arc, t_w, t_d, False,
+            tgt.lon, tgt.lat, tgt.chain, tgt.segment, tgt_kind, t_arc, t_w, t_d, False, turns,
         )  # fmt: skip
         return _leg(*parts, stats, src, tgt)
 
@@ -205,7 +221,7 @@ class Assembler:
         parts = _assemble(
             self._none, g.arc_geom, g.arc_weight, g.arc_dist, self._gf, g.geom_lon, g.geom_lat,
             src.lon, src.lat, src.chain, src.segment, kind, arc, max(w, 0), max(d, 0),
-            tgt.lon, tgt.lat, tgt.chain, tgt.segment, kind, arc, 0, 0, True,
+            tgt.lon, tgt.lat, tgt.chain, tgt.segment, kind, arc, 0, 0, True, self._no_turns,
         )  # fmt: skip
         return _leg(*parts, stats, src, tgt)
 

@@ -60,6 +60,27 @@ def excludable(graph: Graph) -> list[ExcludeSet]:
     ]
 
 
+def is_edge_based(graph: Graph) -> bool:
+    """Whether the graph's searches run on an edge-based graph (turn costs and restrictions, `eb_*` arrays)."""
+    return graph.manifest.get("search_graph") == "edge" and "eb_first_out" in graph.arrays
+
+
+def search_graph(graph: Graph) -> Graph:
+    """The graph the searches run on: the edge-based view (the `eb_*` arrays under the road graph's names, with the
+    CH and landmark stages built on it) when the graph has one, else the graph itself. Built once per graph."""
+    if not is_edge_based(graph):
+        return graph
+    view = graph.__dict__.get("_search_view")
+    if view is None:
+        from preprocessing.turns import search_view_arrays
+
+        arrays = search_view_arrays(graph.arrays)
+        arrays.update({k: v for k, v in graph.arrays.items() if k.startswith(("ch_", "chx", "lm_"))})
+        view = freeze(Graph(graph.path, graph.manifest, arrays))
+        graph.__dict__["_search_view"] = view
+    return view
+
+
 def has_ch(graph: Graph) -> bool:
     """Whether the graph carries a contraction hierarchy (the `ch_*` arrays)."""
     return "ch_rank" in graph.arrays

@@ -115,3 +115,30 @@ def point_pieces(coords: np.ndarray, reach_m: float) -> np.ndarray:
         out.append((x0, y0, x1, y1))
         acc += seg
     return np.array(out, dtype=np.float64).reshape(-1, 4)
+
+
+def arc_starts(
+    labels: np.ndarray, labelled: np.ndarray, node_arc: np.ndarray, weight: np.ndarray, forward: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per road arc, from the labels of an edge-based one-to-all search (`app.engine.edges`): when the search reaches
+    the arc's tail (forward: the label, which includes the whole arc, minus the arc; backward: the label, the cost
+    from the arc's end), minimised over the arc's search nodes, and whether it is known. A forward label below
+    the cutoff plus the arc is exact even if its node was not settled: its best predecessor was."""
+    m = int(weight.shape[0])
+    val = labels.astype(np.int64) - (weight[node_arc].astype(np.int64) if forward else 0)
+    best = np.full(m, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(best, node_arc[labelled], val[labelled])
+    return best, best < np.iinfo(np.int64).max
+
+
+def reached_arc_pieces(
+    graph: Graph, start: np.ndarray, known: np.ndarray, limit: int, forward: bool, weight: np.ndarray
+) -> np.ndarray:
+    """`reached_pieces` over road arcs each with its own start (`arc_starts`): the edge-based graph's isochrone."""
+    g = graph
+    m = int(weight.shape[0])
+    each = np.arange(m + 1, dtype=np.int32)
+    return _pieces(
+        np.ascontiguousarray(start, dtype=np.int64), np.ascontiguousarray(known, dtype=np.bool_), int(limit), forward,
+        each, each[:m], g.arc_tail, g.arc_head, g.arc_geom, weight, g.geom_first, g.geom_lon, g.geom_lat,
+    )  # fmt: skip

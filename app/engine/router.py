@@ -30,9 +30,10 @@ from .algorithms import ALGORITHMS, Algorithm
 from .assemble import BWD, FWD, Assembler, join_route
 from .ch import CHSearch
 from .core import path_dists
-from .data import ExcludeSet, chain_index, excludable, freeze, has_ch, has_landmarks
+from .data import ExcludeSet, chain_index, excludable, freeze, has_ch, has_landmarks, is_edge_based, search_graph
+from .edges import EdgeMap
 from .errors import InvalidValue, NoRoute, NoSegment
-from .isochrone import point_pieces, reached_pieces
+from .isochrone import arc_starts, point_pieces, reached_arc_pieces, reached_pieces
 from .roads import RoadGraph
 from .search import CoreSearch, Searcher, SearchOptions
 from .snap import MIN_COMPONENT_SIZE, Candidates, Snapper, choose
@@ -103,6 +104,9 @@ class Router:
     ) -> None:
         t0 = time.perf_counter()
         self.graph = freeze(graph)
+        # the searches' graph: the edge-based one (turn costs, restrictions) where the graph has it
+        self.search_graph = search_graph(self.graph)
+        self.edges = EdgeMap(self.graph, self.search_graph) if is_edge_based(self.graph) else None
         self.max_snap_m = max_snap_m
         self.chains = chain_index(graph)
         self.snapper = Snapper(graph, self.chains, min_component_size)
@@ -190,6 +194,13 @@ class Router:
 
         return forbidden_arcs(areas, self.graph)
 
+    def search_forbidden(self, road_arcs: np.ndarray | None) -> np.ndarray | None:
+        """The search graph's arcs a request forbidding `road_arcs` may not take (the turns onto them on an
+        edge-based graph, the arcs themselves otherwise)."""
+        if road_arcs is None or self.edges is None:
+            return road_arcs
+        return self.edges.forbidden(road_arcs)
+
     def check_outside(self, phantoms: Sequence[Phantom], forbidden: np.ndarray) -> None:
         """`InvalidValue` naming the first waypoint snapped onto a road inside an area to avoid."""
         bad = set(np.asarray(forbidden).tolist())
@@ -221,8 +232,9 @@ class Router:
         return (round(float(lon[a]), 5), round(float(lat[a]), 5)), (round(float(lon[b]), 5), round(float(lat[b]), 5))
 
     def node_lonlat(self, nodes: np.ndarray) -> np.ndarray:
-        """float64 [k, 2] degrees of graph nodes (for traces and diagnostics)."""
-        g = self.graph
+        """float64 [k, 2] degrees of search nodes (traces, diagnostics): a road node, or on an edge-based graph the
+        end of the search node's road arc."""
+        g = self.search_graph
         idx = np.asarray(nodes, dtype=np.int64)
         return np.stack([g.node_lon[idx], g.node_lat[idx]], axis=1) / COORD_SCALE
 
@@ -397,10 +409,15 @@ def _seeds(
 def make_seeds(router: Router, ph: Phantom, as_source: bool) -> tuple[Seeds, np.ndarray]:
     """Seeds of a phantom as a search source or target, and the kind (FWD/BWD/AT_FIRST/AT_LAST) of each seed.
 
+    On an edge-based graph the seeds are search nodes (`app.engine.edges`): see `seeds_with_turns`.
+
     Source: head(fwd_arc) at fwd_weight_after, head(bwd_arc) at bwd_weight_after. Target: tail(fwd_arc) at
     fwd_weight_before, tail(bwd_arc) at bwd_weight_before. A phantom exactly on a chain end node also seeds that node
     at 0, unless a bearing filter restricted its directions. One seed per node (the cheapest).
     """
+    if router.edges is not None:
+        seeds, kinds, _ = router.edges.seeds(ph, as_source)
+        return seeds, kinds
     g, ch = router.graph, router.chains
     free = ph.fwd_arc == ch.fwd_arc[ph.chain] and ph.bwd_arc == ch.bwd_arc[ph.chain]
     if as_source:
@@ -412,6 +429,14 @@ def make_seeds(router: Router, ph: Phantom, as_source: bool) -> tuple[Seeds, np.
         g.arc_head, g.arc_tail, router.assembler._gf, g.geom_lon, g.geom_lat, ch.first_node, ch.last_node, free,
     )  # fmt: skip
     return Seeds(nodes, ws, ds, ph.lon, ph.lat), kinds
+
+
+def seeds_with_turns(router: Router, ph: Phantom, as_source: bool) -> tuple[Seeds, np.ndarray, np.ndarray]:
+    """`make_seeds` plus the turn weight inside each seed's weight (zeros on a node-based graph)."""
+    if router.edges is not None:
+        return router.edges.seeds(ph, as_source)
+    seeds, kinds = make_seeds(router, ph, as_source)
+    return seeds, kinds, np.zeros(len(kinds), dtype=np.int64)
 
 
 def _length_m(coords: np.ndarray) -> float:
@@ -456,7 +481,7 @@ class Query:
     def searcher(self) -> Searcher:
         """This thread's arrays for the core searches (shared by every core algorithm and the table fallback)."""
         if self._searcher is None:
-            self._searcher = Searcher(self.router.graph)
+            self._searcher = Searcher(self.router.search_graph)
         return self._searcher
 
     def _search(self, algorithm: str, exclude: ExcludeSet | None = None) -> Search:
@@ -467,13 +492,13 @@ class Query:
         if s is None:
             f = self.router.factory(algorithm)
             if not isinstance(f, Algorithm):
-                s = f(self.router.graph)
+                s = f(self.router.search_graph)
             elif f.engine == "ch":
                 if prefix is None:
                     raise InvalidValue("this graph has no hierarchy without the excluded classes: use algorithm alt")
-                s = CHSearch(self.router.graph, prefix)
+                s = CHSearch(self.router.search_graph, prefix)
             else:
-                s = CoreSearch(self.router.graph, f, searcher=self.searcher)
+                s = CoreSearch(self.router.search_graph, f, searcher=self.searcher)
             self._searches[key] = s
         return s
 
@@ -502,7 +527,7 @@ class Query:
                                           or options.epsilon != 1.0):  # fmt: skip
                 core_opts = SearchOptions(
                     exclude_flags=exclude.mask if exclude else 0,
-                    forbidden=options.forbidden,
+                    forbidden=self.router.search_forbidden(options.forbidden),
                     epsilon=options.epsilon,
                     trace=options.trace,
                     trace_limit=options.trace_limit,
@@ -529,28 +554,37 @@ class Query:
     ) -> list[Route]:
         """Up to `want` alternatives to `best` between two phantoms (`app.engine.alternatives`: plateaus)."""
         r = self.router
-        g = r.graph
+        g, sg = r.graph, r.search_graph
         s_seeds, s_kinds = make_seeds(r, src, True)
-        t_seeds, t_kinds = make_seeds(r, tgt, False)
+        t_seeds, t_kinds, t_turns = seeds_with_turns(r, tgt, False)
         cutoff = int(alternatives.MAX_STRETCH * best.weight) + 1
-        opts = SearchOptions(exclude_flags=exclude_mask, forbidden=forbidden, cutoff=cutoff)
+        opts = SearchOptions(exclude_flags=exclude_mask, forbidden=r.search_forbidden(forbidden), cutoff=cutoff)
         sr = self.searcher
         dist_f, pred_f, done_f = sr.bounded_tree(s_seeds, t_seeds, True, opts)
         dist_b, pred_b, done_b = sr.bounded_tree(t_seeds, s_seeds, False, opts)
         rows = alternatives.plateaus(
-            dist_f, pred_f, done_f, dist_b, pred_b, done_b, g.arc_tail, g.arc_head, g.arc_weight, cutoff
+            dist_f, pred_f, done_f, dist_b, pred_b, done_b, sg.arc_tail, sg.arc_head, sg.arc_weight, cutoff
         )
         best_arcs = np.concatenate([leg.piece_arc for leg in best.legs])
+        turns_of: dict[bytes, np.ndarray] = {}
 
         def path(first: int, last: int) -> tuple[np.ndarray, int, int]:
-            return alternatives.via_path(first, last, pred_f, pred_b, g.arc_tail, g.arc_head)
+            """The plateau's route as road arcs (the turns onto them kept for the leg)."""
+            arcs, s_seed, t_seed = alternatives.via_path(first, last, pred_f, pred_b, sg.arc_tail, sg.arc_head)
+            if r.edges is not None:
+                arcs, turns = r.edges.road_path(arcs)
+                turns_of[arcs.tobytes()] = turns
+            return arcs, s_seed, t_seed
 
         out = []
         for arcs, s_seed, t_seed, total in alternatives.choose(
             rows, best.weight, want, path, best_arcs, g.arc_weight, g.arc_tail
         ):
             stats = SearchStats("alternatives")
-            leg = r.assembler.search_leg(src, int(s_kinds[s_seed]), arcs, tgt, int(t_kinds[t_seed]), stats)
+            turns = turns_of.get(np.asarray(arcs, dtype=np.int32).tobytes())
+            leg = r.assembler.search_leg(
+                src, int(s_kinds[s_seed]), arcs, tgt, int(t_kinds[t_seed]), stats, turns, int(t_turns[t_seed])
+            )
             assert leg.weight == total, f"alternative weighs {leg.weight} ds, its plateau said {total}"
             out.append(join_route([leg], best.algorithm))
         return out
@@ -561,7 +595,7 @@ class Query:
         r = self.router
         dr = direct(r, src, tgt)
         s_seeds, s_kinds = make_seeds(r, src, True)
-        t_seeds, t_kinds = make_seeds(r, tgt, False)
+        t_seeds, t_kinds, t_turns = seeds_with_turns(r, tgt, False)
         # no path through the network can beat the direct stretch when its weight is below the cheapest seeds
         lower = min(s_seeds.weights.tolist(), default=INF) + min(t_seeds.weights.tolist(), default=INF)
         if dr is not None and dr[0] <= lower:
@@ -571,9 +605,11 @@ class Query:
             return r.assembler.direct_leg(src, tgt, dr[2], res.stats), res.trace
         if res.weight >= INF:
             raise NoRoute(f"no route from waypoint {i} to waypoint {i + 1}")
+        arcs, turns = (res.arcs, None) if r.edges is None else r.edges.road_path(res.arcs)
         leg = r.assembler.search_leg(
-            src, int(s_kinds[res.source_seed]), res.arcs, tgt, int(t_kinds[res.target_seed]), res.stats
-        )
+            src, int(s_kinds[res.source_seed]), arcs, tgt, int(t_kinds[res.target_seed]), res.stats,
+            turns, int(t_turns[res.target_seed]),
+        )  # fmt: skip
         assert leg.weight == res.weight, f"{algorithm}: path weighs {leg.weight} ds, the search reported {res.weight}"
         return leg, res.trace
 
@@ -594,7 +630,7 @@ class Query:
             sr = self.searcher
         else:
             if self._dist_searcher is None:
-                self._dist_searcher = Searcher(r.graph, metric="distance")
+                self._dist_searcher = Searcher(r.search_graph, metric="distance")
             sr = self._dist_searcher
         seeds, _ = make_seeds(r, phantom, as_source=not reverse)
         if metric != "duration":
@@ -604,10 +640,17 @@ class Query:
         q = sr.one_to_many(seeds, np.zeros(0, dtype=np.int32), forward=not reverse, options=opts)
         dist, settled = sr.settled(q)
         weight = r.graph.arc_weight if metric == "duration" else r.graph.arc_dist
+        if r.edges is not None:  # per road arc: when the search reaches its start
+            start, known = arc_starts(dist, sr.labelled(q), r.edges.node_arc, weight, not reverse)
+            if not reverse:  # the source's own arcs: from the point on (`_own_chain`), not from their tails
+                known[r.edges.node_arc[seeds.nodes]] = False
         own = self._own_chain(phantom, reverse, metric, ex.mask if ex else 0)
         out = []
         for limit in limits:
-            parts = [reached_pieces(r.graph, dist, settled, int(limit), not reverse, weight)]
+            if r.edges is None:
+                parts = [reached_pieces(r.graph, dist, settled, int(limit), not reverse, weight)]
+            else:
+                parts = [reached_arc_pieces(r.graph, start, known, int(limit), not reverse, weight)]
             for coords, cost in own:
                 share = 1.0 if cost <= 0 else min(1.0, limit / cost)
                 parts.append(point_pieces(coords, share * _length_m(coords)))
@@ -655,7 +698,7 @@ class Query:
         elif r._table_factory is not None and prefix is not None:
             table = self._tables.get(prefix)
             if table is None:
-                table = self._tables[prefix] = r._table_factory(r.graph, prefix)
+                table = self._tables[prefix] = r._table_factory(r.search_graph, prefix)
             w, d = table.run(src, dst)
             w, d = np.array(w, dtype=np.int64), np.array(d, dtype=np.int64)
         else:
@@ -676,7 +719,7 @@ class Query:
 
     def _m2m_table(self, src: list[Seeds], dst: list[Seeds], exclude_mask: int = 0) -> tuple[np.ndarray, np.ndarray]:
         """One core one-to-many search per source, until every destination seed node is settled."""
-        g = self.router.graph
+        g = self.router.search_graph
         owner = np.concatenate([np.full(len(s.nodes), j) for j, s in enumerate(dst)])
         nodes = np.ascontiguousarray(np.concatenate([s.nodes for s in dst]), dtype=np.int32)
         tw = np.concatenate([s.weights for s in dst])

@@ -246,6 +246,11 @@ class Searcher:
         n = self.graph.num_nodes
         return self._dist[0, :n], self._st[0, :n] == 3 * q + 1
 
+    def labelled(self, q: int) -> np.ndarray:
+        """bool [n]: the nodes the one-to-many query `q` gave a label (settled or not)."""
+        st = self._st[0, : self.graph.num_nodes]
+        return (st == 3 * q) | (st == 3 * q + 1)
+
     def _result(self, t0: int, name: str, trace: np.ndarray) -> SearchResult:
         weight, meet, settled, relaxed, k, s_seed, t_seed, ntrace = self.out.tolist()
         tr = None

@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
+import numpy as np
+
 from ..units import FLAG_FERRY, FLAG_MOTORWAY, FLAG_RESTRICTED, FLAG_TOLL
 from .tags import canonicalize_list
 
@@ -311,3 +313,32 @@ class Profile(Protocol):
     def process_way(self, tags: Mapping[str, str]) -> WayResult | None: ...
 
     def process_node(self, tags: Mapping[str, str]) -> NodeResult | None: ...
+
+
+@dataclass(frozen=True)
+class Turns:
+    """The turns of a junction table, one row each, as a profile's `turn_duration_s` sees them (OSRM's
+    `process_turn` arguments, vectorised): the angle in degrees (0 straight, + right, - left, 180 u-turn), the
+    number of roads meeting at the junction, whether it is a u-turn, whether the mode changes (e.g. onto a ferry),
+    and whether the source / target direction is restricted (`FLAG_RESTRICTED`)."""
+
+    angle: np.ndarray  # float64 degrees
+    roads: np.ndarray  # int64
+    u_turn: np.ndarray  # bool
+    mode_change: np.ndarray  # bool
+    source_restricted: np.ndarray  # bool
+    target_restricted: np.ndarray  # bool
+
+
+def sigmoid_turn_s(angle: np.ndarray, penalty_s: float, bias: float) -> np.ndarray:
+    """OSRM car.lua's turn duration: a sigmoid of the angle reaching `penalty_s` at 180 degrees, right turns (angle
+    >= 0) cheaper than left ones by `bias` (right-hand driving)."""
+    a = np.asarray(angle, dtype=np.float64)
+    right = penalty_s / (1 + np.exp(-((13 / bias) * a / 180 - 6.5 * bias)))
+    left = penalty_s / (1 + np.exp(-((13 * bias) * -a / 180 - 6.5 / bias)))
+    return np.where(a >= 0, right, left)
+
+
+def no_turn_costs(t: Turns) -> np.ndarray:
+    """Every turn free (a profile without turn rules)."""
+    return np.zeros(len(t.angle), dtype=np.float64)

@@ -24,12 +24,32 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import numpy as np
+
 from . import tags as T
-from .base import NodeResult, WayResult, directed_way
+from .base import NodeResult, Turns, WayResult, directed_way
 
 NAME = "bike"
 MODE = "cycling"
 EXCLUDABLE = (frozenset({"ferry"}),)  # bicycle.lua has it, commented out to save memory; ours is cheap
+
+# bicycle.lua's turns: no restrictions (use_turn_restrictions = false); node-based unless asked (`--turns`)
+TURNS = False
+USE_TURN_RESTRICTIONS = False
+RESTRICTIONS = ("bicycle",)
+TURN_PENALTY_S = 6.0
+TURN_BIAS = 1.4
+U_TURN_PENALTY_S = 20.0
+
+
+def turn_duration_s(t: Turns) -> np.ndarray:
+    """bicycle.lua: (angle / 90)^2 x 6 s, right turns cheaper by the bias 1.4, plus 20 s for a u-turn (charged where
+    more than two roads meet or the cyclist turns back: a plain bend between two ways is no turn)."""
+    a = np.where(t.u_turn, 180.0, t.angle) / 90.0
+    s = np.where(a >= 0, a * a * TURN_PENALTY_S / TURN_BIAS, a * a * TURN_PENALTY_S * TURN_BIAS)
+    s = np.where((t.roads > 2) | t.u_turn | t.mode_change, s, 0.0)
+    return s + np.where(t.u_turn, U_TURN_PENALTY_S, 0.0)
+
 
 ACCESS_HIERARCHY = ("bicycle", "vehicle", "access")
 WAY_KEYS = frozenset({"highway", "route", "railway", "amenity", "man_made", "public_transport", "bridge"})

@@ -33,12 +33,34 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import numpy as np
+
 from . import tags as T
-from .base import NodeResult, WayResult, directed_way
+from .base import NodeResult, Turns, WayResult, directed_way, sigmoid_turn_s
 
 NAME = "car"
 MODE = "driving"
 EXCLUDABLE = (frozenset({"toll"}), frozenset({"motorway"}), frozenset({"ferry"}))  # as car.lua
+
+# Turns (car.lua's process_turn): an edge-based search graph, OSM turn restrictions for these modes
+TURNS = False
+USE_TURN_RESTRICTIONS = True
+RESTRICTIONS = ("motorcar", "motor_vehicle", "vehicle")
+TURN_PENALTY_S = 7.5
+TURN_BIAS = 1.075
+U_TURN_PENALTY_S = 20.0
+
+
+def turn_duration_s(t: Turns) -> np.ndarray:
+    """car.lua: the angle sigmoid (7.5 s at most) where more than two roads meet, the mode changes or the car turns
+    back, plus 20 s for a u-turn. Node obstacles (signals, stop, give way) are charged on the arcs entering the node
+    (see the module docstring); the max turn weight into restricted roads needs weight apart from duration (not
+    yet)."""
+    charged = (t.roads > 2) | t.mode_change | t.u_turn
+    angle = np.where(t.u_turn, 180.0, t.angle)
+    s = np.where(charged, sigmoid_turn_s(angle, TURN_PENALTY_S, TURN_BIAS), 0.0)
+    return s + np.where(t.u_turn, U_TURN_PENALTY_S, 0.0)
+
 
 ACCESS_HIERARCHY = ("motorcar", "motor_vehicle", "vehicle", "access")
 ONEWAY_RESTRICTIONS = ("motorcar", "motor_vehicle", "vehicle")

@@ -20,12 +20,26 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import numpy as np
+
 from . import tags as T
-from .base import NodeResult, WayResult, directed_way
+from .base import NodeResult, Turns, WayResult, directed_way
 
 NAME = "foot"
 MODE = "walking"
 EXCLUDABLE = ()  # foot.lua declares none
+
+# foot.lua's turns: 2 s to turn back, no restrictions; node-based unless asked (`--turns`)
+TURNS = False
+USE_TURN_RESTRICTIONS = False
+RESTRICTIONS = ("foot",)
+U_TURN_PENALTY_S = 2.0
+
+
+def turn_duration_s(t: Turns) -> np.ndarray:
+    """foot.lua: 2 s for a u-turn, nothing else."""
+    return np.where(t.u_turn, U_TURN_PENALTY_S, 0.0)
+
 
 ACCESS_HIERARCHY = ("foot", "access")
 WAY_KEYS = frozenset(

@@ -17,12 +17,27 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import numpy as np
+
 from . import tags as T
-from .base import NodeResult, WayResult, directed_way
+from .base import NodeResult, Turns, WayResult, directed_way
 
 NAME = "testbot"
 MODE = "driving"
 EXCLUDABLE = (frozenset({"motorway"}), frozenset({"toll"}), frozenset({"motorway", "toll"}))  # testbot.lua
+
+# testbot.lua's turns: restrictions (no mode keys: plain `restriction` only) and 20 s per u-turn; node-based unless
+# asked (`starroute preprocess --turns`), so its maps stay simple to reason about
+TURNS = False
+USE_TURN_RESTRICTIONS = True
+RESTRICTIONS: tuple[str, ...] = ()
+U_TURN_PENALTY_S = 20.0
+
+
+def turn_duration_s(t: Turns) -> np.ndarray:
+    """testbot.lua: 20 s for a u-turn, nothing else (its traffic-signal penalty is on the arcs entering the node)."""
+    return np.where(t.u_turn, U_TURN_PENALTY_S, 0.0)
+
 
 WAY_KEYS = frozenset({"highway", "route"})
 NODE_KEYS = frozenset({"highway"})

@@ -1,0 +1,283 @@
+"""The turn stage: the road graph's junctions -> an edge-based search graph with turn costs and turn restrictions.
+
+Search nodes are directed road arcs; a search arc `a -> b` is a turn allowed at the junction `head(a) == tail(b)`,
+weighing the profile's turn duration plus the whole of `b` (a search node's label is the cost of reaching the *end*
+of its road arc). So a search starts at its source arc's remaining part and ends at the arcs that turn into the
+target arc, the turn and the target arc's first part as the seed weight: all weights stay non-negative and the
+search code (core, CH, ALT, tables) runs unchanged on this graph.
+
+Turn restrictions arrive as forbidden arc sequences (`preprocessing.restrictions`): a pair (via node) removes one
+turn; a longer one (via ways) duplicates the search nodes along its proper prefixes, an Aho-Corasick automaton over
+the sequences, so that a route entering the via path remembers it and is refused only the last turn. Duplicates map
+back to their road arc (`eb_node_arc`).
+
+U-turns follow OSRM (`isTurnAllowed`): only at dead ends (one road), where at most one road is two-way, where only one
+exit is allowed, and at barriers (each barrier copy is a dead end here).
+
+Arrays (prefix `eb_`, N search nodes, T turns), each named as its road-graph twin so the search stages read the
+view `edge_view(...)` like any graph: `eb_first_out` [N+1], `eb_arc_tail`/`eb_arc_head` [T], `eb_arc_weight`
+(turn + head arc weight, ds), `eb_arc_dist` (head arc's dm), `eb_arc_flags`/`eb_arc_class` (head arc's),
+`eb_in_first_out`/`eb_in_arc`, `eb_node_lon`/`eb_node_lat` (the road arc's head), `eb_node_component` (SCC, 0 the
+largest), and `eb_node_arc` [N] (the road arc of each search node), `eb_arc_turn` [T] (the turn's own weight, ds).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from .graph import csr_offsets, strong_components
+from .profiles.base import Turns
+from .units import FLAG_FERRY, FLAG_RESTRICTED, WEIGHT_PER_SECOND
+
+PREFIX = "eb_"
+# search-graph array -> its road-graph twin's name (the view `edge_view` exposes them under the twin's name)
+VIEW_NAMES = (
+    "first_out",
+    "arc_tail",
+    "arc_head",
+    "arc_weight",
+    "arc_dist",
+    "arc_flags",
+    "arc_class",
+    "in_first_out",
+    "in_arc",
+    "node_lon",
+    "node_lat",
+    "node_component",
+)
+
+
+def chain_ends(arrays: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per node: the number of road ends meeting there (a two-way road counts once), how many of them are two-way,
+    and per arc whether its road is two-way."""
+    n = len(arrays["node_lon"])
+    tail, head, geom = arrays["arc_tail"], arrays["arc_head"], arrays["arc_geom"].astype(np.int64)
+    chain, rev = geom >> 1, geom & 1
+    # a road end: (node, chain, which end of the chain)
+    nodes = np.concatenate([tail, head]).astype(np.int64)
+    ends = np.concatenate([2 * chain + rev, 2 * chain + (1 - rev)])
+    key = np.unique(nodes * (2 * (int(chain.max(initial=0)) + 1)) + ends)
+    end_node = key // (2 * (int(chain.max(initial=0)) + 1))
+    end_chain = (key % (2 * (int(chain.max(initial=0)) + 1))) >> 1
+    arcs_per_chain = np.bincount(chain, minlength=int(chain.max(initial=-1)) + 1)
+    two_way_chain = arcs_per_chain >= 2
+    roads = np.bincount(end_node, minlength=n)
+    two_way = np.bincount(end_node, weights=two_way_chain[end_chain], minlength=n).astype(np.int64)
+    return roads, two_way, two_way_chain[chain]
+
+
+def _bearings(arrays: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Per arc, degrees clockwise from north: the direction it leaves its tail and the direction it arrives at its
+    head (from the neighbouring shape point)."""
+    geom = arrays["arc_geom"].astype(np.int64)
+    chain, rev = geom >> 1, (geom & 1).astype(bool)
+    gf = arrays["geom_first"]
+    p0, p1 = gf[chain], gf[chain + 1] - 1
+    glon = arrays["geom_lon"].astype(np.float64)
+    glat = arrays["geom_lat"].astype(np.float64)
+    first, second = np.where(rev, p1, p0), np.where(rev, p1 - 1, p0 + 1)
+    last, before = np.where(rev, p0, p1), np.where(rev, p0 + 1, p1 - 1)
+
+    def bearing(i: np.ndarray, j: np.ndarray) -> np.ndarray:
+        lat = np.radians((glat[i] + glat[j]) / 2e7)
+        dx = (glon[j] - glon[i]) * np.cos(lat)
+        dy = glat[j] - glat[i]
+        return np.degrees(np.arctan2(dx, dy)) % 360.0
+
+    return bearing(first, second), bearing(before, last)
+
+
+def candidate_turns(arrays: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Every (from arc, to arc) pair meeting head to tail, grouped by from arc: the junction table before rules."""
+    first_out, head = arrays["first_out"].astype(np.int64), arrays["arc_head"].astype(np.int64)
+    m = len(head)
+    deg = first_out[head + 1] - first_out[head]
+    fa = np.repeat(np.arange(m, dtype=np.int64), deg)
+    starts = np.repeat(first_out[head], deg)
+    offs = np.arange(len(fa), dtype=np.int64) - np.repeat(np.cumsum(deg) - deg, deg)
+    return fa, starts + offs
+
+
+def turn_table(
+    arrays: dict[str, np.ndarray], profile: ModuleType, forbidden_pairs: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, int]]:
+    """The allowed turns (from arc, to arc, turn weight ds) of the road graph under the profile's rules and the
+    forbidden (from, to) pairs (int64 [k, 2], via-node restrictions), and counts for the report."""
+    fa, ta = candidate_turns(arrays)
+    m = len(arrays["arc_head"])
+    report: dict[str, int] = {"turns_candidate": int(len(fa))}
+    keep = np.ones(len(fa), dtype=bool)
+    if forbidden_pairs is not None and len(forbidden_pairs):
+        key = fa * m + ta
+        bad = np.unique(forbidden_pairs[:, 0].astype(np.int64) * m + forbidden_pairs[:, 1].astype(np.int64))
+        keep &= ~np.isin(key, bad)
+    report["turns_restricted"] = int((~keep).sum())
+    tail, head, geom = arrays["arc_tail"], arrays["arc_head"], arrays["arc_geom"].astype(np.int64)
+    roads, two_way, _ = chain_ends(arrays)
+    via = head[fa]
+    u_turn = (tail[fa] == head[ta]) & ((geom[fa] >> 1) == (geom[ta] >> 1))
+    # OSRM's isTurnAllowed for u-turns: dead ends, at most one two-way road, one allowed exit (restrictions counted)
+    exits = np.bincount(fa[keep & ~u_turn], minlength=m)[fa] + (u_turn & keep)
+    u_ok = (roads[via] == 1) | (two_way[via] <= 1) | (exits == 1)
+    dropped = u_turn & keep & ~u_ok
+    report["u_turns_not_allowed"] = int(dropped.sum())
+    keep &= ~dropped
+    fa, ta, u_turn, via = fa[keep], ta[keep], u_turn[keep], via[keep]
+    leave, arrive = _bearings(arrays)
+    angle = (leave[ta] - arrive[fa] + 540.0) % 360.0 - 180.0  # (-180, 180], + = right
+    flags = arrays["arc_flags"]
+    turns = Turns(
+        angle=np.where(u_turn, 180.0, angle),
+        roads=roads[via].astype(np.int64),
+        u_turn=u_turn,
+        mode_change=(flags[fa] & FLAG_FERRY) != (flags[ta] & FLAG_FERRY),
+        source_restricted=(flags[fa] & FLAG_RESTRICTED) != 0,
+        target_restricted=(flags[ta] & FLAG_RESTRICTED) != 0,
+    )
+    secs = np.asarray(profile.turn_duration_s(turns), dtype=np.float64)
+    weight = np.round(secs * WEIGHT_PER_SECOND).astype(np.int64)
+    report["turns_allowed"] = int(len(fa))
+    report["turns_u_turns"] = int(u_turn.sum())
+    report["turns_with_cost"] = int((weight > 0).sum())
+    return fa, ta, weight, report
+
+
+def split_sequences(sequences: Iterable[Sequence[int]]) -> tuple[np.ndarray, list[tuple[int, ...]]]:
+    """Forbidden arc sequences -> (pairs int64 [k, 2] for the via-node ones, the longer ones deduplicated)."""
+    pairs, longer = set(), set()
+    for s in sequences:
+        t = tuple(int(a) for a in s)
+        if len(t) == 2:
+            pairs.add(t)
+        elif len(t) > 2:
+            longer.add(t)
+    arr = np.array(sorted(pairs), dtype=np.int64).reshape(-1, 2)
+    # a longer sequence containing a forbidden pair can never be driven anyway
+    return arr, sorted(t for t in longer if not any(t[i : i + 2] in pairs for i in range(len(t) - 1)))
+
+
+def edge_based_graph(
+    arrays: dict[str, np.ndarray],
+    profile: ModuleType,
+    sequences: Iterable[Sequence[int]] = (),
+) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """The `eb_*` arrays of the search graph and a report; `sequences` are the forbidden arc sequences."""
+    pairs, longer = split_sequences(sequences)
+    fa, ta, tw, report = turn_table(arrays, profile, pairs)
+    m = len(arrays["arc_head"])
+    node_arc = np.arange(m, dtype=np.int64)
+    if longer:
+        fa, ta, tw, node_arc, dup_report = _via_way_states(arrays, fa, ta, tw, longer)
+        report.update(dup_report)
+    report["search_nodes"] = int(len(node_arc))
+    report["search_arcs"] = int(len(fa))
+    return _search_arrays(arrays, fa, ta, tw, node_arc), report
+
+
+def _via_way_states(
+    arrays: dict[str, np.ndarray],
+    fa: np.ndarray,
+    ta: np.ndarray,
+    tw: np.ndarray,
+    longer: list[tuple[int, ...]],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, int]]:
+    """Duplicate search nodes for the proper prefixes (length >= 2) of the forbidden sequences (an Aho-Corasick
+    automaton): the turn into a prefix's next arc goes to that prefix's copy, and the copy is refused the turn that
+    completes a sequence. Returns the new turn list and node -> road arc map."""
+    m = len(arrays["arc_head"])
+    full = set(longer)
+    prefixes: dict[tuple[int, ...], int] = {}
+    for s in longer:
+        for i in range(2, len(s)):
+            prefixes.setdefault(s[:i], 0)
+    for i, p in enumerate(sorted(prefixes)):
+        prefixes[p] = m + i
+    order = np.lexsort((ta, fa))
+    fa, ta, tw = fa[order], ta[order], tw[order]
+    starts = np.searchsorted(fa, np.arange(m + 1))
+
+    def exits(a: int) -> list[tuple[int, int]]:
+        return [(int(ta[k]), int(tw[k])) for k in range(int(starts[a]), int(starts[a + 1]))]
+
+    def target(state: tuple[int, ...], b: int) -> int | None:
+        """The search node after turning onto b from `state` (None: a forbidden sequence completes)."""
+        q = state + (b,)
+        for i in range(len(q) - 1):  # every suffix of length >= 2
+            if q[i:] in full:
+                return None
+        for i in range(len(q) - 1):  # the longest suffix that is a prefix
+            if q[i:] in prefixes:
+                return prefixes[q[i:]]
+        return b
+
+    redirect: dict[tuple[int, int], int] = {}  # (from arc, to arc) of an original node -> duplicate node
+    for p, node in prefixes.items():
+        if len(p) == 2:
+            redirect[(p[0], p[1])] = node
+    keep = np.ones(len(fa), dtype=bool)
+    new_head = ta.copy()
+    if redirect:
+        for k in np.flatnonzero(np.isin(fa, np.array(sorted({a for a, _ in redirect}), dtype=np.int64))):
+            node = redirect.get((int(fa[k]), int(ta[k])))
+            if node is not None:
+                new_head[k] = node
+    # original nodes whose single-arc state completes a sequence of length 2 are pairs (removed before); the rest:
+    extra_f, extra_t, extra_w = [], [], []
+    for p, node in sorted(prefixes.items(), key=lambda kv: kv[1]):
+        for b, w in exits(p[-1]):
+            t = target(p, b)
+            if t is None:
+                continue
+            extra_f.append(node)
+            extra_t.append(t)
+            extra_w.append(w)
+    fa = np.concatenate([fa[keep], np.array(extra_f, dtype=np.int64)])
+    ta = np.concatenate([new_head[keep], np.array(extra_t, dtype=np.int64)])
+    tw = np.concatenate([tw[keep], np.array(extra_w, dtype=np.int64)])
+    node_arc = np.concatenate([np.arange(m, dtype=np.int64), np.array([p[-1] for p in sorted(prefixes)], np.int64)])
+    return fa, ta, tw, node_arc, {"restriction_states": len(prefixes)}
+
+
+def _search_arrays(
+    arrays: dict[str, np.ndarray], fa: np.ndarray, ta: np.ndarray, tw: np.ndarray, node_arc: np.ndarray
+) -> dict[str, np.ndarray]:
+    """CSR of the turns (sorted by tail, head, weight), their attributes from the head arc, the nodes' places."""
+    n = len(node_arc)
+    road_to = node_arc[ta]
+    weight = tw + arrays["arc_weight"][road_to].astype(np.int64)
+    if len(weight) and int(weight.max()) >= 2**31:
+        raise ValueError("a turn weight overflows int32 deciseconds")
+    order = np.lexsort((weight, ta, fa))
+    tail, head = fa[order].astype(np.int32), ta[order].astype(np.int32)
+    road_to = road_to[order]
+    rhead = arrays["arc_head"][node_arc]
+    out = {
+        "first_out": csr_offsets(tail, n),
+        "arc_tail": tail,
+        "arc_head": head,
+        "arc_weight": weight[order].astype(np.int32),
+        "arc_dist": arrays["arc_dist"][road_to].astype(np.int32),
+        "arc_flags": arrays["arc_flags"][road_to].astype(np.uint8),
+        "arc_class": arrays["arc_class"][road_to].astype(np.uint8),
+        "node_lon": arrays["node_lon"][rhead].astype(np.int32),
+        "node_lat": arrays["node_lat"][rhead].astype(np.int32),
+        "node_component": strong_components(n, tail, head),
+        "node_arc": node_arc.astype(np.int32),
+        "arc_turn": tw[order].astype(np.int32),
+    }
+    in_arc = np.lexsort((np.arange(len(head)), head)).astype(np.int32)
+    out["in_arc"] = in_arc
+    out["in_first_out"] = csr_offsets(head[in_arc], n)
+    return {PREFIX + k: v for k, v in out.items()}
+
+
+def search_view_arrays(arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The `eb_*` arrays under their road-graph names (plus `node_arc`, `arc_turn`), for the search stages."""
+    out = {name: arrays[PREFIX + name] for name in VIEW_NAMES}
+    out["node_arc"] = arrays[PREFIX + "node_arc"]
+    out["arc_turn"] = arrays[PREFIX + "arc_turn"]
+    return out

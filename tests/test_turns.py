@@ -1,0 +1,392 @@
+"""Turn costs, turn restrictions and the edge-based search graph (`preprocessing.turns`, `app.engine.edges`).
+
+- drawn maps (testbot, whose turn rule is 20 s per u-turn; 100 m of primary = 10 s) with every restriction kind,
+  routed through the engine facade and through a real server, times by mental arithmetic;
+- the edge-based graph against an independent oracle: networkx Dijkstra over (last arcs driven) states on random
+  road graphs with random forbidden sequences, using only the turn table;
+- every algorithm equals the reference Dijkstra on the edge-based graph, on a real extract with its restrictions.
+"""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import httpx
+import networkx as nx
+import numpy as np
+import pytest
+
+from app.engine.algorithms import ALGORITHMS
+from app.engine.data import load
+from app.engine.errors import NoRoute
+from app.engine.router import Router
+from preprocessing.artifacts import graph_in_memory
+from preprocessing.graph import arrays_from_arcs
+from preprocessing.pipeline import preprocess
+from preprocessing.profiles import car, testbot
+from preprocessing.profiles.base import Turns, sigmoid_turn_s
+from preprocessing.turns import edge_based_graph, search_view_arrays, turn_table
+
+from . import api_server
+from .asciimap import build
+from .test_router import RefDijkstra
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "osm"
+PRIMARY = {"highway": "primary"}
+
+PLUS = """
+ a
+bcd
+ e
+"""
+PLUS_WAYS = [("ac", PRIMARY), ("bc", PRIMARY), ("dc", PRIMARY), ("ec", PRIMARY)]
+
+
+def restriction(kind: str, frm: str, via: str, to: str, **tags: str) -> tuple[list, dict]:
+    """A restriction relation over drawn ways: `via` is a node letter, or ways joined by "+" ("bc+cd")."""
+    members = [("way", frm, "from")]
+    if len(via) == 1:
+        members.append(("node", via, "via"))
+    else:
+        members += [("way", w, "via") for w in via.split("+")]
+    members.append(("way", to, "to"))
+    return members, {"type": "restriction", "restriction": kind, **tags}
+
+
+def seconds(built, a: str, b: str, algorithm: str = "dijkstra") -> float:  # type: ignore[no-untyped-def]
+    """Travel time (s) of the route between two letters' positions through the engine facade."""
+    router = Router(load(built.graph.path))
+    lon_a, lat_a = (c / 1e7 for c in built.coords[a])
+    lon_b, lat_b = (c / 1e7 for c in built.coords[b])
+    phs = router.snap_waypoints([(lon_a, lat_a), (lon_b, lat_b)])
+    return router.query().route(phs, algorithm).duration_s
+
+
+# -- turn costs ------------------------------------------------------------------------------------------------------
+
+
+def test_car_turn_sigmoid_is_osrms() -> None:
+    """car.lua's sigmoid at the angles the reference digest lists (seconds, 3 decimals)."""
+    right = sigmoid_turn_s(np.array([0, 30, 45, 90, 135, 180.0]), 7.5, 1.075)
+    left = sigmoid_turn_s(np.array([-30, -45, -90, -135, -179.0]), 7.5, 1.075)
+    assert np.round(right, 3).tolist() == [0.007, 0.052, 0.14, 2.105, 6.669, 7.455]
+    assert np.round(left, 3).tolist() == [0.178, 0.542, 5.395, 7.412, 7.497]
+
+
+def test_car_charges_turns_only_where_more_than_two_roads_meet() -> None:
+    t = Turns(
+        angle=np.array([90.0, 90.0, -90.0, 10.0, 90.0]),
+        roads=np.array([2, 3, 3, 2, 2]),
+        u_turn=np.array([False, False, False, True, False]),
+        mode_change=np.array([False, False, False, False, True]),
+        source_restricted=np.zeros(5, bool),
+        target_restricted=np.zeros(5, bool),
+    )
+    s = car.turn_duration_s(t)
+    assert s[0] == 0.0  # a bend between two ways
+    assert s[1] == pytest.approx(2.105, abs=1e-3) and s[2] == pytest.approx(5.395, abs=1e-3)
+    assert s[3] == pytest.approx(7.455 + 20.0, abs=1e-3)  # a u-turn: angle 180 and 20 s
+    assert s[4] == pytest.approx(2.105, abs=1e-3)  # onto a ferry
+
+
+def test_turn_table_angles_and_u_turns(tmp_path: Path) -> None:
+    """At c (four two-way roads) no u-turn; at the dead ends a, b, d, e a u-turn; right turns have positive angles."""
+    built = build(tmp_path, PLUS, PLUS_WAYS, profile="testbot", turns=False)
+    arrays = {k: np.asarray(v) for k, v in built.graph.arrays.items()}
+    fa, ta, tw, report = turn_table(arrays, testbot)
+    tail, head = arrays["arc_tail"], arrays["arc_head"]
+    ids = {}
+    for letter in "abcde":
+        (ids[letter],) = built.nodes(letter)
+    at_c = head[fa] == ids["c"]
+    assert not np.any(at_c & (tail[fa] == head[ta]))  # no u-turn at c
+    assert int((~at_c).sum()) == 4 and np.all(tw[~at_c] == 200)  # each dead end: its u-turn, 20 s
+    assert report["u_turns_not_allowed"] == 4
+    # e -> c -> d (northbound, then east) is a right turn; e -> c -> b a left one (testbot charges neither)
+    from preprocessing.turns import _bearings
+
+    leave, arrive = _bearings(arrays)
+
+    def arc(u: str, v: str) -> int:
+        return int(np.flatnonzero((tail == ids[u]) & (head == ids[v]))[0])
+
+    def angle(a: int, b: int) -> float:
+        return float((leave[b] - arrive[a] + 540.0) % 360.0 - 180.0)
+
+    assert angle(arc("e", "c"), arc("c", "d")) == pytest.approx(90.0, abs=0.5)
+    assert angle(arc("e", "c"), arc("c", "b")) == pytest.approx(-90.0, abs=0.5)
+    assert angle(arc("e", "c"), arc("c", "a")) == pytest.approx(0.0, abs=0.5)
+
+
+# -- restrictions on drawn maps ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("relations", "route", "expected_s"),
+    [
+        ([], "eb", 20.0),
+        # turning left is forbidden: on to the dead end a, back (20 s u-turn), then right
+        ([restriction("no_left_turn", "ec", "c", "bc")], "eb", 60.0),
+        ([restriction("no_left_turn", "ec", "c", "bc")], "ed", 20.0),
+        ([restriction("no_left_turn", "ec", "c", "bc")], "ab", 20.0),
+        ([restriction("no_right_turn", "ec", "c", "dc")], "ed", 60.0),
+        ([restriction("no_straight_on", "ec", "c", "ac")], "ea", 60.0),
+        # only straight on: every other exit is forbidden
+        ([restriction("only_straight_on", "ec", "c", "ac")], "eb", 60.0),
+        ([restriction("only_straight_on", "ec", "c", "ac")], "ed", 60.0),
+        ([restriction("only_straight_on", "ec", "c", "ac")], "ea", 20.0),
+        # except= a mode testbot is not: still applies; the restriction for another mode only: does not
+        ([restriction("no_left_turn", "ec", "c", "bc", **{"except": "bicycle"})], "eb", 60.0),
+        (
+            [
+                (
+                    [("way", "ec", "from"), ("node", "c", "via"), ("way", "bc", "to")],
+                    {"type": "restriction", "restriction:bicycle": "no_left_turn"},
+                )
+            ],
+            "eb",
+            20.0,
+        ),  # fmt: skip
+        ([restriction("no_left_turn", "ec", "c", "bc", **{"restriction:conditional": "none @ (Mo-Fr)"})], "eb", 60.0),
+        # duplicated and conflicting relations (only_ and no_ on one from way) both apply
+        ([restriction("no_left_turn", "ec", "c", "bc")] * 2, "eb", 60.0),
+    ],
+)
+def test_via_node_restrictions(tmp_path: Path, relations: list, route: str, expected_s: float) -> None:
+    built = build(tmp_path, PLUS, PLUS_WAYS, profile="testbot", turns=True, relations=relations)
+    for algorithm in ("dijkstra", "bidirectional-astar"):
+        assert seconds(built, route[0], route[1], algorithm) == pytest.approx(expected_s), algorithm
+
+
+@pytest.mark.parametrize("conflicting", [False, True])
+def test_no_exit_at_all_is_no_route(tmp_path: Path, conflicting: bool) -> None:
+    """Every exit from e's road forbidden (three no_*, or an only_ and a no_ on the same turn): the only turn left is
+    back (OSRM allows a u-turn where one exit is allowed), so nothing beyond c is reachable from e."""
+    rel = [restriction(k, "ec", "c", w) for k, w in (("no_left_turn", "bc"), ("no_right_turn", "dc"),
+                                                      ("no_straight_on", "ac"))]  # fmt: skip
+    if conflicting:
+        rel = [restriction("only_straight_on", "ec", "c", "ac"), restriction("no_straight_on", "ec", "c", "ac")]
+    built = build(tmp_path, PLUS, PLUS_WAYS, profile="testbot", turns=True, relations=rel)
+    router = Router(load(built.graph.path))
+    pts = [tuple(c / 1e7 for c in built.coords[x]) for x in "ea"]
+    phs = router.snap_waypoints(pts)
+    with pytest.raises(NoRoute):
+        router.query().route(phs, "dijkstra")
+
+
+LINE = """
+abcd
+ ef
+"""
+LINE_WAYS = [("ab", PRIMARY), ("bc", PRIMARY), ("cd", PRIMARY), ("eb", PRIMARY), ("fc", PRIMARY)]
+
+
+@pytest.mark.parametrize(
+    ("relations", "route", "expected_s"),
+    [
+        ([], "ef", 30.0),
+        # no e -> b -> c -> f: back from a dead end (20 s) on either side
+        ([restriction("no_left_turn", "eb", "bc", "fc")], "ef", 70.0),
+        ([restriction("no_left_turn", "eb", "bc", "fc")], "af", 30.0),  # the via way from elsewhere: free
+        ([restriction("no_left_turn", "eb", "bc", "fc")], "ed", 30.0),
+        ([restriction("no_left_turn", "eb", "bc", "fc")], "ec", 20.0),  # stopping on the via way is fine
+        # only e -> b -> c -> d: f is out of reach that way, and so is a (leaving the via path at b)
+        ([restriction("only_straight_on", "eb", "bc", "cd")], "ef", 70.0),
+        ([restriction("only_straight_on", "eb", "bc", "cd")], "ed", 30.0),
+    ],
+)
+def test_via_way_restrictions(tmp_path: Path, relations: list, route: str, expected_s: float) -> None:
+    built = build(tmp_path, LINE, LINE_WAYS, profile="testbot", turns=True, relations=relations)
+    for algorithm in ("dijkstra", "bidirectional-astar"):
+        assert seconds(built, route[0], route[1], algorithm) == pytest.approx(expected_s), algorithm
+
+
+LONG = """
+abcdg
+ e f
+"""
+
+
+def test_multi_via_way_chain(tmp_path: Path) -> None:
+    """from eb via bc and cd (listed in the wrong order) to fd: e -> f must leave the path; a -> f need not."""
+    ways = [("ab", PRIMARY), ("bc", PRIMARY), ("cd", PRIMARY), ("dg", PRIMARY), ("eb", PRIMARY), ("fd", PRIMARY)]
+    rel = [([("way", "eb", "from"), ("way", "cd", "via"), ("way", "bc", "via"), ("way", "fd", "to")],
+            {"type": "restriction", "restriction": "no_right_turn"})]  # fmt: skip
+    built = build(tmp_path, LONG, ways, profile="testbot", turns=True, relations=rel)
+    assert seconds(built, "e", "f") == pytest.approx(40.0 + 40.0)  # to g, back (20 s), then f: 10+20+10+10+20+10
+    assert seconds(built, "a", "f") == pytest.approx(40.0)
+
+
+def test_restriction_on_the_start_segment(tmp_path: Path) -> None:
+    """Starting mid-way on the from way, the restriction still holds: 5 s on, around a (40 s), right 10 s."""
+    built = build(tmp_path, PLUS, PLUS_WAYS, profile="testbot", turns=True,
+                  relations=[restriction("no_left_turn", "ec", "c", "bc")])  # fmt: skip
+    router = Router(load(built.graph.path))
+    (ex, ey), (cx, cy), (bx, by) = (built.coords[x] for x in "ecb")
+    mid = ((ex + cx) / 2e7, (ey + cy) / 2e7)
+    phs = router.snap_waypoints([mid, (bx / 1e7, by / 1e7)])
+    assert router.query().route(phs, "dijkstra").duration_s == pytest.approx(5.0 + 40.0 + 10.0, abs=0.15)
+
+
+def test_through_the_real_server(tmp_path: Path) -> None:
+    """OSRM /route on a graph with CH and landmarks: the forbidden left turn costs the detour in every algorithm."""
+    built = build(tmp_path, PLUS, PLUS_WAYS, profile="testbot", turns=True, ch=True, landmarks=2,
+                  relations=[restriction("no_left_turn", "ec", "c", "bc")])  # fmt: skip
+    base = api_server.shared(built.graph.path)
+    e = ",".join(f"{c / 1e7:.7f}" for c in built.coords["e"])
+    b = ",".join(f"{c / 1e7:.7f}" for c in built.coords["b"])
+    r = httpx.get(f"{base}/route/v1/driving/{e};{b}", params={"overview": "full"}, timeout=30)
+    assert r.status_code == 200, r.text
+    route = r.json()["routes"][0]
+    assert route["duration"] == pytest.approx(60.0) and route["distance"] == pytest.approx(400.0, rel=1e-3)
+    for alg in ALGORITHMS:
+        f = httpx.get(f"{base}/route", params={"from": e, "to": b, "algorithm": alg}, timeout=30).json()
+        assert f["properties"]["duration_s"] == pytest.approx(60.0), (alg, f)
+    t = httpx.get(f"{base}/table/v1/driving/{e};{b}", timeout=30).json()
+    assert t["durations"][0][1] == pytest.approx(60.0) and t["durations"][1][0] == pytest.approx(20.0)
+
+
+# -- the edge-based graph against an independent oracle --------------------------------------------------------------
+
+
+def random_road(seed: int, n: int = 14, m: int = 40) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    tail = rng.integers(0, n, m)
+    head = rng.integers(0, n, m)
+    keep = tail != head
+    tail, head = tail[keep], head[keep]
+    lon, lat = rng.uniform(0, 0.01, n), rng.uniform(0, 0.01, n)
+    return arrays_from_arcs(tail, head, rng.integers(1, 50, len(tail)), None, lon, lat, n)
+
+
+def random_sequences(arrays: dict[str, np.ndarray], seed: int, k: int = 8) -> list[tuple[int, ...]]:
+    rng = np.random.default_rng(seed)
+    fo, head = arrays["first_out"], arrays["arc_head"]
+    out = []
+    for _ in range(k):
+        s = [int(rng.integers(len(head)))]
+        for _ in range(int(rng.integers(1, 4))):
+            v = head[s[-1]]
+            if fo[v] == fo[v + 1]:
+                break
+            s.append(int(rng.integers(fo[v], fo[v + 1])))
+        if len(s) >= 2:
+            out.append(tuple(s))
+    return out
+
+
+def oracle_costs(arrays: dict[str, np.ndarray], seqs: list[tuple[int, ...]], source: int) -> np.ndarray:
+    """From the end of road arc `source`: the cheapest cost to the end of every arc, by Dijkstra over states = the
+    last L-1 arcs driven, refusing any state whose history ends with a forbidden sequence. Uses the turn table's
+    allowed pairs and costs, nothing of the edge-based construction."""
+    fa, ta, tw, _ = turn_table(arrays, car, np.array([s for s in seqs if len(s) == 2], np.int64).reshape(-1, 2))
+    turns: dict[int, list[tuple[int, int]]] = {}
+    for a, b, w in zip(fa.tolist(), ta.tolist(), tw.tolist(), strict=True):
+        turns.setdefault(a, []).append((b, w))
+    L = max([len(s) for s in seqs] + [2])
+    full = set(seqs)
+    G = nx.DiGraph()
+    start = (source,)
+    stack, seen = [start], {start}
+    while stack:
+        h = stack.pop()
+        for b, w in turns.get(h[-1], []):
+            q = h + (b,)
+            if any(q[i:] in full for i in range(len(q) - 1)):
+                continue
+            nh = q[-(L - 1) :]
+            G.add_edge(h, nh, weight=w + int(arrays["arc_weight"][b]))
+            if nh not in seen:
+                seen.add(nh)
+                stack.append(nh)
+    G.add_node(start)
+    dist = nx.single_source_dijkstra_path_length(G, start)
+    out = np.full(len(arrays["arc_head"]), -1, dtype=np.int64)
+    for h, d in dist.items():
+        if out[h[-1]] < 0 or d < out[h[-1]]:
+            out[h[-1]] = d
+    out[source] = 0
+    return out
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_edge_based_graph_equals_the_history_oracle(seed: int) -> None:
+    from app.engine.reference import dijkstra_weights
+
+    arrays = random_road(seed)
+    seqs = random_sequences(arrays, seed + 100)
+    eb, _ = edge_based_graph(arrays, car, seqs)
+    view = graph_in_memory(search_view_arrays(eb_with(arrays, eb)))
+    node_arc = np.asarray(view.node_arc)
+    for source in range(0, len(arrays["arc_head"]), 3):
+        want = oracle_costs(arrays, seqs, source)
+        got = dijkstra_weights(view, source)
+        per_arc = np.full(len(want), -1, dtype=np.int64)
+        for e in range(len(node_arc)):
+            if got[e] < 1 << 60:
+                a = int(node_arc[e])
+                per_arc[a] = got[e] if per_arc[a] < 0 else min(per_arc[a], got[e])
+        per_arc[source] = 0
+        assert per_arc.tolist() == want.tolist(), (seed, source)
+
+
+def eb_with(arrays: dict[str, np.ndarray], eb: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    return {**arrays, **eb}
+
+
+# -- every algorithm equals Dijkstra on the edge-based graph of a real extract -----------------------------------------
+
+
+@pytest.fixture(scope="module")
+def andorra_turns(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    src = SHARED / "andorra-latest.osm.pbf"
+    if not src.exists():
+        pytest.skip("andorra-latest extract not available")
+    out = tmp_path_factory.mktemp("andorra") / "car-turns"
+    return preprocess(src, out, profile="car", ch=True, landmarks=8, quiet=True, turns=True)
+
+
+@pytest.mark.extracts
+def test_every_algorithm_equals_dijkstra_with_turns(andorra_turns: Path) -> None:
+    graph = load(andorra_turns)
+    mf = graph.manifest
+    assert mf["search_graph"] == "edge" and mf["report"]["restrictions_used"] > 50
+    real = Router(graph)
+    ref = Router(graph, algorithms={"reference": RefDijkstra})  # type: ignore[dict-item]
+    rng = np.random.default_rng(7)
+    g = graph
+    pts = []
+    for _ in range(120):
+        a = int(rng.integers(g.num_arcs))
+        c = int(g.arc_geom[a]) >> 1
+        p = int(g.geom_first[c])
+        pts.append((float(g.geom_lon[p]) / 1e7 + 2e-5, float(g.geom_lat[p]) / 1e7 + 1e-5))
+    compared = 0
+    for s, t in itertools.pairwise(pts):
+        phs = real.snap_waypoints([s, t])
+        try:
+            want = ref.query().route(phs, "reference")
+        except NoRoute:
+            for alg in real.algorithms:
+                with pytest.raises(NoRoute):
+                    real.query().route(phs, alg)
+            continue
+        compared += 1
+        for alg in real.algorithms:
+            got = real.query().route(phs, alg)
+            assert got.weight == want.weight, (alg, s, t)
+            assert got.distance_m == pytest.approx(want.distance_m, abs=0.2) or got.weight == want.weight
+    assert compared > 80
+    # the table equals the routes
+    phs = real.snap_waypoints(pts[:12])
+    tbl = real.query().table(phs, phs)
+    for i, j in itertools.product(range(12), repeat=2):
+        if i == j:
+            continue
+        try:
+            w = ref.query().route([phs[i], phs[j]], "reference").duration_s
+        except NoRoute:
+            assert np.isnan(tbl.durations_s[i, j])
+            continue
+        assert tbl.durations_s[i, j] == pytest.approx(w), (i, j)
