@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark `starroute preprocess`: prints stage, seconds, peak RSS, and the graph counts.
 
-Usage: python bench/preprocess.py EXTRACT [--profile car] [--no-ch] [--landmarks 16]
+Usage: python bench/preprocess.py EXTRACT [--profile car] [--no-ch] [--landmarks 16] [--turns|--no-turns]
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ def main() -> None:
     ap.add_argument("--profile", default="car")
     ap.add_argument("--no-ch", action="store_true")
     ap.add_argument("--landmarks", type=int, default=16)
+    ap.add_argument("--turns", action=argparse.BooleanOptionalAction, default=None, help="edge-based (default: profile)")
     ap.add_argument("--output", type=Path, default=None, help="keep the graph here (default: a temp dir)")
     args = ap.parse_args()
     rep = Reporter(quiet=True)
@@ -39,6 +40,7 @@ def main() -> None:
             landmarks=args.landmarks,
             force=True,
             reporter=rep,
+            turns=args.turns,
         )
         total = time.perf_counter() - t0
         mf = read_manifest(out)

@@ -14,6 +14,8 @@ from __future__ import annotations
 import datetime
 import hashlib
 import os
+import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -155,19 +157,7 @@ def preprocess(
     excludable = [sorted(s) for s in getattr(prof, "EXCLUDABLE", ())]
     manifest["excludable"] = [{"classes": c, "mask": class_mask(c)} for c in excludable]
     if ch:
-        from .contract import build_ch
-
-        with rep.stage("contract (CH)", total=n, unit="nodes") as tick:
-            ch_arrays, ch_meta = build_ch(graph, progress=_progress_adapter(tick))
-        arrays.update(ch_arrays)
-        manifest["ch"] = ch_meta
-        for i, item in enumerate(manifest["excludable"]):  # one hierarchy per excludable set, as OSRM
-            with rep.stage(f"contract (CH, exclude {'+'.join(item['classes'])})", total=n, unit="nodes") as tick:
-                x_arrays, x_meta = build_ch(graph, progress=_progress_adapter(tick), exclude_mask=item["mask"])
-            prefix = f"chx{i}_"
-            arrays.update({prefix + name[3:]: a for name, a in x_arrays.items()})
-            item["prefix"] = prefix
-            item["shortcuts"] = x_meta["shortcuts"]
+        _contract_all(graph, arrays, manifest, rep)
     if landmarks > 0:
         from .landmarks import build_landmarks
 
@@ -183,6 +173,68 @@ def preprocess(
     except FormatError as exc:
         raise PreprocessError(str(exc)) from None
     return out
+
+
+CONTRACT_THREADS = 2  # the contraction kernels release the GIL: hierarchies are built two at a time
+
+
+def _contract_all(graph: Any, arrays: dict[str, np.ndarray], manifest: dict[str, Any], rep: Reporter) -> None:
+    """The main hierarchy and one per excludable class set (OSRM's per-exclude metrics), `CONTRACT_THREADS` at a
+    time on daemon threads (a stop never waits for them), as one stage. A set whose classes no arc carries is the
+    main hierarchy itself: its prefix points there and nothing is contracted."""
+    from .contract import build_ch
+
+    flags = np.asarray(graph.arc_flags)
+    jobs: list[tuple[str, int]] = [("ch_", 0)]
+    for i, item in enumerate(manifest["excludable"]):
+        if np.any(flags & item["mask"]):
+            item["prefix"] = f"chx{i}_"
+            jobs.append((item["prefix"], item["mask"]))
+        else:
+            item["prefix"] = "ch_"
+    n = graph.num_nodes
+    results: dict[str, tuple[dict[str, np.ndarray], dict[str, Any]]] = {}
+    errors: list[BaseException] = []
+    lock = threading.Lock()
+    with rep.stage("contract (CH)", total=n * len(jobs), unit="nodes") as tick:
+        done: dict[str, int] = {}
+
+        def progress(prefix: str) -> Callable[[int, int], None]:
+            def cb(k: int, total: int) -> None:
+                with lock:
+                    step = max(k - done.get(prefix, 0), 0)
+                    done[prefix] = k
+                tick(step)
+
+            return cb
+
+        def work(queue: list[tuple[str, int]]) -> None:
+            while True:
+                with lock:
+                    if not queue or errors:
+                        return
+                    prefix, mask = queue.pop(0)
+                try:
+                    results[prefix] = build_ch(graph, progress=progress(prefix), exclude_mask=mask)
+                except BaseException as exc:  # noqa: BLE001 - re-raised on the calling thread
+                    with lock:
+                        errors.append(exc)
+                    return
+
+        queue = list(jobs)
+        threads = [threading.Thread(target=work, args=(queue,), daemon=True) for _ in range(CONTRACT_THREADS)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    if errors:
+        raise errors[0]
+    for prefix, (ch_arrays, meta) in results.items():
+        arrays.update({prefix + name[3:]: a for name, a in ch_arrays.items()})
+        if prefix == "ch_":
+            manifest["ch"] = meta
+    for item in manifest["excludable"]:
+        item["shortcuts"] = results[item["prefix"]][1]["shortcuts"]
 
 
 PREPROCESS_COMPILE_S = 8.0  # measured cold compile of these kernels on a 2-core machine (bench/startup.py)

@@ -20,7 +20,7 @@ from preprocessing.graph import csr_offsets
 
 from .types import Phantom, Seeds
 
-FWD, BWD = 0, 1  # as app.engine.assemble
+FWD, BWD, AT_FIRST, AT_LAST = 0, 1, 2, 3  # as app.engine.assemble
 
 
 class EdgeMap:
@@ -34,6 +34,11 @@ class EdgeMap:
         self.s_tail = np.asarray(search.arc_tail)
         self.in_first = np.asarray(search.in_first_out)
         self.in_arc = np.asarray(search.in_arc)
+        self.road_first_out = np.asarray(road.first_out)
+        self.road_in_first = np.asarray(road.in_first_out)
+        self.road_in_arc = np.asarray(road.in_arc)
+        self.road_weight = np.asarray(road.arc_weight)
+        self.road_dist = np.asarray(road.arc_dist)
         m = int(road.arc_head.shape[0])
         order = np.argsort(self.node_arc, kind="stable").astype(np.int32)
         self._copies = order
@@ -46,10 +51,21 @@ class EdgeMap:
             return np.array([arc], dtype=np.int32)
         return self._copies[self._copies_first[arc] : self._copies_first[arc + 1]]
 
-    def seeds(self, ph: Phantom, as_source: bool) -> tuple[Seeds, np.ndarray, np.ndarray]:
-        """(Seeds, kind FWD/BWD per seed, turn weight inside each seed's weight) of a phantom; one seed per search
-        node, the cheapest (then the shortest)."""
+    def seeds(
+        self, ph: Phantom, as_source: bool, at_node: int = -1, at_kind: int = AT_FIRST
+    ) -> tuple[Seeds, np.ndarray, np.ndarray]:
+        """(Seeds, kind per seed, turn weight inside each seed's weight) of a phantom; one seed per search node, the
+        cheapest (then the shortest). A phantom exactly on road node `at_node` (kind `at_kind`) also starts on any
+        arc leaving that node (its whole weight, no turn), or ends on any arc arriving there (at 0)."""
         best: dict[int, tuple[int, int, int, int]] = {}  # node -> (weight, dist, kind, turn)
+        if at_node >= 0:
+            if as_source:
+                for a in range(int(self.road_first_out[at_node]), int(self.road_first_out[at_node + 1])):
+                    best[a] = (int(self.road_weight[a]), int(self.road_dist[a]), at_kind, 0)
+            else:
+                for k in range(int(self.road_in_first[at_node]), int(self.road_in_first[at_node + 1])):
+                    for e in self.copies(int(self.road_in_arc[k])).tolist():
+                        best[e] = (0, 0, at_kind, 0)
         for kind, arc, after, d_after, before, d_before in (
             (FWD, ph.fwd_arc, ph.fwd_weight_after, ph.fwd_dist_after, ph.fwd_weight_before, ph.fwd_dist_before),
             (BWD, ph.bwd_arc, ph.bwd_weight_after, ph.bwd_dist_after, ph.bwd_weight_before, ph.bwd_dist_before),
@@ -81,6 +97,11 @@ class EdgeMap:
         """(road arcs int32, the turn weight onto each, int64) of a search path between its seed nodes."""
         arcs = np.asarray(search_arcs, dtype=np.int64)
         return self.node_arc[self.s_head[arcs]].astype(np.int32), self.arc_turn[arcs].astype(np.int64)
+
+    def with_first(self, node: int, arcs: np.ndarray, turns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """A road path with the whole arc of search node `node` in front (a leg that starts on a node, no turn)."""
+        first = np.array([self.node_arc[node]], dtype=np.int32)
+        return np.concatenate([first, arcs]).astype(np.int32), np.concatenate([np.zeros(1, np.int64), turns])
 
     def forbidden(self, road_arcs: np.ndarray) -> np.ndarray:
         """The turns (search arc ids, int32) onto any of `road_arcs`: what a request forbidding those arcs may not

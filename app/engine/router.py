@@ -27,7 +27,7 @@ from preprocessing.units import COORD_SCALE, DIST_PER_METRE, FLAG_FERRY, FLAG_RO
 
 from . import alternatives
 from .algorithms import ALGORITHMS, Algorithm
-from .assemble import BWD, FWD, Assembler, join_route
+from .assemble import AT_FIRST, AT_LAST, BWD, FWD, Assembler, join_route
 from .ch import CHSearch
 from .core import path_dists
 from .data import ExcludeSet, chain_index, excludable, freeze, has_ch, has_landmarks, is_edge_based, search_graph
@@ -416,7 +416,7 @@ def make_seeds(router: Router, ph: Phantom, as_source: bool) -> tuple[Seeds, np.
     at 0, unless a bearing filter restricted its directions. One seed per node (the cheapest).
     """
     if router.edges is not None:
-        seeds, kinds, _ = router.edges.seeds(ph, as_source)
+        seeds, kinds, _ = seeds_with_turns(router, ph, as_source)
         return seeds, kinds
     g, ch = router.graph, router.chains
     free = ph.fwd_arc == ch.fwd_arc[ph.chain] and ph.bwd_arc == ch.bwd_arc[ph.chain]
@@ -431,10 +431,26 @@ def make_seeds(router: Router, ph: Phantom, as_source: bool) -> tuple[Seeds, np.
     return Seeds(nodes, ws, ds, ph.lon, ph.lat), kinds
 
 
+def at_chain_end(router: Router, ph: Phantom) -> tuple[int, int]:
+    """(road node, AT_FIRST/AT_LAST) when the phantom sits exactly on its chain's first or last node and no bearing
+    restricted its directions; (-1, 0) otherwise."""
+    g, ch = router.graph, router.chains
+    if not (ph.fwd_arc == ch.fwd_arc[ph.chain] and ph.bwd_arc == ch.bwd_arc[ph.chain]):
+        return -1, 0
+    gf = router.assembler._gf
+    p0, p1 = int(gf[ph.chain]), int(gf[ph.chain + 1]) - 1
+    if ph.lon == g.geom_lon[p0] / COORD_SCALE and ph.lat == g.geom_lat[p0] / COORD_SCALE:
+        return int(ch.first_node[ph.chain]), AT_FIRST
+    if ph.lon == g.geom_lon[p1] / COORD_SCALE and ph.lat == g.geom_lat[p1] / COORD_SCALE:
+        return int(ch.last_node[ph.chain]), AT_LAST
+    return -1, 0
+
+
 def seeds_with_turns(router: Router, ph: Phantom, as_source: bool) -> tuple[Seeds, np.ndarray, np.ndarray]:
     """`make_seeds` plus the turn weight inside each seed's weight (zeros on a node-based graph)."""
     if router.edges is not None:
-        return router.edges.seeds(ph, as_source)
+        at, kind = at_chain_end(router, ph)
+        return router.edges.seeds(ph, as_source, at, kind)
     seeds, kinds = make_seeds(router, ph, as_source)
     return seeds, kinds, np.zeros(len(kinds), dtype=np.int64)
 
@@ -573,6 +589,8 @@ class Query:
             arcs, s_seed, t_seed = alternatives.via_path(first, last, pred_f, pred_b, sg.arc_tail, sg.arc_head)
             if r.edges is not None:
                 arcs, turns = r.edges.road_path(arcs)
+                if s_kinds[s_seed] in (AT_FIRST, AT_LAST):
+                    arcs, turns = r.edges.with_first(int(s_seeds.nodes[s_seed]), arcs, turns)
                 turns_of[arcs.tobytes()] = turns
             return arcs, s_seed, t_seed
 
@@ -606,6 +624,8 @@ class Query:
         if res.weight >= INF:
             raise NoRoute(f"no route from waypoint {i} to waypoint {i + 1}")
         arcs, turns = (res.arcs, None) if r.edges is None else r.edges.road_path(res.arcs)
+        if r.edges is not None and s_kinds[res.source_seed] in (AT_FIRST, AT_LAST):  # started on the seed's arc
+            arcs, turns = r.edges.with_first(int(s_seeds.nodes[res.source_seed]), arcs, turns)
         leg = r.assembler.search_leg(
             src, int(s_kinds[res.source_seed]), arcs, tgt, int(t_kinds[res.target_seed]), res.stats,
             turns, int(t_turns[res.target_seed]),

@@ -43,7 +43,7 @@ MODE = "driving"
 EXCLUDABLE = (frozenset({"toll"}), frozenset({"motorway"}), frozenset({"ferry"}))  # as car.lua
 
 # Turns (car.lua's process_turn): an edge-based search graph, OSM turn restrictions for these modes
-TURNS = False
+TURNS = True
 USE_TURN_RESTRICTIONS = True
 RESTRICTIONS = ("motorcar", "motor_vehicle", "vehicle")
 TURN_PENALTY_S = 7.5
