@@ -25,7 +25,7 @@ def main() -> None:
     ap.add_argument("--profile", default="car")
     ap.add_argument("--no-ch", action="store_true")
     ap.add_argument("--landmarks", type=int, default=16)
-    ap.add_argument("--turns", action=argparse.BooleanOptionalAction, default=None, help="edge-based (default: profile)")
+    ap.add_argument("--turns", action=argparse.BooleanOptionalAction, default=None, help="edge-based graph")
     ap.add_argument("--output", type=Path, default=None, help="keep the graph here (default: a temp dir)")
     args = ap.parse_args()
     rep = Reporter(quiet=True)
