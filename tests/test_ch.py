@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
 from app.engine.ch import NO_CH_MESSAGE, CHSearch
+from app.engine.data import search_graph  # the graph the searches run on (edge-based where turns are on)
 from app.engine.errors import GraphError
 from app.engine.table import CHTable
 from app.engine.types import INF_WEIGHT, Seeds
@@ -333,7 +334,7 @@ def check_real_graph(g: Graph, pairs: int, seed: int = 5) -> None:
 def test_real_extract_andorra(graph_cache) -> None:  # type: ignore[no-untyped-def]
     from preprocessing.artifacts import load_graph
 
-    g = load_graph(graph_cache("andorra.osm.pbf", "car", ch=True, landmarks=_landmarks()))
+    g = search_graph(load_graph(graph_cache("andorra.osm.pbf", "car", ch=True, landmarks=_landmarks())))
     meta = g.manifest["ch"]
     assert meta["shortcuts"] > 0 and meta["nodes"] == g.num_nodes
     check_real_graph(g, pairs=2000)
@@ -346,4 +347,4 @@ def test_real_extract_andorra(graph_cache) -> None:  # type: ignore[no-untyped-d
 def test_real_extracts_2000_pairs(graph_cache, name: str, profile: str) -> None:  # type: ignore[no-untyped-def]
     from preprocessing.artifacts import load_graph
 
-    check_real_graph(load_graph(graph_cache(name, profile, ch=True, landmarks=_landmarks())), pairs=2000)
+    check_real_graph(search_graph(load_graph(graph_cache(name, profile, ch=True, landmarks=_landmarks()))), pairs=2000)

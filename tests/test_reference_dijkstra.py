@@ -6,6 +6,7 @@ import networkx as nx
 import numpy as np
 import pytest
 
+from app.engine.data import search_graph  # the graph the searches run on (edge-based where turns are on)
 from app.engine.reference import DijkstraSearch
 from app.engine.types import INF_WEIGHT, Seeds
 from preprocessing.artifacts import load_graph
@@ -19,7 +20,7 @@ def seed(node: int) -> Seeds:
 @pytest.mark.extracts
 @pytest.mark.parametrize("name", ["andorra.osm.pbf", "monaco.osm.gz"])
 def test_reference_dijkstra_equals_networkx(graph_cache, name: str) -> None:
-    g = load_graph(graph_cache(name, "car", ch=True, landmarks=8))
+    g = search_graph(load_graph(graph_cache(name, "car", ch=True, landmarks=8)))
     nxg = to_networkx(g, multigraph=False)
     rng = np.random.default_rng(20261201)
     n = g.num_nodes

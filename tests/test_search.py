@@ -234,10 +234,11 @@ FULL = os.environ.get("STARROUTE_TEST_PAIRS_FULL") == "1"
 
 
 def real_graph(graph_cache, name: str, profile: str) -> Graph:  # type: ignore[no-untyped-def]
-    """The extract's graph, built once per session (the same build test_extracts uses: CH + 8 landmarks)."""
-    from app.engine.data import load
+    """The graph the extract's searches run on (edge-based where the profile has turns), built once per session (the
+    same build test_extracts uses: CH + 8 landmarks)."""
+    from app.engine.data import load, search_graph
 
-    return load(graph_cache(name, profile, ch=True, landmarks=8))
+    return search_graph(load(graph_cache(name, profile, ch=True, landmarks=8)))
 
 
 def node_seeds(graph: Graph, v: int) -> Seeds:

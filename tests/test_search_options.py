@@ -179,9 +179,9 @@ def graph_cache_free_grid() -> Graph:
 @pytest.mark.parametrize("name", ["andorra.osm.pbf", "porto_portugal.osm.pbf"])
 def test_real_extracts_exclude_equals_dijkstra_on_the_changed_graph(graph_cache, name: str) -> None:  # type: ignore[no-untyped-def]
     """Every excludable class of the car profile: the hierarchy without it, ALT and the table fallback filter."""
-    from app.engine.data import excludable, load
+    from app.engine.data import excludable, load, search_graph
 
-    g = load(graph_cache(name, "car", ch=True, landmarks=8))
+    g = search_graph(load(graph_cache(name, "car", ch=True, landmarks=8)))
     rng = np.random.default_rng(7)
     main = np.flatnonzero(np.asarray(g.node_component) == 0)
     sets = excludable(g)

@@ -390,3 +390,33 @@ def test_every_algorithm_equals_dijkstra_with_turns(andorra_turns: Path) -> None
             assert np.isnan(tbl.durations_s[i, j])
             continue
         assert tbl.durations_s[i, j] == pytest.approx(w), (i, j)
+
+
+# -- approaches on edge-based seeds ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("side", "turns", "expected_s"),
+                         [(None, True, 10.0), ("unrestricted", True, 10.0), ("opposite", True, 10.0),
+                          ("curb", True, 50.0), ("curb", False, 30.0)])  # fmt: skip
+def test_approach_curb_arrives_with_the_point_on_the_right(
+    tmp_path: Path, side: str | None, turns: bool, expected_s: float
+) -> None:
+    """A point 20 m north of the middle of a west-east road, reached from its west end: with `curb` the car must
+    arrive westbound, so it drives on to the east end, turns back there (20 s with turns) and comes back."""
+    built = build(tmp_path, "abc", [("abc", PRIMARY)], profile="testbot", turns=turns)
+    router = Router(load(built.graph.path))
+    (ax, ay), (bx, by) = built.coords["a"], built.coords["b"]
+    point = (bx / 1e7, by / 1e7 + 20 / 111_195)
+    phs = router.snap_waypoints([(ax / 1e7, ay / 1e7), point], approaches=[None, side])
+    assert router.query().route(phs, "dijkstra").duration_s == pytest.approx(expected_s, abs=0.11)
+
+
+def test_approaches_through_osrm_api(tmp_path: Path) -> None:
+    built = build(tmp_path, "abc", [("abc", PRIMARY)], profile="testbot", turns=True, ch=True)
+    base = api_server.shared(built.graph.path)
+    (ax, ay), (bx, by) = built.coords["a"], built.coords["b"]
+    coords = f"{ax / 1e7:.7f},{ay / 1e7:.7f};{bx / 1e7:.7f},{by / 1e7 + 20 / 111_195:.7f}"
+    for approaches, expected in (("unrestricted;unrestricted", 10.0), (";curb", 50.0), (";opposite", 10.0)):
+        j = httpx.get(f"{base}/route/v1/driving/{coords}", params={"approaches": approaches}, timeout=30).json()
+        assert j["code"] == "Ok", j
+        assert j["routes"][0]["duration"] == pytest.approx(expected, abs=0.11), approaches

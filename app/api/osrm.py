@@ -7,11 +7,11 @@ option combinations `InvalidOptions`, out-of-range values `InvalidValue`, limits
 
 `exclude=` takes one of the profile's excludable class sets (car: `toll`, `motorway`, `ferry`; anything else is
 `InvalidValue`, as in OSRM): routes and tables run on the hierarchy contracted without them, and snapping skips
-them. `bearings` filter the snapped segments. `alternatives=true|N` adds up to N (true: 1) alternative routes between
-two coordinates (`app.engine.alternatives`). Accepted but without effect (as OSRM allows): `continue_straight`,
-`approaches`, `hints`, `snapping`. Not supported: `annotations=nodes` (the
-graph keeps no OSM ids for shape points), the `flatbuffers` format and the `match`, `trip` and `tile` services
-(`NotImplemented`).
+them. `bearings` filter the snapped segments; `approaches=curb|opposite` keep the direction that passes the point on
+its right / left. `alternatives=true|N` adds up to N (true: 1) alternative routes between two coordinates
+(`app.engine.alternatives`). Accepted but without effect (as OSRM allows): `continue_straight`, `hints`, `snapping`.
+Not supported: `annotations=nodes` (the graph keeps no OSM ids for shape points), the `flatbuffers` format and the
+`match`, `trip` and `tile` services (`NotImplemented`).
 """
 
 from __future__ import annotations
@@ -447,7 +447,9 @@ async def route(svc: Service, req: OsrmRequest) -> dict[str, Any]:
         raise NotImplementedOption("annotations=nodes is not supported: the graph keeps no OSM ids for shape points")
     exclude = o.get("exclude", [])
     mask = svc.exclude_mask(exclude)
-    phantoms = svc.snap_all(req.coordinates, radiuses, _bearings_of(req), exclude_mask=mask)
+    phantoms = svc.snap_all(
+        req.coordinates, radiuses, _bearings_of(req), exclude_mask=mask, approaches=o.get("approaches")
+    )
     algorithm = _algorithm(svc)
     wanted = o.get("alternatives", 0) if n == 2 else 0  # OSRM looks for alternatives between two coordinates only
     options = RouteOptions(algorithm=algorithm, exclude=frozenset(exclude), alternatives=wanted)
@@ -539,7 +541,9 @@ async def table(svc: Service, req: OsrmRequest) -> dict[str, Any]:
     _check_coordinates(req)
     exclude = o.get("exclude", [])
     mask = svc.exclude_mask(exclude)
-    phantoms = svc.snap_all(req.coordinates, radiuses, _bearings_of(req), exclude_mask=mask)
+    phantoms = svc.snap_all(
+        req.coordinates, radiuses, _bearings_of(req), exclude_mask=mask, approaches=o.get("approaches")
+    )
     tbl = await svc.table([phantoms[i] for i in src], [phantoms[j] for j in dst], exclude)
     fields = o.get("annotations", ("duration",))
     durations = np.asarray(tbl.durations_s, dtype=np.float64) * o.get("scale_factor", 1.0)

@@ -74,6 +74,7 @@ class Service:
         default_radius_m: float | None = None,
         detail: bool = False,
         exclude_mask: int = 0,
+        approaches: Sequence[str | None] | None = None,
     ) -> list[Phantom]:
         """Snap the coordinates of one request together (range-checked already; the tiny-component rule applies).
 
@@ -83,7 +84,7 @@ class Service:
         if default_radius_m is not None:
             radiuses = [default_radius_m if r is None else r for r in (radiuses or [None] * len(coords))]
         try:
-            return self.router.snap_waypoints(coords, radiuses, bearings, exclude_mask)
+            return self.router.snap_waypoints(coords, radiuses, bearings, exclude_mask, approaches)
         except NoSegment as exc:
             msg = f"Could not find a matching segment for coordinate {exc.index or 0}"
             if detail:

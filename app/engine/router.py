@@ -14,7 +14,7 @@ import math
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 import numpy as np
@@ -290,9 +290,11 @@ class Router:
         radiuses: Sequence[float | None] | None = None,
         bearings: Sequence[tuple[float, float] | None] | None = None,
         exclude_mask: int = 0,
+        approaches: Sequence[str | None] | None = None,
     ) -> list[Phantom]:
         """Snap the points of one request together (OSRM's rule, `app.engine.snap.choose`); roads of excluded
-        classes (`exclude_mask`, `Router.exclude_set`) are no candidates.
+        classes (`exclude_mask`, `Router.exclude_set`) are no candidates. `approaches` (OSRM's `curb`, `opposite`,
+        `unrestricted` per point) keep the direction of travel that has the point on its right (curb) or left side.
 
         `NoSegment` names the first point that found no road within its radius (and how far the nearest road is).
         """
@@ -306,7 +308,12 @@ class Router:
                 err = NoSegment(f"waypoint {i}: {exc.message}")
                 err.index = i
                 raise err from None
-        return choose(cands)
+        phantoms = choose(cands)
+        if approaches is not None:
+            phantoms = [approach(self, p, a) for p, a in zip(phantoms, approaches, strict=False)] + phantoms[
+                len(approaches) :
+            ]
+        return phantoms
 
     def nearest(
         self,
@@ -429,6 +436,27 @@ def make_seeds(router: Router, ph: Phantom, as_source: bool) -> tuple[Seeds, np.
         g.arc_head, g.arc_tail, router.assembler._gf, g.geom_lon, g.geom_lat, ch.first_node, ch.last_node, free,
     )  # fmt: skip
     return Seeds(nodes, ws, ds, ph.lon, ph.lat), kinds
+
+
+def approach(router: Router, ph: Phantom, side: str | None) -> Phantom:
+    """The phantom travelled only in the direction that passes its input point on the right (`curb`, right-hand
+    traffic) or on the left (`opposite`); unchanged for `unrestricted`, a point on the road itself, or when the
+    other direction is the only one (a oneway)."""
+    if side not in ("curb", "opposite") or ph.fwd_arc < 0 or ph.bwd_arc < 0:
+        return ph
+    g = router.graph
+    i = int(router.assembler._gf[ph.chain]) + ph.segment
+    k = math.cos(math.radians(ph.lat))
+    dx = (float(g.geom_lon[i + 1]) - float(g.geom_lon[i])) / COORD_SCALE * k
+    dy = (float(g.geom_lat[i + 1]) - float(g.geom_lat[i])) / COORD_SCALE
+    vx, vy = (ph.input_lon - ph.lon) * k, ph.input_lat - ph.lat
+    cross = dx * vy - dy * vx  # < 0: the input point lies right of the chain's (fwd) direction
+    if abs(cross) < 1e-14 or ph.distance_m < 0.01:
+        return ph
+    keep_fwd = (cross < 0) == (side == "curb")
+    if keep_fwd:
+        return replace(ph, bwd_arc=-1, bwd_weight_before=0, bwd_weight_after=0, bwd_dist_before=0, bwd_dist_after=0)
+    return replace(ph, fwd_arc=-1, fwd_weight_before=0, fwd_weight_after=0, fwd_dist_before=0, fwd_dist_after=0)
 
 
 def at_chain_end(router: Router, ph: Phantom) -> tuple[int, int]:
