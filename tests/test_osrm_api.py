@@ -593,7 +593,12 @@ def test_engine_codes_map_to_400_through_handle() -> None:
             return None
 
         def snap_waypoints(
-            self, points: list, radiuses: object = None, bearings: object = None, exclude_mask: int = 0
+            self,
+            points: list,
+            radiuses: object = None,
+            bearings: object = None,
+            exclude_mask: int = 0,
+            approaches: object = None,
         ) -> list[Phantom]:
             return [Phantom(lon, lat, lon, lat, 0.0, *(0,) * 13) for lon, lat in points]  # type: ignore[arg-type]
 
