@@ -102,13 +102,14 @@ def osm_graph(nodes: int, workdir: Path) -> Path:
 def run_case(spec: str, queries: int) -> dict:
     """One benchmark case in this process: build the CH (unless stored), then time queries."""
     from app.engine.ch import CHSearch
+    from app.engine.data import search_graph
     from app.engine.table import CHTable
     from app.engine.types import Seeds
     from preprocessing.artifacts import graph_in_memory, load_graph
     from preprocessing.contract import build_ch
 
     kind, _, arg = spec.partition(":")
-    graph = graph_in_memory(grid_arrays(int(arg))) if kind == "grid" else load_graph(arg)
+    graph = graph_in_memory(grid_arrays(int(arg))) if kind == "grid" else search_graph(load_graph(arg))
     row: dict = {"case": spec if kind == "grid" else Path(arg).name, "nodes": graph.num_nodes, "arcs": graph.num_arcs}
     rss0 = _rss_mb()
     if graph.has("ch_rank"):

@@ -33,7 +33,7 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from app.engine.algorithms import ALGORITHMS  # noqa: E402
-from app.engine.data import has_ch, has_landmarks, load  # noqa: E402
+from app.engine.data import has_ch, has_landmarks, load, search_graph  # noqa: E402
 from app.engine.geo import node_geo  # noqa: E402
 from app.engine.types import Seeds  # noqa: E402
 from preprocessing.artifacts import Graph  # noqa: E402
@@ -335,10 +335,11 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     before = run_baseline(args.baseline, args) if args.baseline else None
 
-    graph = load(args.graph)
+    graph = search_graph(load(args.graph))  # the graph the searches run on: edge-based where the graph has turns
     mf = graph.manifest
     print(
-        f"graph {args.graph}: {graph.num_nodes} nodes, {graph.num_arcs} arcs, profile {mf.get('profile')}, "
+        f"graph {args.graph} ({mf.get('search_graph', 'node')}-based search graph): "
+        f"{graph.num_nodes} nodes, {graph.num_arcs} arcs, profile {mf.get('profile')}, "
         f"largest SCC {int(np.count_nonzero(np.asarray(graph.node_component) == 0))} nodes"
     )
     rng = np.random.default_rng(args.seed)
