@@ -139,6 +139,7 @@ def preprocess(
         "units": {"coordinates": "1e-7 degree", "weight": "decisecond", "distance": "decimetre"},
         "weight_name": "duration",
         "search_graph": "edge" if turns else "node",
+        "continue_straight": bool(getattr(prof, "CONTINUE_STRAIGHT", False)),
         "max_speed_mps": measured_max_speed_mps(arrays),
         "tool_version": __version__,
         "built_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),

@@ -420,3 +420,32 @@ def test_approaches_through_osrm_api(tmp_path: Path) -> None:
         j = httpx.get(f"{base}/route/v1/driving/{coords}", params={"approaches": approaches}, timeout=30).json()
         assert j["code"] == "Ok", j
         assert j["routes"][0]["duration"] == pytest.approx(expected, abs=0.11), approaches
+
+
+# -- continue_straight at via points -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("straight", "expected_s"), [(None, 60.0), (True, 60.0), (False, 20.0)])
+def test_continue_straight_at_via_points(tmp_path: Path, straight: bool | None, expected_s: float) -> None:
+    """a -> b (mid-road via) -> a on a west-east road: without turning back at b the car drives on to c, turns
+    there (20 s) and comes back (10 + 10 + 20 + 20 s); allowed to turn at b: 10 + 10 s. testbot's default: straight."""
+    from app.engine.types import RouteOptions
+
+    built = build(tmp_path, "abc", [("abc", PRIMARY)], profile="testbot", turns=True)
+    router = Router(load(built.graph.path))
+    a, b = (tuple(c / 1e7 for c in built.coords[x]) for x in "ab")
+    phs = router.snap_waypoints([a, b, a])
+    for alg in ("dijkstra", "bidirectional-astar"):
+        opts = RouteOptions(algorithm=alg, continue_straight=straight)
+        route = router.query().routes(phs, opts).best
+        assert route.duration_s == pytest.approx(expected_s), alg
+        assert [round(leg.duration_s) for leg in route.legs] == ([10, 50] if expected_s == 60 else [10, 10])
+
+
+def test_continue_straight_through_osrm_api(tmp_path: Path) -> None:
+    built = build(tmp_path, "abc", [("abc", PRIMARY)], profile="testbot", turns=True, ch=True)
+    base = api_server.shared(built.graph.path)
+    a, b = (",".join(f"{c / 1e7:.7f}" for c in built.coords[x]) for x in "ab")
+    for value, expected in (("default", 60.0), ("true", 60.0), ("false", 20.0)):
+        j = httpx.get(f"{base}/route/v1/driving/{a};{b};{a}", params={"continue_straight": value}, timeout=30).json()
+        assert j["code"] == "Ok" and j["routes"][0]["duration"] == pytest.approx(expected), (value, j)

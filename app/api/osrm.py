@@ -8,8 +8,9 @@ option combinations `InvalidOptions`, out-of-range values `InvalidValue`, limits
 `exclude=` takes one of the profile's excludable class sets (car: `toll`, `motorway`, `ferry`; anything else is
 `InvalidValue`, as in OSRM): routes and tables run on the hierarchy contracted without them, and snapping skips
 them. `bearings` filter the snapped segments; `approaches=curb|opposite` keep the direction that passes the point on
-its right / left. `alternatives=true|N` adds up to N (true: 1) alternative routes between two coordinates
-(`app.engine.alternatives`). Accepted but without effect (as OSRM allows): `continue_straight`, `hints`, `snapping`.
+its right / left; `continue_straight` (default: the profile's; car true) forbids turning back at via points on an
+edge-based graph. `alternatives=true|N` adds up to N (true: 1) alternative routes between two coordinates
+(`app.engine.alternatives`). Accepted but without effect (as OSRM allows): `hints`, `snapping`.
 Not supported: `annotations=nodes` (the graph keeps no OSM ids for shape points), the `flatbuffers` format and the
 `match`, `trip` and `tile` services (`NotImplemented`).
 """
@@ -452,7 +453,10 @@ async def route(svc: Service, req: OsrmRequest) -> dict[str, Any]:
     )
     algorithm = _algorithm(svc)
     wanted = o.get("alternatives", 0) if n == 2 else 0  # OSRM looks for alternatives between two coordinates only
-    options = RouteOptions(algorithm=algorithm, exclude=frozenset(exclude), alternatives=wanted)
+    straight = {"true": True, "false": False}.get(o.get("continue_straight", "default"))
+    options = RouteOptions(
+        algorithm=algorithm, exclude=frozenset(exclude), alternatives=wanted, continue_straight=straight
+    )
     result = await svc.routes(phantoms, algorithm, options)
     routes = [_route_object(svc, r, wps, o) for r in result.routes]
     body: dict[str, Any] = {"code": "Ok", "routes": routes}

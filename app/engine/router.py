@@ -459,6 +459,17 @@ def approach(router: Router, ph: Phantom, side: str | None) -> Phantom:
     return replace(ph, fwd_arc=-1, fwd_weight_before=0, fwd_weight_after=0, fwd_dist_before=0, fwd_dist_after=0)
 
 
+def _only(
+    seeds: Seeds, kinds: np.ndarray, turns: np.ndarray | None, direction: int | None
+) -> tuple[Seeds, np.ndarray, np.ndarray | None]:
+    """The seeds of one direction (FWD/BWD) plus those on a junction node; all of them for None."""
+    if direction is None:
+        return seeds, kinds, turns
+    keep = (kinds == direction) | (kinds == AT_FIRST) | (kinds == AT_LAST)
+    sub = Seeds(seeds.nodes[keep], seeds.weights[keep], seeds.dists[keep], seeds.lon, seeds.lat)
+    return sub, kinds[keep], (turns[keep] if turns is not None else None)
+
+
 def at_chain_end(router: Router, ph: Phantom) -> tuple[int, int]:
     """(road node, AT_FIRST/AT_LAST) when the phantom sits exactly on its chain's first or last node and no bearing
     restricted its directions; (-1, 0) otherwise."""
@@ -580,12 +591,18 @@ class Query:
         if isinstance(spec, Algorithm) and spec.engine == "ch":
             search.trace = options.trace  # type: ignore[attr-defined]
             search.trace_limit = options.trace_limit  # type: ignore[attr-defined]
-        legs, traces = [], []
-        for i in range(len(phantoms) - 1):
-            leg, trace = self._leg(search, algorithm, i, phantoms[i], phantoms[i + 1], core_opts)
-            legs.append(leg)
-            if trace is not None:
-                traces.append(trace)
+        straight = options.continue_straight
+        if straight is None:
+            straight = bool(self.router.graph.manifest.get("continue_straight", False))
+        if straight and self.router.edges is not None and len(phantoms) > 2:
+            legs, traces = self._straight_legs(search, algorithm, phantoms, core_opts)
+        else:
+            legs, traces = [], []
+            for i in range(len(phantoms) - 1):
+                leg, trace = self._leg(search, algorithm, i, phantoms[i], phantoms[i + 1], core_opts)
+                legs.append(leg)
+                if trace is not None:
+                    traces.append(trace)
         best = join_route(legs, algorithm)
         routes = [best]
         if options.alternatives > 0 and len(phantoms) == 2 and direct(self.router, *phantoms) is None:
@@ -635,20 +652,71 @@ class Query:
             out.append(join_route([leg], best.algorithm))
         return out
 
+    def _straight_legs(
+        self, search: Search, algorithm: str, phantoms: Sequence[Phantom], opts: SearchOptions | None
+    ) -> tuple[list[Leg], list[SearchTrace]]:
+        """Legs through via points without turning back there (OSRM's `continue_straight`): a leg leaves a via point
+        in the direction the previous one arrived (FWD or BWD along its road). Dynamic programming over the arrival
+        direction at each via point, one search per (leaving, arriving) direction pair; a via point on a junction
+        node, or on a oneway, constrains nothing more than its road does."""
+        k = len(phantoms)
+        # best[d] = (total weight, legs, traces) arriving at the current phantom in direction d (None: any)
+        best: dict[int | None, tuple[int, list[Leg], list[SearchTrace]]] = {None: (0, [], [])}
+        for i in range(k - 1):
+            last = i == k - 2
+            nxt: dict[int | None, tuple[int, list[Leg], list[SearchTrace]]] = {}
+            for d_in, (w0, legs0, tr0) in best.items():
+                for d_out in (None,) if last else (FWD, BWD):
+                    try:
+                        leg, trace, arrive = self._leg(search, algorithm, i, phantoms[i], phantoms[i + 1], opts,
+                                                       s_dir=d_in, t_dir=d_out, with_direction=True)  # fmt: skip
+                    except NoRoute:
+                        continue
+                    key = None if last else arrive
+                    total = w0 + leg.weight
+                    if key not in nxt or total < nxt[key][0]:
+                        nxt[key] = (total, [*legs0, leg], [*tr0, *([trace] if trace is not None else [])])
+            if not nxt:
+                raise NoRoute(f"no route from waypoint {i} to waypoint {i + 1} without turning back at a via point")
+            best = nxt
+        _, legs, traces = min(best.values(), key=lambda v: v[0])
+        return legs, traces
+
     def _leg(
-        self, search: Search, algorithm: str, i: int, src: Phantom, tgt: Phantom, opts: SearchOptions | None = None
-    ) -> tuple[Leg, SearchTrace | None]:
+        self,
+        search: Search,
+        algorithm: str,
+        i: int,
+        src: Phantom,
+        tgt: Phantom,
+        opts: SearchOptions | None = None,
+        s_dir: int | None = None,
+        t_dir: int | None = None,
+        with_direction: bool = False,
+    ):  # type: ignore[no-untyped-def]
+        """One leg (and its trace); `s_dir`/`t_dir` (FWD/BWD) keep only the seeds leaving / arriving that way along
+        the phantoms' roads (seeds on a junction node always stay); `with_direction` also returns the direction the
+        leg arrives in (None: on a junction node)."""
         r = self.router
         dr = direct(r, src, tgt)
         s_seeds, s_kinds = make_seeds(r, src, True)
         t_seeds, t_kinds, t_turns = seeds_with_turns(r, tgt, False)
+        if s_dir is not None or t_dir is not None:
+            s_seeds, s_kinds, _ = _only(s_seeds, s_kinds, None, s_dir)
+            t_seeds, t_kinds, t_turns = _only(t_seeds, t_kinds, t_turns, t_dir)
+            if dr is not None and ((s_dir is not None and dr[2] != s_dir) or (t_dir is not None and dr[2] != t_dir)):
+                dr = None
+            if len(s_seeds.nodes) == 0 or len(t_seeds.nodes) == 0:
+                raise NoRoute(f"no route from waypoint {i} to waypoint {i + 1}")
         # no path through the network can beat the direct stretch when its weight is below the cheapest seeds
         lower = min(s_seeds.weights.tolist(), default=INF) + min(t_seeds.weights.tolist(), default=INF)
         if dr is not None and dr[0] <= lower:
-            return r.assembler.direct_leg(src, tgt, dr[2], SearchStats(algorithm)), None
+            leg = r.assembler.direct_leg(src, tgt, dr[2], SearchStats(algorithm))
+            return (leg, None, dr[2]) if with_direction else (leg, None)
         res = search.run(s_seeds, t_seeds) if opts is None else search.run(s_seeds, t_seeds, opts)  # type: ignore
         if dr is not None and (res.weight >= INF or dr[0] <= res.weight):
-            return r.assembler.direct_leg(src, tgt, dr[2], res.stats), res.trace
+            leg = r.assembler.direct_leg(src, tgt, dr[2], res.stats)
+            return (leg, res.trace, dr[2]) if with_direction else (leg, res.trace)
         if res.weight >= INF:
             raise NoRoute(f"no route from waypoint {i} to waypoint {i + 1}")
         arcs, turns = (res.arcs, None) if r.edges is None else r.edges.road_path(res.arcs)
@@ -659,6 +727,9 @@ class Query:
             turns, int(t_turns[res.target_seed]),
         )  # fmt: skip
         assert leg.weight == res.weight, f"{algorithm}: path weighs {leg.weight} ds, the search reported {res.weight}"
+        if with_direction:
+            kind = int(t_kinds[res.target_seed])
+            return leg, res.trace, (kind if kind in (FWD, BWD) else None)
         return leg, res.trace
 
     def isochrone(

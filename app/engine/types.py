@@ -122,7 +122,8 @@ class RouteOptions:
 
     `exclude`: road classes not to use (one of the profile's excludable sets, `Router.exclude_set`); `forbidden`:
     arc ids not to use (areas to avoid, `app.engine.areas`); `alternatives`: how many more routes to look for;
-    `trace`: return the settled nodes; `epsilon` >= 1: weighted A* / early stop, cost within epsilon of the optimum.
+    `trace`: return the settled nodes; `epsilon` >= 1: weighted A* / early stop, cost within epsilon of the optimum;
+    `continue_straight`: no u-turn at via points (OSRM's option; None: the profile's default), on edge-based graphs.
     """
 
     algorithm: str = "ch"
@@ -132,6 +133,7 @@ class RouteOptions:
     trace: bool = False
     trace_limit: int = 200_000
     epsilon: float = 1.0
+    continue_straight: bool | None = None
 
 
 @dataclass

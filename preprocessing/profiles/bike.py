@@ -35,6 +35,7 @@ EXCLUDABLE = (frozenset({"ferry"}),)  # bicycle.lua has it, commented out to sav
 
 # bicycle.lua's turns: no restrictions (use_turn_restrictions = false); node-based unless asked (`--turns`)
 TURNS = False
+CONTINUE_STRAIGHT = False  # no u-turn at via points (OSRM continue_straight_at_waypoint)
 USE_TURN_RESTRICTIONS = False
 RESTRICTIONS = ("bicycle",)
 TURN_PENALTY_S = 6.0

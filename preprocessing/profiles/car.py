@@ -44,6 +44,7 @@ EXCLUDABLE = (frozenset({"toll"}), frozenset({"motorway"}), frozenset({"ferry"})
 
 # Turns (car.lua's process_turn): an edge-based search graph, OSM turn restrictions for these modes
 TURNS = True
+CONTINUE_STRAIGHT = True  # no u-turn at via points (OSRM continue_straight_at_waypoint)
 USE_TURN_RESTRICTIONS = True
 RESTRICTIONS = ("motorcar", "motor_vehicle", "vehicle")
 TURN_PENALTY_S = 7.5

@@ -31,6 +31,7 @@ EXCLUDABLE = ()  # foot.lua declares none
 
 # foot.lua's turns: 2 s to turn back, no restrictions; node-based unless asked (`--turns`)
 TURNS = False
+CONTINUE_STRAIGHT = False  # no u-turn at via points (OSRM continue_straight_at_waypoint)
 USE_TURN_RESTRICTIONS = False
 RESTRICTIONS = ("foot",)
 U_TURN_PENALTY_S = 2.0

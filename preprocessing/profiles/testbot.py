@@ -29,6 +29,7 @@ EXCLUDABLE = (frozenset({"motorway"}), frozenset({"toll"}), frozenset({"motorway
 # testbot.lua's turns: restrictions (no mode keys: plain `restriction` only) and 20 s per u-turn; node-based unless
 # asked (`starroute preprocess --turns`), so its maps stay simple to reason about
 TURNS = False
+CONTINUE_STRAIGHT = True  # no u-turn at via points (OSRM continue_straight_at_waypoint)
 USE_TURN_RESTRICTIONS = True
 RESTRICTIONS: tuple[str, ...] = ()
 U_TURN_PENALTY_S = 20.0
