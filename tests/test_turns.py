@@ -160,19 +160,25 @@ def test_via_node_restrictions(tmp_path: Path, relations: list, route: str, expe
 
 
 @pytest.mark.parametrize("conflicting", [False, True])
-def test_no_exit_at_all_is_no_route(tmp_path: Path, conflicting: bool) -> None:
-    """Every exit from e's road forbidden (three no_*, or an only_ and a no_ on the same turn): the only turn left is
-    back (OSRM allows a u-turn where one exit is allowed), so nothing beyond c is reachable from e."""
+def test_a_road_no_route_can_leave_is_a_tiny_component(tmp_path: Path, conflicting: bool) -> None:
+    """Every exit from e's road forbidden (three no_*, or an only_ and a no_ on the same turn): the only turn left at
+    c is back (OSRM allows a u-turn where one exit is allowed), so e's road is a trap: an island of the edge-based
+    graph although the road graph is one component. As in OSRM, snapping treats it as a tiny component: a point at e
+    is snapped onto the nearest road of the big one, and the route leaves from there."""
     rel = [restriction(k, "ec", "c", w) for k, w in (("no_left_turn", "bc"), ("no_right_turn", "dc"),
                                                       ("no_straight_on", "ac"))]  # fmt: skip
     if conflicting:
         rel = [restriction("only_straight_on", "ec", "c", "ac"), restriction("no_straight_on", "ec", "c", "ac")]
     built = build(tmp_path, PLUS, PLUS_WAYS, profile="testbot", turns=True, relations=rel)
     router = Router(load(built.graph.path))
-    pts = [tuple(c / 1e7 for c in built.coords[x]) for x in "ea"]
-    phs = router.snap_waypoints(pts)
-    with pytest.raises(NoRoute):
-        router.query().route(phs, "dijkstra")
+    (ex, ey), (cx, cy), (ax, ay) = (built.coords[x] for x in "eca")
+    e, a = (ex / 1e7 + 1e-5, ey / 1e7), (ax / 1e7, ay / 1e7)
+    alone = router.snap(*e)
+    assert alone.component != 0  # e's road on its own: the small island
+    phs = router.snap_waypoints([e, a])
+    assert phs[0].component == 0 and phs[0].chain != alone.chain
+    route = router.query().route(phs, "dijkstra")
+    assert route.distance_m < 250  # from the nearest big road (around c), not through the trap
 
 
 LINE = """

@@ -112,8 +112,10 @@ class ChainIndex:
     used: np.ndarray  # bool [c]: some arc runs along the chain
 
 
-def chain_index(graph: Graph) -> ChainIndex:
-    """Build the `ChainIndex` of a graph (vectorised, O(m + c))."""
+def chain_index(graph: Graph, search: Graph | None = None) -> ChainIndex:
+    """Build the `ChainIndex` of a graph (vectorised, O(m + c)). With the edge-based `search` graph, a chain's
+    component is the best one of its arcs' search nodes (search node i is road arc i): a road whose search nodes
+    form a small island (e.g. only reachable through a forbidden turn) is a tiny component, as in OSRM."""
     c = int(graph.geom_first.shape[0] - 1)
     geom = np.asarray(graph.arc_geom, dtype=np.int64)
     arcs = np.arange(geom.shape[0], dtype=np.int32)
@@ -132,6 +134,12 @@ def chain_index(graph: Graph) -> ChainIndex:
     used = first >= 0
     comp_arr = graph.node_component
     component = np.where(used, np.maximum(comp_arr[np.maximum(first, 0)], comp_arr[np.maximum(last, 0)]), -1)
+    if search is not None:
+        comp_arr = np.asarray(search.node_component)
+        big = np.iinfo(np.int32).max
+        cf = np.where(fwd >= 0, comp_arr[np.maximum(fwd, 0)], big)
+        cb = np.where(bwd >= 0, comp_arr[np.maximum(bwd, 0)], big)
+        component = np.where(used, np.minimum(cf, cb), -1)
     flags = graph.arc_flags
     ferry = np.zeros(c, dtype=bool)
     for a in (fwd, bwd):

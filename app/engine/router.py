@@ -108,7 +108,7 @@ class Router:
         self.search_graph = search_graph(self.graph)
         self.edges = EdgeMap(self.graph, self.search_graph) if is_edge_based(self.graph) else None
         self.max_snap_m = max_snap_m
-        self.chains = chain_index(graph)
+        self.chains = chain_index(graph, self.search_graph if self.edges is not None else None)
         self.snapper = Snapper(graph, self.chains, min_component_size)
         self.assembler = Assembler(graph)
         self._missing: dict[str, str] = {}
