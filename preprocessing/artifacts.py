@@ -20,7 +20,7 @@ import numpy as np
 
 from .files import committing, keep_created, make_parents, remove_created, track, umask, untrack
 
-FORMAT_VERSION = 4  # 4: arc_way, the turn stage (edge-based search graph, `eb_*`, manifest `search_graph`);
+FORMAT_VERSION = 4  # 4: arc_way, arc_duration, the turn stage (edge-based graph, `eb_*`, manifest `search_graph`);
 # 3: guidance arrays (arc_lanes, arc_signs, arc_lane_count) and the guidance flags FLAG_TUNNEL / FLAG_CIRCULAR /
 # FLAG_SPLIT in arc_flags; 2: FLAG_MOTORWAY set, per-exclude hierarchies (chx*_)
 MANIFEST = "manifest.json"
@@ -36,6 +36,7 @@ CORE_ARRAYS: dict[str, str] = {
     "arc_tail": "int32",
     "arc_head": "int32",
     "arc_weight": "int32",
+    "arc_duration": "int32",  # travel time (ds) when the weight is not (routability)
     "arc_dist": "int32",
     "arc_geom": "int32",
     "arc_name": "int32",

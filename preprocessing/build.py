@@ -157,15 +157,20 @@ def build_arrays(ways: WayTable, nodes: NodeTable) -> tuple[dict[str, np.ndarray
     way_len = np.bincount(chain_way, weights=chain_len, minlength=nw)[chain_way]
     share = np.where(way_len > 0, chain_len / np.where(way_len > 0, way_len, 1), 1.0)
 
-    def weights(kmh: np.ndarray, dur: np.ndarray, head_pen: np.ndarray) -> np.ndarray:
+    rate = ways.rate[chain_way] if ways.rate is not None else np.ones(len(chain_way))
+
+    def weights(kmh: np.ndarray, dur: np.ndarray, head_pen: np.ndarray, r: np.ndarray) -> np.ndarray:
+        """Deciseconds at `kmh` (or the way's duration share) slowed by the rate `r`, node penalties added."""
         with np.errstate(divide="ignore", invalid="ignore"):
-            by_speed = np.ceil(chain_len / np.where(kmh > 0, kmh / 3.6, 1.0) * 10.0 - 1e-9)
-        by_dur = np.ceil(dur * 10.0 * share - 1e-9)
+            by_speed = np.ceil(chain_len / np.where(kmh > 0, kmh * r / 3.6, 1.0) * 10.0 - 1e-9)
+        by_dur = np.ceil(dur * 10.0 * share / r - 1e-9)
         w = np.where(np.isnan(dur), by_speed, by_dur)
         return np.maximum(w, 1).astype(np.int64) + interior_pen + head_pen
 
-    fw = weights(fk, fd, nodes.penalty_ds[b_node].astype(np.int64))
-    bw = weights(bk, bd, nodes.penalty_ds[a_node].astype(np.int64))
+    one = np.ones(len(chain_way))
+    fpen, bpen = nodes.penalty_ds[b_node].astype(np.int64), nodes.penalty_ds[a_node].astype(np.int64)
+    fw, bw = weights(fk, fd, fpen, rate), weights(bk, bd, bpen, rate)  # the weight (routability)
+    ft, bt = weights(fk, fd, fpen, one), weights(bk, bd, bpen, one)  # the duration
     fmask = (fk > 0) | (~np.isnan(fd))
     bmask = (bk > 0) | (~np.isnan(bd))
     chain_ids = np.arange(nc)
@@ -175,6 +180,7 @@ def build_arrays(ways: WayTable, nodes: NodeTable) -> tuple[dict[str, np.ndarray
     arc_chain = np.concatenate([chain_ids[fmask], chain_ids[bmask]])
     rev = np.concatenate([np.zeros(int(fmask.sum()), np.int64), np.ones(int(bmask.sum()), np.int64)])
     weight = np.concatenate([fw[fmask], bw[bmask]])
+    duration = np.concatenate([ft[fmask], bt[bmask]])
     if weight.size and weight.max() >= 2**31:
         raise ValueError("an arc weight overflows int32 deciseconds")
     aw = np.concatenate([chain_way[fmask], chain_way[bmask]])
@@ -200,6 +206,7 @@ def build_arrays(ways: WayTable, nodes: NodeTable) -> tuple[dict[str, np.ndarray
         arc_tail=newid[tail],
         arc_head=newid[head],
         arc_weight=weight,
+        arc_duration=duration,
         arc_dist=dist_dm[arc_chain],
         arc_geom=(2 * arc_chain + rev).astype(np.int32),
         arc_name=ways.name[aw],

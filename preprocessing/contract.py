@@ -21,15 +21,17 @@ Arrays returned (every name starts with `ch_`; n nodes, U upward arcs, D downwar
 | `ch_rank` | int32 | [n] | node id -> rank |
 | `ch_order` | int32 | [n] | rank -> node id (inverse of `ch_rank`) |
 | `ch_up_first` | int32 | [n+1] | CSR offsets by rank of the upward graph (forward search): arcs `r -> higher rank` |
-| `ch_up_arcs` | int32 | [U, 3] | per upward arc: head rank (> tail rank, ascending per tail), weight ds, dist dm |
+| `ch_up_arcs` | int32 | [U, 4] | per upward arc: head rank (> tail rank, ascending per tail), weight, dist, duration |
 | `ch_down_first` | int32 | [n+1] | CSR offsets by rank of the downward graph (backward search): arcs `higher -> r` |
-| `ch_down_arcs` | int32 | [D, 3] | per downward arc: tail rank (> head rank, ascending per head), weight, dist |
+| `ch_down_arcs` | int32 | [D, 4] | per downward arc: tail rank (> head rank, ascending per head), weight, dist, time |
 | `ch_unpack` | int32 | [U+D, 2] | per CH arc id: (original arc id, -1) or (first half, second half) as CH arc ids |
 
-Weights and distances are those of the arc's fully unpacked path. CH arc ids: `g < U` is upward arc `g`, `g >= U`
-is downward arc `g - U`. A shortcut `u -> x` via middle node `v` (lower rank than both) unpacks into the arc `u -> v`
-(a downward arc of `v`) followed by the arc `v -> x` (an upward arc of `v`); recursing until the second column is -1
-yields the exact original arc ids in path order. Rows are interleaved (one cache line per arc) for the searches.
+Weights (ds), distances (dm) and durations (ds; `arc_duration`, the weight where the graph has none) are those of the
+arc's fully unpacked path; the durations are summed over the unpacking table after contraction. CH arc ids: `g < U` is
+upward arc `g`, `g >= U` is downward arc `g - U`. A shortcut `u -> x` via middle node `v` (lower rank than both) unpacks
+into the arc `u -> v` (a downward arc of `v`) followed by the arc `v -> x` (an upward arc of `v`); recursing until the
+second column is -1 yields the exact original arc ids in path order. Rows are interleaved (one cache line per arc) for
+the searches.
 
 Metadata: node/arc/shortcut counts, `shortcuts_per_arc`, witness limits, `seconds` per phase, search counters.
 """
@@ -764,6 +766,8 @@ def build_ch(
 
     t0 = time.perf_counter()
     arrays = _finalize(n, rec[: int(st[ST_NREC])], rank, up_first, down_first, int(st[ST_UP]), int(st[ST_DOWN]))
+    durations = graph.arc_duration if graph.has("arc_duration") else graph.arc_weight
+    arrays = with_durations(arrays, np.asarray(durations))
     seconds["finalize"] = time.perf_counter() - t0
 
     shortcuts = int(np.count_nonzero(arrays["ch_unpack"][:, 1] >= 0))
@@ -837,3 +841,29 @@ def _finalize(
         "ch_down_arcs": down,
         "ch_unpack": np.stack([a, b], axis=1).astype(np.int32),
     }
+
+
+def with_durations(arrays: dict[str, np.ndarray], arc_duration: np.ndarray) -> dict[str, np.ndarray]:
+    """The CH arrays with a 4th arc column: each CH arc's duration, the sum over its unpacked original arcs (a
+    fixed point over the unpacking table, one pass per level of shortcut nesting)."""
+    unpack = arrays["ch_unpack"].astype(np.int64)
+    first, second = unpack[:, 0], unpack[:, 1]
+    base = second < 0
+    dur = np.full(len(unpack), -1, dtype=np.int64)
+    dur[base] = np.asarray(arc_duration, dtype=np.int64)[first[base]]
+    todo = np.flatnonzero(~base)
+    while len(todo):
+        d1, d2 = dur[first[todo]], dur[second[todo]]
+        ready = (d1 >= 0) & (d2 >= 0)
+        if not ready.any():
+            raise ValueError("the unpacking table has a cycle")
+        dur[todo[ready]] = d1[ready] + d2[ready]
+        todo = todo[~ready]
+    if len(dur) and int(dur.max()) >= 2**31:
+        raise ValueError("a shortcut's duration exceeds int32")
+    nup = len(arrays["ch_up_arcs"])
+    out = dict(arrays)
+    for name, part in (("ch_up_arcs", dur[:nup]), ("ch_down_arcs", dur[nup:])):
+        arcs = arrays[name]
+        out[name] = np.concatenate([arcs[:, :3], part.astype(np.int32)[:, None]], axis=1)
+    return out

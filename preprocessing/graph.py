@@ -137,12 +137,14 @@ def finalize_arrays(
     arc_signs: np.ndarray | None = None,
     arc_lane_count: np.ndarray | None = None,
     arc_way: np.ndarray | None = None,
+    arc_duration: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
     """Sort arcs by (tail, head, weight, geometry), build both CSRs and the SCC labels: the core array dict.
 
     `arc_lanes` (turn:lanes string id of the arc's direction), `arc_signs` (signage string id) and
     `arc_lane_count` (OSRM's number of lanes) are the guidance attributes; absent, they are 0 (none). `arc_way` is
-    the OSM way id of each arc (turn restrictions name ways); absent, arc i is way i + 1."""
+    the OSM way id of each arc (turn restrictions name ways); absent, arc i is way i + 1. `arc_duration` is the
+    travel time when the weight is not (routability); absent, the weight."""
     n = int(len(node_lon))
     m = len(arc_tail)
     if arc_lanes is None:
@@ -153,6 +155,8 @@ def finalize_arrays(
         arc_lane_count = np.zeros(m, dtype=np.uint8)
     if arc_way is None:
         arc_way = np.arange(1, m + 1, dtype=np.int64)
+    if arc_duration is None:
+        arc_duration = arc_weight
     order = np.lexsort((arc_geom, arc_weight, arc_head, arc_tail))
     tail = np.asarray(arc_tail, dtype=np.int32)[order]
     head = np.asarray(arc_head, dtype=np.int32)[order]
@@ -165,6 +169,7 @@ def finalize_arrays(
         "arc_tail": tail,
         "arc_head": head,
         "arc_weight": np.asarray(arc_weight, dtype=np.int32)[order],
+        "arc_duration": np.asarray(arc_duration, dtype=np.int32)[order],
         "arc_dist": np.asarray(arc_dist, dtype=np.int32)[order],
         "arc_geom": np.asarray(arc_geom, dtype=np.int32)[order],
         "arc_name": np.asarray(arc_name, dtype=np.int32)[order],

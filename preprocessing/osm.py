@@ -49,6 +49,7 @@ class WayTable:
     lanes_bwd: np.ndarray | None = None
     signs: np.ndarray | None = None  # int32 [w] string id of "destinations\x1fexits\x1fpronunciation" (0 = none)
     lane_count: np.ndarray | None = None  # uint8 [w] OSRM's number of lanes (0 = unknown)
+    rate: np.ndarray | None = None  # float64 [w] routability rate penalty (weight only; 1 = none)
     report: dict[str, int] = field(default_factory=dict)
 
 
@@ -130,7 +131,8 @@ def read_ways(path: Path, profile: ModuleType, progress: Progress | None = None)
     refs: list[int] = []
     first = [0]
     cols: dict[str, list] = {
-        k: [] for k in ("osm_id", "fk", "bk", "fd", "bd", "cls", "ff", "bf", "name", "ref", "lf", "lb", "signs", "lc")
+        k: []
+        for k in ("osm_id", "fk", "bk", "fd", "bd", "cls", "ff", "bf", "name", "ref", "lf", "lb", "signs", "lc", "rate")
     }
     strings: list[str] = [""]
     string_id: dict[str, int] = {"": 0}
@@ -185,6 +187,7 @@ def read_ways(path: Path, profile: ModuleType, progress: Progress | None = None)
             cols["lb"].append(sid(res.turn_lanes_backward))
             cols["signs"].append(sid(signs_string(res)))
             cols["lc"].append(min(max(int(res.lane_count), 0), 255))
+            cols["rate"].append(min(max(float(res.rate), 0.01), 1.0))
     except (RuntimeError, ValueError, OSError) as exc:
         raise _osmium_error(path, exc) from None
     if progress is not None:
@@ -208,6 +211,7 @@ def read_ways(path: Path, profile: ModuleType, progress: Progress | None = None)
         lanes_bwd=np.asarray(cols["lb"], dtype=np.int32),
         signs=np.asarray(cols["signs"], dtype=np.int32),
         lane_count=np.asarray(cols["lc"], dtype=np.uint8),
+        rate=np.asarray(cols["rate"], dtype=np.float64),
     )
 
 

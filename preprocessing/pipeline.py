@@ -137,7 +137,7 @@ def preprocess(
         if len(lon)
         else None,
         "units": {"coordinates": "1e-7 degree", "weight": "decisecond", "distance": "decimetre"},
-        "weight_name": "duration",
+        "weight_name": getattr(prof, "WEIGHT_NAME", "duration"),
         "search_graph": "edge" if turns else "node",
         "continue_straight": bool(getattr(prof, "CONTINUE_STRAIGHT", False)),
         "max_speed_mps": measured_max_speed_mps(arrays),

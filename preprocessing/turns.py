@@ -18,7 +18,9 @@ Arrays (prefix `eb_`, N search nodes, T turns), each named as its road-graph twi
 view `edge_view(...)` like any graph: `eb_first_out` [N+1], `eb_arc_tail`/`eb_arc_head` [T], `eb_arc_weight`
 (turn + head arc weight, ds), `eb_arc_dist` (head arc's dm), `eb_arc_flags`/`eb_arc_class` (head arc's),
 `eb_in_first_out`/`eb_in_arc`, `eb_node_lon`/`eb_node_lat` (the road arc's head), `eb_node_component` (SCC, 0 the
-largest), and `eb_node_arc` [N] (the road arc of each search node), `eb_arc_turn` [T] (the turn's own weight, ds).
+largest), and `eb_node_arc` [N] (the road arc of each search node), `eb_arc_turn` [T] (the turn's own weight, ds),
+`eb_arc_duration` / `eb_arc_turn_duration` the same in travel time (the profile's `turn_weight_s` may weigh a turn
+more than it takes, e.g. car into a restricted road).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from .graph import csr_offsets, strong_components
-from .profiles.base import Turns
+from .profiles.base import Turns, turn_weight_same
 from .units import FLAG_FERRY, FLAG_RESTRICTED, WEIGHT_PER_SECOND
 
 PREFIX = "eb_"
@@ -40,6 +42,7 @@ VIEW_NAMES = (
     "arc_tail",
     "arc_head",
     "arc_weight",
+    "arc_duration",
     "arc_dist",
     "arc_flags",
     "arc_class",
@@ -105,8 +108,8 @@ def candidate_turns(arrays: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarr
 def turn_table(
     arrays: dict[str, np.ndarray], profile: ModuleType, forbidden_pairs: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, int]]:
-    """The allowed turns (from arc, to arc, turn weight ds) of the road graph under the profile's rules and the
-    forbidden (from, to) pairs (int64 [k, 2], via-node restrictions), and counts for the report."""
+    """The allowed turns (from arc, to arc, turn weight ds, turn duration ds) of the road graph under the profile's
+    rules and the forbidden (from, to) pairs (int64 [k, 2], via-node restrictions), and counts for the report."""
     fa, ta = candidate_turns(arrays)
     m = len(arrays["arc_head"])
     report: dict[str, int] = {"turns_candidate": int(len(fa))}
@@ -139,11 +142,14 @@ def turn_table(
         target_restricted=(flags[ta] & FLAG_RESTRICTED) != 0,
     )
     secs = np.asarray(profile.turn_duration_s(turns), dtype=np.float64)
-    weight = np.round(secs * WEIGHT_PER_SECOND).astype(np.int64)
+    w_secs = np.asarray(getattr(profile, "turn_weight_s", turn_weight_same)(turns, secs), dtype=np.float64)
+    duration = np.round(secs * WEIGHT_PER_SECOND).astype(np.int64)
+    weight = np.round(w_secs * WEIGHT_PER_SECOND).astype(np.int64)
     report["turns_allowed"] = int(len(fa))
     report["turns_u_turns"] = int(u_turn.sum())
     report["turns_with_cost"] = int((weight > 0).sum())
-    return fa, ta, weight, report
+    report["turns_into_restricted"] = int((weight > duration).sum())
+    return fa, ta, weight, duration, report
 
 
 def split_sequences(sequences: Iterable[Sequence[int]]) -> tuple[np.ndarray, list[tuple[int, ...]]]:
@@ -167,15 +173,15 @@ def edge_based_graph(
 ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """The `eb_*` arrays of the search graph and a report; `sequences` are the forbidden arc sequences."""
     pairs, longer = split_sequences(sequences)
-    fa, ta, tw, report = turn_table(arrays, profile, pairs)
+    fa, ta, tw, td, report = turn_table(arrays, profile, pairs)
     m = len(arrays["arc_head"])
     node_arc = np.arange(m, dtype=np.int64)
     if longer:
-        fa, ta, tw, node_arc, dup_report = _via_way_states(arrays, fa, ta, tw, longer)
+        fa, ta, tw, td, node_arc, dup_report = _via_way_states(arrays, fa, ta, tw, td, longer)
         report.update(dup_report)
     report["search_nodes"] = int(len(node_arc))
     report["search_arcs"] = int(len(fa))
-    return _search_arrays(arrays, fa, ta, tw, node_arc), report
+    return _search_arrays(arrays, fa, ta, tw, td, node_arc), report
 
 
 def _via_way_states(
@@ -183,8 +189,9 @@ def _via_way_states(
     fa: np.ndarray,
     ta: np.ndarray,
     tw: np.ndarray,
+    td: np.ndarray,
     longer: list[tuple[int, ...]],
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, int]]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, int]]:
     """Duplicate search nodes for the proper prefixes (length >= 2) of the forbidden sequences (an Aho-Corasick
     automaton): the turn into a prefix's next arc goes to that prefix's copy, and the copy is refused the turn that
     completes a sequence. Returns the new turn list and node -> road arc map."""
@@ -197,11 +204,11 @@ def _via_way_states(
     for i, p in enumerate(sorted(prefixes)):
         prefixes[p] = m + i
     order = np.lexsort((ta, fa))
-    fa, ta, tw = fa[order], ta[order], tw[order]
+    fa, ta, tw, td = fa[order], ta[order], tw[order], td[order]
     starts = np.searchsorted(fa, np.arange(m + 1))
 
-    def exits(a: int) -> list[tuple[int, int]]:
-        return [(int(ta[k]), int(tw[k])) for k in range(int(starts[a]), int(starts[a + 1]))]
+    def exits(a: int) -> list[tuple[int, int, int]]:
+        return [(int(ta[k]), int(tw[k]), int(td[k])) for k in range(int(starts[a]), int(starts[a + 1]))]
 
     def target(state: tuple[int, ...], b: int) -> int | None:
         """The search node after turning onto b from `state` (None: a forbidden sequence completes)."""
@@ -226,29 +233,38 @@ def _via_way_states(
             if node is not None:
                 new_head[k] = node
     # original nodes whose single-arc state completes a sequence of length 2 are pairs (removed before); the rest:
-    extra_f, extra_t, extra_w = [], [], []
+    extra_f, extra_t, extra_w, extra_d = [], [], [], []
     for p, node in sorted(prefixes.items(), key=lambda kv: kv[1]):
-        for b, w in exits(p[-1]):
+        for b, w, d in exits(p[-1]):
             t = target(p, b)
             if t is None:
                 continue
             extra_f.append(node)
             extra_t.append(t)
             extra_w.append(w)
+            extra_d.append(d)
     fa = np.concatenate([fa[keep], np.array(extra_f, dtype=np.int64)])
     ta = np.concatenate([new_head[keep], np.array(extra_t, dtype=np.int64)])
     tw = np.concatenate([tw[keep], np.array(extra_w, dtype=np.int64)])
+    td = np.concatenate([td[keep], np.array(extra_d, dtype=np.int64)])
     node_arc = np.concatenate([np.arange(m, dtype=np.int64), np.array([p[-1] for p in sorted(prefixes)], np.int64)])
-    return fa, ta, tw, node_arc, {"restriction_states": len(prefixes)}
+    return fa, ta, tw, td, node_arc, {"restriction_states": len(prefixes)}
 
 
 def _search_arrays(
-    arrays: dict[str, np.ndarray], fa: np.ndarray, ta: np.ndarray, tw: np.ndarray, node_arc: np.ndarray
+    arrays: dict[str, np.ndarray],
+    fa: np.ndarray,
+    ta: np.ndarray,
+    tw: np.ndarray,
+    td: np.ndarray,
+    node_arc: np.ndarray,
 ) -> dict[str, np.ndarray]:
     """CSR of the turns (sorted by tail, head, weight), their attributes from the head arc, the nodes' places."""
     n = len(node_arc)
     road_to = node_arc[ta]
     weight = tw + arrays["arc_weight"][road_to].astype(np.int64)
+    road_dur = arrays.get("arc_duration", arrays["arc_weight"])
+    duration = td + road_dur[road_to].astype(np.int64)
     if len(weight) and int(weight.max()) >= 2**31:
         raise ValueError("a turn weight overflows int32 deciseconds")
     order = np.lexsort((weight, ta, fa))
@@ -260,6 +276,7 @@ def _search_arrays(
         "arc_tail": tail,
         "arc_head": head,
         "arc_weight": weight[order].astype(np.int32),
+        "arc_duration": duration[order].astype(np.int32),
         "arc_dist": arrays["arc_dist"][road_to].astype(np.int32),
         "arc_flags": arrays["arc_flags"][road_to].astype(np.uint8),
         "arc_class": arrays["arc_class"][road_to].astype(np.uint8),
@@ -268,6 +285,7 @@ def _search_arrays(
         "node_component": strong_components(n, tail, head),
         "node_arc": node_arc.astype(np.int32),
         "arc_turn": tw[order].astype(np.int32),
+        "arc_turn_duration": td[order].astype(np.int32),
     }
     in_arc = np.lexsort((np.arange(len(head)), head)).astype(np.int32)
     out["in_arc"] = in_arc
@@ -280,4 +298,5 @@ def search_view_arrays(arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     out = {name: arrays[PREFIX + name] for name in VIEW_NAMES}
     out["node_arc"] = arrays[PREFIX + "node_arc"]
     out["arc_turn"] = arrays[PREFIX + "arc_turn"]
+    out["arc_turn_duration"] = arrays[PREFIX + "arc_turn_duration"]
     return out

@@ -51,7 +51,7 @@ def check_alternatives(router: Router, best: Route, alts: list[Route], rng: np.r
         if router.edges is None:
             cum = np.concatenate([[0], np.cumsum(weight[arcs])])
         else:  # each piece's weight includes the turn onto its arc
-            cum = np.concatenate([[0], np.cumsum(np.round(alt.legs[0].piece_duration_s[1:-1] * 10).astype(np.int64))])
+            cum = np.concatenate([[0], np.cumsum(np.round(alt.legs[0].piece_weight[1:-1] * 10).astype(np.int64))])
         starts = np.unique(np.linspace(0, arcs.size - 1, 30).astype(int)) if arcs.size else []
         for i in starts:
             j = int(np.searchsorted(cum, cum[i] + window, side="right")) - 1  # arcs i..j-1 weigh <= window

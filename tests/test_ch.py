@@ -258,7 +258,7 @@ def test_arrays_and_metadata() -> None:
     up_first, down_first = arrays["ch_up_first"], arrays["ch_down_first"]
     up, down, unpack = arrays["ch_up_arcs"], arrays["ch_down_arcs"], arrays["ch_unpack"]
     nup, ndown = int(up_first[-1]), int(down_first[-1])
-    assert up.shape == (nup, 3) and down.shape == (ndown, 3) and unpack.shape == (nup + ndown, 2)
+    assert up.shape == (nup, 4) and down.shape == (ndown, 4) and unpack.shape == (nup + ndown, 2)
     up_tail = np.repeat(np.arange(n), np.diff(up_first))
     down_head = np.repeat(np.arange(n), np.diff(down_first))
     assert np.all(up[:, 0] > up_tail) and np.all(down[:, 0] > down_head)
@@ -267,6 +267,7 @@ def test_arrays_and_metadata() -> None:
     heads = np.concatenate([up[:, 0], down_head])
     weights = np.concatenate([up[:, 1], down[:, 1]])
     dists = np.concatenate([up[:, 2], down[:, 2]])
+    times = np.concatenate([up[:, 3], down[:, 3]])
     a, b = unpack[:, 0], unpack[:, 1]
 
     def unpack_arc(gid: int) -> list[int]:
@@ -277,6 +278,7 @@ def test_arrays_and_metadata() -> None:
         assert order[tails[gid]] == g.arc_tail[arcs[0]] and order[heads[gid]] == g.arc_head[arcs[-1]]
         assert np.array_equal(g.arc_head[arcs[:-1]], g.arc_tail[arcs[1:]])
         assert g.arc_weight[arcs].sum() == weights[gid] and g.arc_dist[arcs].sum() == dists[gid]
+        assert g.arc_duration[arcs].sum() == times[gid]
     assert meta["shortcuts"] == int(np.count_nonzero(b >= 0))
     assert meta["ch_arcs"] == nup + ndown and meta["input_arcs"] == g.num_arcs
     assert meta["shortcuts_per_arc"] == pytest.approx(meta["shortcuts"] / g.num_arcs, abs=1e-4)

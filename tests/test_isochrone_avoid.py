@@ -22,6 +22,7 @@ from app.engine.isochrone import point_pieces, reached_arc_pieces, reached_piece
 from app.engine.reference import DijkstraSearch
 from app.engine.router import Router, make_seeds
 from app.engine.types import INF_WEIGHT, RouteOptions, Seeds
+from preprocessing.artifacts import graph_in_memory
 from preprocessing.graph import haversine_m
 from tests import api_server
 
@@ -40,9 +41,12 @@ def router(bundled_graph: Path) -> Router:
 
 
 def reference_labels(router: Router, seeds: Seeds, reverse: bool) -> np.ndarray:
-    """Reference Dijkstra labels from `seeds` on the graph the router searches (on an edge-based graph, per search
-    node: the cost at the end of its road arc, or from it backwards)."""
+    """Reference Dijkstra travel times from `seeds` on the graph the router searches (on an edge-based graph, per
+    search node: the time at the end of its road arc, or from it backwards); routability weights replaced by the
+    durations, as isochrones measure time."""
     g = router.search_graph
+    g = graph_in_memory({**g.arrays, "arc_weight": g.arc_duration}, g.manifest)
+    seeds = Seeds(seeds.nodes, seeds.duration_array(), seeds.dists, seeds.lon, seeds.lat)
     oracle = DijkstraSearch(reversed_graph(g) if reverse else g)
     return oracle.one_to_all(seeds)
 
@@ -94,14 +98,14 @@ def test_isochrone_contains_what_dijkstra_reaches(router: Router, reverse: bool,
     labels = reference_labels(router, seeds, reverse)
     own_arcs = {phantom.fwd_arc, phantom.bwd_arc}
     if router.edges is None:
-        ref_pieces = reached_pieces(g, labels, labels < INF_WEIGHT, limit, not reverse, g.arc_weight)
+        ref_pieces = reached_pieces(g, labels, labels < INF_WEIGHT, limit, not reverse, g.arc_duration)
     else:  # per road arc: when the reference reaches its start (forward) or from its end (backward)
         node_arc = np.asarray(router.edges.node_arc)
-        w_node = np.asarray(g.arc_weight)[node_arc].astype(np.int64)
+        w_node = np.asarray(g.arc_duration)[node_arc].astype(np.int64)
         val = np.where(labels < INF_WEIGHT, labels - (w_node if not reverse else 0), INF_WEIGHT)
         start = np.full(g.num_arcs, INF_WEIGHT, dtype=np.int64)
         np.minimum.at(start, node_arc, val)
-        ref_pieces = reached_arc_pieces(g, start, start < INF_WEIGHT, limit, not reverse, g.arc_weight)
+        ref_pieces = reached_arc_pieces(g, start, start < INF_WEIGHT, limit, not reverse, g.arc_duration)
     own = router.query()._own_chain(phantom, reverse, "duration", 0)  # the snapped point's own chain, as the engine
     ref_pieces = np.concatenate(
         [ref_pieces, *(point_pieces(c, _length(c) * min(1.0, limit / max(w, 1))) for c, w in own)]
@@ -110,7 +114,7 @@ def test_isochrone_contains_what_dijkstra_reaches(router: Router, reverse: bool,
     arcs, f, pts = sample_points(router, rng, 400)
     inside = outside = 0
     for arc, frac, p in zip(arcs, f, pts, strict=True):
-        w = int(g.arc_weight[arc])
+        w = int(g.arc_duration[arc])
         if router.edges is None:
             node = int(g.arc_tail[arc]) if not reverse else int(g.arc_head[arc])
             need = labels[node] + (frac * w if not reverse else (1 - frac) * w)

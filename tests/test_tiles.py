@@ -172,7 +172,7 @@ def expected_roads(router, z: int, x: int, y: int, buffer: int = 64) -> dict[tup
         pts = [(int(math.floor(a + 0.5)), int(math.floor(b + 0.5))) for a, b in zip(px, py, strict=True)]
         key = (pts[0], pts[-1])
         ferry = int(g.arc_flags[arc]) & FLAG_FERRY
-        speed = round(int(g.arc_dist[arc]) / int(g.arc_weight[arc]) * 3.6)
+        speed = round(int(g.arc_dist[arc]) / int(g.arc_duration[arc]) * 3.6)
         info = out.setdefault(key, {"chain": chain, "points": pts, "arcs": []})
         info["arcs"].append(
             {

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 from pathlib import Path
 
 import httpx
@@ -94,7 +95,7 @@ def test_turn_table_angles_and_u_turns(tmp_path: Path) -> None:
     """At c (four two-way roads) no u-turn; at the dead ends a, b, d, e a u-turn; right turns have positive angles."""
     built = build(tmp_path, PLUS, PLUS_WAYS, profile="testbot", turns=False)
     arrays = {k: np.asarray(v) for k, v in built.graph.arrays.items()}
-    fa, ta, tw, report = turn_table(arrays, testbot)
+    fa, ta, tw, _, report = turn_table(arrays, testbot)
     tail, head = arrays["arc_tail"], arrays["arc_head"]
     ids = {}
     for letter in "abcde":
@@ -286,7 +287,7 @@ def oracle_costs(arrays: dict[str, np.ndarray], seqs: list[tuple[int, ...]], sou
     """From the end of road arc `source`: the cheapest cost to the end of every arc, by Dijkstra over states = the
     last L-1 arcs driven, refusing any state whose history ends with a forbidden sequence. Uses the turn table's
     allowed pairs and costs, nothing of the edge-based construction."""
-    fa, ta, tw, _ = turn_table(arrays, car, np.array([s for s in seqs if len(s) == 2], np.int64).reshape(-1, 2))
+    fa, ta, tw, _, _ = turn_table(arrays, car, np.array([s for s in seqs if len(s) == 2], np.int64).reshape(-1, 2))
     turns: dict[int, list[tuple[int, int]]] = {}
     for a, b, w in zip(fa.tolist(), ta.tolist(), tw.tolist(), strict=True):
         turns.setdefault(a, []).append((b, w))
@@ -455,3 +456,50 @@ def test_continue_straight_through_osrm_api(tmp_path: Path) -> None:
     for value, expected in (("default", 60.0), ("true", 60.0), ("false", 20.0)):
         j = httpx.get(f"{base}/route/v1/driving/{a};{b};{a}", params={"continue_straight": value}, timeout=30).json()
         assert j["code"] == "Ok" and j["routes"][0]["duration"] == pytest.approx(expected), (value, j)
+
+
+# -- weight apart from duration (car: routability) ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("turns", [True, False])
+def test_routability_chooses_by_weight_and_reports_duration(tmp_path: Path, turns: bool) -> None:
+    """a -> b: 100 m of parking aisle (15 km/h: 24 s, but its rate penalty 0.5 makes it weigh 48 s) or 300 m of
+    residential street (25 km/h: 43.2 s, weight the same). The route takes the street; its duration is the street's
+    time and its weight OSRM's routability weight; the table agrees."""
+    ways = [("ab", {"highway": "service", "service": "parking_aisle"}), ("acdb", {"highway": "residential"})]
+    built = build(tmp_path, "ab\ncd", ways, profile="car", turns=turns, ch=True)
+    assert built.graph.manifest["weight_name"] == "routability"
+    router = Router(load(built.graph.path))
+    a, b = (tuple(c / 1e7 for c in built.coords[x]) for x in "ab")
+    phs = router.snap_waypoints([a, b])
+    street_s = math.ceil(built.metres("acdb") / (25 / 3.6) * 10 - 1e-9) / 10
+    aisle_s = math.ceil(built.metres("ab") / (15 / 3.6) * 10 - 1e-9) / 10
+    assert aisle_s < street_s  # by time the aisle wins
+    for alg in ("ch", "dijkstra", "bidirectional-astar"):
+        route = router.query().route(phs, alg)
+        assert route.distance_m == pytest.approx(built.metres("acdb"), abs=0.2), alg
+        assert route.duration_s == pytest.approx(street_s) and route.weight == round(street_s * 10), alg
+    tbl = router.query().table(phs, phs)
+    assert tbl.durations_s[0, 1] == pytest.approx(street_s)
+    # the aisle alone, as a route's last stretch: its duration is its time, its weight twice that
+    c = tuple(x / 1e7 for x in built.coords["c"])
+    mid_ab = ((a[0] + b[0]) / 2, a[1])
+    route = router.query().route(router.snap_waypoints([mid_ab, b]), "dijkstra")
+    assert route.duration_s == pytest.approx(aisle_s / 2, abs=0.11)
+    assert route.weight == pytest.approx(2 * route.duration_s * 10, abs=2)
+    assert c  # the map's other corner is a plain street node
+
+
+def test_turn_into_a_restricted_road_weighs_the_maximum(tmp_path: Path) -> None:
+    """car: a -> c through a private road (b-c, destination access) saves 200 m, but turning onto it from an open road
+    weighs OSRM's max turn weight (3276.7 s), so the route goes round unless it starts on the private road."""
+    ways = [("ab", {"highway": "residential"}), ("bc", {"highway": "residential", "access": "private"}),
+            ("adefc", {"highway": "residential"})]  # fmt: skip
+    built = build(tmp_path, "abc\nd.f\n.e.", ways, profile="car", turns=True)
+    router = Router(load(built.graph.path))
+    a, b, c = (tuple(x / 1e7 for x in built.coords[k]) for k in "abc")
+    route = router.query().route(router.snap_waypoints([a, c]), "dijkstra")
+    assert route.distance_m > 300  # round, not through b
+    mid_bc = ((b[0] + c[0]) / 2, b[1])
+    inside = router.query().route(router.snap_waypoints([mid_bc, c]), "dijkstra")
+    assert inside.distance_m == pytest.approx(50, abs=1) and inside.weight < 100  # starting on it: no max turn

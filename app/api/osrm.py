@@ -397,7 +397,7 @@ def annotation(leg: Leg, fields: tuple[str, ...]) -> dict[str, Any]:
     coords = leg.coordinates
     nseg = coords.shape[0] - 1
     if nseg <= 0 or leg.piece_arc.shape[0] == 0:
-        dist = dur = np.zeros(0)
+        dist = dur = wgt = np.zeros(0)
     else:
         seg_len = segment_lengths_m(coords)
         piece = np.searchsorted(leg.piece_coord_end, np.arange(nseg), side="right")
@@ -408,13 +408,14 @@ def annotation(leg: Leg, fields: tuple[str, ...]) -> dict[str, Any]:
         frac = np.where(per_piece[piece] > 0, frac, 1.0 / np.maximum(count[piece], 1))
         dist = leg.piece_distance_m[piece] * frac
         dur = leg.piece_duration_s[piece] * frac
+        wgt = dur if leg.piece_weight is None else leg.piece_weight[piece] * frac
     out: dict[str, Any] = {}
     if "distance" in fields:
         out["distance"] = np.round(dist, 8)
     if "duration" in fields:
         out["duration"] = np.round(dur, 1)
     if "weight" in fields:
-        out["weight"] = np.round(dur, 1)
+        out["weight"] = np.round(wgt, 1)
     if "speed" in fields:
         out["speed"] = np.round(np.divide(dist, dur, out=np.zeros_like(dist), where=dur > 0), 1)
     if "datasources" in fields:
@@ -493,7 +494,7 @@ def _route_object(svc: Service, r: Route, wps: list[int] | None, o: dict[str, An
         legs_out.append(obj)
     route_obj: dict[str, Any] = {
         "legs": legs_out,
-        "weight_name": "duration",
+        "weight_name": svc.router.graph.manifest.get("weight_name", "duration"),
         "weight": round(r.weight / 10.0, 1),
         "duration": round(r.duration_s, 1),
         "distance": round(r.distance_m, 1),

@@ -33,17 +33,17 @@ def _span(a: int, b: int, step: int) -> int:
 
 @kernel
 def _assemble(
-    arcs, arc_geom, arc_weight, arc_dist, gf, glon, glat,
-    s_lon, s_lat, s_chain, s_seg, s_kind, s_arc, s_w, s_d,
-    t_lon, t_lat, t_chain, t_seg, t_kind, t_arc, t_w, t_d, direct, turns,
+    arcs, arc_geom, arc_weight, arc_dist, arc_time, gf, glon, glat,
+    s_lon, s_lat, s_chain, s_seg, s_kind, s_arc, s_w, s_d, s_t,
+    t_lon, t_lat, t_chain, t_seg, t_kind, t_arc, t_w, t_d, t_t, direct, turns, turn_times,
 ):  # fmt: skip  # pragma: no cover - numba
-    """Coordinates [k, 2] and pieces (arc, weight, dist, coordinate end index) of a leg.
+    """Coordinates [k, 2] and pieces (arc, weight, dist, coordinate end index, travel time) of a leg.
 
     The source part is the snapped point plus the chain points up to the seed node, then every arc's chain without
     its first point (the joint), then the chain points from the target seed node (left out) to the snapped point.
     A `direct` leg is one piece along the source's chain (`s_kind` FWD or BWD, its figures in s_arc/s_w/s_d).
-    `turns` [n_arcs] adds the turn weight taken onto each arc to its piece (zeros on a node-based graph); the
-    target's turn is in `t_w`.
+    `turns` / `turn_times` [n_arcs] add the turn's weight / time taken onto each arc to its piece (zeros on a
+    node-based graph); the target's turn is in `t_w` / `t_t`.
     Consecutive duplicate points are dropped, so are partial pieces with nothing in them (a phantom on its seed node);
     a zero-length leg keeps its point twice.
     """
@@ -77,7 +77,8 @@ def _assemble(
     p_arc = np.empty(n_pieces, dtype=np.int32)
     p_w = np.empty(n_pieces, dtype=np.int64)
     p_d = np.empty(n_pieces, dtype=np.int64)
-    p_arc[0], p_w[0], p_d[0] = s_arc, s_w, s_d
+    p_t = np.empty(n_pieces, dtype=np.int64)
+    p_arc[0], p_w[0], p_d[0], p_t[0] = s_arc, s_w, s_d, s_t
     k = 0
     out[k, 0] = s_lon
     out[k, 1] = s_lat
@@ -106,11 +107,13 @@ def _assemble(
                     k += 1
             ends[j + 1] = k - 1
             p_arc[j + 1], p_w[j + 1], p_d[j + 1] = a, arc_weight[a] + turns[j], arc_dist[a]
+            p_t[j + 1] = arc_time[a] + turn_times[j]
         for i in range(ta, tb, tstep):
             out[k, 0] = glon[i] / COORD_SCALE
             out[k, 1] = glat[i] / COORD_SCALE
             k += 1
         p_arc[n_pieces - 1], p_w[n_pieces - 1], p_d[n_pieces - 1] = t_arc, t_w, t_d
+        p_t[n_pieces - 1] = t_t
     out[k, 0] = t_lon
     out[k, 1] = t_lat
     k += 1
@@ -151,6 +154,7 @@ def _assemble(
         p_w[first:last].copy(),
         p_d[first:last].copy(),
         ends[first:last].copy(),
+        p_t[first:last].copy(),
     )
 
 
@@ -162,6 +166,7 @@ class Assembler:
         self._gf = np.asarray(graph.geom_first, dtype=np.int64)
         self._none = np.zeros(0, dtype=np.int32)
         self._no_turns = np.zeros(0, dtype=np.int64)
+        self._time = graph.arc_duration if graph.has("arc_duration") else graph.arc_weight
 
     def search_leg(
         self,
@@ -172,56 +177,67 @@ class Assembler:
         tgt_kind: int,
         stats: SearchStats,
         turns: np.ndarray | None = None,
-        tgt_turn: int = 0,
+        tgt_turn: tuple[int, int] = (0, 0),
     ) -> Leg:
         """The leg of a search path `arcs` (original arc ids from the source seed node to the target seed node).
 
         `src_kind`/`tgt_kind` say how the leg leaves the source / enters the target: FWD, BWD, AT_FIRST or AT_LAST.
-        On an edge-based graph `turns` is the turn weight taken onto each arc and `tgt_turn` the one onto the
-        target's arc; each is counted in the piece after the turn.
+        On an edge-based graph `turns` [n, 2] is the (weight, travel time) of the turn taken onto each arc and
+        `tgt_turn` the one onto the target's arc; each is counted in the piece after the turn.
         """
         arcs = np.asarray(arcs, dtype=np.int32)
-        turns = np.zeros(len(arcs), dtype=np.int64) if turns is None else np.asarray(turns, dtype=np.int64)
+        if turns is None:
+            turn_w = turn_t = np.zeros(len(arcs), dtype=np.int64)
+        else:
+            turns = np.asarray(turns, dtype=np.int64)
+            turn_w, turn_t = np.ascontiguousarray(turns[:, 0]), np.ascontiguousarray(turns[:, 1])
+        sfb, sfa, sbb, sba = src.times()
+        tfb, tfa, tbb, tba = tgt.times()
         g = self.graph
         if src_kind == FWD:
-            s_arc, s_w, s_d = src.fwd_arc, src.fwd_weight_after, src.fwd_dist_after
+            s_arc, s_w, s_d, s_t = src.fwd_arc, src.fwd_weight_after, src.fwd_dist_after, sfa
         elif src_kind == BWD:
-            s_arc, s_w, s_d = src.bwd_arc, src.bwd_weight_after, src.bwd_dist_after
+            s_arc, s_w, s_d, s_t = src.bwd_arc, src.bwd_weight_after, src.bwd_dist_after, sba
         else:
-            s_arc, s_w, s_d = _arc_of(src), 0, 0
+            s_arc, s_w, s_d, s_t = _arc_of(src), 0, 0, 0
         if tgt_kind == FWD:
-            t_arc, t_w, t_d = tgt.fwd_arc, tgt.fwd_weight_before, tgt.fwd_dist_before
+            t_arc, t_w, t_d, t_t = tgt.fwd_arc, tgt.fwd_weight_before, tgt.fwd_dist_before, tfb
         elif tgt_kind == BWD:
-            t_arc, t_w, t_d = tgt.bwd_arc, tgt.bwd_weight_before, tgt.bwd_dist_before
+            t_arc, t_w, t_d, t_t = tgt.bwd_arc, tgt.bwd_weight_before, tgt.bwd_dist_before, tbb
         else:
-            t_arc, t_w, t_d = _arc_of(tgt), 0, 0
-        t_w += tgt_turn
+            t_arc, t_w, t_d, t_t = _arc_of(tgt), 0, 0, 0
+        t_w += int(tgt_turn[0])
+        t_t += int(tgt_turn[1])
         parts = _assemble(
-            arcs, g.arc_geom, g.arc_weight, g.arc_dist, self._gf, g.geom_lon, g.geom_lat,
-            src.lon, src.lat, src.chain, src.segment, src_kind, s_arc, s_w, s_d,
-            tgt.lon, tgt.lat, tgt.chain, tgt.segment, tgt_kind, t_arc, t_w, t_d, False, turns,
+            arcs, g.arc_geom, g.arc_weight, g.arc_dist, self._time, self._gf, g.geom_lon, g.geom_lat,
+            src.lon, src.lat, src.chain, src.segment, src_kind, s_arc, s_w, s_d, s_t,
+            tgt.lon, tgt.lat, tgt.chain, tgt.segment, tgt_kind, t_arc, t_w, t_d, t_t, False, turn_w, turn_t,
         )  # fmt: skip
         return _leg(*parts, stats, src, tgt)
 
     def direct_leg(self, src: Phantom, tgt: Phantom, kind: int, stats: SearchStats) -> Leg:
         """The leg along the one chain both phantoms share, `kind` FWD (target ahead) or BWD (target behind)."""
         g = self.graph
+        sfb, _, sbb, _ = src.times()
+        tfb, _, tbb, _ = tgt.times()
         if kind == FWD:
-            arc, w, d = (
+            arc, w, d, t = (
                 src.fwd_arc,
                 tgt.fwd_weight_before - src.fwd_weight_before,
                 tgt.fwd_dist_before - src.fwd_dist_before,
+                tfb - sfb,
             )
         else:
-            arc, w, d = (
+            arc, w, d, t = (
                 src.bwd_arc,
                 tgt.bwd_weight_before - src.bwd_weight_before,
                 tgt.bwd_dist_before - src.bwd_dist_before,
+                tbb - sbb,
             )
         parts = _assemble(
-            self._none, g.arc_geom, g.arc_weight, g.arc_dist, self._gf, g.geom_lon, g.geom_lat,
-            src.lon, src.lat, src.chain, src.segment, kind, arc, max(w, 0), max(d, 0),
-            tgt.lon, tgt.lat, tgt.chain, tgt.segment, kind, arc, 0, 0, True, self._no_turns,
+            self._none, g.arc_geom, g.arc_weight, g.arc_dist, self._time, self._gf, g.geom_lon, g.geom_lat,
+            src.lon, src.lat, src.chain, src.segment, kind, arc, max(w, 0), max(d, 0), max(t, 0),
+            tgt.lon, tgt.lat, tgt.chain, tgt.segment, kind, arc, 0, 0, 0, True, self._no_turns, self._no_turns,
         )  # fmt: skip
         return _leg(*parts, stats, src, tgt)
 
@@ -232,23 +248,24 @@ def _leg(
     piece_w: np.ndarray,
     piece_d: np.ndarray,
     ends: np.ndarray,
+    piece_t: np.ndarray,
     stats: SearchStats,
     src: Phantom,
     tgt: Phantom,
 ) -> Leg:
-    weight = int(piece_w.sum())
     return Leg(
-        weight=weight,
-        duration_s=weight / WEIGHT_PER_SECOND,
+        weight=int(piece_w.sum()),
+        duration_s=int(piece_t.sum()) / WEIGHT_PER_SECOND,
         distance_m=int(piece_d.sum()) / DIST_PER_METRE,
         coordinates=coords,
         piece_arc=piece_arc,
         piece_distance_m=piece_d / DIST_PER_METRE,
-        piece_duration_s=piece_w / WEIGHT_PER_SECOND,
+        piece_duration_s=piece_t / WEIGHT_PER_SECOND,
         piece_coord_end=ends,
         stats=stats,
         source=src,
         target=tgt,
+        piece_weight=piece_w / WEIGHT_PER_SECOND,
     )
 
 
@@ -267,7 +284,7 @@ def join_route(legs: list[Leg], algorithm: str) -> Route:
         legs=legs,
         algorithm=algorithm,
         weight=weight,
-        duration_s=weight / WEIGHT_PER_SECOND,
+        duration_s=sum(round(leg.duration_s * WEIGHT_PER_SECOND) for leg in legs) / WEIGHT_PER_SECOND,
         distance_m=sum(round(leg.distance_m * DIST_PER_METRE) for leg in legs) / DIST_PER_METRE,
         coordinates=coords,
     )

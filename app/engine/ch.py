@@ -43,6 +43,7 @@ L_W = 0
 L_D = 1
 L_ST = 2
 L_PARC = 3
+L_T = 4  # the label's duration (ds): carried along, never compared (tables report it)
 
 
 def ch_arrays(graph: object, prefix: str = "ch_") -> dict[str, np.ndarray]:
@@ -59,8 +60,8 @@ def ch_arrays(graph: object, prefix: str = "ch_") -> dict[str, np.ndarray]:
 
 
 _RO_I32 = arr(I32, readonly=True)
-_RO_ARCS = arr(I32, 2, readonly=True)  # [*, 3] head/tail rank, weight, dist (unpack: [*, 2])
-_LAB = arr(I64, 2)  # [n, 4] label rows
+_RO_ARCS = arr(I32, 2, readonly=True)  # [*, 4] head/tail rank, weight, dist, duration (unpack: [*, 2])
+_LAB = arr(I64, 2)  # [n, 5] label rows
 _VI32, _VI64 = arr(I32), arr(I64)
 
 
@@ -68,8 +69,8 @@ _VI32, _VI64 = arr(I32), arr(I64)
 # one search direction
 
 
-@kernel(I64(_RO_I32, _VI32, _VI64, _VI64, _LAB, _VI64, _VI32, I64))
-def init_seeds(rank, nodes, sw, sd, lab, keys, hnodes, base):  # pragma: no cover - numba
+@kernel(I64(_RO_I32, _VI32, _VI64, _VI64, _VI64, _LAB, _VI64, _VI32, I64))
+def init_seeds(rank, nodes, sw, sd, st, lab, keys, hnodes, base):  # pragma: no cover - numba
     """Label the seeds (node ids, mapped to ranks): lexicographic minimum per node, first index on ties.
 
     Returns the heap size, -1 when the heap is full, -2 when a node id is out of range or a seed too large.
@@ -91,6 +92,7 @@ def init_seeds(rank, nodes, sw, sd, lab, keys, hnodes, base):  # pragma: no cove
             lab[v, L_W] = w
             lab[v, L_D] = d
             lab[v, L_PARC] = -1
+            lab[v, L_T] = st[i]
             if size == keys.shape[0]:
                 return -1
             size = heap_push(keys, hnodes, size, (w << D_BITS) | d, v)
@@ -137,6 +139,7 @@ def settle_next(g_first, g_arcs, arc_base, s_first, s_arcs, lab, keys, hnodes, s
                 lab[x, L_W] = nw
                 lab[x, L_D] = nd
                 lab[x, L_PARC] = arc_base + e
+                lab[x, L_T] = lab[v, L_T] + g_arcs[e, 3]
                 size = heap_push(keys, hnodes, size, (nw << D_BITS) | nd, x)
         return size, v, 1
     return size, -1, 0
@@ -237,8 +240,8 @@ def unpack_path(meet, f_lab, b_lab, up_first, down_first, unpack):  # pragma: no
 
 @kernel
 def _run(
-    rank, up_first, up_arcs, down_first, down_arcs, unpack, s_nodes, s_w, s_d, t_nodes, t_w, t_d, f_lab, b_lab,
-    f_keys, f_nodes, b_keys, b_nodes, base, counters, trace,
+    rank, up_first, up_arcs, down_first, down_arcs, unpack, s_nodes, s_w, s_d, s_t, t_nodes, t_w, t_d, t_t, f_lab,
+    b_lab, f_keys, f_nodes, b_keys, b_nodes, base, counters, trace,
 ):  # fmt: skip  # pragma: no cover - numba
     """(status, weight, dist, arcs, source seed, target seed); status -1 = a heap is full, -2 = bad seed node.
 
@@ -246,8 +249,8 @@ def _run(
     `2 * rank + direction`; counters[2] counts them, counters[3] is the meeting rank (-1: none)."""
     nup = up_arcs.shape[0]
     none = np.zeros(0, dtype=np.int32)
-    fsize = init_seeds(rank, s_nodes, s_w, s_d, f_lab, f_keys, f_nodes, base)
-    bsize = init_seeds(rank, t_nodes, t_w, t_d, b_lab, b_keys, b_nodes, base)
+    fsize = init_seeds(rank, s_nodes, s_w, s_d, s_t, f_lab, f_keys, f_nodes, base)
+    bsize = init_seeds(rank, t_nodes, t_w, t_d, t_t, b_lab, b_keys, b_nodes, base)
     if fsize < 0 or bsize < 0:
         return min(fsize, bsize), INF, INF, none, -1, -1
     best_w = INF
@@ -302,8 +305,8 @@ def _run(
 
 
 def new_labels(n: int) -> np.ndarray:
-    """Per-node label rows of one direction (weight, dist, state, parent CH arc)."""
-    return np.zeros((n, 4), dtype=np.int64)
+    """Per-node label rows of one direction (weight, dist, state, parent CH arc, duration)."""
+    return np.zeros((n, 5), dtype=np.int64)
 
 
 def new_heap(cap: int = HEAP_START) -> tuple[np.ndarray, np.ndarray]:
@@ -360,6 +363,7 @@ class CHSearch:
         t0 = time.perf_counter()
         s_n, s_w, s_d = seed_arrays(sources)
         t_n, t_w, t_d = seed_arrays(targets)
+        s_t, t_t = sources.duration_array(), targets.duration_array()
         counters = self._counters
         if self.trace and self._trace.shape[0] != self.trace_limit:
             self._trace = np.zeros(self.trace_limit, dtype=np.int32)
@@ -368,7 +372,8 @@ class CHSearch:
             self._cur += 1
             counters.fill(0)
             status, w, d, arcs, si, ti = _run(
-                *self._g, s_n, s_w, s_d, t_n, t_w, t_d, self._f_lab, self._b_lab, *self._f_heap, *self._b_heap,
+                *self._g, s_n, s_w, s_d, s_t, t_n, t_w, t_d, t_t, self._f_lab, self._b_lab, *self._f_heap,
+                *self._b_heap,
                 3 * self._cur, counters, trace,
             )  # fmt: skip
             if status == 0:

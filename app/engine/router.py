@@ -435,7 +435,12 @@ def make_seeds(router: Router, ph: Phantom, as_source: bool) -> tuple[Seeds, np.
         as_source, ph.fwd_arc, ph.bwd_arc, w_f, d_f, w_b, d_b, ph.chain, ph.lon, ph.lat,
         g.arc_head, g.arc_tail, router.assembler._gf, g.geom_lon, g.geom_lat, ch.first_node, ch.last_node, free,
     )  # fmt: skip
-    return Seeds(nodes, ws, ds, ph.lon, ph.lat), kinds
+    if ph.fwd_time_before is None:
+        return Seeds(nodes, ws, ds, ph.lon, ph.lat), kinds
+    fb, fa, bb, ba = ph.times()
+    t_f, t_b = (fa, ba) if as_source else (fb, bb)
+    times = np.where(kinds == FWD, t_f, np.where(kinds == BWD, t_b, 0)).astype(np.int64)
+    return Seeds(nodes, ws, ds, ph.lon, ph.lat, times), kinds
 
 
 def approach(router: Router, ph: Phantom, side: str | None) -> Phantom:
@@ -454,9 +459,12 @@ def approach(router: Router, ph: Phantom, side: str | None) -> Phantom:
     if abs(cross) < 1e-14 or ph.distance_m < 0.01:
         return ph
     keep_fwd = (cross < 0) == (side == "curb")
+    timed = ph.fwd_time_before is not None
     if keep_fwd:
-        return replace(ph, bwd_arc=-1, bwd_weight_before=0, bwd_weight_after=0, bwd_dist_before=0, bwd_dist_after=0)
-    return replace(ph, fwd_arc=-1, fwd_weight_before=0, fwd_weight_after=0, fwd_dist_before=0, fwd_dist_after=0)
+        return replace(ph, bwd_arc=-1, bwd_weight_before=0, bwd_weight_after=0, bwd_dist_before=0, bwd_dist_after=0,
+                       bwd_time_before=0 if timed else None, bwd_time_after=0 if timed else None)  # fmt: skip
+    return replace(ph, fwd_arc=-1, fwd_weight_before=0, fwd_weight_after=0, fwd_dist_before=0, fwd_dist_after=0,
+                   fwd_time_before=0 if timed else None, fwd_time_after=0 if timed else None)  # fmt: skip
 
 
 def _only(
@@ -466,7 +474,8 @@ def _only(
     if direction is None:
         return seeds, kinds, turns
     keep = (kinds == direction) | (kinds == AT_FIRST) | (kinds == AT_LAST)
-    sub = Seeds(seeds.nodes[keep], seeds.weights[keep], seeds.dists[keep], seeds.lon, seeds.lat)
+    times = None if seeds.durations is None else seeds.durations[keep]
+    sub = Seeds(seeds.nodes[keep], seeds.weights[keep], seeds.dists[keep], seeds.lon, seeds.lat, times)
     return sub, kinds[keep], (turns[keep] if turns is not None else None)
 
 
@@ -486,12 +495,13 @@ def at_chain_end(router: Router, ph: Phantom) -> tuple[int, int]:
 
 
 def seeds_with_turns(router: Router, ph: Phantom, as_source: bool) -> tuple[Seeds, np.ndarray, np.ndarray]:
-    """`make_seeds` plus the turn weight inside each seed's weight (zeros on a node-based graph)."""
+    """`make_seeds` plus the turn inside each seed's figures, int64 [k, 2] (weight, travel time; zeros on a
+    node-based graph)."""
     if router.edges is not None:
         at, kind = at_chain_end(router, ph)
         return router.edges.seeds(ph, as_source, at, kind)
     seeds, kinds = make_seeds(router, ph, as_source)
-    return seeds, kinds, np.zeros(len(kinds), dtype=np.int64)
+    return seeds, kinds, np.zeros((len(kinds), 2), dtype=np.int64)
 
 
 def _length_m(coords: np.ndarray) -> float:
@@ -502,21 +512,24 @@ def _length_m(coords: np.ndarray) -> float:
     )
 
 
-def direct(router: Router, src: Phantom, tgt: Phantom) -> tuple[int, int, int] | None:
-    """(weight, dist, FWD|BWD) of the best stretch along the chain both phantoms share, or None."""
+def direct(router: Router, src: Phantom, tgt: Phantom) -> tuple[int, int, int, int] | None:
+    """(weight, dist, FWD|BWD, travel time) of the best stretch along the chain both phantoms share, or None."""
     if src.chain != tgt.chain:
         return None
     os_, ot = router.snapper.offset_m(src), router.snapper.offset_m(tgt)
+    sfb, _, sbb, _ = src.times()
+    tfb, _, tbb, _ = tgt.times()
     best = None
     if src.fwd_arc >= 0 and tgt.fwd_arc >= 0 and ot >= os_:
-        best = (tgt.fwd_weight_before - src.fwd_weight_before, tgt.fwd_dist_before - src.fwd_dist_before, FWD)
+        best = (tgt.fwd_weight_before - src.fwd_weight_before, tgt.fwd_dist_before - src.fwd_dist_before, FWD,
+                tfb - sfb)  # fmt: skip
     if src.bwd_arc >= 0 and tgt.bwd_arc >= 0 and ot <= os_:
-        b = (tgt.bwd_weight_before - src.bwd_weight_before, tgt.bwd_dist_before - src.bwd_dist_before, BWD)
+        b = (tgt.bwd_weight_before - src.bwd_weight_before, tgt.bwd_dist_before - src.bwd_dist_before, BWD, tbb - sbb)
         if best is None or b[0] < best[0]:
             best = b
     if best is None:
         return None
-    return max(best[0], 0), max(best[1], 0), best[2]
+    return max(best[0], 0), max(best[1], 0), best[2], max(best[3], 0)
 
 
 # -- the per-thread query --------------------------------------------------------------------------------------------
@@ -646,7 +659,7 @@ class Query:
             stats = SearchStats("alternatives")
             turns = turns_of.get(np.asarray(arcs, dtype=np.int32).tobytes())
             leg = r.assembler.search_leg(
-                src, int(s_kinds[s_seed]), arcs, tgt, int(t_kinds[t_seed]), stats, turns, int(t_turns[t_seed])
+                src, int(s_kinds[s_seed]), arcs, tgt, int(t_kinds[t_seed]), stats, turns, tuple(t_turns[t_seed])
             )
             assert leg.weight == total, f"alternative weighs {leg.weight} ds, its plateau said {total}"
             out.append(join_route([leg], best.algorithm))
@@ -724,7 +737,7 @@ class Query:
             arcs, turns = r.edges.with_first(int(s_seeds.nodes[res.source_seed]), arcs, turns)
         leg = r.assembler.search_leg(
             src, int(s_kinds[res.source_seed]), arcs, tgt, int(t_kinds[res.target_seed]), res.stats,
-            turns, int(t_turns[res.target_seed]),
+            turns, tuple(t_turns[res.target_seed]),
         )  # fmt: skip
         assert leg.weight == res.weight, f"{algorithm}: path weighs {leg.weight} ds, the search reported {res.weight}"
         if with_direction:
@@ -745,20 +758,26 @@ class Query:
         number of nodes the search settled. One search with the largest limit as its cutoff."""
         r = self.router
         ex = r.exclude_set(exclude)
-        if metric == "duration":
+        # travel time: the weight itself, or (routability) the durations on a searcher of their own
+        timed = metric == "duration" and r.graph.manifest.get("weight_name", "duration") != "duration"
+        seeds, _ = make_seeds(r, phantom, as_source=not reverse)
+        if metric == "duration" and not timed:
             sr = self.searcher
         else:
-            if self._dist_searcher is None:
-                self._dist_searcher = Searcher(r.search_graph, metric="distance")
+            kind = "time" if timed else "distance"
+            if self._dist_searcher is None or self._dist_searcher.metric != kind:
+                self._dist_searcher = Searcher(r.search_graph, metric=kind)
             sr = self._dist_searcher
-        seeds, _ = make_seeds(r, phantom, as_source=not reverse)
-        if metric != "duration":
-            seeds = Seeds(seeds.nodes, seeds.dists, seeds.dists, seeds.lon, seeds.lat)
+            cost = seeds.duration_array() if timed else seeds.dists
+            seeds = Seeds(seeds.nodes, cost, seeds.dists, seeds.lon, seeds.lat)
         top = int(max(limits))
         opts = SearchOptions(exclude_flags=ex.mask if ex else 0, cutoff=top)
         q = sr.one_to_many(seeds, np.zeros(0, dtype=np.int32), forward=not reverse, options=opts)
         dist, settled = sr.settled(q)
-        weight = r.graph.arc_weight if metric == "duration" else r.graph.arc_dist
+        if metric == "duration":
+            weight = r.graph.arc_duration if timed else r.graph.arc_weight
+        else:
+            weight = r.graph.arc_dist
         if r.edges is not None:  # per road arc: when the search reaches its start
             start, known = arc_starts(dist, sr.labelled(q), r.edges.node_arc, weight, not reverse)
             if not reverse:  # the source's own arcs: from the point on (`_own_chain`), not from their tails
@@ -787,12 +806,11 @@ class Query:
         head = np.concatenate([point, chain[ph.segment + 1 :]])  # from the point towards the chain's last point
         tail = np.concatenate([point, chain[ph.segment :: -1]])  # from the point towards its first point
         dist = metric != "duration"
+        fb, fa, bb, ba = ph.times()  # travel times (the weights where the weight is the travel time)
         out = []
         for arc, after, before, ahead, behind in (
-            (ph.fwd_arc, ph.fwd_dist_after if dist else ph.fwd_weight_after,
-             ph.fwd_dist_before if dist else ph.fwd_weight_before, head, tail),
-            (ph.bwd_arc, ph.bwd_dist_after if dist else ph.bwd_weight_after,
-             ph.bwd_dist_before if dist else ph.bwd_weight_before, tail, head),
+            (ph.fwd_arc, ph.fwd_dist_after if dist else fa, ph.fwd_dist_before if dist else fb, head, tail),
+            (ph.bwd_arc, ph.bwd_dist_after if dist else ba, ph.bwd_dist_before if dist else bb, tail, head),
         ):  # fmt: skip
             if arc < 0 or (int(g.arc_flags[arc]) & exclude_mask):
                 continue
@@ -814,14 +832,14 @@ class Query:
         if S == 0 or T == 0:
             w = np.zeros((S, T), dtype=np.int64)
             d = np.zeros((S, T), dtype=np.int64)
+            t = np.zeros((S, T), dtype=np.int64)
         elif r._table_factory is not None and prefix is not None:
             table = self._tables.get(prefix)
             if table is None:
                 table = self._tables[prefix] = r._table_factory(r.search_graph, prefix)
-            w, d = table.run(src, dst)
-            w, d = np.array(w, dtype=np.int64), np.array(d, dtype=np.int64)
+            w, d, t = (np.array(x, dtype=np.int64) for x in table.run_with_durations(src, dst))
         else:
-            w, d = self._m2m_table(src, dst, ex.mask if ex else 0)
+            w, d, t = self._m2m_table(src, dst, ex.mask if ex else 0)
         # pairs on one chain: the direct stretch may beat any path through the network
         by_chain: dict[int, list[int]] = {}
         for j, p in enumerate(destinations):
@@ -830,22 +848,28 @@ class Query:
             for j in by_chain.get(p.chain, ()):
                 dr = direct(r, p, destinations[j])
                 if dr is not None and dr[0] <= w[i, j]:
-                    w[i, j], d[i, j] = dr[0], dr[1]
+                    w[i, j], d[i, j], t[i, j] = dr[0], dr[1], dr[3]
         unreachable = w >= INF
-        durations = np.where(unreachable, np.nan, w / WEIGHT_PER_SECOND)
+        durations = np.where(unreachable, np.nan, t / WEIGHT_PER_SECOND)
         distances = np.where(unreachable, np.nan, d / DIST_PER_METRE)
         return Table(durations, distances, list(sources), list(destinations))
 
-    def _m2m_table(self, src: list[Seeds], dst: list[Seeds], exclude_mask: int = 0) -> tuple[np.ndarray, np.ndarray]:
-        """One core one-to-many search per source, until every destination seed node is settled."""
+    def _m2m_table(
+        self, src: list[Seeds], dst: list[Seeds], exclude_mask: int = 0
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """One core one-to-many search per source, until every destination seed node is settled: (weights, dists,
+        durations of the same paths)."""
         g = self.router.search_graph
         owner = np.concatenate([np.full(len(s.nodes), j) for j, s in enumerate(dst)])
         nodes = np.ascontiguousarray(np.concatenate([s.nodes for s in dst]), dtype=np.int32)
         tw = np.concatenate([s.weights for s in dst])
         td = np.concatenate([s.dists for s in dst])
+        tt = np.concatenate([s.duration_array() for s in dst])
         T = len(dst)
         w = np.full((len(src), T), INF, dtype=np.int64)
         d = np.full((len(src), T), INF, dtype=np.int64)
+        t = np.full((len(src), T), INF, dtype=np.int64)
+        arc_time = g.arc_duration if g.has("arc_duration") else g.arc_weight
         sr = self.searcher
         opts = SearchOptions(exclude_flags=exclude_mask) if exclude_mask else None
         for i, s in enumerate(src):
@@ -853,16 +877,21 @@ class Query:
             ow = sr.settled_weights(q)[nodes]
             ok = ow < INF
             od = np.zeros(len(nodes), dtype=np.int64)
+            ot = np.zeros(len(nodes), dtype=np.int64)
             reached = np.ascontiguousarray(nodes[ok])
             if len(reached):
                 part = np.empty(len(reached), dtype=np.int64)
                 path_dists(sr.lab.pred, g.arc_tail, g.arc_dist, reached, np.asarray(s.dists, dtype=np.int64), part)
                 od[ok] = part
+                path_dists(sr.lab.pred, g.arc_tail, arc_time, reached, s.duration_array(), part)
+                ot[ok] = part
             tot_w = np.where(ok, ow + tw, INF)
             tot_d = np.where(ok, od + td, INF)
+            tot_t = np.where(ok, ot + tt, INF)
             # per destination: the cheapest of its seeds (ties: the shorter)
             order = np.lexsort((tot_d, tot_w, owner))
             first = np.unique(owner[order], return_index=True)[1]
             w[i] = tot_w[order][first]
             d[i] = tot_d[order][first]
-        return w, d
+            t[i] = tot_t[order][first]
+        return w, d, t

@@ -62,8 +62,8 @@ class SearchOptions:
 
 
 def graph_arrays(graph: Graph, metric: str = "duration") -> core.GraphArrays:
-    """The core's view of a graph (read-only, shared, nothing copied); `metric` "distance" searches on `arc_dist`
-    (distance isochrones; no potentials then)."""
+    """The core's view of a graph (read-only, shared, nothing copied); `metric` "distance" searches on `arc_dist`,
+    "time" on `arc_duration` (isochrones where the weight is not the travel time; no potentials then)."""
     freeze(graph)
     lm = (graph.lm_from, graph.lm_to) if has_landmarks(graph) and metric == "duration" else (_NO_LM, _NO_LM)
     return core.GraphArrays(
@@ -72,7 +72,7 @@ def graph_arrays(graph: Graph, metric: str = "duration") -> core.GraphArrays:
         graph.in_first_out,
         graph.in_arc,
         graph.arc_tail,
-        graph.arc_weight if metric == "duration" else graph.arc_dist,
+        graph.arc_weight if metric == "duration" else graph.arc_duration if metric == "time" else graph.arc_dist,
         graph.arc_flags,
         node_geo(graph).xyz,
         *lm,

@@ -242,14 +242,14 @@ def _search(
 @kernel
 def _phantom_figures(
     glon, glat, gf, fwd_arc, bwd_arc, first_node, last_node, component, arc_weight, arc_dist, arc_name, node_osm_id,
-    chain, seg, t, qlon, qlat,
+    chain, seg, t, qlon, qlat, arc_time,
 ):  # fmt: skip  # pragma: no cover - numba
     """Everything numeric a Phantom holds, in one call.
 
     The snapped point sits at parameter t of local segment `seg`, exactly on a vertex at t = 0 or 1. Partial weights
     and distances split both arcs by distance along the chain; "after" = total - "before", so they add up exactly.
     Returns (lon, lat, distance_m, fwd, bwd, fwd w before/after, d before/after, bwd likewise, component, name id,
-    osm id of the first and last node).
+    osm id of the first and last node, fwd time before/after, bwd time before/after).
     """
     s = gf[chain] + seg
     if t <= 0.0:
@@ -264,23 +264,26 @@ def _phantom_figures(
     f = min(max(f, 0.0), 1.0)
     fwd = fwd_arc[chain]
     bwd = bwd_arc[chain]
-    fw = fwb = fd = fdb = bw = bwb = bd = bdb = 0
+    fw = fwb = fd = fdb = bw = bwb = bd = bdb = ft = ftb = bt = btb = 0
     name = 0
     if fwd >= 0:
-        fw, fd = arc_weight[fwd], arc_dist[fwd]
+        fw, fd, ft = arc_weight[fwd], arc_dist[fwd], arc_time[fwd]
         fwb = min(fw, int(math.floor(f * fw + 0.5)))
         fdb = min(fd, int(math.floor(f * fd + 0.5)))
+        ftb = min(ft, int(math.floor(f * ft + 0.5)))
         name = arc_name[fwd]
     if bwd >= 0:
-        bw, bd = arc_weight[bwd], arc_dist[bwd]
+        bw, bd, bt = arc_weight[bwd], arc_dist[bwd], arc_time[bwd]
         bwb = min(bw, int(math.floor((1.0 - f) * bw + 0.5)))
         bdb = min(bd, int(math.floor((1.0 - f) * bd + 0.5)))
+        btb = min(bt, int(math.floor((1.0 - f) * bt + 0.5)))
         if fwd < 0:
             name = arc_name[bwd]
     dist = gc_distance_m(qlon, qlat, lon, lat)
     return (
         lon, lat, dist, fwd, bwd, fwb, fw - fwb, fdb, fd - fdb, bwb, bw - bwb, bdb, bd - bdb,
         component[chain], name, node_osm_id[first_node[chain]], node_osm_id[last_node[chain]],
+        ftb, ft - ftb, btb, bt - btb,
     )  # fmt: skip
 
 
@@ -426,6 +429,7 @@ class Snapper:
         self.chains = chains if chains is not None else chain_index(graph)
         self.min_component_size = int(min_component_size)
         self._glon = graph.geom_lon
+        self._arc_time = graph.arc_duration if graph.has("arc_duration") else graph.arc_weight
         self._glat = graph.geom_lat
         gf = np.asarray(graph.geom_first, dtype=np.int64)
         self._gf = gf
@@ -587,6 +591,7 @@ class Snapper:
         r = _phantom_figures(
             self._glon, self._glat, self._gf, ch.fwd_arc, ch.bwd_arc, ch.first_node, ch.last_node, ch.component,
             g.arc_weight, g.arc_dist, g.arc_name, g.node_osm_id, chain, seg - int(self._gf[chain]), t, qlon, qlat,
+            self._arc_time,
         )  # fmt: skip
         masked = dirs is not None and dirs[2]
         if bearing is not None or masked:  # only the direction(s) the bearing and the excluded classes allow
@@ -595,10 +600,10 @@ class Snapper:
             allowed = segment_directions(seg, chain, qlat, self._glon, self._glat, fwd, bwd, *b)
             r = list(r)
             if not allowed & 1:
-                r[3], r[5], r[6], r[7], r[8] = -1, 0, 0, 0, 0
+                r[3], r[5], r[6], r[7], r[8], r[17], r[18] = -1, 0, 0, 0, 0, 0, 0
             if not allowed & 2:
-                r[4], r[9], r[10], r[11], r[12] = -1, 0, 0, 0, 0
+                r[4], r[9], r[10], r[11], r[12], r[19], r[20] = -1, 0, 0, 0, 0, 0, 0
         return Phantom(
             qlon, qlat, r[0], r[1], r[2], chain, seg - int(self._gf[chain]), r[3], r[4], r[5], r[6], r[7], r[8],
-            r[9], r[10], r[11], r[12], r[13], g.string(r[14]), (r[15], r[16]),
+            r[9], r[10], r[11], r[12], r[13], g.string(r[14]), (r[15], r[16]), r[17], r[18], r[19], r[20],
         )  # fmt: skip

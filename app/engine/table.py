@@ -13,28 +13,29 @@ import numpy as np
 
 from preprocessing.jit import kernel
 
-from .ch import INF, L_D, L_W, ch_arrays, init_seeds, new_heap, new_labels, seed_arrays, settle_next
+from .ch import INF, L_D, L_T, L_W, ch_arrays, init_seeds, new_heap, new_labels, seed_arrays, settle_next
 from .types import Seeds
 
 
 @kernel
 def _table(
-    rank, up_first, up_arcs, down_first, down_arcs, s_nodes, s_w, s_d, s_off, t_nodes, t_w, t_d, t_off, lab, keys,
-    hnodes, cur, counters, out_w, out_d,
+    rank, up_first, up_arcs, down_first, down_arcs, s_nodes, s_w, s_d, s_t, s_off, t_nodes, t_w, t_d, t_t, t_off, lab,
+    keys, hnodes, cur, counters, out_w, out_d, out_t,
 ):  # fmt: skip  # pragma: no cover - numba
-    """Fill out_w/out_d [S, T] (preset to INF); returns (status, last stamp used): -1 heap full, -2 bad seed."""
+    """Fill out_w/out_d/out_t [S, T] (preset to INF; out_t the duration of the chosen path); returns (status, last
+    stamp used): -1 heap full, -2 bad seed."""
     nup = up_arcs.shape[0]
     n = rank.shape[0]
     n_t = t_off.shape[0] - 1
     n_s = s_off.shape[0] - 1
     cap = 1024
-    bucket = np.empty((cap, 4), dtype=np.int64)  # node, target, weight, dist
+    bucket = np.empty((cap, 5), dtype=np.int64)  # node, target, weight, dist, duration
     ne = 0
     for t in range(n_t):
         cur += 1
         base = 3 * cur
         lo, hi = t_off[t], t_off[t + 1]
-        size = init_seeds(rank, t_nodes[lo:hi], t_w[lo:hi], t_d[lo:hi], lab, keys, hnodes, base)
+        size = init_seeds(rank, t_nodes[lo:hi], t_w[lo:hi], t_d[lo:hi], t_t[lo:hi], lab, keys, hnodes, base)
         if size < 0:
             return size, cur
         while True:
@@ -48,15 +49,16 @@ def _table(
             if status == 1:
                 if ne == cap:
                     cap *= 2
-                    bigger = np.empty((cap, 4), dtype=np.int64)
+                    bigger = np.empty((cap, 5), dtype=np.int64)
                     for i in range(ne):
-                        for j in range(4):
+                        for j in range(5):
                             bigger[i, j] = bucket[i, j]
                     bucket = bigger
                 bucket[ne, 0] = v
                 bucket[ne, 1] = t
                 bucket[ne, 2] = lab[v, L_W]
                 bucket[ne, 3] = lab[v, L_D]
+                bucket[ne, 4] = lab[v, L_T]
                 ne += 1
     # the buckets grouped by node (a counting sort; in each node's group, entries keep their order)
     first = np.zeros(n + 1, dtype=np.int64)
@@ -74,7 +76,7 @@ def _table(
         cur += 1
         base = 3 * cur
         lo, hi = s_off[s], s_off[s + 1]
-        size = init_seeds(rank, s_nodes[lo:hi], s_w[lo:hi], s_d[lo:hi], lab, keys, hnodes, base)
+        size = init_seeds(rank, s_nodes[lo:hi], s_w[lo:hi], s_d[lo:hi], s_t[lo:hi], lab, keys, hnodes, base)
         if size < 0:
             return size, cur
         while True:
@@ -88,6 +90,7 @@ def _table(
             if status == 1:
                 fw = lab[v, L_W]
                 fd = lab[v, L_D]
+                ft = lab[v, L_T]
                 for k in range(first[v], first[v + 1]):
                     i = order[k]
                     t = bucket[i, 1]
@@ -96,20 +99,22 @@ def _table(
                     if cw < out_w[s, t] or (cw == out_w[s, t] and cd < out_d[s, t]):
                         out_w[s, t] = cw
                         out_d[s, t] = cd
+                        out_t[s, t] = ft + bucket[i, 4]
     return 0, cur
 
 
-def _flatten(seeds: list[Seeds]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    parts = [seed_arrays(s) for s in seeds]
+def _flatten(seeds: list[Seeds]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    parts = [(*seed_arrays(s), s.duration_array()) for s in seeds]
     off = np.zeros(len(parts) + 1, dtype=np.int64)
     np.cumsum([len(p[0]) for p in parts], out=off[1:])
     if parts:
         r = np.concatenate([p[0] for p in parts]).astype(np.int32)
         w = np.concatenate([p[1] for p in parts]).astype(np.int64)
         d = np.concatenate([p[2] for p in parts]).astype(np.int64)
+        t = np.concatenate([p[3] for p in parts]).astype(np.int64)
     else:
-        r, w, d = np.zeros(0, np.int32), np.zeros(0, np.int64), np.zeros(0, np.int64)
-    return r, w, d, off
+        r, w, d, t = np.zeros(0, np.int32), np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return r, w, d, t, off
 
 
 class CHTable:
@@ -125,18 +130,27 @@ class CHTable:
 
     def run(self, sources: list[Seeds], targets: list[Seeds]) -> tuple[np.ndarray, np.ndarray]:
         """int64 weights (ds) and distances (dm) [S, T]; INF_WEIGHT in both where a pair is unreachable."""
-        s_n, s_w, s_d, s_off = _flatten(sources)
-        t_n, t_w, t_d, t_off = _flatten(targets)
+        w, d, _ = self.run_with_durations(sources, targets)
+        return w, d
+
+    def run_with_durations(
+        self, sources: list[Seeds], targets: list[Seeds]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """int64 weights (ds), distances (dm) and durations (ds, of the same paths) [S, T]; INF_WEIGHT where a pair
+        is unreachable."""
+        s_n, s_w, s_d, s_t, s_off = _flatten(sources)
+        t_n, t_w, t_d, t_t, t_off = _flatten(targets)
         while True:
             out_w = np.full((len(sources), len(targets)), INF, dtype=np.int64)
             out_d = np.full((len(sources), len(targets)), INF, dtype=np.int64)
+            out_t = np.full((len(sources), len(targets)), INF, dtype=np.int64)
             self.counters.fill(0)
             status, self._cur = _table(
-                *self._g, s_n, s_w, s_d, s_off, t_n, t_w, t_d, t_off, self._lab, *self._heap, self._cur,
-                self.counters, out_w, out_d,
+                *self._g, s_n, s_w, s_d, s_t, s_off, t_n, t_w, t_d, t_t, t_off, self._lab, *self._heap, self._cur,
+                self.counters, out_w, out_d, out_t,
             )  # fmt: skip
             if status == 0:
-                return out_w, out_d
+                return out_w, out_d, out_t
             if status == -2:
                 raise ValueError("seed node id out of range")
             self._heap = new_heap(2 * len(self._heap[0]))

@@ -115,7 +115,7 @@ class RoadTiles:
         order = np.lexsort((used, rank))  # bottom classes first; chains of one class in graph (Hilbert) order
         used, arc, codes, min_zoom = used[order], arc[order], codes[order], min_zoom[order]
         dist = np.asarray(g.arc_dist, dtype=np.float64)[arc] / DIST_PER_METRE
-        secs = np.asarray(g.arc_weight, dtype=np.float64)[arc] / WEIGHT_PER_SECOND
+        secs = np.asarray(g.arc_duration, dtype=np.float64)[arc] / WEIGHT_PER_SECOND
         speed = np.where(secs > 0, dist / np.where(secs > 0, secs, 1.0) * 3.6, 0.0)
         gf = np.asarray(g.geom_first, dtype=np.int64)
         mx, my = mercator(np.asarray(g.geom_lon) / COORD_SCALE, np.asarray(g.geom_lat) / COORD_SCALE)  # transient

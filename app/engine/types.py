@@ -39,6 +39,17 @@ class Phantom:
     component: int  # SCC id of the chain's nodes (0 = largest)
     name: str = ""
     osm_nodes: tuple[int, int] = (0, 0)  # OSM ids of the chain's end nodes (OSRM nearest `nodes`)
+    # travel times (ds) split like the weights, where the weight is not the travel time (routability); None: weights
+    fwd_time_before: int | None = None
+    fwd_time_after: int | None = None
+    bwd_time_before: int | None = None
+    bwd_time_after: int | None = None
+
+    def times(self) -> tuple[int, int, int, int]:
+        """(fwd before, fwd after, bwd before, bwd after) travel times in ds (the weights when not given)."""
+        if self.fwd_time_before is None:
+            return self.fwd_weight_before, self.fwd_weight_after, self.bwd_weight_before, self.bwd_weight_after
+        return self.fwd_time_before, self.fwd_time_after, self.bwd_time_before, self.bwd_time_after  # type: ignore
 
 
 @dataclass(frozen=True)
@@ -50,6 +61,12 @@ class Seeds:
     dists: np.ndarray  # int64 [k] dm
     lon: float  # degrees, the snapped point
     lat: float
+    durations: np.ndarray | None = None  # int64 [k] ds of travel time where it differs from the weight
+
+    def duration_array(self) -> np.ndarray:
+        """int64 [k] travel times of the seeds (their weights where none were given)."""
+        d = self.weights if self.durations is None else self.durations
+        return np.ascontiguousarray(d, dtype=np.int64)
 
 
 @dataclass
@@ -104,6 +121,7 @@ class Leg:
     stats: SearchStats
     source: Phantom
     target: Phantom
+    piece_weight: np.ndarray | None = None  # float64 [p] the pieces' weights in weight units (s); None: durations
 
 
 @dataclass

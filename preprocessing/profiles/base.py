@@ -103,6 +103,8 @@ class WayResult:
     tunnel: bool = False
     circular: bool = False
     split: bool = False  # OSRM's is_split (see FLAG_SPLIT)
+    # routability: the weight runs at `rate` x the speed (OSRM's rate penalties, <= 1); duration is unchanged
+    rate: float = 1.0
 
     @property
     def forward(self) -> bool:
@@ -337,6 +339,11 @@ def sigmoid_turn_s(angle: np.ndarray, penalty_s: float, bias: float) -> np.ndarr
     right = penalty_s / (1 + np.exp(-((13 / bias) * a / 180 - 6.5 * bias)))
     left = penalty_s / (1 + np.exp(-((13 * bias) * -a / 180 - 6.5 / bias)))
     return np.where(a >= 0, right, left)
+
+
+def turn_weight_same(t: Turns, duration_s: np.ndarray) -> np.ndarray:
+    """A turn weighs its duration (profiles whose weight is duration)."""
+    return duration_s
 
 
 def no_turn_costs(t: Turns) -> np.ndarray:

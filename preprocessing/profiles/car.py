@@ -15,12 +15,14 @@ blocks, barriers block unless whitelisted; gates and lift gates pass with 60 s; 
 2 s, give-way signs 1 s.
 
 Deliberate differences from OSRM:
-- No turn penalties, u-turn penalties or turn restrictions: the graph is node-based, so there are no turns to
-  charge. Node costs (signals, stop, give way, gates) are added to every arc passing or entering the node, in both
-  directions (`traffic_signals:direction`, `stop=minor` and the short-leg stop rule are not modelled).
-- Weight is duration: OSRM's routability rate penalties (service roads, narrow or single-lane two-way roads,
-  alternating oneways, side roads) and the max-turn-weight for entering restricted roads are not applied; restricted
-  directions are only flagged (`forward_restricted`/`backward_restricted`).
+- Turns (`turn_duration_s`, on the edge-based graph of `preprocessing.turns`) and OSM turn restrictions as car.lua;
+  node costs (signals, stop, give way, gates) are added to every arc entering the node rather than to the turns
+  passing it, in both directions (`traffic_signals:direction`, `stop=minor` and the short-leg stop rule are not
+  modelled).
+- Weight is OSRM's routability: the rate penalties (service roads, narrow or single-lane two-way roads, no lane
+  markings, alternating oneways, side roads) slow the weight, not the duration; a turn from an open road onto a
+  restricted one weighs the maximum turn weight. Both are applied per chain (OSRM: per segment), so rounding differs
+  by at most a decisecond per chain.
 - A oneway or one-direction-closed ferry or movable bridge keeps its direction (OSRM's ferry handler reopens both).
 - `bridge=movable` with `capacity:car=0` is treated as an ordinary road (OSRM's Lua compares a string with 0, so
   its check never fires).
@@ -32,6 +34,7 @@ Deliberate differences from OSRM:
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 import numpy as np
 
@@ -50,6 +53,21 @@ RESTRICTIONS = ("motorcar", "motor_vehicle", "vehicle")
 TURN_PENALTY_S = 7.5
 TURN_BIAS = 1.075
 U_TURN_PENALTY_S = 20.0
+WEIGHT_NAME = "routability"  # weight = duration slowed by the rate penalties; turns into restricted roads max out
+MAX_TURN_WEIGHT_S = 3276.7  # OSRM's max_turn_weight (int16 deciseconds)
+# rate penalties (car.lua's WayHandlers.penalties): the weight runs at speed x the smallest of these
+SERVICE_PENALTIES = {
+    "alley": 0.5,
+    "parking": 0.5,
+    "parking_aisle": 0.5,
+    "driveway": 0.5,
+    "drive-through": 0.5,
+    "drive-thru": 0.5,
+}
+WIDTH_PENALTY = 0.5  # width <= 3 m, or a two-way road with at most one lane
+LANE_MARKINGS_PENALTY = 0.75  # a two-way road tagged lane_markings=no
+ALTERNATING_PENALTY = 0.4  # oneway=alternating
+SIDE_ROAD_PENALTY = 0.8  # side_road=yes|rotary
 
 
 def turn_duration_s(t: Turns) -> np.ndarray:
@@ -61,6 +79,41 @@ def turn_duration_s(t: Turns) -> np.ndarray:
     angle = np.where(t.u_turn, 180.0, t.angle)
     s = np.where(charged, sigmoid_turn_s(angle, TURN_PENALTY_S, TURN_BIAS), 0.0)
     return s + np.where(t.u_turn, U_TURN_PENALTY_S, 0.0)
+
+
+def turn_weight_s(t: Turns, duration_s: np.ndarray) -> np.ndarray:
+    """car.lua under routability: a turn weighs its duration, but a turn from a road open to all onto a restricted
+    one (private, destination, ...) weighs the maximum turn weight, so such roads serve only a route's ends."""
+    return np.where(~t.source_restricted & t.target_restricted, MAX_TURN_WEIGHT_S, duration_s)
+
+
+def rate_penalty(tags: Mapping[str, str], two_way: bool) -> float:
+    """car.lua's rate penalty of a way (1.0 = none): service kinds, narrow or single-lane two-way roads, two-way
+    roads without lane markings, alternating oneways, side roads; the smallest applies."""
+    width_pen = LANE_MARKINGS_PENALTY if two_way and tags.get("lane_markings") == "no" else 1.0
+    width = _leading_int(tags.get("width"))
+    lanes = _leading_int(tags.get("lanes"))
+    if (width is not None and width <= 3) or (two_way and lanes is not None and lanes <= 1):
+        width_pen = WIDTH_PENALTY
+    pens = [
+        SERVICE_PENALTIES.get(tags.get("service", ""), 1.0),
+        width_pen,
+        ALTERNATING_PENALTY if tags.get("oneway") == "alternating" else 1.0,
+        SIDE_ROAD_PENALTY if tags.get("side_road") in ("yes", "rotary") else 1.0,
+    ]
+    return min(pens)
+
+
+def _leading_int(value: str | None) -> int | None:
+    """The integer prefix of a tag value, as Lua's `tonumber(v:match("%d*"))`; None without one."""
+    if not value:
+        return None
+    digits = ""
+    for ch in value:
+        if not ch.isdigit():
+            break
+        digits += ch
+    return int(digits) if digits else None
 
 
 ACCESS_HIERARCHY = ("motorcar", "motor_vehicle", "vehicle", "access")
@@ -331,7 +384,7 @@ def process_way(tags: Mapping[str, str]) -> WayResult | None:
         return None
 
     toll_f, toll_b = T.forward_backward_by_key(tags, "toll")
-    return directed_way(
+    result = directed_way(
         tags,
         forward=fwd_ok,
         backward=bwd_ok,
@@ -349,6 +402,8 @@ def process_way(tags: Mapping[str, str]) -> WayResult | None:
         with_destinations=True,
         classes_differ=(toll_f == "yes") != (toll_b == "yes"),
     )
+    rate = rate_penalty(tags, fwd_ok and bwd_ok)
+    return result if rate == 1.0 else replace(result, rate=rate)
 
 
 def process_node(tags: Mapping[str, str]) -> NodeResult | None:
