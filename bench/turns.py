@@ -69,7 +69,7 @@ def sample_points(router: Router, k: int, seed: int) -> list[tuple[float, float]
 
 
 def durations(router: Router, pairs: list) -> tuple[np.ndarray, np.ndarray, list[float]]:
-    """(durations s, distances m, CH microseconds per query) of routes between pairs (NaN where no route)."""
+    """(durations s, weights, CH microseconds per query) of routes between pairs (NaN where no route)."""
     q = router.query()
     dur, dist, micros = [], [], []
     for s, t in pairs:
@@ -79,7 +79,7 @@ def durations(router: Router, pairs: list) -> tuple[np.ndarray, np.ndarray, list
             r = q.route(phs, "ch")
             micros.append((time.perf_counter() - t0) * 1e6)
             dur.append(r.duration_s)
-            dist.append(r.distance_m)
+            dist.append(r.weight / 10.0)
         except EngineError:
             dur.append(np.nan)
             dist.append(np.nan)
@@ -119,15 +119,21 @@ def main() -> None:
         print(f"preprocess   OSRM extract {t_ext:6.2f} s + contract {t_con:6.2f} s = {t_ext + t_con:6.2f} s")
         proc, url = start_osrm(bin_dir, base)
         try:
-            osrm = []
+            osrm, osrm_w = [], []
             with httpx.Client(timeout=30) as c:
                 for s, t in pairs:
                     j = c.get(f"{url}/route/v1/driving/{s[0]},{s[1]};{t[0]},{t[1]}", params={"overview": "false"})
-                    osrm.append(j.json()["routes"][0]["duration"] if j.json().get("code") == "Ok" else np.nan)
+                    ok = j.json().get("code") == "Ok"
+                    osrm.append(j.json()["routes"][0]["duration"] if ok else np.nan)
+                    osrm_w.append(j.json()["routes"][0]["weight"] if ok else np.nan)
         finally:
             stop(proc)
-        osrm_d = np.array(osrm)
-        for k, (dur, _, _) in res.items():
+        osrm_d, osrm_wt = np.array(osrm), np.array(osrm_w)
+        for k, (dur, wt, _) in res.items():
+            okw = np.isfinite(wt) & np.isfinite(osrm_wt) & (osrm_wt > 30)
+            relw = np.abs(wt[okw] - osrm_wt[okw]) / osrm_wt[okw]
+            print(f"vs OSRM      {k:<4} weight diff   median {100 * np.median(relw):5.2f} %  p90 "
+                  f"{100 * np.percentile(relw, 90):5.2f} %  ({okw.sum()} routes, routability both)")  # fmt: skip
             ok = np.isfinite(dur) & np.isfinite(osrm_d) & (osrm_d > 30)
             rel = np.abs(dur[ok] - osrm_d[ok]) / osrm_d[ok]
             all_rel[k].append(rel)
