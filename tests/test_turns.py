@@ -1,7 +1,8 @@
 """Turn costs, turn restrictions and the edge-based search graph (`preprocessing.turns`, `app.engine.edges`).
 
 - drawn maps (testbot, whose turn rule is 20 s per u-turn; 100 m of primary = 10 s) with every restriction kind,
-  routed through the engine facade and through a real server, times by mental arithmetic;
+  routed through a real server (OSRM and native API, every algorithm), times by mental arithmetic; approaches,
+  continue_straight and car's routability weight;
 - the edge-based graph against an independent oracle: networkx Dijkstra over (last arcs driven) states on random
   road graphs with random forbidden sequences, using only the turn table;
 - every algorithm equals the reference Dijkstra on the edge-based graph, on a real extract with its restrictions.
@@ -55,13 +56,24 @@ def restriction(kind: str, frm: str, via: str, to: str, **tags: str) -> tuple[li
     return members, {"type": "restriction", "restriction": kind, **tags}
 
 
-def seconds(built, a: str, b: str, algorithm: str = "dijkstra") -> float:  # type: ignore[no-untyped-def]
-    """Travel time (s) of the route between two letters' positions through the engine facade."""
-    router = Router(load(built.graph.path))
-    lon_a, lat_a = (c / 1e7 for c in built.coords[a])
-    lon_b, lat_b = (c / 1e7 for c in built.coords[b])
-    phs = router.snap_waypoints([(lon_a, lat_a), (lon_b, lat_b)])
-    return router.query().route(phs, algorithm).duration_s
+def served_seconds(built, routes: str) -> dict[tuple[str, str], float]:  # type: ignore[no-untyped-def]
+    """Through a real server on the built graph (CH): the OSRM duration of each letter pair in `routes` ("eb,ed"),
+    checked against the native route with every algorithm; the server stops afterwards."""
+    proc, base = api_server.start(built.graph.path)
+    out = {}
+    try:
+        with httpx.Client(base_url=base, timeout=30) as c:
+            for pair in routes.split(","):
+                a, b = (",".join(f"{x / 1e7:.7f}" for x in built.coords[k]) for k in pair)
+                j = c.get(f"/route/v1/driving/{a};{b}").json()
+                assert j["code"] == "Ok", (pair, j)
+                out[(pair[0], pair[1])] = j["routes"][0]["duration"]
+                for alg in ALGORITHMS:
+                    f = c.get("/route", params={"from": a, "to": b, "algorithm": alg}).json()
+                    assert f["properties"]["duration_s"] == pytest.approx(out[(pair[0], pair[1])]), (pair, alg)
+    finally:
+        api_server.stop(proc)
+    return out
 
 
 # -- turn costs ------------------------------------------------------------------------------------------------------
@@ -155,9 +167,8 @@ def test_turn_table_angles_and_u_turns(tmp_path: Path) -> None:
     ],
 )
 def test_via_node_restrictions(tmp_path: Path, relations: list, route: str, expected_s: float) -> None:
-    built = build(tmp_path, PLUS, PLUS_WAYS, profile="testbot", turns=True, relations=relations)
-    for algorithm in ("dijkstra", "bidirectional-astar"):
-        assert seconds(built, route[0], route[1], algorithm) == pytest.approx(expected_s), algorithm
+    built = build(tmp_path, PLUS, PLUS_WAYS, profile="testbot", turns=True, relations=relations, ch=True, landmarks=2)
+    assert served_seconds(built, route)[(route[0], route[1])] == pytest.approx(expected_s)
 
 
 @pytest.mark.parametrize("conflicting", [False, True])
@@ -204,9 +215,8 @@ LINE_WAYS = [("ab", PRIMARY), ("bc", PRIMARY), ("cd", PRIMARY), ("eb", PRIMARY),
     ],
 )
 def test_via_way_restrictions(tmp_path: Path, relations: list, route: str, expected_s: float) -> None:
-    built = build(tmp_path, LINE, LINE_WAYS, profile="testbot", turns=True, relations=relations)
-    for algorithm in ("dijkstra", "bidirectional-astar"):
-        assert seconds(built, route[0], route[1], algorithm) == pytest.approx(expected_s), algorithm
+    built = build(tmp_path, LINE, LINE_WAYS, profile="testbot", turns=True, relations=relations, ch=True, landmarks=2)
+    assert served_seconds(built, route)[(route[0], route[1])] == pytest.approx(expected_s)
 
 
 LONG = """
@@ -220,9 +230,10 @@ def test_multi_via_way_chain(tmp_path: Path) -> None:
     ways = [("ab", PRIMARY), ("bc", PRIMARY), ("cd", PRIMARY), ("dg", PRIMARY), ("eb", PRIMARY), ("fd", PRIMARY)]
     rel = [([("way", "eb", "from"), ("way", "cd", "via"), ("way", "bc", "via"), ("way", "fd", "to")],
             {"type": "restriction", "restriction": "no_right_turn"})]  # fmt: skip
-    built = build(tmp_path, LONG, ways, profile="testbot", turns=True, relations=rel)
-    assert seconds(built, "e", "f") == pytest.approx(40.0 + 40.0)  # to g, back (20 s), then f: 10+20+10+10+20+10
-    assert seconds(built, "a", "f") == pytest.approx(40.0)
+    built = build(tmp_path, LONG, ways, profile="testbot", turns=True, relations=rel, ch=True, landmarks=2)
+    got = served_seconds(built, "ef,af")
+    assert got[("e", "f")] == pytest.approx(40.0 + 40.0)  # to g, back (20 s), then f: 10+20+10+10+20+10
+    assert got[("a", "f")] == pytest.approx(40.0)
 
 
 def test_restriction_on_the_start_segment(tmp_path: Path) -> None:
