@@ -514,3 +514,24 @@ def test_turn_into_a_restricted_road_weighs_the_maximum(tmp_path: Path) -> None:
     mid_bc = ((b[0] + c[0]) / 2, b[1])
     inside = router.query().route(router.snap_waypoints([mid_bc, c]), "dijkstra")
     assert inside.distance_m == pytest.approx(50, abs=1) and inside.weight < 100  # starting on it: no max turn
+
+
+@pytest.mark.parametrize("profile", ["bike", "foot", "testbot"])
+def test_every_profile_builds_and_routes_with_turns(tmp_path: Path, profile: str) -> None:
+    """`--turns` on the profiles that default to node-based graphs: the edge-based graph (with the profile's turn
+    costs) builds with CH and landmarks, and every algorithm agrees with Dijkstra on a route through a via point."""
+    ways = [("abc", {"highway": "residential"}), ("bd", {"highway": "residential"})]
+    built = build(tmp_path, "abc\n.d.", ways, profile=profile, turns=True, ch=True, landmarks=2)
+    assert built.graph.manifest["search_graph"] == "edge"
+    router = Router(load(built.graph.path))
+    a, b, c = (tuple(x / 1e7 for x in built.coords[k]) for k in "abc")
+    mid_ab = ((a[0] + b[0]) / 2, a[1])
+    phs = router.snap_waypoints([mid_ab, a, c])
+    from app.engine.types import RouteOptions
+
+    for alg in ("ch", "dijkstra", "alt"):
+        route = router.query().routes(phs, RouteOptions(algorithm=alg, continue_straight=False)).best
+        assert route.weight == router.query().routes(phs, RouteOptions(algorithm="dijkstra",
+                                                                      continue_straight=False)).best.weight  # fmt: skip
+    legs = router.query().routes(phs, RouteOptions(algorithm="dijkstra", continue_straight=False)).best.legs
+    assert legs[1].distance_m == pytest.approx(built.metres("abc"), abs=0.5)
