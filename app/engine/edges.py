@@ -17,6 +17,7 @@ import numpy as np
 
 from preprocessing.artifacts import Graph
 from preprocessing.graph import csr_offsets
+from preprocessing.jit import kernel
 
 from .types import Phantom, Seeds
 
@@ -57,42 +58,28 @@ class EdgeMap:
         self, ph: Phantom, as_source: bool, at_node: int = -1, at_kind: int = AT_FIRST
     ) -> tuple[Seeds, np.ndarray, np.ndarray]:
         """(Seeds, kind per seed, the turn inside each seed's figures as int64 [k, 2] (weight, travel time)) of a
-        phantom; one seed per search node, the cheapest (then the shortest). A phantom exactly on road node
-        `at_node` (kind `at_kind`) also starts on any arc leaving that node (its whole weight, no turn), or ends on
-        any arc arriving there (at 0)."""
-        best: dict[int, tuple[int, int, int, int, int, int]] = {}  # node -> (weight, dist, time, kind, turn w, t)
-        if at_node >= 0:
-            if as_source:
-                for a in range(int(self.road_first_out[at_node]), int(self.road_first_out[at_node + 1])):
-                    best[a] = (int(self.road_weight[a]), int(self.road_dist[a]), int(self.road_time[a]), at_kind, 0, 0)
-            else:
-                for k in range(int(self.road_in_first[at_node]), int(self.road_in_first[at_node + 1])):
-                    for e in self.copies(int(self.road_in_arc[k])).tolist():
-                        best[e] = (0, 0, 0, at_kind, 0, 0)
+        phantom; one seed per search node, the cheapest (then the shortest; the first on ties), by node id. A phantom
+        exactly on road node `at_node` (kind `at_kind`) also starts on any arc leaving that node (its whole weight,
+        no turn), or ends on any arc arriving there (at 0)."""
         fb, fa, bb, ba = ph.times()
-        for kind, arc, after, d_after, t_after, before, d_before, t_before in (
-            (FWD, ph.fwd_arc, ph.fwd_weight_after, ph.fwd_dist_after, fa, ph.fwd_weight_before, ph.fwd_dist_before,
-             fb),
-            (BWD, ph.bwd_arc, ph.bwd_weight_after, ph.bwd_dist_after, ba, ph.bwd_weight_before, ph.bwd_dist_before,
-             bb),
-        ):  # fmt: skip
-            if arc < 0:
-                continue
-            if as_source:
-                cand = [(int(arc), int(after), int(d_after), int(t_after), 0, 0)]
-            else:
-                cand = []
-                for e in self.copies(int(arc)).tolist():
-                    for k in range(int(self.in_first[e]), int(self.in_first[e + 1])):
-                        t = int(self.in_arc[k])
-                        tw, tt = int(self.arc_turn[t]), int(self.arc_turn_time[t])
-                        cand.append((int(self.s_tail[t]), tw + int(before), int(d_before), tt + int(t_before), tw, tt))
-            for node, w, d, tm, tw, tt in cand:
-                old = best.get(node)
-                if old is None or (w, d) < (old[0], old[1]):
-                    best[node] = (w, d, tm, kind, tw, tt)
-        nodes = np.array(sorted(best), dtype=np.int32)
-        vals = np.array([best[v] for v in nodes.tolist()], dtype=np.int64).reshape(-1, 6)
+        if as_source:
+            fw, fd, ft, bw, bd, bt = (
+                ph.fwd_weight_after,
+                ph.fwd_dist_after,
+                fa,
+                ph.bwd_weight_after,
+                ph.bwd_dist_after,
+                ba,
+            )
+        else:
+            fw, fd, ft = ph.fwd_weight_before, ph.fwd_dist_before, fb
+            bw, bd, bt = ph.bwd_weight_before, ph.bwd_dist_before, bb
+        nodes, vals = _edge_seeds(
+            as_source, at_node, at_kind, ph.fwd_arc, fw, fd, ft, ph.bwd_arc, bw, bd, bt,
+            self.road_first_out, self.road_in_first, self.road_in_arc, self.road_weight, self.road_dist,
+            self.road_time, self._copies_first, self._copies, self._has_copies, self.in_first, self.in_arc,
+            self.s_tail, self.arc_turn, self.arc_turn_time,
+        )  # fmt: skip
         seeds = Seeds(nodes, vals[:, 0].copy(), vals[:, 1].copy(), ph.lon, ph.lat, vals[:, 2].copy())
         return seeds, vals[:, 3].copy(), vals[:, 4:6].copy()
 
@@ -116,3 +103,95 @@ class EdgeMap:
             for e in self.copies(a).tolist():
                 out.append(self.in_arc[int(self.in_first[e]) : int(self.in_first[e + 1])])
         return np.concatenate(out).astype(np.int32) if out else np.zeros(0, dtype=np.int32)
+
+
+@kernel
+def _edge_seeds(
+    as_source, at_node, at_kind, fwd, fw, fd, ft, bwd, bw, bd, bt, road_first_out, road_in_first, road_in_arc,
+    road_weight, road_dist, road_time, copies_first, copies, has_copies, in_first, in_arc, s_tail, arc_turn,
+    arc_turn_time,
+):  # fmt: skip  # pragma: no cover - numba
+    """(nodes int32 [k], rows int64 [k, 6] = weight, dist, time, kind, turn weight, turn time) of `EdgeMap.seeds`."""
+    cap = 8
+    if at_node >= 0:
+        if as_source:
+            cap += road_first_out[at_node + 1] - road_first_out[at_node]
+        else:
+            for k in range(road_in_first[at_node], road_in_first[at_node + 1]):
+                a = road_in_arc[k]
+                cap += (copies_first[a + 1] - copies_first[a]) if has_copies else 1
+    if not as_source:
+        for arc in (fwd, bwd):
+            if arc >= 0:
+                lo, hi = (copies_first[arc], copies_first[arc + 1]) if has_copies else (0, 1)
+                for c in range(lo, hi):
+                    e = copies[c] if has_copies else arc
+                    cap += in_first[e + 1] - in_first[e]
+    nodes = np.empty(cap, dtype=np.int32)
+    rows = np.empty((cap, 6), dtype=np.int64)
+    k = 0
+    if at_node >= 0:
+        if as_source:
+            for a in range(road_first_out[at_node], road_first_out[at_node + 1]):
+                nodes[k] = a
+                rows[k, 0], rows[k, 1], rows[k, 2] = road_weight[a], road_dist[a], road_time[a]
+                rows[k, 3], rows[k, 4], rows[k, 5] = at_kind, 0, 0
+                k += 1
+        else:
+            for i in range(road_in_first[at_node], road_in_first[at_node + 1]):
+                a = road_in_arc[i]
+                lo, hi = (copies_first[a], copies_first[a + 1]) if has_copies else (0, 1)
+                for c in range(lo, hi):
+                    nodes[k] = copies[c] if has_copies else a
+                    rows[k, 0], rows[k, 1], rows[k, 2], rows[k, 3], rows[k, 4], rows[k, 5] = 0, 0, 0, at_kind, 0, 0
+                    k += 1
+    for side in range(2):
+        arc = fwd if side == 0 else bwd
+        if arc < 0:
+            continue
+        w = fw if side == 0 else bw
+        d = fd if side == 0 else bd
+        t = ft if side == 0 else bt
+        if as_source:
+            nodes[k] = arc
+            rows[k, 0], rows[k, 1], rows[k, 2], rows[k, 3], rows[k, 4], rows[k, 5] = w, d, t, side, 0, 0
+            k += 1
+            continue
+        lo, hi = (copies_first[arc], copies_first[arc + 1]) if has_copies else (0, 1)
+        for c in range(lo, hi):
+            e = copies[c] if has_copies else arc
+            for i in range(in_first[e], in_first[e + 1]):
+                g = in_arc[i]
+                nodes[k] = s_tail[g]
+                rows[k, 0], rows[k, 1], rows[k, 2] = arc_turn[g] + w, d, arc_turn_time[g] + t
+                rows[k, 3], rows[k, 4], rows[k, 5] = side, arc_turn[g], arc_turn_time[g]
+                k += 1
+    # one per node: the cheapest (weight, dist), the first on ties; then by node id
+    keep = np.ones(k, dtype=np.bool_)
+    for i in range(k):
+        for j in range(k):
+            if i != j and nodes[i] == nodes[j]:
+                if rows[j, 0] < rows[i, 0] or (rows[j, 0] == rows[i, 0] and (rows[j, 1] < rows[i, 1] or (
+                        rows[j, 1] == rows[i, 1] and j < i))):  # fmt: skip
+                    keep[i] = False
+    m = 0
+    for i in range(k):
+        if keep[i]:
+            m += 1
+    out_n = np.empty(m, dtype=np.int32)
+    out_r = np.empty((m, 6), dtype=np.int64)
+    m = 0
+    for i in range(k):
+        if keep[i]:
+            # insertion by node id
+            p = m
+            while p > 0 and out_n[p - 1] > nodes[i]:
+                out_n[p] = out_n[p - 1]
+                for col in range(6):
+                    out_r[p, col] = out_r[p - 1, col]
+                p -= 1
+            out_n[p] = nodes[i]
+            for col in range(6):
+                out_r[p, col] = rows[i, col]
+            m += 1
+    return out_n, out_r
