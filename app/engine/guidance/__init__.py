@@ -165,6 +165,7 @@ class Guide:
         ends = np.asarray(leg.piece_coord_end)
         dists = np.asarray(leg.piece_distance_m)
         durs = np.asarray(leg.piece_duration_s)
+        wts = durs if leg.piece_weight is None else np.asarray(leg.piece_weight)  # routability where it differs
         src, tgt = leg.source, leg.target
         locs: list[Coord] = [(geo.fixed(float(x)), geo.fixed(float(y))) for x, y in coords]
         pts = [(float(x), float(y)) for x, y in coords]
@@ -192,9 +193,10 @@ class Guide:
         else:
             name, seg = 0, False
         begin = 0
-        dur = dist = 0.0
+        dur = dist = wt = 0.0
         for i in range(p - 1):
             dur += float(durs[i])
+            wt += float(wts[i])
             dist += float(dists[i])
             node = int(gg.g.arc_head[int(arcs[i])])
             if not gg.is_intersection(node):
@@ -211,7 +213,7 @@ class Guide:
                 continue
             vd = gg.data(via)
             inter.classes = vd.class_names()
-            steps.append(self._step(via, name, seg, dur, dist, vd.mode, man, begin, int(ends[i]) + 1, inter, locs))
+            steps.append(self._step(via, name, seg, dur, dist, vd.mode, man, begin, int(ends[i]) + 1, inter, locs, wt))
             od = gg.data(out)
             name, seg = od.name, ex.segregated(out)
             loc = pts[int(ends[i])]
@@ -226,15 +228,16 @@ class Guide:
             )
             man = Maneuver(loc, int(geo.reverse(at.pre)), post, kind, mod)
             begin = int(ends[i])
-            dur = dist = 0.0
+            dur = dist = wt = 0.0
         if p:
             dur += float(durs[p - 1])
+            wt += float(wts[p - 1])
             dist += float(dists[p - 1])
             last_via = gg.edge_start(half(p - 1))
             ld = gg.data(last_via)
             mode = ld.mode
             inter.classes = ld.class_names()
-            steps.append(self._step(last_via, name, seg, dur, dist, mode, man, begin, n, inter, locs))
+            steps.append(self._step(last_via, name, seg, dur, dist, mode, man, begin, n, inter, locs, wt))
             tname = gg.data(last_via).name
         else:
             mode, tname = gg.mode, 0
@@ -252,11 +255,12 @@ class Guide:
         return post_process(steps, locs, source_input, target_input)
 
     def _step(self, from_id: int, name: int, seg: bool, dur: float, dist: float, mode: str, man: Maneuver,
-              begin: int, end: int, inter: StepIntersection, locs: list[Coord]) -> RouteStep:  # fmt: skip
+              begin: int, end: int, inter: StepIntersection, locs: list[Coord],
+              wt: float | None = None) -> RouteStep:  # fmt: skip
         """A step over locs[begin:end]: `distance` measured as OSRM does (its thresholds), `length` the leg's."""
         rec = self.gg.names[name]
         measured = geo.length(locs[begin:end]) if end - begin >= 2 else 0.0
         return RouteStep(
             from_id, name, seg, rec.name, rec.ref, rec.pronunciation, rec.destinations, rec.exits,
-            dur, measured, dur, mode, man, begin, end, [inter], length=dist,
+            dur, measured, dur if wt is None else wt, mode, man, begin, end, [inter], length=dist,
         )  # fmt: skip
