@@ -535,3 +535,18 @@ def test_every_profile_builds_and_routes_with_turns(tmp_path: Path, profile: str
                                                                       continue_straight=False)).best.weight  # fmt: skip
     legs = router.query().routes(phs, RouteOptions(algorithm="dijkstra", continue_straight=False)).best.legs
     assert legs[1].distance_m == pytest.approx(built.metres("abc"), abs=0.5)
+
+
+def test_a_search_refuses_seeds_outside_its_graph(tmp_path: Path) -> None:
+    """Search nodes of the edge-based graph are not road nodes: handing them to a search over the road graph is a
+    ValueError, not a write outside the kernel's arrays."""
+    from app.engine.search import CoreSearch
+    from app.engine.types import Seeds
+
+    built = build(tmp_path, PLUS, PLUS_WAYS, profile="testbot", turns=True)
+    g = load(built.graph.path)
+    road_nodes = g.num_nodes
+    bad = Seeds(np.array([road_nodes + 3], np.int32), np.zeros(1, np.int64), np.zeros(1, np.int64), 0.0, 0.0)
+    ok = Seeds(np.array([0], np.int32), np.zeros(1, np.int64), np.zeros(1, np.int64), 0.0, 0.0)
+    with pytest.raises(ValueError, match="out of range"):
+        CoreSearch(g, "dijkstra").run(bad, ok)

@@ -79,9 +79,12 @@ def graph_arrays(graph: Graph, metric: str = "duration") -> core.GraphArrays:
     )
 
 
-def seed_arrays(seeds: Seeds) -> tuple[np.ndarray, np.ndarray]:
-    """(nodes int32, weights int64) contiguous arrays of a seed set (copies only where the dtype differs)."""
+def seed_arrays(seeds: Seeds, n: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(nodes int32, weights int64) contiguous arrays of a seed set (copies only where the dtype differs); with the
+    graph's node count `n`, a seed outside 0..n-1 is a ValueError (never a write outside the kernels' arrays)."""
     nodes, weights = seeds.nodes, seeds.weights
+    if n is not None and len(nodes) and (int(nodes.max()) >= n or int(nodes.min()) < 0):
+        raise ValueError("seed node id out of range")
     if not (isinstance(nodes, np.ndarray) and nodes.dtype == np.int32 and nodes.flags.c_contiguous):
         nodes = np.ascontiguousarray(nodes, dtype=np.int32)
     if not (isinstance(weights, np.ndarray) and weights.dtype == np.int64 and weights.flags.c_contiguous):
@@ -163,8 +166,8 @@ class Searcher:
     ) -> SearchResult:
         """The best path from any source seed to any target seed with `algorithm` (a core one)."""
         t0 = time.perf_counter_ns()
-        s_nodes, s_w = seed_arrays(sources)
-        t_nodes, t_w = seed_arrays(targets)
+        s_nodes, s_w = seed_arrays(sources, self.n)
+        t_nodes, t_w = seed_arrays(targets, self.n)
         if s_nodes.size == 0 or t_nodes.size == 0:
             return self._unreachable(t0, algorithm.name)
         self._ensure_heap(max(s_nodes.size, t_nodes.size))
@@ -191,7 +194,7 @@ class Searcher:
     ) -> int:
         """Dijkstra from `sources` until every node of `targets` is settled (all nodes when empty), within
         `options.cutoff`; the labels stay in `self.f` for `weights()`. Returns the query number."""
-        s_nodes, s_w = seed_arrays(sources)
+        s_nodes, s_w = seed_arrays(sources, self.n)
         self._ensure_heap(s_nodes.size)
         q = self.next_query()
         excl, fq = self._filter(options, q)
@@ -212,8 +215,8 @@ class Searcher:
         label(v) + bound(v, far) <= `options.cutoff`, as `tree()` gives it: the nodes that can lie on a route from
         the sources to the targets within the cutoff, with exact labels (keys on the consistent A* / ALT bound
         towards `far`, or from it backward)."""
-        s_nodes, s_w = seed_arrays(seeds)
-        t_nodes, t_w = seed_arrays(far)
+        s_nodes, s_w = seed_arrays(seeds, self.n)
+        t_nodes, t_w = seed_arrays(far, self.n)
         self._ensure_heap(s_nodes.size)
         q = self.next_query()
         excl, fq = self._filter(options, q)
@@ -267,8 +270,8 @@ class Searcher:
 
     def bounds(self, sources: Seeds, targets: Seeds, landmarks: bool) -> tuple[np.ndarray, np.ndarray]:
         """(pi_t, pi_s) float64 [n]: the bounds a bidirectional search with these seeds uses (tests, diagnostics)."""
-        s_nodes, s_w = seed_arrays(sources)
-        t_nodes, t_w = seed_arrays(targets)
+        s_nodes, s_w = seed_arrays(sources, self.n)
+        t_nodes, t_w = seed_arrays(targets, self.n)
         self.p.tp[4], self.p.tp[5] = targets.lon, targets.lat
         self.p.sp[4], self.p.sp[5] = sources.lon, sources.lat
         self.p.par[1] = 1.0
