@@ -26,12 +26,11 @@ Arrays returned (every name starts with `ch_`; n nodes, U upward arcs, D downwar
 | `ch_down_arcs` | int32 | [D, 4] | per downward arc: tail rank (> head rank, ascending per head), weight, dist, time |
 | `ch_unpack` | int32 | [U+D, 2] | per CH arc id: (original arc id, -1) or (first half, second half) as CH arc ids |
 
-Weights (ds), distances (dm) and durations (ds; `arc_duration`, the weight where the graph has none) are those of the
-arc's fully unpacked path; the durations are summed over the unpacking table after contraction. CH arc ids: `g < U` is
-upward arc `g`, `g >= U` is downward arc `g - U`. A shortcut `u -> x` via middle node `v` (lower rank than both) unpacks
-into the arc `u -> v` (a downward arc of `v`) followed by the arc `v -> x` (an upward arc of `v`); recursing until the
-second column is -1 yields the exact original arc ids in path order. Rows are interleaved (one cache line per arc) for
-the searches.
+Weights (ds), distances (dm) and durations (ds, `arc_duration`) are those of the arc's fully unpacked path; the
+durations are summed over the unpacking table after contraction. CH arc ids: `g < U` is upward arc `g`, `g >= U` is
+downward arc `g - U`. A shortcut `u -> x` via middle node `v` (lower rank than both) unpacks into the arc `u -> v` (a
+downward arc of `v`) followed by the arc `v -> x` (an upward arc of `v`); recursing until the second column is -1 yields
+the exact original arc ids in path order. Rows are interleaved (one cache line per arc) for the searches.
 
 Metadata: node/arc/shortcut counts, `shortcuts_per_arc`, witness limits, `seconds` per phase, search counters.
 """
@@ -766,8 +765,7 @@ def build_ch(
 
     t0 = time.perf_counter()
     arrays = _finalize(n, rec[: int(st[ST_NREC])], rank, up_first, down_first, int(st[ST_UP]), int(st[ST_DOWN]))
-    durations = graph.arc_duration if graph.has("arc_duration") else graph.arc_weight
-    arrays = with_durations(arrays, np.asarray(durations))
+    arrays = with_durations(arrays, np.asarray(graph.arc_duration))
     seconds["finalize"] = time.perf_counter() - t0
 
     shortcuts = int(np.count_nonzero(arrays["ch_unpack"][:, 1] >= 0))

@@ -263,8 +263,7 @@ def _search_arrays(
     n = len(node_arc)
     road_to = node_arc[ta]
     weight = tw + arrays["arc_weight"][road_to].astype(np.int64)
-    road_dur = arrays.get("arc_duration", arrays["arc_weight"])
-    duration = td + road_dur[road_to].astype(np.int64)
+    duration = td + arrays["arc_duration"][road_to].astype(np.int64)
     if len(weight) and int(weight.max()) >= 2**31:
         raise ValueError("a turn weight overflows int32 deciseconds")
     order = np.lexsort((weight, ta, fa))

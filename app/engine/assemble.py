@@ -166,7 +166,7 @@ class Assembler:
         self._gf = np.asarray(graph.geom_first, dtype=np.int64)
         self._none = np.zeros(0, dtype=np.int32)
         self._no_turns = np.zeros(0, dtype=np.int64)
-        self._time = graph.arc_duration if graph.has("arc_duration") else graph.arc_weight
+        self._time = graph.arc_duration
 
     def search_leg(
         self,

@@ -869,7 +869,6 @@ class Query:
         w = np.full((len(src), T), INF, dtype=np.int64)
         d = np.full((len(src), T), INF, dtype=np.int64)
         t = np.full((len(src), T), INF, dtype=np.int64)
-        arc_time = g.arc_duration if g.has("arc_duration") else g.arc_weight
         sr = self.searcher
         opts = SearchOptions(exclude_flags=exclude_mask) if exclude_mask else None
         for i, s in enumerate(src):
@@ -883,7 +882,7 @@ class Query:
                 part = np.empty(len(reached), dtype=np.int64)
                 path_dists(sr.lab.pred, g.arc_tail, g.arc_dist, reached, np.asarray(s.dists, dtype=np.int64), part)
                 od[ok] = part
-                path_dists(sr.lab.pred, g.arc_tail, arc_time, reached, s.duration_array(), part)
+                path_dists(sr.lab.pred, g.arc_tail, g.arc_duration, reached, s.duration_array(), part)
                 ot[ok] = part
             tot_w = np.where(ok, ow + tw, INF)
             tot_d = np.where(ok, od + td, INF)

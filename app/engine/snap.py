@@ -429,7 +429,7 @@ class Snapper:
         self.chains = chains if chains is not None else chain_index(graph)
         self.min_component_size = int(min_component_size)
         self._glon = graph.geom_lon
-        self._arc_time = graph.arc_duration if graph.has("arc_duration") else graph.arc_weight
+        self._arc_time = graph.arc_duration
         self._glat = graph.geom_lat
         gf = np.asarray(graph.geom_first, dtype=np.int64)
         self._gf = gf
