@@ -377,11 +377,9 @@ class Router:
 
 
 @kernel
-def _seeds(
-    as_source, fwd, bwd, w_f, d_f, w_b, d_b, chain, lon, lat, arc_head, arc_tail, gf, glon, glat, first_node, last_node,
-    at_node,
-):  # fmt: skip  # pragma: no cover - numba
-    """(nodes, weights, dists, kinds) of a phantom's seeds, one per node (the cheapest, then the shortest)."""
+def _seeds(as_source, fwd, bwd, w_f, d_f, w_b, d_b, arc_head, arc_tail, at_node, at_kind):  # pragma: no cover - numba
+    """(nodes, weights, dists, kinds) of a phantom's seeds, one per node (the cheapest, then the shortest); a phantom
+    on road node `at_node` (>= 0, `at_chain_end`) also seeds that node at 0 with kind `at_kind`."""
     nodes = np.empty(3, dtype=np.int32)
     ws = np.empty(3, dtype=np.int64)
     ds = np.empty(3, dtype=np.int64)
@@ -395,13 +393,8 @@ def _seeds(
         nodes[k] = arc_head[bwd] if as_source else arc_tail[bwd]
         ws[k], ds[k], kinds[k] = w_b, d_b, 1
         k += 1
-    # exactly on a chain end node: that node, at no cost
-    p0, p1 = gf[chain], gf[chain + 1] - 1
-    if at_node and lon == glon[p0] / COORD_SCALE and lat == glat[p0] / COORD_SCALE:
-        nodes[k], ws[k], ds[k], kinds[k] = first_node[chain], 0, 0, 2
-        k += 1
-    elif at_node and lon == glon[p1] / COORD_SCALE and lat == glat[p1] / COORD_SCALE:
-        nodes[k], ws[k], ds[k], kinds[k] = last_node[chain], 0, 0, 3
+    if at_node >= 0:  # exactly on a chain end node: that node, at no cost
+        nodes[k], ws[k], ds[k], kinds[k] = at_node, 0, 0, at_kind
         k += 1
     keep = np.ones(k, dtype=np.bool_)
     for a in range(k):
@@ -425,18 +418,15 @@ def make_seeds(router: Router, ph: Phantom, as_source: bool) -> tuple[Seeds, np.
     if router.edges is not None:
         seeds, kinds, _ = seeds_with_turns(router, ph, as_source)
         return seeds, kinds
-    g, ch = router.graph, router.chains
-    free = ph.fwd_arc == ch.fwd_arc[ph.chain] and ph.bwd_arc == ch.bwd_arc[ph.chain]
+    g = router.graph
     if as_source:
         w_f, d_f, w_b, d_b = ph.fwd_weight_after, ph.fwd_dist_after, ph.bwd_weight_after, ph.bwd_dist_after
     else:
         w_f, d_f, w_b, d_b = ph.fwd_weight_before, ph.fwd_dist_before, ph.bwd_weight_before, ph.bwd_dist_before
+    at, at_kind = at_chain_end(router, ph)
     nodes, ws, ds, kinds = _seeds(
-        as_source, ph.fwd_arc, ph.bwd_arc, w_f, d_f, w_b, d_b, ph.chain, ph.lon, ph.lat,
-        g.arc_head, g.arc_tail, router.assembler._gf, g.geom_lon, g.geom_lat, ch.first_node, ch.last_node, free,
-    )  # fmt: skip
-    if ph.fwd_time_before is None:
-        return Seeds(nodes, ws, ds, ph.lon, ph.lat), kinds
+        as_source, ph.fwd_arc, ph.bwd_arc, w_f, d_f, w_b, d_b, g.arc_head, g.arc_tail, at, at_kind
+    )
     fb, fa, bb, ba = ph.times()
     t_f, t_b = (fa, ba) if as_source else (fb, bb)
     times = np.where(kinds == FWD, t_f, np.where(kinds == BWD, t_b, 0)).astype(np.int64)
