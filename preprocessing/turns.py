@@ -14,13 +14,13 @@ back to their road arc (`eb_node_arc`).
 U-turns follow OSRM (`isTurnAllowed`): only at dead ends (one road), where at most one road is two-way, where only one
 exit is allowed, and at barriers (each barrier copy is a dead end here).
 
-Arrays (prefix `eb_`, N search nodes, T turns), each named as its road-graph twin so the search stages read the
-view `edge_view(...)` like any graph: `eb_first_out` [N+1], `eb_arc_tail`/`eb_arc_head` [T], `eb_arc_weight`
-(turn + head arc weight, ds), `eb_arc_dist` (head arc's dm), `eb_arc_flags`/`eb_arc_class` (head arc's),
-`eb_in_first_out`/`eb_in_arc`, `eb_node_lon`/`eb_node_lat` (the road arc's head), `eb_node_component` (SCC, 0 the
-largest), and `eb_node_arc` [N] (the road arc of each search node), `eb_arc_turn` [T] (the turn's own weight, ds),
-`eb_arc_duration` / `eb_arc_turn_duration` the same in travel time (the profile's `turn_weight_s` may weigh a turn
-more than it takes, e.g. car into a restricted road).
+Arrays (prefix `eb_`, N search nodes, T turns), each named as its road-graph twin so the search stages read the view
+(`search_view_arrays`, the engine's `app.engine.data.search_graph`) like any graph: `eb_first_out` [N+1],
+`eb_arc_tail`/`eb_arc_head` [T], `eb_arc_weight` (turn + head arc weight, ds), `eb_arc_dist` (head arc's dm),
+`eb_arc_flags`/`eb_arc_class` (head arc's), `eb_in_first_out`/`eb_in_arc`, `eb_node_lon`/`eb_node_lat` (the road arc's
+head), `eb_node_component` (SCC, 0 the largest), and `eb_node_arc` [N] (the road arc of each search node), `eb_arc_turn`
+[T] (the turn's own weight, ds), `eb_arc_duration` / `eb_arc_turn_duration` the same in travel time (the profile's
+`turn_weight_s` may weigh a turn more than it takes, e.g. car into a restricted road).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from .profiles.base import Turns, turn_weight_same
 from .units import FLAG_FERRY, FLAG_RESTRICTED, WEIGHT_PER_SECOND
 
 PREFIX = "eb_"
-# search-graph array -> its road-graph twin's name (the view `edge_view` exposes them under the twin's name)
+# search-graph arrays the view (`search_view_arrays`) exposes under their road-graph twin's name
 VIEW_NAMES = (
     "first_out",
     "arc_tail",
@@ -54,23 +54,22 @@ VIEW_NAMES = (
 )
 
 
-def chain_ends(arrays: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per node: the number of road ends meeting there (a two-way road counts once), how many of them are two-way,
-    and per arc whether its road is two-way."""
+def chain_ends(arrays: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Per node: the number of road ends meeting there (a two-way road counts once) and how many of them are
+    two-way."""
     n = len(arrays["node_lon"])
     tail, head, geom = arrays["arc_tail"], arrays["arc_head"], arrays["arc_geom"].astype(np.int64)
     chain, rev = geom >> 1, geom & 1
-    # a road end: (node, chain, which end of the chain)
+    # a road end: (node, chain, which end of the chain), as one key
+    span = 2 * (int(chain.max(initial=0)) + 1)
     nodes = np.concatenate([tail, head]).astype(np.int64)
     ends = np.concatenate([2 * chain + rev, 2 * chain + (1 - rev)])
-    key = np.unique(nodes * (2 * (int(chain.max(initial=0)) + 1)) + ends)
-    end_node = key // (2 * (int(chain.max(initial=0)) + 1))
-    end_chain = (key % (2 * (int(chain.max(initial=0)) + 1))) >> 1
-    arcs_per_chain = np.bincount(chain, minlength=int(chain.max(initial=-1)) + 1)
-    two_way_chain = arcs_per_chain >= 2
+    key = np.unique(nodes * span + ends)
+    end_node, end_chain = key // span, (key % span) >> 1
+    two_way_chain = np.bincount(chain, minlength=span // 2) >= 2
     roads = np.bincount(end_node, minlength=n)
     two_way = np.bincount(end_node, weights=two_way_chain[end_chain], minlength=n).astype(np.int64)
-    return roads, two_way, two_way_chain[chain]
+    return roads, two_way
 
 
 def _bearings(arrays: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -107,7 +106,7 @@ def candidate_turns(arrays: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarr
 
 def turn_table(
     arrays: dict[str, np.ndarray], profile: ModuleType, forbidden_pairs: np.ndarray | None = None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, int]]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, int]]:
     """The allowed turns (from arc, to arc, turn weight ds, turn duration ds) of the road graph under the profile's
     rules and the forbidden (from, to) pairs (int64 [k, 2], via-node restrictions), and counts for the report."""
     fa, ta = candidate_turns(arrays)
@@ -120,7 +119,7 @@ def turn_table(
         keep &= ~np.isin(key, bad)
     report["turns_restricted"] = int((~keep).sum())
     tail, head, geom = arrays["arc_tail"], arrays["arc_head"], arrays["arc_geom"].astype(np.int64)
-    roads, two_way, _ = chain_ends(arrays)
+    roads, two_way = chain_ends(arrays)
     via = head[fa]
     u_turn = (tail[fa] == head[ta]) & ((geom[fa] >> 1) == (geom[ta] >> 1))
     # OSRM's isTurnAllowed for u-turns: dead ends, at most one two-way road, one allowed exit (restrictions counted)
@@ -225,7 +224,6 @@ def _via_way_states(
     for p, node in prefixes.items():
         if len(p) == 2:
             redirect[(p[0], p[1])] = node
-    keep = np.ones(len(fa), dtype=bool)
     new_head = ta.copy()
     if redirect:
         for k in np.flatnonzero(np.isin(fa, np.array(sorted({a for a, _ in redirect}), dtype=np.int64))):
@@ -243,10 +241,10 @@ def _via_way_states(
             extra_t.append(t)
             extra_w.append(w)
             extra_d.append(d)
-    fa = np.concatenate([fa[keep], np.array(extra_f, dtype=np.int64)])
-    ta = np.concatenate([new_head[keep], np.array(extra_t, dtype=np.int64)])
-    tw = np.concatenate([tw[keep], np.array(extra_w, dtype=np.int64)])
-    td = np.concatenate([td[keep], np.array(extra_d, dtype=np.int64)])
+    fa = np.concatenate([fa, np.array(extra_f, dtype=np.int64)])
+    ta = np.concatenate([new_head, np.array(extra_t, dtype=np.int64)])
+    tw = np.concatenate([tw, np.array(extra_w, dtype=np.int64)])
+    td = np.concatenate([td, np.array(extra_d, dtype=np.int64)])
     node_arc = np.concatenate([np.arange(m, dtype=np.int64), np.array([p[-1] for p in sorted(prefixes)], np.int64)])
     return fa, ta, tw, td, node_arc, {"restriction_states": len(prefixes)}
 
