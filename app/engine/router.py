@@ -602,7 +602,7 @@ class Query:
         else:
             legs, traces = [], []
             for i in range(len(phantoms) - 1):
-                leg, trace = self._leg(search, algorithm, i, phantoms[i], phantoms[i + 1], core_opts)
+                leg, trace, _ = self._leg(search, algorithm, i, phantoms[i], phantoms[i + 1], core_opts)
                 legs.append(leg)
                 if trace is not None:
                     traces.append(trace)
@@ -672,7 +672,7 @@ class Query:
                 for d_out in (None,) if last else (FWD, BWD):
                     try:
                         leg, trace, arrive = self._leg(search, algorithm, i, phantoms[i], phantoms[i + 1], opts,
-                                                       s_dir=d_in, t_dir=d_out, with_direction=True)  # fmt: skip
+                                                       s_dir=d_in, t_dir=d_out)  # fmt: skip
                     except NoRoute:
                         continue
                     key = None if last else arrive
@@ -695,11 +695,10 @@ class Query:
         opts: SearchOptions | None = None,
         s_dir: int | None = None,
         t_dir: int | None = None,
-        with_direction: bool = False,
-    ):  # type: ignore[no-untyped-def]
+    ) -> tuple[Leg, SearchTrace | None, int | None]:
         """One leg (and its trace); `s_dir`/`t_dir` (FWD/BWD) keep only the seeds leaving / arriving that way along
-        the phantoms' roads (seeds on a junction node always stay); `with_direction` also returns the direction the
-        leg arrives in (None: on a junction node)."""
+        the phantoms' roads (seeds on a junction node always stay); with the direction the leg arrives in (FWD/BWD,
+        None on a junction node)."""
         r = self.router
         dr = direct(r, src, tgt)
         s_seeds, s_kinds = make_seeds(r, src, True)
@@ -715,11 +714,11 @@ class Query:
         lower = min(s_seeds.weights.tolist(), default=INF) + min(t_seeds.weights.tolist(), default=INF)
         if dr is not None and dr[0] <= lower:
             leg = r.assembler.direct_leg(src, tgt, dr[2], SearchStats(algorithm))
-            return (leg, None, dr[2]) if with_direction else (leg, None)
+            return leg, None, dr[2]
         res = search.run(s_seeds, t_seeds) if opts is None else search.run(s_seeds, t_seeds, opts)  # type: ignore
         if dr is not None and (res.weight >= INF or dr[0] <= res.weight):
             leg = r.assembler.direct_leg(src, tgt, dr[2], res.stats)
-            return (leg, res.trace, dr[2]) if with_direction else (leg, res.trace)
+            return leg, res.trace, dr[2]
         if res.weight >= INF:
             raise NoRoute(f"no route from waypoint {i} to waypoint {i + 1}")
         arcs, turns = (res.arcs, None) if r.edges is None else r.edges.road_path(res.arcs)
@@ -730,10 +729,8 @@ class Query:
             turns, tuple(t_turns[res.target_seed]),
         )  # fmt: skip
         assert leg.weight == res.weight, f"{algorithm}: path weighs {leg.weight} ds, the search reported {res.weight}"
-        if with_direction:
-            kind = int(t_kinds[res.target_seed])
-            return leg, res.trace, (kind if kind in (FWD, BWD) else None)
-        return leg, res.trace
+        kind = int(t_kinds[res.target_seed])
+        return leg, res.trace, (kind if kind in (FWD, BWD) else None)
 
     def isochrone(
         self,
