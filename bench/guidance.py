@@ -53,8 +53,13 @@ import numpy as np  # noqa: E402
 from bench.osrm_peer import ensure_osrm, prepare_osrm  # noqa: E402
 from bench.servers import start_osrm, start_starroute, stop  # noqa: E402
 from preprocessing.artifacts import FormatError, load_graph, read_manifest  # noqa: E402
-from preprocessing.profiles.base import ROAD_CLASS_CODE  # noqa: E402
-from preprocessing.units import COORD_SCALE, EARTH_RADIUS_M, FLAG_FERRY, FLAG_ROUNDABOUT  # noqa: E402
+from preprocessing.units import (  # noqa: E402
+    COORD_SCALE,
+    EARTH_RADIUS_M,
+    FLAG_FERRY,
+    FLAG_ROUNDABOUT,
+    ROAD_CLASS_CODE,  # noqa: E402
+)
 
 EXTRACT_DIRS = (ROOT.parent / "shared" / "data" / "osm", ROOT / "data")
 STREET_CLASSES = (

@@ -1,4 +1,5 @@
-"""The graph-directory format, owned here alone: array names, dtypes, version, fingerprint, atomic save, load.
+"""The graph-directory format, owned here alone: every stage's arrays (`ARRAYS`: name, dtype, shape rule, unit,
+writer, readers), the typed `Manifest`, version, fingerprint, atomic save, load (with `preprocessing.checks`).
 
 A graph directory holds `manifest.json` plus one `.npy` per array. It is written into a temporary sibling
 directory and renamed into place, so an interrupted build never leaves a half-written graph. Loading memory-maps
@@ -13,6 +14,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,37 +27,193 @@ FORMAT_VERSION = 4  # 4: arc_way, arc_duration, the turn stage (edge-based graph
 # FLAG_SPLIT in arc_flags; 2: FLAG_MOTORWAY set, per-exclude hierarchies (chx*_)
 MANIFEST = "manifest.json"
 
-# name -> dtype of every core array (written by preprocessing.graph). Stage arrays (`ch_*`, `lm_*`) are free-form
-# but get recorded in the manifest like these and checked on load.
-CORE_ARRAYS: dict[str, str] = {
-    "node_lon": "int32",
-    "node_lat": "int32",
-    "node_osm_id": "int64",
-    "node_component": "int32",
-    "first_out": "int32",
-    "arc_tail": "int32",
-    "arc_head": "int32",
-    "arc_weight": "int32",
-    "arc_duration": "int32",  # travel time (ds) when the weight is not (routability)
-    "arc_dist": "int32",
-    "arc_geom": "int32",
-    "arc_name": "int32",
-    "arc_ref": "int32",
-    "arc_class": "uint8",
-    "arc_flags": "uint8",
-    "arc_lanes": "int32",  # string id of the turn:lanes of the arc's direction (0 = none)
-    "arc_signs": "int32",  # string id of "destinations\x1fexits\x1fpronunciation" (0 = none)
-    "arc_lane_count": "uint8",  # OSRM's number of lanes of the way (0 = unknown)
-    "arc_way": "int64",  # OSM way id of the arc (turn restrictions name ways)
-    "in_first_out": "int32",
-    "in_arc": "int32",
-    "geom_first": "int64",
-    "geom_lon": "int32",
-    "geom_lat": "int32",
-    "str_offsets": "int64",
-    "str_bytes": "uint8",
-}
-STAGE_PREFIXES = ("ch_", "lm_", "chx", "eb_")  # chx{i}_*: the hierarchy without the i-th excludable class set
+
+@dataclass(frozen=True)
+class ArraySpec:
+    """One array of the format: its name (CH arrays under the main hierarchy's `ch_` prefix), dtype, shape rule in
+    the graph's sizes, unit or meaning, the stage that writes it and who reads it.
+
+    Sizes: n road nodes, m road arcs, c chains, p shape points, s strings, N search nodes and T turns (edge-based
+    graph), r CH ranks (= the search graph's nodes), u/d upward/downward CH arcs, k landmarks.
+    """
+
+    name: str
+    dtype: str
+    shape: str
+    meaning: str
+    stage: str
+    readers: str
+
+
+_CORE = "preprocessing.graph"
+_ENGINE = "engine"
+_TURNS = "preprocessing.turns"
+_CH = "preprocessing.contract"
+_LM = "preprocessing.landmarks"
+
+# Every array of every stage, in one table. The core arrays are written by `preprocessing.graph.finalize_arrays`.
+ARRAYS: tuple[ArraySpec, ...] = (
+    ArraySpec("node_lon", "int32", "[n]", "1e-7 degree", _CORE, "engine, tiles"),
+    ArraySpec("node_lat", "int32", "[n]", "1e-7 degree", _CORE, "engine, tiles"),
+    ArraySpec("node_osm_id", "int64", "[n]", "OSM node id", _CORE, "nearest, guidance"),
+    ArraySpec("node_component", "int32", "[n]", "SCC id, 0 the largest", _CORE, "snapping"),
+    ArraySpec("first_out", "int32", "[n+1]", "CSR offsets of the arcs leaving each node", _CORE, "searches"),
+    ArraySpec("arc_tail", "int32", "[m]", "node id", _CORE, "searches"),
+    ArraySpec("arc_head", "int32", "[m]", "node id", _CORE, "searches"),
+    ArraySpec("arc_weight", "int32", "[m]", "decisecond of weight", _CORE, "searches"),
+    ArraySpec("arc_duration", "int32", "[m]", "decisecond of travel time", _CORE, "legs, tables, isochrones"),
+    ArraySpec("arc_dist", "int32", "[m]", "decimetre", _CORE, "legs, tables"),
+    ArraySpec("arc_geom", "int32", "[m]", "2 * chain + (1 if against the chain's order)", _CORE, "legs, snapping"),
+    ArraySpec("arc_name", "int32", "[m]", "string id", _CORE, "steps"),
+    ArraySpec("arc_ref", "int32", "[m]", "string id", _CORE, "steps"),
+    ArraySpec("arc_class", "uint8", "[m]", "road class code (units.ROAD_CLASSES)", _CORE, "guidance, tiles"),
+    ArraySpec("arc_flags", "uint8", "[m]", "FLAG_* bits (units)", _CORE, "exclude, guidance"),
+    ArraySpec(
+        "arc_lanes", "int32", "[m]", "string id of the turn:lanes of the arc's direction (0 none)", _CORE, "guidance"
+    ),  # fmt: skip
+    ArraySpec(
+        "arc_signs", "int32", "[m]", 'string id of "destinations\x1fexits\x1fpronunciation" (0 none)', _CORE, "guidance"
+    ),  # fmt: skip
+    ArraySpec("arc_lane_count", "uint8", "[m]", "lanes of the way (0 unknown)", _CORE, "guidance"),
+    ArraySpec("arc_way", "int64", "[m]", "OSM way id (restrictions name ways)", _CORE, "turns"),
+    ArraySpec("in_first_out", "int32", "[n+1]", "CSR offsets of the arcs entering each node", _CORE, "searches"),
+    ArraySpec("in_arc", "int32", "[m]", "arc id, by head", _CORE, "searches"),
+    ArraySpec("geom_first", "int64", "[c+1]", "offsets of each chain's shape points", _CORE, "legs, snapping"),
+    ArraySpec("geom_lon", "int32", "[p]", "1e-7 degree", _CORE, "legs, snapping"),
+    ArraySpec("geom_lat", "int32", "[p]", "1e-7 degree", _CORE, "legs, snapping"),
+    ArraySpec(
+        "str_offsets", "int64", "[s+1]", "byte offsets of the string table (string 0 is empty)", _CORE, "names"
+    ),  # fmt: skip
+    ArraySpec("str_bytes", "uint8", "[*]", "UTF-8", _CORE, "names"),
+    # the turn stage: an edge-based search graph (search node = road arc), under `eb_` + its road twin's name
+    ArraySpec("eb_first_out", "int32", "[N+1]", "CSR offsets", _TURNS, "searches (search_view_arrays)"),
+    ArraySpec("eb_arc_tail", "int32", "[T]", "search node id", _TURNS, "searches"),
+    ArraySpec("eb_arc_head", "int32", "[T]", "search node id", _TURNS, "searches"),
+    ArraySpec(
+        "eb_arc_weight", "int32", "[T]", "decisecond: the turn plus the whole head road arc", _TURNS, "searches"
+    ),  # fmt: skip
+    ArraySpec("eb_arc_duration", "int32", "[T]", "decisecond of travel time, likewise", _TURNS, "tables"),
+    ArraySpec("eb_arc_dist", "int32", "[T]", "decimetre of the head road arc", _TURNS, "tables"),
+    ArraySpec("eb_arc_flags", "uint8", "[T]", "the head road arc's", _TURNS, "exclude"),
+    ArraySpec("eb_arc_class", "uint8", "[T]", "the head road arc's", _TURNS, "exclude"),
+    ArraySpec("eb_in_first_out", "int32", "[N+1]", "CSR offsets by head", _TURNS, "searches"),
+    ArraySpec("eb_in_arc", "int32", "[T]", "search arc id, by head", _TURNS, "searches"),
+    ArraySpec("eb_node_lon", "int32", "[N]", "1e-7 degree of the road arc's head", _TURNS, "heuristics"),
+    ArraySpec("eb_node_lat", "int32", "[N]", "1e-7 degree of the road arc's head", _TURNS, "heuristics"),
+    ArraySpec("eb_node_component", "int32", "[N]", "SCC id, 0 the largest", _TURNS, "snapping"),
+    ArraySpec("eb_node_arc", "int32", "[N]", "the road arc of each search node", _TURNS, "path mapping"),
+    ArraySpec("eb_arc_turn", "int32", "[T]", "decisecond of the turn's own weight", _TURNS, "legs"),
+    ArraySpec("eb_arc_turn_duration", "int32", "[T]", "decisecond of the turn's own travel time", _TURNS, "legs"),
+    # contraction hierarchies of the search graph: `ch_` the main one, `chx{i}_` the one without excludable set i
+    ArraySpec("ch_rank", "int32", "[r]", "CH rank of each search node", _CH, "CH search, tables"),
+    ArraySpec("ch_order", "int32", "[r]", "search node of each rank", _CH, "diagnostics"),
+    ArraySpec("ch_up_first", "int32", "[r+1]", "CSR offsets of the upward arcs, by tail rank", _CH, "CH search"),
+    ArraySpec("ch_up_arcs", "int32", "[u, 4]", "head rank, weight ds, dist dm, duration ds", _CH, "CH search"),
+    ArraySpec(
+        "ch_down_first", "int32", "[r+1]", "CSR offsets of the downward arcs, by head rank", _CH, "CH search"
+    ),  # fmt: skip
+    ArraySpec("ch_down_arcs", "int32", "[d, 4]", "tail rank, weight ds, dist dm, duration ds", _CH, "CH search"),
+    ArraySpec(
+        "ch_unpack", "int32", "[u+d, 2]", "original arc, -1 / the two CH arcs of a shortcut", _CH, "path unpacking"
+    ),  # fmt: skip
+    # ALT landmarks on the search graph
+    ArraySpec("lm_nodes", "int32", "[k]", "landmark search nodes", _LM, "ALT"),
+    ArraySpec("lm_from", "uint32", "[r, k]", "decisecond from each landmark (units.LM_NONE unreachable)", _LM, "ALT"),
+    ArraySpec("lm_to", "uint32", "[r, k]", "decisecond to each landmark (units.LM_NONE unreachable)", _LM, "ALT"),
+)
+SPECS: dict[str, ArraySpec] = {a.name: a for a in ARRAYS}
+CORE_ARRAYS: dict[str, str] = {a.name: a.dtype for a in ARRAYS if a.stage == _CORE}
+CH_PREFIX = "ch_"  # the main hierarchy
+EB_PREFIX = "eb_"
+CH_ARRAYS = tuple(a.name for a in ARRAYS if a.stage == _CH)
+# the search-graph arrays the view exposes under their road-graph twin's name (plus node_arc and the turn weights)
+VIEW_NAMES = tuple(a.name[len(EB_PREFIX) :] for a in ARRAYS if a.stage == _TURNS)
+
+
+def exclude_prefix(i: int) -> str:
+    """The prefix of the hierarchy contracted without the profile's i-th excludable class set."""
+    return f"chx{i}_"
+
+
+def ch_names(prefix: str = CH_PREFIX) -> dict[str, str]:
+    """`ch_*` name -> the stored name of that array in the hierarchy under `prefix`."""
+    return {name: prefix + name[len(CH_PREFIX) :] for name in CH_ARRAYS}
+
+
+def spec_of(name: str) -> ArraySpec | None:
+    """The declaration of a stored array (an excluded hierarchy's arrays by their `ch_` twin); None if undeclared."""
+    if name.startswith("chx") and "_" in name:
+        name = CH_PREFIX + name.split("_", 1)[1]
+    return SPECS.get(name)
+
+
+def built_on_search_graph(name: str) -> bool:
+    """Whether a stored array belongs to a stage built on the search graph (CH, landmarks)."""
+    spec = spec_of(name)
+    return spec is not None and spec.stage in (_CH, _LM)
+
+
+def search_view_arrays(arrays: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The edge-based search graph's `eb_*` arrays under their road-graph names, for the search stages."""
+    return {name: arrays[EB_PREFIX + name] for name in VIEW_NAMES}
+
+
+@dataclass(frozen=True)
+class ExcludableSet:
+    """One class set the profile lets a request exclude: its classes, `arc_flags` bits, and the prefix of its
+    hierarchy (None: the graph has no CH)."""
+
+    classes: tuple[str, ...]
+    mask: int
+    prefix: str | None = None
+    shortcuts: int | None = None
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """The typed manifest: what the pipeline writes beside the arrays and every reader reads (by field, not key).
+
+    `raw` keeps the whole JSON (report, stage timings, array table) for `starroute info` and `/health`.
+    """
+
+    format_version: int
+    fingerprint: str
+    profile: str
+    mode: str
+    weight_name: str
+    search_graph: str  # "edge" (turn costs and restrictions) or "node"
+    continue_straight: bool
+    excludable: tuple[ExcludableSet, ...]
+    max_speed_mps: float | None
+    counts: Mapping[str, int]
+    bbox: tuple[float, float, float, float] | None
+    built_at: str | None
+    raw: Mapping[str, Any]
+
+    @classmethod
+    def of(cls, mf: Mapping[str, Any]) -> Manifest:
+        """Read the typed fields of a manifest dict (in-memory graphs may omit any: defaults for a bare graph)."""
+        ex = tuple(
+            ExcludableSet(tuple(e["classes"]), int(e["mask"]), e.get("prefix"), e.get("shortcuts"))
+            for e in mf.get("excludable", ())
+        )
+        bbox = mf.get("bbox")
+        speed = mf.get("max_speed_mps")
+        return cls(
+            format_version=int(mf.get("format_version", FORMAT_VERSION)),
+            fingerprint=str(mf.get("fingerprint", "")),
+            profile=str(mf.get("profile", "car")),
+            mode=str(mf.get("mode", "driving")),
+            weight_name=str(mf.get("weight_name", "duration")),
+            search_graph=str(mf.get("search_graph", "node")),
+            continue_straight=bool(mf.get("continue_straight", False)),
+            excludable=ex,
+            max_speed_mps=None if speed is None else float(speed),
+            counts=dict(mf.get("counts") or {}),
+            bbox=None if bbox is None else (float(bbox[0]), float(bbox[1]), float(bbox[2]), float(bbox[3])),
+            built_at=mf.get("built_at"),
+            raw=mf,
+        )
 
 
 class FormatError(Exception):
@@ -67,7 +225,8 @@ class Graph:
 
     def __init__(self, path: Path, manifest: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
         self.path = path
-        self.manifest = manifest
+        self.manifest = manifest  # the raw JSON; read fields through `meta`
+        self.meta = Manifest.of(manifest)
         self.arrays = arrays
 
     def __getattr__(self, name: str) -> np.ndarray:
@@ -106,15 +265,16 @@ def fingerprint(manifest: Mapping[str, Any]) -> str:
 
 
 def validate_arrays(arrays: Mapping[str, np.ndarray]) -> None:
-    """Assert every core array is present with its dtype and that stage arrays are named by stage."""
-    for name, dtype in CORE_ARRAYS.items():
+    """Refuse arrays the format does not declare, or with another dtype, and a missing core array."""
+    for name in CORE_ARRAYS:
         if name not in arrays:
             raise FormatError(f"array {name!r} is missing")
-        if str(arrays[name].dtype) != dtype:
-            raise FormatError(f"array {name!r} has dtype {arrays[name].dtype}, the format says {dtype}")
-    for name in arrays:
-        if name not in CORE_ARRAYS and not name.startswith(STAGE_PREFIXES):
-            raise FormatError(f"array {name!r} belongs to no known stage")
+    for name, a in arrays.items():
+        spec = spec_of(name)
+        if spec is None:
+            raise FormatError(f"array {name!r} belongs to no stage of the format (preprocessing.artifacts.ARRAYS)")
+        if str(a.dtype) != spec.dtype:
+            raise FormatError(f"array {name!r} has dtype {a.dtype}, the format says {spec.dtype}")
 
 
 def save_graph(
@@ -182,8 +342,9 @@ def read_manifest(path: str | os.PathLike[str]) -> dict[str, Any]:
     return manifest
 
 
-def load_graph(path: str | os.PathLike[str], mmap: bool = True) -> Graph:
-    """Memory-map (read-only) every array of a graph directory after checking version, fingerprint and shapes."""
+def load_graph(path: str | os.PathLike[str], mmap: bool = True, check: bool = True) -> Graph:
+    """Memory-map (read-only) every array of a graph directory after checking version, fingerprint and shapes, and
+    (`check`) the invariants of every stage it holds (`preprocessing.checks`)."""
     p = Path(path)
     manifest = read_manifest(p)
     arrays: dict[str, np.ndarray] = {}
@@ -202,6 +363,13 @@ def load_graph(path: str | os.PathLike[str], mmap: bool = True) -> Graph:
     missing = [n for n in CORE_ARRAYS if n not in arrays]
     if missing:
         raise FormatError(f"graph {p} lacks arrays {missing}: re-run `starroute preprocess`")
+    if check:
+        from .checks import check_graph
+
+        try:
+            check_graph(arrays)
+        except FormatError as exc:
+            raise FormatError(f"graph {p}: {exc}: re-run `starroute preprocess`") from None
     return Graph(p, manifest, arrays)
 
 

@@ -10,33 +10,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .graph import finalize_arrays, haversine_m
+from .geometry import haversine_m, hilbert_index
+from .graph import finalize_arrays
 from .osm import NodeTable, WayTable
 from .units import COORD_SCALE
 
 
 class NoRoutableWays(Exception):
     """The extract has no way the profile can use."""
-
-
-def hilbert_index(x: np.ndarray, y: np.ndarray, bits: int = 16) -> np.ndarray:
-    """Hilbert-curve position of integer grid points (0 <= x, y < 2**bits), vectorised."""
-    x = x.astype(np.int64).copy()
-    y = y.astype(np.int64).copy()
-    d = np.zeros(len(x), dtype=np.int64)
-    s = 1 << (bits - 1)
-    while s > 0:
-        rx = ((x & s) > 0).astype(np.int64)
-        ry = ((y & s) > 0).astype(np.int64)
-        d += s * s * ((3 * rx) ^ ry)
-        # rotate the quadrant
-        flip = ry == 0
-        swap_flip = flip & (rx == 1)
-        x = np.where(swap_flip, s - 1 - x, x)
-        y = np.where(swap_flip, s - 1 - y, y)
-        x, y = np.where(flip, y, x), np.where(flip, x, y)
-        s >>= 1
-    return d
 
 
 def spatial_order(lon: np.ndarray, lat: np.ndarray) -> np.ndarray:

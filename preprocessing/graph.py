@@ -8,16 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .geometry import csr_offsets
 from .jit import kernel
-from .units import COORD_SCALE, EARTH_RADIUS_M
-
-
-def csr_offsets(keys: np.ndarray, n: int) -> np.ndarray:
-    """CSR offsets (int32 [n+1]) of `keys` already sorted ascending."""
-    counts = np.bincount(keys, minlength=n)
-    out = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(counts, out=out[1:])
-    return out.astype(np.int32)
+from .units import COORD_SCALE
 
 
 def strong_components(n: int, tail: np.ndarray, head: np.ndarray) -> np.ndarray:
@@ -94,15 +87,6 @@ def _tarjan(first: np.ndarray, head: np.ndarray) -> np.ndarray:  # pragma: no co
                 if low[v] < low[u]:
                     low[u] = low[v]
     return labels
-
-
-def haversine_m(lon1: np.ndarray, lat1: np.ndarray, lon2: np.ndarray, lat2: np.ndarray) -> np.ndarray:
-    """Great-circle distance in metres between degree coordinates (vectorised)."""
-    p1, p2 = np.radians(lat1), np.radians(lat2)
-    dp = p2 - p1
-    dl = np.radians(lon2 - lon1)
-    a = np.sin(dp / 2) ** 2 + np.cos(p1) * np.cos(p2) * np.sin(dl / 2) ** 2
-    return 2 * EARTH_RADIUS_M * np.arcsin(np.sqrt(np.minimum(a, 1.0)))
 
 
 def pack_strings(strings: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -189,15 +173,6 @@ def finalize_arrays(
     arrays["in_first_out"] = csr_offsets(head[in_arc], n)
     arrays["str_offsets"], arrays["str_bytes"] = pack_strings(strings)
     return arrays
-
-
-def measured_max_speed_mps(arrays: dict[str, np.ndarray]) -> float:
-    """The largest distance/weight ratio over all arcs, in m/s: the admissible top speed for A* heuristics."""
-    w = arrays["arc_weight"].astype(np.float64)
-    if len(w) == 0:
-        return 1.0
-    d = arrays["arc_dist"].astype(np.float64) / 10.0
-    return float(max(np.max(d / (w / 10.0)), 0.1))
 
 
 def arrays_from_arcs(

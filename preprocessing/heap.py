@@ -17,9 +17,9 @@ _PUSH = [I64(arr(k), arr(I32), I64, k, I32) for k in (F64, I64)]
 _POP = [tup(k, I32, I64)(arr(k), arr(I32), I64) for k in (F64, I64)]
 
 
-def new_heap(capacity: int) -> tuple[np.ndarray, np.ndarray]:
-    """float64 key and int32 node arrays for a heap of up to `capacity` entries."""
-    return np.empty(max(capacity, 1), dtype=np.float64), np.empty(max(capacity, 1), dtype=np.int32)
+def new_heap(capacity: int, key_dtype: type = np.float64) -> tuple[np.ndarray, np.ndarray]:
+    """Key (float64, or `key_dtype`) and int32 node arrays for a heap of up to `capacity` entries."""
+    return np.empty(max(capacity, 1), dtype=key_dtype), np.empty(max(capacity, 1), dtype=np.int32)
 
 
 @kernel(_PUSH)

@@ -22,9 +22,17 @@ from typing import Any
 import numpy as np
 
 from . import __version__
-from .artifacts import FormatError, graph_in_memory, save_graph
+from .artifacts import (
+    CH_PREFIX,
+    FormatError,
+    ch_names,
+    exclude_prefix,
+    graph_in_memory,
+    save_graph,
+    search_view_arrays,
+)
 from .build import NoRoutableWays, build_arrays
-from .graph import measured_max_speed_mps
+from .geometry import measured_max_speed_mps
 from .osm import OsmInputError, check_input, read_nodes, read_ways
 from .profiles import get_profile
 from .profiles.base import class_mask
@@ -148,8 +156,6 @@ def preprocess(
 
     graph = graph_in_memory(arrays, manifest)
     if turns:  # the search stages run on the edge-based graph, under the road graph's array names
-        from .turns import search_view_arrays
-
         graph = graph_in_memory(search_view_arrays(arrays), manifest)
         n = graph.num_nodes
     if ch or landmarks > 0:
@@ -186,13 +192,13 @@ def _contract_all(graph: Any, arrays: dict[str, np.ndarray], manifest: dict[str,
     from .contract import build_ch
 
     flags = np.asarray(graph.arc_flags)
-    jobs: list[tuple[str, int]] = [("ch_", 0)]
+    jobs: list[tuple[str, int]] = [(CH_PREFIX, 0)]
     for i, item in enumerate(manifest["excludable"]):
         if np.any(flags & item["mask"]):
-            item["prefix"] = f"chx{i}_"
+            item["prefix"] = exclude_prefix(i)
             jobs.append((item["prefix"], item["mask"]))
         else:
-            item["prefix"] = "ch_"
+            item["prefix"] = CH_PREFIX
     n = graph.num_nodes
     results: dict[str, tuple[dict[str, np.ndarray], dict[str, Any]]] = {}
     errors: list[BaseException] = []
@@ -231,8 +237,9 @@ def _contract_all(graph: Any, arrays: dict[str, np.ndarray], manifest: dict[str,
     if errors:
         raise errors[0]
     for prefix, (ch_arrays, meta) in results.items():
-        arrays.update({prefix + name[3:]: a for name, a in ch_arrays.items()})
-        if prefix == "ch_":
+        stored = ch_names(prefix)
+        arrays.update({stored[name]: a for name, a in ch_arrays.items()})
+        if prefix == CH_PREFIX:
             manifest["ch"] = meta
     for item in manifest["excludable"]:
         item["shortcuts"] = results[item["prefix"]][1]["shortcuts"]

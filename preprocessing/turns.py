@@ -14,8 +14,9 @@ back to their road arc (`eb_node_arc`).
 U-turns follow OSRM (`isTurnAllowed`): only at dead ends (one road), where at most one road is two-way, where only one
 exit is allowed, and at barriers (each barrier copy is a dead end here).
 
-Arrays (prefix `eb_`, N search nodes, T turns), each named as its road-graph twin so the search stages read the view
-(`search_view_arrays`, the engine's `app.engine.data.search_graph`) like any graph: `eb_first_out` [N+1],
+Arrays (prefix `eb_`, N search nodes, T turns; declared in `preprocessing.artifacts.ARRAYS`), each named as its
+road-graph twin so the search stages read the view (`preprocessing.artifacts.search_view_arrays`, the engine's
+`app.engine.data.search_graph`) like any graph: `eb_first_out` [N+1],
 `eb_arc_tail`/`eb_arc_head` [T], `eb_arc_weight` (turn + head arc weight, ds), `eb_arc_dist` (head arc's dm),
 `eb_arc_flags`/`eb_arc_class` (head arc's), `eb_in_first_out`/`eb_in_arc`, `eb_node_lon`/`eb_node_lat` (the road arc's
 head), `eb_node_component` (SCC, 0 the largest), and `eb_node_arc` [N] (the road arc of each search node), `eb_arc_turn`
@@ -31,27 +32,11 @@ from typing import Any
 
 import numpy as np
 
-from .graph import csr_offsets, strong_components
+from .artifacts import EB_PREFIX
+from .geometry import csr_offsets
+from .graph import strong_components
 from .profiles.base import Turns, turn_weight_same
 from .units import FLAG_FERRY, FLAG_RESTRICTED, WEIGHT_PER_SECOND
-
-PREFIX = "eb_"
-# search-graph arrays the view (`search_view_arrays`) exposes under their road-graph twin's name
-VIEW_NAMES = (
-    "first_out",
-    "arc_tail",
-    "arc_head",
-    "arc_weight",
-    "arc_duration",
-    "arc_dist",
-    "arc_flags",
-    "arc_class",
-    "in_first_out",
-    "in_arc",
-    "node_lon",
-    "node_lat",
-    "node_component",
-)
 
 
 def chain_ends(arrays: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -287,13 +272,4 @@ def _search_arrays(
     in_arc = np.lexsort((np.arange(len(head)), head)).astype(np.int32)
     out["in_arc"] = in_arc
     out["in_first_out"] = csr_offsets(head[in_arc], n)
-    return {PREFIX + k: v for k, v in out.items()}
-
-
-def search_view_arrays(arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """The `eb_*` arrays under their road-graph names (plus `node_arc`, `arc_turn`), for the search stages."""
-    out = {name: arrays[PREFIX + name] for name in VIEW_NAMES}
-    out["node_arc"] = arrays[PREFIX + "node_arc"]
-    out["arc_turn"] = arrays[PREFIX + "arc_turn"]
-    out["arc_turn_duration"] = arrays[PREFIX + "arc_turn_duration"]
-    return out
+    return {EB_PREFIX + k: v for k, v in out.items()}

@@ -1,11 +1,15 @@
-"""Units, fixed-point scales and sentinels shared by every stage (one place, explicit names)."""
+"""Units, fixed-point scales, sentinels and on-disk codes shared by every stage and the engine (one place each).
+
+The format module (`preprocessing.artifacts`) says which array holds which unit; the codes here (`arc_flags` bits,
+`arc_class` road classes) are stored on disk, so they are append-only.
+"""
 
 COORD_SCALE = 10_000_000  # int32 coordinates in 1e-7 degrees (OSM's own precision)
 WEIGHT_PER_SECOND = 10  # weights and durations in deciseconds
 DIST_PER_METRE = 10  # distances in decimetres
 EARTH_RADIUS_M = 6_371_008.8  # mean Earth radius (IUGG), used for great-circle distances everywhere
-INVALID_ID = -1
-INF_WEIGHT = 1 << 60  # int64 search sentinel: INF + INF does not overflow
+INF_WEIGHT = 1 << 60  # int64 search sentinel (ds or dm): INF + INF does not overflow
+LM_NONE = 0xFFFFFFFF  # uint32 landmark-distance sentinel: the pair is unreachable, no bound
 
 FLAG_FERRY = 1
 FLAG_ROUNDABOUT = 2
@@ -18,3 +22,37 @@ FLAG_MOTORWAY = 16
 FLAG_TUNNEL = 32
 FLAG_CIRCULAR = 64
 FLAG_SPLIT = 128
+
+# Road class codes stored per arc (`arc_class`); the index is the code. Append only: codes are on disk.
+ROAD_CLASSES: tuple[str, ...] = (
+    "other",
+    "motorway",
+    "motorway_link",
+    "trunk",
+    "trunk_link",
+    "primary",
+    "primary_link",
+    "secondary",
+    "secondary_link",
+    "tertiary",
+    "tertiary_link",
+    "unclassified",
+    "residential",
+    "living_street",
+    "service",
+    "track",
+    "road",
+    "path",
+    "footway",
+    "cycleway",
+    "bridleway",
+    "pedestrian",
+    "steps",
+    "ferry",
+    "shuttle_train",
+    "movable_bridge",
+    "platform",
+    "corridor",
+    "busway",
+)
+ROAD_CLASS_CODE: dict[str, int] = {name: i for i, name in enumerate(ROAD_CLASSES)}

@@ -41,7 +41,7 @@ from xml.sax.saxutils import quoteattr
 import numpy as np
 
 from preprocessing.artifacts import Graph, load_graph
-from preprocessing.graph import haversine_m
+from preprocessing.geometry import haversine_m
 from preprocessing.pipeline import preprocess
 from preprocessing.units import COORD_SCALE, EARTH_RADIUS_M, INF_WEIGHT
 

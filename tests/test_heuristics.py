@@ -18,7 +18,8 @@ from app.engine.reference import DijkstraSearch, dijkstra_weights
 from app.engine.search import CoreSearch
 from app.engine.types import INF_WEIGHT, Seeds
 from preprocessing.artifacts import Graph, graph_in_memory
-from preprocessing.graph import arrays_from_arcs, haversine_m
+from preprocessing.geometry import haversine_m
+from preprocessing.graph import arrays_from_arcs
 from preprocessing.landmarks import LM_NONE, build_landmarks
 
 from .conftest import all_extracts

@@ -20,10 +20,10 @@ from app.engine.contours import contour_polygons, point_in_geometry
 from app.engine.data import load
 from app.engine.isochrone import point_pieces, reached_arc_pieces, reached_pieces
 from app.engine.reference import DijkstraSearch
-from app.engine.router import Router, make_seeds
+from app.engine.router import Router
 from app.engine.types import INF_WEIGHT, RouteOptions, Seeds
 from preprocessing.artifacts import graph_in_memory
-from preprocessing.graph import haversine_m
+from preprocessing.geometry import haversine_m
 from tests import api_server
 
 from .test_heuristics import reversed_graph
@@ -94,7 +94,7 @@ def test_isochrone_contains_what_dijkstra_reaches(router: Router, reverse: bool,
     pieces, _ = router.query().isochrone(phantom, [limit], reverse=reverse)
     geometry, tol = contour_polygons(pieces[0][:, 0], pieces[0][:, 1], pieces[0][:, 2], pieces[0][:, 3], BUFFER_M)
     # the reference: labels from the same seeds, the same piece rule on them
-    seeds, _ = make_seeds(router, phantom, as_source=not reverse)
+    seeds = router.space.seeds(phantom, not reverse).seeds
     labels = reference_labels(router, seeds, reverse)
     own_arcs = {phantom.fwd_arc, phantom.bwd_arc}
     if router.edges is None:
@@ -172,8 +172,8 @@ def test_avoid_equals_dijkstra_without_the_area(router: Router) -> None:
             arcs = np.concatenate([leg.piece_arc for leg in route.legs])
             assert not np.isin(arcs, forbidden).any(), alg
         # the weight of the network part equals the oracle's (seeds as the router builds them)
-        src, _ = make_seeds(router, phs[0], True)
-        dst, _ = make_seeds(router, phs[1], False)
+        src = router.space.seeds(phs[0], True).seeds
+        dst = router.space.seeds(phs[1], False).seeds
         from app.engine.search import CoreSearch, SearchOptions
 
         res = CoreSearch(sg, "alt").run(src, dst, SearchOptions(forbidden=router.search_forbidden(forbidden)))

@@ -21,7 +21,8 @@ from app.engine.search import CoreSearch
 from app.engine.types import INF_WEIGHT, SearchResult, Seeds
 from preprocessing.artifacts import Graph, graph_in_memory
 from preprocessing.export import to_networkx
-from preprocessing.graph import arrays_from_arcs, haversine_m
+from preprocessing.geometry import haversine_m
+from preprocessing.graph import arrays_from_arcs
 from preprocessing.landmarks import build_landmarks
 
 from .conftest import all_extracts

@@ -17,7 +17,8 @@ from app.engine.errors import InvalidValue, NoSegment
 from app.engine.snap import Snapper, _project, choose, haversine
 from app.engine.types import Phantom
 from preprocessing.artifacts import Graph, graph_in_memory
-from preprocessing.graph import finalize_arrays, measured_max_speed_mps
+from preprocessing.geometry import measured_max_speed_mps
+from preprocessing.graph import finalize_arrays
 from preprocessing.units import COORD_SCALE, FLAG_FERRY
 
 SCALE_M = 100.0

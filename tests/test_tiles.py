@@ -152,8 +152,7 @@ def router(bundled_graph: Path):
 def expected_roads(router, z: int, x: int, y: int, buffer: int = 64) -> dict[tuple, dict[str, Any]]:
     """Straight from the graph arrays: every chain some arc runs along whose bounding box meets the tile grown by
     `buffer`, keyed by its first and last point in tile coordinates; its class, name, speed, all its points."""
-    from preprocessing.profiles.base import ROAD_CLASSES
-    from preprocessing.units import FLAG_FERRY
+    from preprocessing.units import FLAG_FERRY, ROAD_CLASSES
 
     g = router.graph
     n, ext = 2**z, 4096

@@ -23,12 +23,12 @@ from app.engine.algorithms import ALGORITHMS
 from app.engine.data import load
 from app.engine.errors import NoRoute
 from app.engine.router import Router
-from preprocessing.artifacts import graph_in_memory
+from preprocessing.artifacts import graph_in_memory, search_view_arrays
 from preprocessing.graph import arrays_from_arcs
 from preprocessing.pipeline import preprocess
 from preprocessing.profiles import car, testbot
 from preprocessing.profiles.base import Turns, sigmoid_turn_s
-from preprocessing.turns import edge_based_graph, search_view_arrays, turn_table
+from preprocessing.turns import edge_based_graph, turn_table
 
 from . import api_server
 from .asciimap import build

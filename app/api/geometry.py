@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from app.engine.roads import bearing  # noqa: F401 - re-exported for the step builder
-from preprocessing.graph import haversine_m
+from preprocessing.geometry import haversine_m
 from preprocessing.jit import kernel
 from preprocessing.units import EARTH_RADIUS_M
 

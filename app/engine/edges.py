@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from preprocessing.artifacts import Graph
-from preprocessing.graph import csr_offsets
+from preprocessing.geometry import csr_offsets
 from preprocessing.jit import kernel
 
 from .types import Phantom, Seeds

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from preprocessing.artifacts import Graph
-from preprocessing.graph import measured_max_speed_mps
+from preprocessing.geometry import measured_max_speed_mps
 from preprocessing.jit import kernel
 from preprocessing.units import COORD_SCALE, EARTH_RADIUS_M
 

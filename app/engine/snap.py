@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from preprocessing.artifacts import Graph
-from preprocessing.build import hilbert_index
+from preprocessing.geometry import hilbert_index
 from preprocessing.heap import heap_pop, heap_push
 from preprocessing.jit import kernel
 from preprocessing.units import COORD_SCALE, EARTH_RADIUS_M

@@ -20,8 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from preprocessing.profiles.base import ROAD_CLASSES
-from preprocessing.units import COORD_SCALE, DIST_PER_METRE, FLAG_FERRY, WEIGHT_PER_SECOND
+from preprocessing.units import COORD_SCALE, DIST_PER_METRE, FLAG_FERRY, ROAD_CLASSES, WEIGHT_PER_SECOND
 
 from .errors import InvalidValue
 

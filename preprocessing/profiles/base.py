@@ -13,7 +13,7 @@ from typing import Protocol
 
 import numpy as np
 
-from ..units import FLAG_FERRY, FLAG_MOTORWAY, FLAG_RESTRICTED, FLAG_TOLL
+from ..units import FLAG_FERRY, FLAG_MOTORWAY, FLAG_RESTRICTED, FLAG_TOLL, ROAD_CLASS_CODE
 from .tags import canonicalize_list
 
 # Classes an arc can carry (OSRM's profile `classes`), as `arc_flags` bits. A profile's `EXCLUDABLE` lists the sets of
@@ -33,41 +33,6 @@ def class_mask(classes: frozenset[str] | set[str] | tuple[str, ...]) -> int:
     for c in classes:
         mask |= CLASS_FLAGS[c]
     return mask
-
-
-# Road class codes stored per arc (`arc_class`); the index is the code. Append only: codes are on disk.
-ROAD_CLASSES: tuple[str, ...] = (
-    "other",
-    "motorway",
-    "motorway_link",
-    "trunk",
-    "trunk_link",
-    "primary",
-    "primary_link",
-    "secondary",
-    "secondary_link",
-    "tertiary",
-    "tertiary_link",
-    "unclassified",
-    "residential",
-    "living_street",
-    "service",
-    "track",
-    "road",
-    "path",
-    "footway",
-    "cycleway",
-    "bridleway",
-    "pedestrian",
-    "steps",
-    "ferry",
-    "shuttle_train",
-    "movable_bridge",
-    "platform",
-    "corridor",
-    "busway",
-)
-ROAD_CLASS_CODE: dict[str, int] = {name: i for i, name in enumerate(ROAD_CLASSES)}
 
 
 def road_class_code(highway: str) -> int:

@@ -21,7 +21,6 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from preprocessing.artifacts import Graph
-from preprocessing.profiles.base import ROAD_CLASSES
 from preprocessing.units import (
     FLAG_CIRCULAR,
     FLAG_FERRY,
@@ -31,6 +30,7 @@ from preprocessing.units import (
     FLAG_SPLIT,
     FLAG_TOLL,
     FLAG_TUNNEL,
+    ROAD_CLASSES,
 )
 
 from .geo import Coord, fixed_from_e7

@@ -1,0 +1,139 @@
+"""The format's invariants, checked when a graph is loaded (RoutingKit's `check_*_for_errors`, vectorised).
+
+Each check names the array and the rule that failed, so a damaged or hand-edited graph is refused at start-up
+instead of answering wrong routes or crashing a kernel: CSR offsets monotone and complete, ids in range, chains and
+strings inside their tables, CH arcs upward with an unpacking table that stays inside the hierarchy, landmark tables
+complete. Every check is O(size) numpy over the memory-mapped arrays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from .artifacts import CH_PREFIX, EB_PREFIX, FormatError, ch_names
+
+
+def _fail(name: str, rule: str) -> FormatError:
+    return FormatError(f"array {name} breaks the rule: {rule}")
+
+
+def _offsets(arrays: Mapping[str, np.ndarray], name: str, rows: int, total: int) -> np.ndarray:
+    """CSR offsets: `rows + 1` entries from 0 to `total`, never decreasing."""
+    a = np.asarray(arrays[name])
+    if a.ndim != 1 or a.shape[0] != rows + 1:
+        raise _fail(name, f"{rows + 1} offsets (one per row, plus one)")
+    if rows >= 0 and (a[0] != 0 or a[-1] != total):
+        raise _fail(name, f"offsets run from 0 to {total}")
+    if np.any(np.diff(a) < 0):
+        raise _fail(name, "offsets never decrease")
+    return a
+
+
+def _ids(arrays: Mapping[str, np.ndarray], name: str, size: int, what: str, allow: int | None = None) -> np.ndarray:
+    """Every entry is an id in 0..size-1 (or `allow`)."""
+    a = np.asarray(arrays[name])
+    if a.size == 0:
+        return a
+    ok = (a >= 0) & (a < size)
+    if allow is not None:
+        ok |= a == allow
+    if not np.all(ok):
+        raise _fail(name, f"every entry is a {what} id in 0..{size - 1}")
+    return a
+
+
+def _csr_graph(arrays: Mapping[str, np.ndarray], prefix: str, n: int) -> int:
+    """A graph's forward and backward CSR: offsets, tails matching the offsets, heads and the in-arc table in range."""
+    tail = np.asarray(arrays[prefix + "arc_tail"])
+    m = int(tail.shape[0])
+    first = _offsets(arrays, prefix + "first_out", n, m)
+    if not np.array_equal(tail, np.repeat(np.arange(n, dtype=tail.dtype), np.diff(first))):
+        raise _fail(prefix + "arc_tail", f"arcs are grouped by tail as {prefix}first_out says")
+    head = _ids(arrays, prefix + "arc_head", n, "node")
+    in_first = _offsets(arrays, prefix + "in_first_out", n, m)
+    in_arc = _ids(arrays, prefix + "in_arc", m, "arc")
+    if not np.array_equal(head[in_arc], np.repeat(np.arange(n, dtype=head.dtype), np.diff(in_first))):
+        raise _fail(prefix + "in_arc", f"arcs are grouped by head as {prefix}in_first_out says")
+    for name in ("arc_weight", "arc_duration", "arc_dist"):
+        if np.any(np.asarray(arrays[prefix + name]) < 0):
+            raise _fail(prefix + name, "no negative weight, duration or distance")
+    return m
+
+
+def check_core(arrays: Mapping[str, np.ndarray]) -> None:
+    """The road graph: CSR both ways, chains, shape points, strings and components."""
+    n = int(np.asarray(arrays["node_lon"]).shape[0])
+    m = _csr_graph(arrays, "", n)
+    for name in ("node_lat", "node_osm_id", "node_component"):
+        if arrays[name].shape[0] != n:
+            raise _fail(name, f"one entry per node ({n})")
+    _ids(arrays, "node_component", max(n, 1), "component")
+    for name in ("arc_geom", "arc_name", "arc_ref", "arc_class", "arc_flags", "arc_lanes", "arc_signs", "arc_way"):
+        if arrays[name].shape[0] != m:
+            raise _fail(name, f"one entry per arc ({m})")
+    p = int(arrays["geom_lon"].shape[0])
+    first = np.asarray(arrays["geom_first"])
+    c = int(first.shape[0]) - 1
+    _offsets(arrays, "geom_first", c, p)
+    _ids(arrays, "arc_geom", 2 * max(c, 1), "chain direction (2 * chain + reverse)")
+    s = int(arrays["str_offsets"].shape[0]) - 1
+    _offsets(arrays, "str_offsets", s, int(arrays["str_bytes"].shape[0]))
+    for name in ("arc_name", "arc_ref", "arc_lanes", "arc_signs"):
+        _ids(arrays, name, max(s, 1), "string")
+
+
+def check_search_graph(arrays: Mapping[str, np.ndarray]) -> None:
+    """The edge-based search graph: its own CSR, and each search node's road arc in range."""
+    m = int(arrays["arc_head"].shape[0])
+    big_n = int(arrays[EB_PREFIX + "node_arc"].shape[0])
+    _csr_graph(arrays, EB_PREFIX, big_n)
+    _ids(arrays, EB_PREFIX + "node_arc", max(m, 1), "road arc")
+
+
+def check_ch(arrays: Mapping[str, np.ndarray], prefix: str, n: int) -> None:
+    """A hierarchy over `n` search nodes: ranks a permutation, CSR by rank, every arc upward, unpacking inside."""
+    names = ch_names(prefix)
+    rank = np.asarray(arrays[names["ch_rank"]])
+    if rank.shape[0] != n or not np.array_equal(np.sort(rank), np.arange(n)):
+        raise _fail(names["ch_rank"], f"a permutation of the {n} search nodes")
+    for side in ("up", "down"):
+        arcs = np.asarray(arrays[names[f"ch_{side}_arcs"]])
+        first = _offsets(arrays, names[f"ch_{side}_first"], n, int(arcs.shape[0]))
+        owner = np.repeat(np.arange(n, dtype=np.int64), np.diff(first))
+        if arcs.ndim != 2 or arcs.shape[1] != 4:
+            raise _fail(names[f"ch_{side}_arcs"], "four columns: other rank, weight, dist, duration")
+        if np.any(arcs[:, 0] <= owner) or np.any(arcs[:, 0] >= n):
+            raise _fail(names[f"ch_{side}_arcs"], "every arc leads to a higher rank")
+        if np.any(arcs[:, 1:] < 0):
+            raise _fail(names[f"ch_{side}_arcs"], "no negative weight, distance or duration")
+    unpack = np.asarray(arrays[names["ch_unpack"]])
+    total = int(arrays[names["ch_up_arcs"]].shape[0] + arrays[names["ch_down_arcs"]].shape[0])
+    if unpack.shape != (total, 2):
+        raise _fail(names["ch_unpack"], f"one row per CH arc ({total}), two columns")
+    short = unpack[:, 1] >= 0
+    if np.any(unpack[short] >= total) or np.any(unpack[short, 0] < 0):
+        raise _fail(names["ch_unpack"], "a shortcut unpacks into two CH arcs")
+
+
+def check_landmarks(arrays: Mapping[str, np.ndarray], n: int) -> None:
+    """Landmark tables: one row per search node, one column per landmark node, landmarks in range."""
+    nodes = _ids(arrays, "lm_nodes", max(n, 1), "search node")
+    for name in ("lm_from", "lm_to"):
+        if arrays[name].shape != (n, nodes.shape[0]):
+            raise _fail(name, f"a complete [{n}, {nodes.shape[0]}] table (search nodes x landmarks)")
+
+
+def check_graph(arrays: Mapping[str, np.ndarray]) -> None:
+    """Every stage the arrays hold; `FormatError` naming the first array and rule that fails."""
+    check_core(arrays)
+    n = int(arrays["node_lon"].shape[0])
+    if EB_PREFIX + "first_out" in arrays:
+        check_search_graph(arrays)
+        n = int(arrays[EB_PREFIX + "node_arc"].shape[0])
+    prefixes = sorted({name[: name.index("_") + 1] for name in arrays if name.startswith("chx")})
+    for prefix in ([CH_PREFIX] if "ch_rank" in arrays else []) + prefixes:
+        check_ch(arrays, prefix, n)
+    if "lm_nodes" in arrays:
+        check_landmarks(arrays, n)
