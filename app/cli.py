@@ -234,14 +234,15 @@ def cmd_route(args: argparse.Namespace) -> int:
         raise CliError("--radius must be > 0 metres")
     from app.engine.data import load
     from app.engine.errors import EngineError, GraphError
-    from app.engine.router import Router
+    from app.engine.facade import Engine, RouteRequest, Waypoints
 
     try:
-        router = Router(load(args.graph_dir))
-        phantoms = router.snap_waypoints(points, [args.radius] * len(points))
-        q = router.query()
-        q.route(phantoms, algorithm=args.algorithm)  # loads the cached kernels, so the figures time the search alone
-        r = q.route(phantoms, algorithm=args.algorithm)
+        engine = Engine(load(args.graph_dir))
+        _, phantoms, options = engine.resolve_route(
+            RouteRequest(Waypoints(points, [args.radius] * len(points)), args.algorithm)
+        )
+        engine.routes(phantoms, options)  # loads the cached kernels, so the figures time the search alone
+        r = engine.routes(phantoms, options).best
     except (EngineError, GraphError) as exc:
         raise CliError(str(exc)) from None
     if args.geojson:

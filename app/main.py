@@ -56,11 +56,11 @@ def create_app(settings: Settings | None = None, service: Service | None = None)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        if service.graph is None:
+        if service.engine is None:
             from app.warmup import warm_service
 
             await asyncio.to_thread(warm_service, service, log.info, background=True)
-        log.info("graph %s loaded: %s", settings.graph_dir, service.graph.manifest.get("counts"))
+        log.info("graph %s loaded: %s", settings.graph_dir, dict(service.opened.meta.counts))
         try:
             yield
         finally:

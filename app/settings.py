@@ -33,6 +33,14 @@ class Settings(BaseSettings):
     )
     request_time_limit_s: float = Field(10.0, gt=0, description="a search running longer answers TooBig")
     trace_limit: int = Field(100_000, ge=1, description="most settled nodes a `trace=true` answer lists per leg")
+    max_contours: int = Field(10, ge=1, description="most limits in one isochrone request")
+    max_minutes: float = Field(180.0, gt=0, description="largest isochrone time limit, minutes")
+    max_distance_m: float = Field(200_000.0, gt=0, description="largest isochrone distance limit, metres")
+    max_polygons: int = Field(20, ge=1, description="most polygons in the areas to avoid of one request")
+    max_vertices: int = Field(1000, ge=3, description="most vertices over all areas to avoid of one request")
+    inline_table_cells: int = Field(
+        16, ge=0, description="CH tables up to this many cells run on the event loop, larger ones in the pool"
+    )
     max_body_bytes: int = Field(1_000_000, ge=1024, description="largest POST body")
     cors_origins: list[str] = Field(default_factory=lambda: ["*"], description="allowed CORS origins ([] disables)")
     log_level: str = "info"

@@ -118,8 +118,11 @@ async def _exercise_routing(service: Any, algorithms: tuple[str, ...] | None) ->
     """Routes (OSRM answers with geometry and annotations, every algorithm), a table, nearest; the sample phantoms."""
     from app.api import osrm
     from app.engine.errors import EngineError
+    from app.engine.facade import Waypoints
+    from app.engine.types import RouteOptions
 
-    sample = service.router.sample_points()
+    engine = service.opened
+    sample = engine.sample_points()
     if sample is None:
         return None
     pts = list(sample)
@@ -134,20 +137,20 @@ async def _exercise_routing(service: Any, algorithms: tuple[str, ...] | None) ->
         if status != 200:  # a graph whose sample points do not connect still serves
             log.info("warm-up %s: %s", path, body[:200])
     try:
-        phantoms = service.snap_all(pts)
+        phantoms = engine.snap(Waypoints(pts))
     except EngineError as exc:
         log.info("warm-up of the other algorithms skipped: %s", exc)
         return None
-    for algorithm in algorithms if algorithms is not None else service.router.algorithms:
+    for algorithm in algorithms if algorithms is not None else engine.algorithms:
         try:
-            service.router.query().route(phantoms, algorithm=algorithm)
+            engine.routes(phantoms, RouteOptions(algorithm=algorithm))
         except EngineError:
             pass
     try:
-        service.router.query().table(phantoms, phantoms)
+        engine.table(phantoms, phantoms)
     except EngineError:
         pass
-    service.router.warmup(algorithms)
+    engine.router.warmup(algorithms)
     return phantoms
 
 
@@ -157,11 +160,11 @@ def exercise_options(service: Any, phantoms: list[Any]) -> None:
     from app.engine.areas import parse_compact
     from app.engine.contours import contour_polygons
     from app.engine.errors import EngineError
-    from app.engine.tiles import road_tiles
     from app.engine.types import RouteOptions
 
-    road_tiles(service.router)  # no kernels: tens of milliseconds on a city
-    router = service.router
+    engine = service.opened
+    engine.road_tiles()  # no kernels: tens of milliseconds on a city
+    router = engine.router
     x1, y1 = phantoms[0].lon, phantoms[0].lat
     ring = f"{x1 + 1e-4},{y1 + 1e-4};{x1 + 2e-4},{y1 + 1e-4};{x1 + 2e-4},{y1 + 2e-4}"
     q = router.query()
@@ -194,7 +197,7 @@ def warm_service(
     from app.api.health import Metrics
 
     with announce_compilation(say, "routing kernels", ENGINE_COMPILE_S) as note:
-        if service.graph is None:
+        if service.engine is None:
             service.open()  # imports the engine: kernels with signatures compile (or load) now
         if background and options:
             phantoms = asyncio.run(_exercise_routing(service, algorithms))

@@ -89,7 +89,6 @@ def monaco(bundled_graph) -> Router:
 def test_bounded_trees_hold_every_node_a_route_within_the_cutoff_can_use(monaco: Router, landmarks: bool) -> None:
     """`Searcher.bounded_tree` (keys on the bound to the far end) against plain one-to-all searches: every node with
     d_f + d_b <= cutoff is settled in both bounded trees with the same labels, with exclusions and forbidden arcs."""
-    from app.engine.router import make_seeds
     from app.engine.search import Searcher, SearchOptions
 
     g = monaco.search_graph
@@ -99,8 +98,8 @@ def test_bounded_trees_hold_every_node_a_route_within_the_cutoff_can_use(monaco:
         sr.lm_max = 0
     none = np.zeros(0, dtype=np.int32)
     for k, (src, tgt) in enumerate(random_phantom_pairs(monaco, 12, seed=4)):
-        s_seeds, _ = make_seeds(monaco, src, True)
-        t_seeds, _ = make_seeds(monaco, tgt, False)
+        s_seeds = monaco.space.seeds(src, True).seeds
+        t_seeds = monaco.space.seeds(tgt, False).seeds
         forbidden = rng.choice(g.num_arcs, size=20, replace=False).astype(np.int32) if k % 2 else None
         opts = SearchOptions(exclude_flags=FLAG_MOTORWAY if k % 3 == 0 else 0, forbidden=forbidden)
         full_f, _, done_f = sr.tree(sr.one_to_many(s_seeds, none, True, opts))

@@ -85,9 +85,9 @@ REQUESTS = [("a", "f"), ("a", "j"), ("h", "d"), ("c", "s"), ("m", "r"), ("e", "h
 def test_guide_is_built_only_for_steps(graph_dir: Path) -> None:
     svc = service(graph_dir)
     route(svc, "a", "f", steps=False)
-    assert svc.router.roads._guide is None  # routing alone never builds the intersection model
+    assert svc.opened.roads._guide is None  # routing alone never builds the intersection model
     route(svc, "a", "f")
-    assert svc.router.roads._guide is not None
+    assert svc.opened.roads._guide is not None
 
 
 def test_bounded_caches_give_the_same_answers(graph_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -96,7 +96,7 @@ def test_bounded_caches_give_the_same_answers(graph_dir: Path, monkeypatch: pyte
     svc = service(graph_dir)
     got = [route(svc, *r)["routes"][0]["legs"] for r in REQUESTS]
     assert got == expected
-    assert len(svc.router.roads.guide._turns) <= 3
+    assert len(svc.opened.roads.guide._turns) <= 3
 
 
 def test_town_answers(graph_dir: Path) -> None:

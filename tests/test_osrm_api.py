@@ -157,6 +157,7 @@ def _leg(coords: list[tuple[float, float]]) -> Leg:
         stats=SearchStats("ch"),
         source=ph,
         target=ph,
+        piece_weight=np.full(p, 1.0),
     )
 
 
@@ -612,8 +613,12 @@ def test_engine_codes_map_to_400_through_handle() -> None:
         def table(self, sources: list, destinations: list, exclude: object = ()) -> None:
             raise NoTable("No table found")
 
+    from app.engine.facade import Engine, Limits
+
     svc = Service(Settings(graph_dir=Path("unused")))
-    svc.router = StubRouter()
+    engine = Engine.__new__(Engine)  # the facade over a stub router
+    engine.router, engine.limits = StubRouter(), Limits()  # type: ignore[assignment]
+    svc.engine = engine
     for path, code in (("/table/v1/driving/" + OK_2, "NoTable"), (R + OK_2, "NoRoute")):
         status, body = asyncio.run(osrm.handle(svc, path, b""))
         answer = json.loads(body)

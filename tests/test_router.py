@@ -38,7 +38,7 @@ class RefDijkstra:
     def __init__(self, graph: Graph) -> None:
         self.g = graph
 
-    def run(self, sources: Seeds, targets: Seeds) -> SearchResult:
+    def run(self, sources: Seeds, targets: Seeds, options: object = None) -> SearchResult:
         g = self.g
         dist: dict[int, int] = {}
         pred: dict[int, int] = {}  # node -> arc, or -1 - seed

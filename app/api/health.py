@@ -116,9 +116,9 @@ async def health(request: Request) -> Response:
         "version": svc.version,
         "pid": os.getpid(),
         "uptime_s": round(time.time() - svc.metrics.started, 3),
-        "algorithms": list(svc.router.algorithms),
-        "excludable": [sorted(e.classes) for e in svc.router.excludable],
-        "graph": graph_summary(svc.graph.manifest),
+        "algorithms": list(svc.opened.algorithms),
+        "excludable": [sorted(e.classes) for e in svc.opened.excludable],
+        "graph": graph_summary(svc.opened.meta.raw),
     }
     return Response(orjson.dumps(body), media_type="application/json")
 

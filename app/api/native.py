@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 import numpy as np
@@ -24,8 +23,10 @@ from app.api.schemas import (
     TableResponse,
 )
 from app.api.service import Service
+from app.engine import facade
 from app.engine.errors import InvalidValue, TooBig
-from app.engine.types import Phantom, Route, RouteOptions, RouteResult
+from app.engine.facade import IsochroneRequest, NearestRequest, Waypoints
+from app.engine.types import Phantom, Route, RouteResult
 
 router = APIRouter(tags=["native"])
 _ERRORS: dict[int | str, dict[str, Any]] = {
@@ -131,63 +132,25 @@ def feature(
     }
 
 
-@dataclass
-class RouteParams:
-    """A native route request, from either GET or POST."""
-
-    coords: list[tuple[float, float]]
-    algorithm: str | None = None
-    radiuses: list[float | None] | None = None
-    overview: str = "full"
-    exclude: list[str] = field(default_factory=list)
-    avoid: Any = None  # parsed `app.engine.areas.Areas`
-    trace: bool = False
-    epsilon: float = 1.0
-    alternatives: int = 0
-
-
-def _trace_json(svc: Service, result: RouteResult) -> list[dict[str, Any]]:
-    out = []
-    for tr in result.traces:
-        pts = np.round(svc.router.node_lonlat(tr.nodes), 6)
-        settled = np.concatenate([pts, tr.directions[:, None].astype(np.float64)], axis=1) if len(pts) else pts
-        meet = np.round(svc.router.node_lonlat(np.array([tr.meeting])), 6)[0].tolist() if tr.meeting >= 0 else None
-        out.append({"settled": settled, "meeting": meet, "truncated": tr.truncated})
-    return out
-
-
-async def _route(svc: Service, p: RouteParams) -> Response:
-    limit = svc.settings.max_via_points
-    if len(p.coords) > limit:
-        raise TooBig(f"Number of points {len(p.coords)} is higher than the maximum ({limit})")
-    if p.radiuses is not None and len(p.radiuses) != len(p.coords):
-        raise InvalidValue(f"radiuses has {len(p.radiuses)} entries for {len(p.coords)} points")
-    if p.alternatives > svc.settings.max_alternatives:
-        raise TooBig(f"alternatives={p.alternatives} is more than the maximum ({svc.settings.max_alternatives})")
-    if p.alternatives and len(p.coords) != 2:
+async def _route(svc: Service, req: facade.RouteRequest, overview: str) -> Response:
+    if req.alternatives and len(req.waypoints.coordinates) != 2:
         raise InvalidValue("alternatives are looked for between two points only: drop the via points")
-    algorithm = p.algorithm or ("alt" if p.avoid is not None and "alt" in svc.router.algorithms else "ch")
-    svc.check_algorithm(algorithm)  # coordinates were range-checked by parse_lonlat / the pydantic schema
-    mask = svc.exclude_mask(p.exclude)
-    phantoms = svc.snap_all(
-        p.coords, p.radiuses, default_radius_m=svc.settings.snap_radius_m, detail=True, exclude_mask=mask
-    )
-    forbidden = None
-    if p.avoid is not None:
-        forbidden = svc.router.forbidden_arcs(p.avoid)
-        svc.router.check_outside(phantoms, forbidden)
-    options = RouteOptions(
-        algorithm=algorithm,
-        exclude=frozenset(p.exclude),
-        forbidden=forbidden,
-        trace=p.trace,
-        trace_limit=svc.settings.trace_limit,
-        epsilon=p.epsilon,
-        alternatives=p.alternatives,
-    )
-    result = await svc.routes(phantoms, algorithm, options)
-    trace = _trace_json(svc, result) if p.trace else None
-    return _json(feature(result.best, phantoms, p.overview, result, trace, p.exclude), _JSON)
+    answer = await svc.route(req)
+    trace = answer.traces if req.trace else None
+    return _json(feature(answer.best, answer.phantoms, overview, answer.result, trace, answer.exclude), _JSON)
+
+
+def _waypoints(
+    svc: Service, coords: list[tuple[float, float]], radiuses: list[float | None] | None = None
+) -> Waypoints:
+    """A native request's points: the native snapping radius, and NoSegment saying how far the nearest road is."""
+    if radiuses is not None and len(radiuses) != len(coords):
+        raise InvalidValue(f"radiuses has {len(radiuses)} entries for {len(coords)} points")
+    return Waypoints(coords, radiuses, default_radius_m=svc.settings.snap_radius_m, detail=True)
+
+
+def _areas_limits(svc: Service) -> dict[str, int]:
+    return {"max_vertices": svc.settings.max_vertices, "max_polygons": svc.settings.max_polygons}
 
 
 def _exclude_list(text: str | None) -> list[str]:
@@ -226,13 +189,16 @@ async def get_route(
     if via:
         points += [parse_lonlat(p, "via") for p in via.split(";")]
     points.append(parse_lonlat(to, "to"))
+    svc = _svc(request)
     areas = None
     if avoid:
         from app.engine.areas import parse_compact
 
-        areas = parse_compact(avoid)
-    params = RouteParams(points, algorithm, None, overview, _exclude_list(exclude), areas, trace, epsilon, alternatives)
-    return await _route(_svc(request), params)
+        areas = parse_compact(avoid, **_areas_limits(svc))
+    req = facade.RouteRequest(
+        _waypoints(svc, points), algorithm, _exclude_list(exclude), areas, alternatives, trace, epsilon
+    )
+    return await _route(svc, req, overview)
 
 
 @router.post(
@@ -245,38 +211,32 @@ async def get_route(
 async def post_route(request: Request, body: Annotated[RouteRequest, Body()]) -> Response:
     """The same as `GET /route` with the points as a JSON list `[[lon, lat], ...]`, optional snap radii, and areas
     to avoid as GeoJSON."""
+    svc = _svc(request)
     coords = [(float(a), float(b)) for a, b in body.coordinates]
     areas = None
     if body.avoid is not None:
         from app.engine.areas import parse_areas
 
-        areas = parse_areas(body.avoid)
-    params = RouteParams(
-        coords,
+        areas = parse_areas(body.avoid, **_areas_limits(svc))
+    req = facade.RouteRequest(
+        _waypoints(svc, coords, body.radiuses),
         body.algorithm,
-        body.radiuses,
-        body.overview,
         body.exclude,
         areas,
+        body.alternatives,
         body.trace,
         body.epsilon,
-        body.alternatives,
     )
-    return await _route(_svc(request), params)
+    return await _route(svc, req, body.overview)
 
 
-MAX_CONTOURS = 10
-MAX_MINUTES = 180.0
-MAX_DISTANCE_M = 200_000.0
-
-
-def _limits(text: str, what: str, top: float) -> list[float]:
+def _limits(text: str, what: str, count: int, top: float) -> list[float]:
     try:
         values = [float(x) for x in text.split(",") if x.strip()]
     except ValueError:
         raise InvalidValue(f"{what} must be comma-separated numbers, got {text[:40]!r}") from None
-    if not values or len(values) > MAX_CONTOURS:
-        raise InvalidValue(f"{what}: give 1 to {MAX_CONTOURS} values")
+    if not values or len(values) > count:
+        raise InvalidValue(f"{what}: give 1 to {count} values")
     if any(not math.isfinite(v) or v <= 0 or v > top for v in values):
         raise InvalidValue(f"{what}: every value must be > 0 and at most {top:g}")
     return sorted(set(values))
@@ -309,41 +269,30 @@ async def get_isochrone(
     lon, lat = parse_lonlat(point, "point")
     if (minutes is None) == (distance_m is None):
         raise InvalidValue("give either minutes or distance_m")
+    st = svc.settings
     if minutes is not None:
-        values = _limits(minutes, "minutes", MAX_MINUTES)
-        metric, limits = "duration", [int(round(v * 60 * 10)) for v in values]
+        values = _limits(minutes, "minutes", st.max_contours, st.max_minutes)
+        metric, limits = "duration", [v * 60.0 for v in values]
     else:
-        values = _limits(distance_m or "", "distance_m", MAX_DISTANCE_M)
-        metric, limits = "distance", [int(round(v * 10)) for v in values]
-    classes = _exclude_list(exclude)
-    mask = svc.exclude_mask(classes)
-    phantom = svc.snap_all([(lon, lat)], default_radius_m=svc.settings.snap_radius_m, detail=True, exclude_mask=mask)[0]
-
-    def run() -> tuple[list[dict[str, Any]], int]:
-        from app.engine.contours import contour_polygons
-
-        pieces, settled = svc.router.query().isochrone(phantom, limits, metric, reverse, classes)
-        out = []
-        for value, part in zip(values, pieces, strict=True):
-            try:
-                geometry, tol = contour_polygons(part[:, 0], part[:, 1], part[:, 2], part[:, 3], buffer_m)
-            except ValueError as exc:
-                raise TooBig(f"isochrone of {value:g}: {exc}") from None
-            props = {
-                "value": value,
-                "unit": "min" if metric == "duration" else "m",
-                "metric": metric,
-                "reverse": reverse,
-                "buffer_m": buffer_m,
-                "tolerance_m": round(tol, 2),
-                "pieces": int(len(part)),
-            }
-            out.append({"type": "Feature", "geometry": geometry, "properties": props})
-        return out[::-1], settled
-
-    features, settled = await svc.run_slow(run)
+        values = _limits(distance_m or "", "distance_m", st.max_contours, st.max_distance_m)
+        metric, limits = "distance", values
+    req = IsochroneRequest(_waypoints(svc, [(lon, lat)]), limits, metric, reverse, _exclude_list(exclude), buffer_m)
+    answer = await svc.isochrone(req)
+    features = []
+    for value, c in zip(values[::-1], answer.contours, strict=True):
+        props = {
+            "value": value,
+            "unit": "min" if metric == "duration" else "m",
+            "metric": metric,
+            "reverse": reverse,
+            "buffer_m": buffer_m,
+            "tolerance_m": round(c.tolerance_m, 2),
+            "pieces": c.pieces,
+        }
+        features.append({"type": "Feature", "geometry": c.geometry, "properties": props})
+    ph = answer.phantom
     body = {"type": "FeatureCollection", "features": features, "properties": {
-        "point": [phantom.lon, phantom.lat], "snap_distance_m": phantom.distance_m, "settled": settled}}  # fmt: skip
+        "point": [ph.lon, ph.lat], "snap_distance_m": ph.distance_m, "settled": answer.settled}}  # fmt: skip
     return _json(body, _JSON)
 
 
@@ -364,10 +313,8 @@ async def get_nearest(
     """The `number` nearest snapped points on distinct road segments, nearest first, as GeoJSON Points."""
     svc = _svc(request)
     lon, lat = parse_lonlat(point, "point")
-    if number > svc.settings.max_nearest:
-        raise TooBig(f"number {number} is higher than the maximum ({svc.settings.max_nearest})")
-    mask = svc.exclude_mask(_exclude_list(exclude))
-    found = svc.nearest(lon, lat, number, svc.settings.snap_radius_m if radius_m is None else radius_m, mask)
+    radius = svc.settings.snap_radius_m if radius_m is None else radius_m
+    found = svc.nearest(NearestRequest(lon, lat, number, radius, _exclude_list(exclude)))
     features = [
         {
             "type": "Feature",
@@ -395,13 +342,13 @@ async def post_table(request: Request, body: Annotated[TableRequest, Body()]) ->
     if not dst_coords:
         raise InvalidValue("destinations must not be empty")
     points = [(float(a), float(b)) for a, b in body.sources]
+    n = len(points)
+    destinations = None
     if body.destinations is not None:
         points += [(float(a), float(b)) for a, b in dst_coords]
-    mask = svc.exclude_mask(body.exclude)
-    snapped = svc.snap_all(points, default_radius_m=svc.settings.snap_radius_m, detail=True, exclude_mask=mask)
-    src = snapped[: len(body.sources)]
-    dst = src if body.destinations is None else snapped[len(body.sources) :]
-    tbl = await svc.table(src, dst, body.exclude)
+        destinations = list(range(n, len(points)))
+    req = facade.TableRequest(_waypoints(svc, points), list(range(n)), destinations, body.exclude)
+    tbl, src, dst = await svc.table(req)
     return _json(
         {
             "durations_s": np.asarray(tbl.durations_s, dtype=np.float64),

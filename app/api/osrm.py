@@ -37,7 +37,9 @@ from app.api.errors import JSON_TYPE, error_body, status_for
 from app.api.geometry import segment_lengths_m, simplify
 from app.api.service import Service, check_coordinate
 from app.engine.errors import EngineError, InvalidValue, NotImplementedOption, TooBig
-from app.engine.types import Leg, Phantom, Route, RouteOptions, SearchStats
+from app.engine.facade import NearestRequest, RouteRequest, TableRequest, Waypoints
+from app.engine.legs import merge_legs, segment_figures
+from app.engine.types import Leg, Phantom, Route
 
 log = logging.getLogger("starroute.osrm")
 
@@ -352,63 +354,21 @@ def _bearings_of(req: OsrmRequest) -> list[tuple[float, float] | None] | None:
     return None if b is None else [None if x is None else (float(x[0]), float(x[1])) for x in b]
 
 
+def _waypoints(req: OsrmRequest, radiuses: list[float | None] | None) -> Waypoints:
+    """The request's points with OSRM's per-coordinate options (radii unlimited unless given)."""
+    o = req.options
+    return Waypoints(req.coordinates, radiuses, _bearings_of(req), o.get("approaches"))
+
+
 def _check_coordinates(req: OsrmRequest) -> None:
     for lon, lat in req.coordinates:
         check_coordinate(lon, lat)
 
 
-def _algorithm(svc: Service) -> str:
-    return svc.router.default_algorithm
-
-
-def merge_legs(legs: list[Leg]) -> Leg:
-    """One leg through several engine legs (for `waypoints=`): figures added, coordinates and pieces joined."""
-    if len(legs) == 1:
-        return legs[0]
-    coords = [legs[0].coordinates]
-    ends = [legs[0].piece_coord_end]
-    offset = legs[0].coordinates.shape[0] - 1
-    for leg in legs[1:]:
-        coords.append(leg.coordinates[1:])
-        ends.append(leg.piece_coord_end + offset)
-        offset += leg.coordinates.shape[0] - 1
-    stats = SearchStats(legs[0].stats.algorithm)
-    for leg in legs:
-        stats.settled += leg.stats.settled
-        stats.relaxed += leg.stats.relaxed
-        stats.micros += leg.stats.micros
-    return Leg(
-        weight=sum(leg.weight for leg in legs),
-        duration_s=sum(leg.duration_s for leg in legs),
-        distance_m=sum(leg.distance_m for leg in legs),
-        coordinates=np.concatenate(coords),
-        piece_arc=np.concatenate([leg.piece_arc for leg in legs]),
-        piece_distance_m=np.concatenate([leg.piece_distance_m for leg in legs]),
-        piece_duration_s=np.concatenate([leg.piece_duration_s for leg in legs]),
-        piece_coord_end=np.concatenate(ends),
-        stats=stats,
-        source=legs[0].source,
-        target=legs[-1].target,
-    )
-
 
 def annotation(leg: Leg, fields: tuple[str, ...]) -> dict[str, Any]:
     """Per-segment annotation arrays (one value per pair of consecutive coordinates), pieces split by length."""
-    coords = leg.coordinates
-    nseg = coords.shape[0] - 1
-    if nseg <= 0 or leg.piece_arc.shape[0] == 0:
-        dist = dur = wgt = np.zeros(0)
-    else:
-        seg_len = segment_lengths_m(coords)
-        piece = np.searchsorted(leg.piece_coord_end, np.arange(nseg), side="right")
-        piece = np.minimum(piece, leg.piece_arc.shape[0] - 1)
-        per_piece = np.bincount(piece, weights=seg_len, minlength=leg.piece_arc.shape[0])
-        count = np.bincount(piece, minlength=leg.piece_arc.shape[0])
-        frac = np.where(per_piece[piece] > 0, seg_len / np.where(per_piece[piece] > 0, per_piece[piece], 1.0), 0.0)
-        frac = np.where(per_piece[piece] > 0, frac, 1.0 / np.maximum(count[piece], 1))
-        dist = leg.piece_distance_m[piece] * frac
-        dur = leg.piece_duration_s[piece] * frac
-        wgt = dur if leg.piece_weight is None else leg.piece_weight[piece] * frac
+    dist, dur, wgt = segment_figures(leg)
     out: dict[str, Any] = {}
     if "distance" in fields:
         out["distance"] = np.round(dist, 8)
@@ -447,19 +407,16 @@ async def route(svc: Service, req: OsrmRequest) -> dict[str, Any]:
             raise InvalidValue("Waypoints must be supplied in increasing order")
     if "nodes" in o.get("annotations", ()):
         raise NotImplementedOption("annotations=nodes is not supported: the graph keeps no OSM ids for shape points")
-    exclude = o.get("exclude", [])
-    mask = svc.exclude_mask(exclude)
-    phantoms = svc.snap_all(
-        req.coordinates, radiuses, _bearings_of(req), exclude_mask=mask, approaches=o.get("approaches")
-    )
-    algorithm = _algorithm(svc)
-    wanted = o.get("alternatives", 0) if n == 2 else 0  # OSRM looks for alternatives between two coordinates only
     straight = {"true": True, "false": False}.get(o.get("continue_straight", "default"))
-    options = RouteOptions(
-        algorithm=algorithm, exclude=frozenset(exclude), alternatives=wanted, continue_straight=straight
+    engine_req = RouteRequest(
+        _waypoints(req, radiuses),
+        exclude=o.get("exclude", []),
+        alternatives=o.get("alternatives", 0) if n == 2 else 0,  # OSRM looks for alternatives between two points only
+        continue_straight=straight,
     )
-    result = await svc.routes(phantoms, algorithm, options)
-    routes = [_route_object(svc, r, wps, o) for r in result.routes]
+    answer = await svc.route(engine_req)
+    phantoms = answer.phantoms
+    routes = [_route_object(svc, r, wps, o) for r in answer.result.routes]
     body: dict[str, Any] = {"code": "Ok", "routes": routes}
     if not o.get("skip_waypoints", False):
         hints = o.get("generate_hints", True)
@@ -472,9 +429,10 @@ def _route_object(svc: Service, r: Route, wps: list[int] | None, o: dict[str, An
     """One OSRM Route object: legs (steps, annotations), totals, the overview geometry."""
     fields = o.get("annotations", ())
     legs = r.legs if wps is None else [merge_legs(r.legs[a:b]) for a, b in zip(wps, wps[1:], strict=False)]
+    engine = svc.opened
     geom = _geometry_fn(o.get("geometries", "polyline"))
     overview = o.get("overview", "simplified")
-    roads = svc.router.roads if o.get("steps") else None
+    roads = engine.roads if o.get("steps") else None
     if roads is not None:  # guidance is imported on the first steps request, not at start-up
         from app.api.steps import build_steps, summary
     legs_out = []
@@ -483,7 +441,7 @@ def _route_object(svc: Service, r: Route, wps: list[int] | None, o: dict[str, An
         obj: dict[str, Any] = {
             "steps": steps,
             "summary": summary(steps) if steps else "",
-            "weight": round(leg.weight / 10.0, 1),
+            "weight": round(leg.weight_s, 1),
             "duration": round(leg.duration_s, 1),
             "distance": round(leg.distance_m, 1),
         }
@@ -494,8 +452,8 @@ def _route_object(svc: Service, r: Route, wps: list[int] | None, o: dict[str, An
         legs_out.append(obj)
     route_obj: dict[str, Any] = {
         "legs": legs_out,
-        "weight_name": svc.router.graph.manifest.get("weight_name", "duration"),
-        "weight": round(r.weight / 10.0, 1),
+        "weight_name": engine.meta.weight_name,
+        "weight": round(r.weight_s, 1),
         "duration": round(r.duration_s, 1),
         "distance": round(r.distance_m, 1),
     }
@@ -518,8 +476,8 @@ async def nearest(svc: Service, req: OsrmRequest) -> dict[str, Any]:
         raise TooBig(f"Number of results {number} is higher than current maximum ({svc.settings.max_nearest})")
     _check_coordinates(req)
     lon, lat = req.coordinates[0]
-    mask = svc.exclude_mask(req.options.get("exclude"))
-    found = svc.nearest(lon, lat, number, radiuses[0] if radiuses else None, exclude_mask=mask)
+    radius = radiuses[0] if radiuses else None
+    found = svc.nearest(NearestRequest(lon, lat, number, radius, req.options.get("exclude") or ()))
     hints = req.options.get("generate_hints", True)
     return {"code": "Ok", "waypoints": [{"nodes": list(ph.osm_nodes), **waypoint(ph, hints)} for ph in found]}
 
@@ -544,12 +502,8 @@ async def table(svc: Service, req: OsrmRequest) -> dict[str, Any]:
     if len(src) * len(dst) > limit * limit:
         raise TooBig("Too many table coordinates")
     _check_coordinates(req)
-    exclude = o.get("exclude", [])
-    mask = svc.exclude_mask(exclude)
-    phantoms = svc.snap_all(
-        req.coordinates, radiuses, _bearings_of(req), exclude_mask=mask, approaches=o.get("approaches")
-    )
-    tbl = await svc.table([phantoms[i] for i in src], [phantoms[j] for j in dst], exclude)
+    tbl, _, _ = await svc.table(TableRequest(_waypoints(req, radiuses), src, dst, o.get("exclude", [])))
+    phantoms = tbl.sources + tbl.destinations
     fields = o.get("annotations", ("duration",))
     durations = np.asarray(tbl.durations_s, dtype=np.float64) * o.get("scale_factor", 1.0)
     distances = np.asarray(tbl.distances_m, dtype=np.float64)
@@ -561,8 +515,8 @@ async def table(svc: Service, req: OsrmRequest) -> dict[str, Any]:
             snapped = o.get("fallback_coordinate", "input") == "snapped"
             pts = np.array([(p.lon, p.lat) if snapped else (p.input_lon, p.input_lat) for p in phantoms])
             si, dj = np.nonzero(missing)
-            a = pts[np.asarray(src)[si]]
-            b = pts[np.asarray(dst)[dj]]
+            a = pts[si]
+            b = pts[len(src) + dj]
             crow = segment_lengths_m(np.stack([a, b], axis=1).reshape(-1, 2))[::2]
             durations[si, dj] = crow / speed
             distances[si, dj] = crow
@@ -572,8 +526,8 @@ async def table(svc: Service, req: OsrmRequest) -> dict[str, Any]:
     if "distance" in fields:
         body["distances"] = np.round(distances, 1)
     hints = o.get("generate_hints", True)
-    body["sources"] = [waypoint(phantoms[i], hints) for i in src]
-    body["destinations"] = [waypoint(phantoms[j], hints) for j in dst]
+    body["sources"] = [waypoint(p, hints) for p in tbl.sources]
+    body["destinations"] = [waypoint(p, hints) for p in tbl.destinations]
     return body
 
 

@@ -23,9 +23,10 @@ router = APIRouter(include_in_schema=False)
 
 def start_page(service: Any) -> str:
     """The start page: the graph, the endpoints, example requests that work on this graph."""
-    mf = service.graph.manifest if service.graph is not None else {}
+    engine = service.engine
+    mf = engine.meta.raw if engine is not None else {}
     counts = mf.get("counts", {})
-    pts = service.router.sample_points() if service.router is not None else None
+    pts = engine.sample_points() if engine is not None else None
     examples = ""
     if pts is not None:
         (x1, y1), (x2, y2) = pts
@@ -51,7 +52,7 @@ code{{background:#f3f3f3;padding:0 .2em}}a{{color:#0b5cad}}td{{padding:0 1em 0 0
 <p>Road routing on OpenStreetMap data with contraction hierarchies, ALT and A*. This server has the
 <b>{html.escape(str(mf.get("profile", "?")))}</b> graph of <b>{source}</b> loaded:
 {counts.get("nodes", 0):,} nodes, {counts.get("arcs", 0):,} arcs; algorithms
-{html.escape(", ".join(service.router.algorithms) if service.router is not None else "")}.</p>
+{html.escape(", ".join(engine.algorithms) if engine is not None else "")}.</p>
 <h2>Try it</h2><ul>{examples}</ul>
 <h2>API</h2><table>
 <tr><td><a href="/docs">/docs</a></td><td>interactive API documentation (Swagger UI)</td></tr>

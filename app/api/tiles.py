@@ -29,7 +29,8 @@ from starlette.responses import FileResponse, Response
 
 from app.api.schemas import ErrorBody
 from app.engine.errors import EngineError, InvalidValue
-from app.engine.tiles import BUFFER, CLASS_NAMES, EXTENT, MAX_ZOOM, TileRoads, check_tile, road_tiles
+from app.engine.facade import Engine
+from app.engine.tiles import BUFFER, CLASS_NAMES, EXTENT, MAX_ZOOM, TileRoads, check_tile
 
 router = APIRouter(tags=["map"])
 
@@ -245,17 +246,17 @@ class TileCache:
 CACHE = TileCache()
 
 
-def _key(router: Any, z: int, x: int, y: int) -> tuple[str, int, int, int]:
+def _key(engine: Engine, z: int, x: int, y: int) -> tuple[str, int, int, int]:
     """Cache key: the graph's fingerprint (its content), the tile."""
-    return str(router.graph.manifest.get("fingerprint") or id(router)), z, x, y
+    return engine.meta.fingerprint or str(id(engine)), z, x, y
 
 
-def tile_bytes(router: Any, z: int, x: int, y: int) -> bytes:
-    """The MVT tile z/x/y of the router's road network (cached); `InvalidValue` for a tile that does not exist."""
-    key = _key(router, z, x, y)
+def tile_bytes(engine: Engine, z: int, x: int, y: int) -> bytes:
+    """The MVT tile z/x/y of the engine's road network (cached); `InvalidValue` for a tile that does not exist."""
+    key = _key(engine, z, x, y)
     body = CACHE.get(key)
     if body is None:
-        tiles = road_tiles(router)
+        tiles = engine.road_tiles()
         body = encode(tiles.tile(z, x, y), tiles.string)
         CACHE.put(key, body)
     return body
@@ -271,14 +272,14 @@ def _int(text: str, what: str) -> int:
 async def tilejson(request: Request) -> Response:
     """Where the tiles are, their zoom range and bounds, and the fields of their one layer (for MapLibre and co.)."""
     svc = request.app.state.service
-    mf = svc.graph.manifest
-    bbox = mf.get("bbox") or [-180.0, -85.0, 180.0, 85.0]
+    mf = svc.opened.meta
+    bbox = list(mf.bbox) if mf.bbox is not None else [-180.0, -85.0, 180.0, 85.0]
     base = str(request.base_url).rstrip("/")
     body = {
         "tilejson": "3.0.0",
-        "name": f"starroute {mf.get('profile', '')} roads",
+        "name": f"starroute {mf.profile} roads",
         "attribution": "© OpenStreetMap contributors (ODbL 1.0)",
-        "tiles": [f"{base}/tile/{{z}}/{{x}}/{{y}}.mvt?v={str(mf.get('fingerprint', ''))[:16]}"],
+        "tiles": [f"{base}/tile/{{z}}/{{x}}/{{y}}.mvt?v={mf.fingerprint[:16]}"],
         "minzoom": 0,
         "maxzoom": MAX_ZOOM,
         "bounds": bbox,
@@ -318,16 +319,16 @@ async def tile(
     zi, xi, yi = _int(z, "z"), _int(x, "x"), _int(yy, "y")
     check_tile(zi, xi, yi)
     svc = request.app.state.service
-    fp = str(svc.graph.manifest.get("fingerprint", ""))[:16]
+    engine = svc.opened
+    fp = engine.meta.fingerprint[:16]
     etag = f'"{fp}-{zi}-{xi}-{yi}"'
     cache = "public, max-age=86400" if v is not None and v == fp else "no-cache"
     headers = {"ETag": etag, "Cache-Control": cache}
     if request.headers.get("if-none-match") == etag:
         return Response(status_code=304, headers=headers)
-    router_ = svc.router
-    body = CACHE.get(_key(router_, zi, xi, yi))
+    body = CACHE.get(_key(engine, zi, xi, yi))
     if body is None:  # cut and encoded in the search pool (milliseconds; the first tile also indexes the roads)
-        body = await svc.run_slow(lambda: tile_bytes(router_, zi, xi, yi))
+        body = await svc.run_slow(lambda: tile_bytes(engine, zi, xi, yi))
     return Response(body, media_type=MVT_TYPE, headers=headers)
 
 

@@ -18,11 +18,18 @@ weight. A candidate whose tree prefix and suffix cross (a loop) is not a route a
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import replace
+
 import numpy as np
 
 from preprocessing.jit import kernel
+from preprocessing.units import INF_WEIGHT
 
-from .types import INF_WEIGHT
+from .assemble import join_route
+from .legs import Legs
+from .search import Searcher
+from .types import Phantom, Route, SearchOptions, SearchStats
 
 MAX_STRETCH = 1.25
 MAX_SHARING = 0.75
@@ -124,7 +131,7 @@ def choose(
     rows: np.ndarray,
     best_weight: int,
     want: int,
-    path: "callable",  # noqa: UP037 - (first arc, last arc) -> (arcs, source seed, target seed)
+    path: Callable[[int, int], tuple[np.ndarray, int, int]],  # (first arc, last arc) -> (arcs, source/target seed)
     best_arcs: np.ndarray,
     weight: np.ndarray,
     tail: np.ndarray,
@@ -149,3 +156,39 @@ def choose(
         if len(taken) == want:
             break
     return taken
+
+
+def alternative_routes(
+    legs: Legs, searcher: Searcher, src: Phantom, tgt: Phantom, best: Route, want: int, options: SearchOptions
+) -> list[Route]:
+    """Up to `want` alternatives to `best` between two phantoms, on the search graph with `options`' filters
+    (excluded classes, forbidden arcs): two bounded trees, their plateaus, the module's rules."""
+    space = legs.space
+    g, sg = space.graph, space.search
+    s = space.seeds(src, True)
+    t = space.seeds(tgt, False)
+    cutoff = int(MAX_STRETCH * best.weight) + 1
+    opts = replace(options, cutoff=cutoff, trace=False, epsilon=1.0)
+    dist_f, pred_f, done_f = searcher.bounded_tree(s.seeds, t.seeds, True, opts)
+    dist_b, pred_b, done_b = searcher.bounded_tree(t.seeds, s.seeds, False, opts)
+    rows = plateaus(dist_f, pred_f, done_f, dist_b, pred_b, done_b, sg.arc_tail, sg.arc_head, sg.arc_weight, cutoff)
+    best_arcs = np.concatenate([leg.piece_arc for leg in best.legs])
+    turns_of: dict[bytes, np.ndarray | None] = {}
+
+    def path(first: int, last: int) -> tuple[np.ndarray, int, int]:
+        """The plateau's route as road arcs (the turns onto them kept for the leg)."""
+        arcs, s_seed, t_seed = via_path(first, last, pred_f, pred_b, sg.arc_tail, sg.arc_head)
+        road, turns = space.road_path(arcs, s, s_seed)
+        turns_of[road.tobytes()] = turns
+        return road, s_seed, t_seed
+
+    out = []
+    for arcs, s_seed, t_seed, total in choose(rows, best.weight, want, path, best_arcs, g.arc_weight, g.arc_tail):
+        turns = turns_of.get(np.asarray(arcs, dtype=np.int32).tobytes())
+        leg = legs.assembler.search_leg(
+            src, int(s.kinds[s_seed]), arcs, tgt, int(t.kinds[t_seed]), SearchStats("alternatives"), turns,
+            tuple(t.turns[t_seed]),
+        )  # fmt: skip
+        assert leg.weight == total, f"alternative weighs {leg.weight} ds, its plateau said {total}"
+        out.append(join_route([leg], best.algorithm))
+    return out

@@ -23,16 +23,15 @@ import time
 
 import numpy as np
 
-from preprocessing.heap import heap_pop, heap_push
+from preprocessing.artifacts import CH_PREFIX, ch_names
+from preprocessing.heap import heap_pop, heap_push, new_heap
 from preprocessing.jit import I32, I64, arr, kernel, tup
 
 from .errors import GraphError
-from .types import INF_WEIGHT, SearchResult, SearchStats, SearchTrace, Seeds
+from .types import INF_WEIGHT, SearchOptions, SearchResult, SearchStats, SearchTrace, Seeds, refuse_options
 
 NO_CH_MESSAGE = "graph has no contraction hierarchy: re-run `starroute preprocess` without --no-ch"
-INF = int(INF_WEIGHT)
-CH_ARRAYS = ("ch_rank", "ch_up_first", "ch_up_arcs", "ch_down_first", "ch_down_arcs", "ch_unpack")
-STAMP_MAX = (2**62) // 3  # int64 state: never wraps in practice
+CH_ARRAYS = ("ch_rank", "ch_up_first", "ch_up_arcs", "ch_down_first", "ch_down_arcs", "ch_unpack")  # what it reads
 HEAP_START = 1024
 D_BITS = 31  # heap key = weight << D_BITS | dist
 D_MASK = (1 << D_BITS) - 1
@@ -46,11 +45,11 @@ L_PARC = 3
 L_T = 4  # the label's duration (ds): carried along, never compared (tables report it)
 
 
-def ch_arrays(graph: object, prefix: str = "ch_") -> dict[str, np.ndarray]:
+def ch_arrays(graph: object, prefix: str = CH_PREFIX) -> dict[str, np.ndarray]:
     """The CH arrays of `graph` (`prefix`: "ch_", or "chx{i}_" for a hierarchy without an excluded class set), by
     their `ch_*` names; raises GraphError when it has none."""
     has = getattr(graph, "has", None)
-    names = {name: prefix + name[3:] for name in CH_ARRAYS}
+    names = {name: stored for name, stored in ch_names(prefix).items() if name in CH_ARRAYS}
     if has is None or not all(has(stored) for stored in names.values()):
         raise GraphError(NO_CH_MESSAGE)
     from .data import freeze
@@ -83,7 +82,7 @@ def init_seeds(rank, nodes, sw, sd, st, lab, keys, hnodes, base):  # pragma: no 
         v = rank[nodes[i]]
         w = sw[i]
         d = sd[i]
-        if w >= INF:
+        if w >= INF_WEIGHT:
             continue
         if w < 0 or w >= MAX_SEED_W or d < 0 or d > D_MASK:
             return -2
@@ -168,7 +167,7 @@ def _pick_seed(rank, nodes, sw, sd, r):  # pragma: no cover - numba
     """The seed whose label starts at rank `r` (lexicographic minimum there, first index on ties; as init_seeds)."""
     best = -1
     for i in range(nodes.shape[0]):
-        if rank[nodes[i]] == r and sw[i] < INF:
+        if rank[nodes[i]] == r and sw[i] < INF_WEIGHT:
             if best < 0 or sw[i] < sw[best] or (sw[i] == sw[best] and sd[i] < sd[best]):
                 best = i
     return best
@@ -252,10 +251,10 @@ def _run(
     fsize = init_seeds(rank, s_nodes, s_w, s_d, s_t, f_lab, f_keys, f_nodes, base)
     bsize = init_seeds(rank, t_nodes, t_w, t_d, t_t, b_lab, b_keys, b_nodes, base)
     if fsize < 0 or bsize < 0:
-        return min(fsize, bsize), INF, INF, none, -1, -1
-    best_w = INF
-    best_d = INF
-    best = INF  # as a heap key: (best_w, best_d)
+        return min(fsize, bsize), INF_WEIGHT, INF_WEIGHT, none, -1, -1
+    best_w = INF_WEIGHT
+    best_d = INF_WEIGHT
+    best = INF_WEIGHT  # as a heap key: (best_w, best_d)
     meet = -1
     f_on = True
     b_on = True
@@ -281,7 +280,7 @@ def _run(
             other_st = f_lab[v, L_ST] if v >= 0 else 0
             side = 1
         if status < 0:
-            return -1, INF, INF, none, -1, -1
+            return -1, INF_WEIGHT, INF_WEIGHT, none, -1, -1
         if status > 0 and ntrace < tcap:  # stalled nodes too: popped and counted as settled, like the rest
             trace[ntrace] = 2 * v + side
             ntrace += 1
@@ -291,12 +290,12 @@ def _run(
             if cw < best_w or (cw == best_w and cd < best_d):
                 best_w = cw
                 best_d = cd
-                best = (cw << D_BITS) | cd if cw < MAX_SEED_W and cd <= D_MASK else INF
+                best = (cw << D_BITS) | cd if cw < MAX_SEED_W and cd <= D_MASK else INF_WEIGHT
                 meet = v
     counters[2] = ntrace
     counters[3] = meet
     if meet < 0:
-        return 0, INF, INF, none, -1, -1
+        return 0, INF_WEIGHT, INF_WEIGHT, none, -1, -1
     arcs, src, dst = unpack_path(meet, f_lab, b_lab, up_first, down_first, unpack)
     return 0, best_w, best_d, arcs, _pick_seed(rank, s_nodes, s_w, s_d, src), _pick_seed(rank, t_nodes, t_w, t_d, dst)
 
@@ -309,9 +308,9 @@ def new_labels(n: int) -> np.ndarray:
     return np.zeros((n, 5), dtype=np.int64)
 
 
-def new_heap(cap: int = HEAP_START) -> tuple[np.ndarray, np.ndarray]:
-    """int64 keys and int32 rank arrays of one heap of `cap` entries."""
-    return np.empty(cap, dtype=np.int64), np.empty(cap, dtype=np.int32)
+def ch_heap(cap: int = HEAP_START) -> tuple[np.ndarray, np.ndarray]:
+    """int64 keys and int32 rank arrays of one heap of `cap` entries (the one heap, `preprocessing.heap`)."""
+    return new_heap(cap, np.int64)
 
 
 def seed_arrays(seeds: Seeds) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -326,14 +325,18 @@ def seed_arrays(seeds: Seeds) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return nodes, w, d
 
 
+_PLAIN = SearchOptions()
+
+
 class CHSearch:
     """One worker's CH query object over a shared graph: `CHSearch(graph).run(sources, targets)`.
 
     After `run`, `distance` holds the distance (dm, seed distances included) of the returned path, or INF_WEIGHT.
     """
 
-    def __init__(self, graph: object, prefix: str = "ch_") -> None:
+    def __init__(self, graph: object, prefix: str = CH_PREFIX, exclude_flags: int = 0) -> None:
         a = ch_arrays(graph, prefix)
+        self.exclude_flags = exclude_flags  # the arc_flags bits the hierarchy under `prefix` was contracted without
         self._g = (
             a["ch_rank"],
             a["ch_up_first"],
@@ -345,29 +348,36 @@ class CHSearch:
         n = int(len(a["ch_rank"]))
         self._f_lab = new_labels(n)
         self._b_lab = new_labels(n)
-        self._f_heap = new_heap()
-        self._b_heap = new_heap()
+        self._f_heap = ch_heap()
+        self._b_heap = ch_heap()
         self._cur = 0
         self._counters = np.zeros(4, dtype=np.int64)
-        self._order = np.asarray(getattr(graph, "ch_order" if prefix == "ch_" else prefix + "order"))
-        self.distance = INF
-        self.trace = False  # record the settled nodes (SearchResult.trace)
-        self.trace_limit = 200_000
+        self._order = np.asarray(getattr(graph, ch_names(prefix)["ch_order"]))
+        self.distance = INF_WEIGHT
         self._trace = np.zeros(0, dtype=np.int32)
 
-    def run(self, sources: Seeds, targets: Seeds, options: object = None) -> SearchResult:
+    def check(self, options: SearchOptions) -> None:
+        """`InvalidValue` naming an option a hierarchy cannot honour (all but `trace` and its own exclusion)."""
+        refuse_options(options, "ch", self.exclude_flags)
+
+    def run(self, sources: Seeds, targets: Seeds, options: SearchOptions | None = None) -> SearchResult:
         """Best path from any source seed to any target seed (weights ds include the seeds' initial weights).
 
-        `options` is accepted for the shape the router calls all searches with; the hierarchy is fixed per object.
+        Of `options` the hierarchy honours `trace` and the `exclude_flags` it was contracted without; areas to
+        avoid (`forbidden`), `epsilon` and a `cutoff` are refused with `InvalidValue`.
         """
+        opts = _PLAIN if options is None else options
+        if opts is not _PLAIN:
+            self.check(opts)
+        trace_on = opts.trace
         t0 = time.perf_counter()
         s_n, s_w, s_d = seed_arrays(sources)
         t_n, t_w, t_d = seed_arrays(targets)
         s_t, t_t = sources.duration_array(), targets.duration_array()
         counters = self._counters
-        if self.trace and self._trace.shape[0] != self.trace_limit:
-            self._trace = np.zeros(self.trace_limit, dtype=np.int32)
-        trace = self._trace if self.trace else self._trace[:0]
+        if trace_on and self._trace.shape[0] != opts.trace_limit:
+            self._trace = np.zeros(opts.trace_limit, dtype=np.int32)
+        trace = self._trace if trace_on else self._trace[:0]
         while True:
             self._cur += 1
             counters.fill(0)
@@ -380,12 +390,12 @@ class CHSearch:
                 break
             if status == -2:
                 raise ValueError("seed node id out of range")
-            self._f_heap = new_heap(2 * len(self._f_heap[0]))
-            self._b_heap = new_heap(2 * len(self._b_heap[0]))
+            self._f_heap = ch_heap(2 * len(self._f_heap[0]))
+            self._b_heap = ch_heap(2 * len(self._b_heap[0]))
         self.distance = int(d)
         stats = SearchStats("ch", int(counters[0]), int(counters[1]), (time.perf_counter() - t0) * 1e6)
         tr = None
-        if self.trace:
+        if trace_on:
             k = int(counters[2])
             entries = trace[:k]
             nodes = self._order[entries >> 1].astype(np.int32)  # ranks -> node ids

@@ -11,10 +11,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from preprocessing.artifacts import FormatError, Graph, load_graph
+from preprocessing.artifacts import FormatError, Graph, built_on_search_graph, load_graph, search_view_arrays
 from preprocessing.units import COORD_SCALE, FLAG_FERRY
 
 from .errors import GraphError
+from .types import ExcludeSet
 
 
 def load(path: str | os.PathLike[str], mmap: bool = True) -> Graph:
@@ -42,27 +43,16 @@ def freeze(graph: Graph) -> Graph:
     return graph
 
 
-@dataclass(frozen=True)
-class ExcludeSet:
-    """A set of road classes a request may exclude (the profile's `EXCLUDABLE`), its `arc_flags` bits, and the
-    prefix of the hierarchy contracted without them (None when the graph has none)."""
-
-    classes: frozenset[str]
-    mask: int
-    prefix: str | None
 
 
 def excludable(graph: Graph) -> list[ExcludeSet]:
     """The class sets this graph's profile lets a request exclude, from the manifest."""
-    return [
-        ExcludeSet(frozenset(e["classes"]), int(e["mask"]), e.get("prefix"))
-        for e in graph.manifest.get("excludable", [])
-    ]
+    return [ExcludeSet(frozenset(e.classes), e.mask, e.prefix) for e in graph.meta.excludable]
 
 
 def is_edge_based(graph: Graph) -> bool:
     """Whether the graph's searches run on an edge-based graph (turn costs and restrictions, `eb_*` arrays)."""
-    return graph.manifest.get("search_graph") == "edge" and "eb_first_out" in graph.arrays
+    return graph.meta.search_graph == "edge" and "eb_first_out" in graph.arrays
 
 
 def search_graph(graph: Graph) -> Graph:
@@ -72,10 +62,8 @@ def search_graph(graph: Graph) -> Graph:
         return graph
     view = graph.__dict__.get("_search_view")
     if view is None:
-        from preprocessing.turns import search_view_arrays
-
         arrays = search_view_arrays(graph.arrays)
-        arrays.update({k: v for k, v in graph.arrays.items() if k.startswith(("ch_", "chx", "lm_"))})
+        arrays.update({k: v for k, v in graph.arrays.items() if built_on_search_graph(k)})
         view = freeze(Graph(graph.path, graph.manifest, arrays))
         graph.__dict__["_search_view"] = view
     return view

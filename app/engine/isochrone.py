@@ -10,13 +10,19 @@ the point on the same rule. `app.engine.contours` turns the pieces into polygons
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from preprocessing.artifacts import Graph
+from preprocessing.geometry import haversine_m
 from preprocessing.jit import kernel
 from preprocessing.units import COORD_SCALE
 
 from .geo import gc_distance_m
+from .search import Searcher
+from .space import SearchSpace
+from .types import Phantom, SearchOptions, Seeds
 
 
 @kernel
@@ -142,3 +148,80 @@ def reached_arc_pieces(
         np.ascontiguousarray(start, dtype=np.int64), np.ascontiguousarray(known, dtype=np.bool_), int(limit), forward,
         each, each[:m], g.arc_tail, g.arc_head, g.arc_geom, weight, g.geom_first, g.geom_lon, g.geom_lat,
     )  # fmt: skip
+
+
+def reached(
+    space: SearchSpace,
+    searcher: Searcher,
+    phantom: Phantom,
+    limits: Sequence[int],
+    metric: str,
+    timed: bool,
+    reverse: bool = False,
+    exclude_flags: int = 0,
+) -> tuple[list[np.ndarray], int]:
+    """The network reached from (or, with `reverse`, reaching) `phantom` within each limit (ds of travel time, or
+    dm of distance with `metric` "distance"): per limit, float64 [k, 4] pieces (lon0, lat0, lon1, lat1); and the
+    number of nodes the search settled. One search with the largest limit as its cutoff, by `searcher` (whose
+    metric is the weight, the travel time where `timed`, or the distance)."""
+    g = space.graph
+    ss = space.seeds(phantom, not reverse)
+    seeds = ss.seeds
+    if metric != "duration" or timed:
+        cost = seeds.duration_array() if timed else seeds.dists
+        seeds = Seeds(seeds.nodes, cost, seeds.dists, seeds.lon, seeds.lat)
+    opts = SearchOptions(exclude_flags=exclude_flags, cutoff=int(max(limits)))
+    q = searcher.one_to_many(seeds, np.zeros(0, dtype=np.int32), forward=not reverse, options=opts)
+    dist, settled = searcher.settled(q)
+    if metric == "duration":
+        weight = g.arc_duration if timed else g.arc_weight
+    else:
+        weight = g.arc_dist
+    node_arc = getattr(space.search, "node_arc", None) if space.edge_based else None
+    if node_arc is not None:  # per road arc: when the search reaches its start
+        start, known = arc_starts(dist, searcher.labelled(q), np.asarray(node_arc), weight, not reverse)
+        if not reverse:  # the source's own arcs: from the point on (`own_chain`), not from their tails
+            known[np.asarray(node_arc)[seeds.nodes]] = False
+    own = own_chain(g, phantom, reverse, metric, exclude_flags)
+    out = []
+    for limit in limits:
+        if node_arc is None:
+            parts = [reached_pieces(g, dist, settled, int(limit), not reverse, weight)]
+        else:
+            parts = [reached_arc_pieces(g, start, known, int(limit), not reverse, weight)]
+        for coords, cost in own:
+            share = 1.0 if cost <= 0 else min(1.0, limit / cost)
+            parts.append(point_pieces(coords, share * _length_m(coords)))
+        out.append(np.concatenate(parts))
+    return out, int(searcher.out[2])
+
+
+def own_chain(
+    graph: Graph, ph: Phantom, reverse: bool, metric: str, exclude_flags: int
+) -> list[tuple[np.ndarray, int]]:
+    """The snapped point's own chain as (polyline from the point, its cost in the metric) per usable direction:
+    leaving the point (forward search) or arriving at it (reverse)."""
+    g = graph
+    gf = g.geom_first
+    p0, p1 = int(gf[ph.chain]), int(gf[ph.chain + 1])
+    chain = np.stack([g.geom_lon[p0:p1], g.geom_lat[p0:p1]], axis=1) / COORD_SCALE
+    point = np.array([[ph.lon, ph.lat]])
+    head = np.concatenate([point, chain[ph.segment + 1 :]])  # from the point towards the chain's last point
+    tail = np.concatenate([point, chain[ph.segment :: -1]])  # from the point towards its first point
+    dist = metric != "duration"
+    fb, fa, bb, ba = ph.times()  # travel times (the weights where the weight is the travel time)
+    out = []
+    for arc, after, before, ahead, behind in (
+        (ph.fwd_arc, ph.fwd_dist_after if dist else fa, ph.fwd_dist_before if dist else fb, head, tail),
+        (ph.bwd_arc, ph.bwd_dist_after if dist else ba, ph.bwd_dist_before if dist else bb, tail, head),
+    ):  # fmt: skip
+        if arc < 0 or (int(g.arc_flags[arc]) & exclude_flags):
+            continue
+        out.append((behind, before) if reverse else (ahead, after))
+    return out
+
+
+def _length_m(coords: np.ndarray) -> float:
+    if len(coords) < 2:
+        return 0.0
+    return float(haversine_m(coords[:-1, 0], coords[:-1, 1], coords[1:, 0], coords[1:, 1]).sum())

@@ -24,7 +24,7 @@ from preprocessing.artifacts import Graph
 from preprocessing.heap import heap_pop, heap_push, new_heap
 from preprocessing.jit import kernel
 
-from .types import INF_WEIGHT, SearchResult, SearchStats, Seeds
+from .types import INF_WEIGHT, SearchOptions, SearchResult, SearchStats, Seeds, refuse_options
 
 INF = np.int64(INF_WEIGHT)
 _STAMP_LIMIT = (1 << 30) - 2  # queries per object before the stamp arrays are cleared once
@@ -232,8 +232,11 @@ class DijkstraSearch(SearchBase):
         super()._reset_stamps()
         self.tw_st.fill(0)
 
-    def run(self, sources: Seeds, targets: Seeds) -> SearchResult:
-        """Best path from any source seed to any target seed; unreachable gives weight INF_WEIGHT and no arcs."""
+    def run(self, sources: Seeds, targets: Seeds, options: SearchOptions | None = None) -> SearchResult:
+        """Best path from any source seed to any target seed; unreachable gives weight INF_WEIGHT and no arcs. The
+        oracle searches the graph as it is: any option but the defaults is refused (`InvalidValue`)."""
+        if options is not None:
+            refuse_options(options, "the reference Dijkstra")
         t0 = time.perf_counter_ns()
         s_nodes, s_w = seed_arrays(sources)
         t_nodes, t_w = seed_arrays(targets)

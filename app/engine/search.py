@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import time
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -25,7 +24,7 @@ from .algorithms import ALGORITHMS, Algorithm
 from .data import freeze, has_landmarks
 from .errors import GraphError, InvalidValue
 from .geo import node_geo
-from .types import INF_WEIGHT, SearchResult, SearchStats, SearchTrace, Seeds
+from .types import INF_WEIGHT, SearchOptions, SearchResult, SearchStats, SearchTrace, Seeds
 
 STAMP_LIMIT = (2**31 - 8) // 3  # queries per searcher before its stamp arrays are cleared once
 ACTIVE_LANDMARKS = 4  # ALT: landmarks used per query (the best bounds at the seeds)
@@ -33,7 +32,6 @@ _NO_LM = np.zeros((1, 1), dtype=np.uint32)
 _NO_LM.flags.writeable = False
 _EMPTY_I32 = np.zeros(0, dtype=np.int32)
 _EMPTY_I64 = np.zeros(0, dtype=np.int64)
-INF = int(INF_WEIGHT)
 
 
 @functools.cache
@@ -43,36 +41,24 @@ def _core() -> Any:
     return entry(core.search)
 
 
-@dataclass
-class SearchOptions:
-    """Per-request knobs of a core search (all optional).
-
-    `exclude_flags`: arcs with any of these `arc_flags` bits are not used. `forbidden`: arc ids not to use (avoid
-    areas). `epsilon` >= 1: weighted A* (cost <= epsilon x optimal). `trace`: record settled nodes, at most
-    `trace_limit`. `cutoff` (ds): one-to-many searches settle nothing farther.
-    """
-
-    exclude_flags: int = 0
-    forbidden: np.ndarray | None = None
-    epsilon: float = 1.0
-    trace: bool = False
-    trace_limit: int = 200_000
-    cutoff: int = int(INF_WEIGHT)
-    extra: dict = field(default_factory=dict)
 
 
-def graph_arrays(graph: Graph, metric: str = "duration") -> core.GraphArrays:
-    """The core's view of a graph (read-only, shared, nothing copied); `metric` "distance" searches on `arc_dist`,
-    "time" on `arc_duration` (isochrones where the weight is not the travel time; no potentials then)."""
+METRICS = {"weight": "arc_weight", "duration": "arc_duration", "distance": "arc_dist"}
+
+
+def graph_arrays(graph: Graph, metric: str = "weight") -> core.GraphArrays:
+    """The core's view of a graph (read-only, shared, nothing copied): searching on the routing weight, or on
+    `metric` "duration" (travel time: isochrones where the weight is not the travel time) or "distance"; landmarks
+    and heuristics only on the weight."""
     freeze(graph)
-    lm = (graph.lm_from, graph.lm_to) if has_landmarks(graph) and metric == "duration" else (_NO_LM, _NO_LM)
+    lm = (graph.lm_from, graph.lm_to) if has_landmarks(graph) and metric == "weight" else (_NO_LM, _NO_LM)
     return core.GraphArrays(
         graph.first_out,
         graph.arc_head,
         graph.in_first_out,
         graph.in_arc,
         graph.arc_tail,
-        graph.arc_weight if metric == "duration" else graph.arc_duration if metric == "time" else graph.arc_dist,
+        getattr(graph, METRICS[metric]),
         graph.arc_flags,
         node_geo(graph).xyz,
         *lm,
@@ -96,7 +82,7 @@ def seed_arrays(seeds: Seeds, n: int | None = None) -> tuple[np.ndarray, np.ndar
 class Searcher:
     """One thread's search state over one graph: every core search runs on these arrays, one query at a time."""
 
-    def __init__(self, graph: Graph, active_landmarks: int = ACTIVE_LANDMARKS, metric: str = "duration") -> None:
+    def __init__(self, graph: Graph, active_landmarks: int = ACTIVE_LANDMARKS, metric: str = "weight") -> None:
         self.graph = graph
         self.metric = metric
         self.g = graph_arrays(graph, metric)
@@ -121,7 +107,7 @@ class Searcher:
             np.zeros((k, 4), dtype=np.int64),
             np.zeros((k, 4), dtype=np.uint8),
         )
-        self.lm_max = k if has_landmarks(graph) and metric == "duration" else 0
+        self.lm_max = k if has_landmarks(graph) and metric == "weight" else 0
         self.forbid = np.zeros(max(self.m, 1), dtype=np.int32)
         self.buf = np.zeros(2 * n + 2, dtype=np.int32)
         self.out = np.zeros(8, dtype=np.int64)
@@ -185,7 +171,7 @@ class Searcher:
         mode = core.MODE_BI if algorithm.bidirectional else core.MODE_UNI
         _core()(
             self.g, self.lab, s_nodes, s_w, t_nodes, t_w, q, mode, pk, self.p, lm_max, excl, self.forbid, fq, trace,
-            self.buf, self.out, INF,
+            self.buf, self.out, INF_WEIGHT,
         )  # fmt: skip
         return self._result(t0, algorithm.name, trace)
 
@@ -278,7 +264,7 @@ class Searcher:
         q = self.next_query()
         _core()(
             self.g, self.lab, s_nodes, s_w, t_nodes, t_w, q, core.MODE_BOUNDS, core.PK_FORWARD, self.p,
-            self.lm_max if landmarks else 0, np.uint8(0), self.forbid, 0, _EMPTY_I32, self.buf, self.out, INF,
+            self.lm_max if landmarks else 0, np.uint8(0), self.forbid, 0, _EMPTY_I32, self.buf, self.out, INF_WEIGHT,
         )  # fmt: skip
         n = self.graph.num_nodes
         return self._dist[0, :n].astype(np.float64), self._dist[1, :n].astype(np.float64)

@@ -9,12 +9,18 @@ uses, and candidates are compared as (weight, dist) pairs: every entry equals `C
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from preprocessing.jit import kernel
+from preprocessing.units import DIST_PER_METRE, INF_WEIGHT, WEIGHT_PER_SECOND
 
-from .ch import INF, L_D, L_T, L_W, ch_arrays, init_seeds, new_heap, new_labels, seed_arrays, settle_next
-from .types import Seeds
+from .ch import L_D, L_T, L_W, ch_arrays, ch_heap, init_seeds, new_labels, seed_arrays, settle_next
+from .core import path_dists
+from .legs import Legs
+from .search import Searcher
+from .types import Phantom, SearchOptions, Seeds, Table
 
 
 @kernel
@@ -22,8 +28,8 @@ def _table(
     rank, up_first, up_arcs, down_first, down_arcs, s_nodes, s_w, s_d, s_t, s_off, t_nodes, t_w, t_d, t_t, t_off, lab,
     keys, hnodes, cur, counters, out_w, out_d, out_t,
 ):  # fmt: skip  # pragma: no cover - numba
-    """Fill out_w/out_d/out_t [S, T] (preset to INF; out_t the duration of the chosen path); returns (status, last
-    stamp used): -1 heap full, -2 bad seed."""
+    """Fill out_w/out_d/out_t [S, T] (preset to INF_WEIGHT; out_t the duration of the chosen path); returns (status,
+    last stamp used): -1 heap full, -2 bad seed."""
     nup = up_arcs.shape[0]
     n = rank.shape[0]
     n_t = t_off.shape[0] - 1
@@ -124,7 +130,7 @@ class CHTable:
         a = ch_arrays(graph, prefix)
         self._g = (a["ch_rank"], a["ch_up_first"], a["ch_up_arcs"], a["ch_down_first"], a["ch_down_arcs"])
         self._lab = new_labels(int(len(a["ch_rank"])))
-        self._heap = new_heap()
+        self._heap = ch_heap()
         self._cur = 0
         self.counters = np.zeros(3, dtype=np.int64)  # settled nodes, relaxed arcs of the last run
 
@@ -141,9 +147,9 @@ class CHTable:
         s_n, s_w, s_d, s_t, s_off = _flatten(sources)
         t_n, t_w, t_d, t_t, t_off = _flatten(targets)
         while True:
-            out_w = np.full((len(sources), len(targets)), INF, dtype=np.int64)
-            out_d = np.full((len(sources), len(targets)), INF, dtype=np.int64)
-            out_t = np.full((len(sources), len(targets)), INF, dtype=np.int64)
+            out_w = np.full((len(sources), len(targets)), INF_WEIGHT, dtype=np.int64)
+            out_d = np.full((len(sources), len(targets)), INF_WEIGHT, dtype=np.int64)
+            out_t = np.full((len(sources), len(targets)), INF_WEIGHT, dtype=np.int64)
             self.counters.fill(0)
             status, self._cur = _table(
                 *self._g, s_n, s_w, s_d, s_t, s_off, t_n, t_w, t_d, t_t, t_off, self._lab, *self._heap, self._cur,
@@ -153,4 +159,85 @@ class CHTable:
                 return out_w, out_d, out_t
             if status == -2:
                 raise ValueError("seed node id out of range")
-            self._heap = new_heap(2 * len(self._heap[0]))
+            self._heap = ch_heap(2 * len(self._heap[0]))
+
+
+def table(
+    legs: Legs,
+    ch_table: CHTable | None,
+    searcher: Searcher,
+    sources: Sequence[Phantom],
+    destinations: Sequence[Phantom],
+    exclude_flags: int = 0,
+) -> Table:
+    """Durations (s) and distances (m) for every source x destination; NaN where unreachable.
+
+    With `ch_table` (the hierarchy without the excluded classes) the CH bucket table, else one Dijkstra per source
+    over all destination seeds; pairs on one chain take the direct stretch where it is cheaper.
+    """
+    space = legs.space
+    src = [space.seeds(p, True).seeds for p in sources]
+    dst = [space.seeds(p, False).seeds for p in destinations]
+    S, T = len(src), len(dst)
+    if S == 0 or T == 0:
+        w = np.zeros((S, T), dtype=np.int64)
+        d = np.zeros((S, T), dtype=np.int64)
+        t = np.zeros((S, T), dtype=np.int64)
+    elif ch_table is not None:
+        w, d, t = (np.array(x, dtype=np.int64) for x in ch_table.run_with_durations(src, dst))
+    else:
+        w, d, t = many_to_many(searcher, src, dst, exclude_flags)
+    # pairs on one chain: the direct stretch may beat any path through the network
+    by_chain: dict[int, list[int]] = {}
+    for j, p in enumerate(destinations):
+        by_chain.setdefault(p.chain, []).append(j)
+    for i, p in enumerate(sources):
+        for j in by_chain.get(p.chain, ()):
+            dr = legs.direct(p, destinations[j])
+            if dr is not None and dr[0] <= w[i, j]:
+                w[i, j], d[i, j], t[i, j] = dr[0], dr[1], dr[3]
+    unreachable = w >= INF_WEIGHT
+    durations = np.where(unreachable, np.nan, t / WEIGHT_PER_SECOND)
+    distances = np.where(unreachable, np.nan, d / DIST_PER_METRE)
+    return Table(durations, distances, list(sources), list(destinations))
+
+
+def many_to_many(
+    searcher: Searcher, src: list[Seeds], dst: list[Seeds], exclude_flags: int = 0
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One core one-to-many search per source, until every destination seed node is settled: (weights, dists,
+    durations of the same paths), int64 [S, T], INF_WEIGHT where unreachable."""
+    g = searcher.graph
+    owner = np.concatenate([np.full(len(s.nodes), j) for j, s in enumerate(dst)])
+    nodes = np.ascontiguousarray(np.concatenate([s.nodes for s in dst]), dtype=np.int32)
+    tw = np.concatenate([s.weights for s in dst])
+    td = np.concatenate([s.dists for s in dst])
+    tt = np.concatenate([s.duration_array() for s in dst])
+    T = len(dst)
+    w = np.full((len(src), T), INF_WEIGHT, dtype=np.int64)
+    d = np.full((len(src), T), INF_WEIGHT, dtype=np.int64)
+    t = np.full((len(src), T), INF_WEIGHT, dtype=np.int64)
+    opts = SearchOptions(exclude_flags=exclude_flags) if exclude_flags else None
+    for i, s in enumerate(src):
+        q = searcher.one_to_many(s, nodes, options=opts)
+        ow = searcher.settled_weights(q)[nodes]
+        ok = ow < INF_WEIGHT
+        od = np.zeros(len(nodes), dtype=np.int64)
+        ot = np.zeros(len(nodes), dtype=np.int64)
+        reached = np.ascontiguousarray(nodes[ok])
+        if len(reached):
+            part = np.empty(len(reached), dtype=np.int64)
+            path_dists(searcher.lab.pred, g.arc_tail, g.arc_dist, reached, np.asarray(s.dists, dtype=np.int64), part)
+            od[ok] = part
+            path_dists(searcher.lab.pred, g.arc_tail, g.arc_duration, reached, s.duration_array(), part)
+            ot[ok] = part
+        tot_w = np.where(ok, ow + tw, INF_WEIGHT)
+        tot_d = np.where(ok, od + td, INF_WEIGHT)
+        tot_t = np.where(ok, ot + tt, INF_WEIGHT)
+        # per destination: the cheapest of its seeds (ties: the shorter)
+        order = np.lexsort((tot_d, tot_w, owner))
+        first = np.unique(owner[order], return_index=True)[1]
+        w[i] = tot_w[order][first]
+        d[i] = tot_d[order][first]
+        t[i] = tot_t[order][first]
+    return w, d, t

@@ -6,7 +6,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-INF_WEIGHT = np.int64(1) << np.int64(60)  # INF + INF still fits in int64
+from preprocessing.units import INF_WEIGHT, WEIGHT_PER_SECOND
+
+__all__ = ["INF_WEIGHT"]  # re-exported: the engine's sentinel is the format's (`preprocessing.units`)
 
 
 @dataclass(frozen=True)
@@ -107,6 +109,38 @@ class SearchResult:
 
 
 @dataclass
+class SearchOptions:
+    """What one search is asked beyond its seeds; every search takes it and refuses, by name, what it cannot honour.
+
+    `exclude_flags`: arcs with any of these `arc_flags` bits are not used. `forbidden`: search arc ids not to use
+    (areas to avoid). `epsilon` >= 1: weighted A* (cost <= epsilon x optimal). `trace`: record settled nodes, at most
+    `trace_limit`. `cutoff` (ds): one-to-many searches settle nothing farther.
+    """
+
+    exclude_flags: int = 0
+    forbidden: np.ndarray | None = None
+    epsilon: float = 1.0
+    trace: bool = False
+    trace_limit: int = 100_000
+    cutoff: int = INF_WEIGHT
+
+
+def refuse_options(options: SearchOptions, search: str, exclude_flags: int = 0) -> None:
+    """`InvalidValue` naming the first option `search` cannot honour: anything but the defaults, its own
+    `exclude_flags` (a hierarchy contracted without those classes) and a trace excepted."""
+    from .errors import InvalidValue
+
+    if options.forbidden is not None:
+        raise InvalidValue(f"areas to avoid need a search that filters arcs, not {search}: use algorithm alt")
+    if options.epsilon != 1.0:
+        raise InvalidValue(f"epsilon applies to astar and bidirectional-astar, not {search}")
+    if options.cutoff < INF_WEIGHT:
+        raise InvalidValue(f"a cutoff needs a one-to-many search, not {search}")
+    if options.exclude_flags != exclude_flags:
+        raise InvalidValue(f"{search} cannot exclude road classes: use the hierarchy without them, or algorithm alt")
+
+
+@dataclass
 class Leg:
     """One waypoint-to-waypoint stretch of a route, with per-piece figures for step building."""
 
@@ -121,11 +155,18 @@ class Leg:
     stats: SearchStats
     source: Phantom
     target: Phantom
-    piece_weight: np.ndarray | None = None  # float64 [p] the pieces' weights in weight units (s); None: durations
+    piece_weight: np.ndarray  # float64 [p] the pieces' weights in weight units (s)
+
+    @property
+    def weight_s(self) -> float:
+        """The leg's weight in seconds of weight (OSRM's `weight`)."""
+        return self.weight / WEIGHT_PER_SECOND
 
 
 @dataclass
 class Route:
+    """A route over consecutive legs: totals, and the coordinates of the whole route (waypoints not repeated)."""
+
     legs: list[Leg]
     algorithm: str
     weight: int = 0
@@ -133,23 +174,39 @@ class Route:
     distance_m: float = 0.0
     coordinates: np.ndarray = field(default_factory=lambda: np.zeros((0, 2)))
 
+    @property
+    def weight_s(self) -> float:
+        """The route's weight in seconds of weight (OSRM's `weight`)."""
+        return self.weight / WEIGHT_PER_SECOND
+
+
+@dataclass(frozen=True)
+class ExcludeSet:
+    """A set of road classes a request may exclude (the profile's `EXCLUDABLE`), its `arc_flags` bits, and the
+    prefix of the hierarchy contracted without them (None when the graph has none)."""
+
+    classes: frozenset[str]
+    mask: int
+    prefix: str | None
+
 
 @dataclass(frozen=True)
 class RouteOptions:
     """What a route request asks of the engine beyond its waypoints (the facade's request object).
 
-    `exclude`: road classes not to use (one of the profile's excludable sets, `Router.exclude_set`); `forbidden`:
+    `exclude`: the road classes not to use, resolved (`Router.exclude_set`; a set of class names is resolved when the
+    route runs); `forbidden`:
     arc ids not to use (areas to avoid, `app.engine.areas`); `alternatives`: how many more routes to look for;
     `trace`: return the settled nodes; `epsilon` >= 1: weighted A* / early stop, cost within epsilon of the optimum;
     `continue_straight`: no u-turn at via points (OSRM's option; None: the profile's default), on edge-based graphs.
     """
 
     algorithm: str = "ch"
-    exclude: frozenset[str] = frozenset()
+    exclude: ExcludeSet | frozenset[str] | None = None
     forbidden: np.ndarray | None = None
     alternatives: int = 0
     trace: bool = False
-    trace_limit: int = 200_000
+    trace_limit: int = 100_000
     epsilon: float = 1.0
     continue_straight: bool | None = None
 

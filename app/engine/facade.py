@@ -1,0 +1,336 @@
+"""The one door into the engine: typed requests in, seconds and metres out.
+
+Every API (native GET and POST, OSRM URLs, the CLI) parses its input into one of the request objects below and hands
+it to `Engine`, which resolves it once (the exclude set, the areas to avoid, snapping with the request's radii,
+bearings and approaches) and answers through the router. The API never touches the router, the graph's arrays or
+its manifest: what it shows comes from the answers and from `Engine`'s metadata.
+
+    engine = Engine(load("graphs/monaco-car"))
+    answer = engine.route(RouteRequest(Waypoints(((7.4197, 43.7311), (7.4246, 43.7384)))))
+    answer.best.duration_s, answer.best.distance_m
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from preprocessing.artifacts import Graph, Manifest
+from preprocessing.units import DIST_PER_METRE, WEIGHT_PER_SECOND
+
+from .errors import InvalidValue, NoSegment, TooBig
+from .roads import RoadGraph
+from .router import Router
+from .snap import MIN_COMPONENT_SIZE
+from .types import ExcludeSet, Phantom, RouteOptions, RouteResult, SearchTrace, Table
+
+
+@dataclass(frozen=True)
+class Waypoints:
+    """The points of a request, `(lon, lat)` degrees (range-checked by the API), with OSRM's per-point options.
+
+    A missing radius is `default_radius_m` (None: unlimited, as OSRM). With `detail`, `NoSegment` says how far the
+    nearest road is.
+    """
+
+    coordinates: Sequence[tuple[float, float]]
+    radiuses: Sequence[float | None] | None = None
+    bearings: Sequence[tuple[float, float] | None] | None = None
+    approaches: Sequence[str | None] | None = None
+    default_radius_m: float | None = None
+    detail: bool = False
+
+
+@dataclass(frozen=True)
+class RouteRequest:
+    """A route through `waypoints` in order. `algorithm` None: the default (CH; ALT when avoiding areas).
+    `exclude`: one of the profile's excludable class sets; `avoid`: parsed areas (`app.engine.areas.Areas`);
+    `alternatives`: how many more routes to look for (two points only); `trace`: the settled nodes; `epsilon`:
+    weighted A*; `continue_straight`: OSRM's option (None: the profile's default)."""
+
+    waypoints: Waypoints
+    algorithm: str | None = None
+    exclude: Sequence[str] = ()
+    avoid: Any = None
+    alternatives: int = 0
+    trace: bool = False
+    epsilon: float = 1.0
+    continue_straight: bool | None = None
+
+
+@dataclass(frozen=True)
+class TableRequest:
+    """Durations and distances from `sources` to `destinations` (indices into the waypoints; None: all)."""
+
+    waypoints: Waypoints
+    sources: Sequence[int] | None = None
+    destinations: Sequence[int] | None = None
+    exclude: Sequence[str] = ()
+
+
+@dataclass(frozen=True)
+class NearestRequest:
+    """The `number` nearest road points to one point, within `radius_m` (None: unlimited)."""
+
+    lon: float
+    lat: float
+    number: int = 1
+    radius_m: float | None = None
+    exclude: Sequence[str] = ()
+
+
+@dataclass(frozen=True)
+class IsochroneRequest:
+    """What is reached from (or, `reverse`, reaches) one point within each limit: travel time in seconds
+    (`metric` "duration") or distance in metres ("distance"); contour polygons buffered by `buffer_m`."""
+
+    waypoints: Waypoints
+    limits: Sequence[float]
+    metric: str = "duration"
+    reverse: bool = False
+    exclude: Sequence[str] = ()
+    buffer_m: float = 50.0
+
+
+@dataclass
+class RouteAnswer:
+    """The routes of a request (best first), the snapped waypoints, and per leg of the best route its search trace
+    (`trace`: the settled search nodes as [k, 3] lon, lat, direction; the meeting point; truncated)."""
+
+    result: RouteResult
+    phantoms: list[Phantom]
+    exclude: list[str]
+    traces: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def best(self) -> Any:
+        return self.result.best
+
+
+@dataclass
+class Contour:
+    """One isochrone band: its limit (the request's unit), the GeoJSON geometry, the tolerance and the pieces it
+    was drawn from."""
+
+    value: float
+    geometry: dict[str, Any]
+    tolerance_m: float
+    pieces: int
+
+
+@dataclass
+class IsochroneAnswer:
+    """The bands of an isochrone request, largest first, the snapped point and the nodes the search settled."""
+
+    contours: list[Contour]
+    phantom: Phantom
+    settled: int
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The engine's request limits (from `app.settings.Settings`; the defaults are the settings' defaults)."""
+
+    max_via_points: int = 500
+    max_alternatives: int = 3
+    max_table_size: int = 100
+    max_nearest: int = 100
+    trace_limit: int = 100_000
+    max_contours: int = 10
+    max_minutes: float = 180.0
+    max_distance_m: float = 200_000.0
+
+
+class Engine:
+    """One per worker: the graph, its router and the request limits; every method answers one typed request."""
+
+    def __init__(
+        self,
+        graph: Graph,
+        limits: Limits | None = None,
+        max_snap_m: float | None = None,
+        min_component_size: int = MIN_COMPONENT_SIZE,
+    ) -> None:
+        self.graph = graph
+        self.limits = limits or Limits()
+        self.router = Router(graph, max_snap_m=max_snap_m, min_component_size=min_component_size)
+
+    # -- metadata -------------------------------------------------------------------------------------------------
+    @property
+    def meta(self) -> Manifest:
+        """The graph's typed manifest."""
+        return self.graph.meta
+
+    @property
+    def algorithms(self) -> tuple[str, ...]:
+        return self.router.algorithms
+
+    @property
+    def default_algorithm(self) -> str:
+        return self.router.default_algorithm
+
+    @property
+    def excludable(self) -> list[ExcludeSet]:
+        return self.router.excludable
+
+    @property
+    def roads(self) -> RoadGraph:
+        """The road graph the step builder reads (`app.engine.roads.RoadView`)."""
+        return self.router.roads
+
+    def road_tiles(self) -> Any:
+        """The map's road tiles of this graph (`app.engine.tiles.RoadTiles`), indexed on first use."""
+        from .tiles import road_tiles
+
+        return road_tiles(self.router)
+
+    def info(self) -> dict[str, Any]:
+        return self.router.info()
+
+    def sample_points(self) -> tuple[tuple[float, float], tuple[float, float]] | None:
+        return self.router.sample_points()
+
+    def check_algorithm(self, algorithm: str) -> None:
+        """`InvalidValue` unless this graph answers with `algorithm`."""
+        if algorithm not in self.router.algorithms:
+            available = ", ".join(self.router.algorithms)
+            raise InvalidValue(f"algorithm {algorithm!r} is not available on this graph (available: {available})")
+
+    # -- resolution ------------------------------------------------------------------------------------------------
+    def exclude(self, classes: Sequence[str]) -> ExcludeSet | None:
+        """The request's exclude set, validated once (`Router.exclude_set`)."""
+        return self.router.exclude_set(classes)
+
+    def snap(self, wp: Waypoints, ex: ExcludeSet | None = None) -> list[Phantom]:
+        """Snap the waypoints of one request together (the tiny-component rule applies across them); roads of the
+        excluded classes are no candidates. `NoSegment` says "Could not find a matching segment for coordinate i"."""
+        radiuses = wp.radiuses
+        if wp.default_radius_m is not None:
+            given = radiuses if radiuses is not None else [None] * len(wp.coordinates)
+            radiuses = [wp.default_radius_m if r is None else r for r in given]
+        try:
+            return self.router.snap_waypoints(
+                wp.coordinates, radiuses, wp.bearings, ex.mask if ex else 0, wp.approaches
+            )
+        except NoSegment as exc:
+            msg = f"Could not find a matching segment for coordinate {exc.index or 0}"
+            if wp.detail:
+                msg += ": " + exc.message.split(": ", 1)[-1]
+            raise NoSegment(msg) from None
+
+    def resolve_route(self, req: RouteRequest) -> tuple[str, list[Phantom], RouteOptions]:
+        """Check a route request against the limits, resolve its exclude set and areas, snap it: (algorithm,
+        phantoms, options). Cheap: the API runs it on the event loop and the search where it belongs."""
+        lim = self.limits
+        n = len(req.waypoints.coordinates)
+        if n > lim.max_via_points:
+            raise TooBig(f"Number of points {n} is higher than the maximum ({lim.max_via_points})")
+        if req.alternatives > lim.max_alternatives:
+            raise TooBig(f"alternatives={req.alternatives} is more than the maximum ({lim.max_alternatives})")
+        algorithm = req.algorithm or (
+            "alt" if req.avoid is not None and "alt" in self.algorithms else self.default_algorithm
+        )
+        self.check_algorithm(algorithm)
+        ex = self.exclude(req.exclude)
+        phantoms = self.snap(req.waypoints, ex)
+        forbidden = None
+        if req.avoid is not None:
+            forbidden = self.router.forbidden_arcs(req.avoid)
+            self.router.check_outside(phantoms, forbidden)
+        options = RouteOptions(
+            algorithm=algorithm,
+            exclude=ex,
+            forbidden=forbidden,
+            trace=req.trace,
+            trace_limit=lim.trace_limit,
+            epsilon=req.epsilon,
+            alternatives=req.alternatives if n == 2 else 0,
+            continue_straight=req.continue_straight,
+        )
+        return algorithm, phantoms, options
+
+    # -- answers ---------------------------------------------------------------------------------------------------
+    def routes(self, phantoms: list[Phantom], options: RouteOptions) -> RouteAnswer:
+        """The routes through resolved `phantoms` (`resolve_route`), their traces as coordinates when asked."""
+        result = self.router.query().routes(phantoms, options)
+        ex = sorted(options.exclude.classes) if options.exclude is not None else []
+        return RouteAnswer(result, phantoms, ex, [self._trace(tr) for tr in result.traces] if options.trace else [])
+
+    def route(self, req: RouteRequest) -> RouteAnswer:
+        """`resolve_route` then `routes`."""
+        _, phantoms, options = self.resolve_route(req)
+        return self.routes(phantoms, options)
+
+    def _trace(self, tr: SearchTrace) -> dict[str, Any]:
+        pts = np.round(self.router.node_lonlat(tr.nodes), 6)
+        settled = np.concatenate([pts, tr.directions[:, None].astype(np.float64)], axis=1) if len(pts) else pts
+        meet = np.round(self.router.node_lonlat(np.array([tr.meeting])), 6)[0].tolist() if tr.meeting >= 0 else None
+        return {"settled": settled, "meeting": meet, "truncated": tr.truncated}
+
+    def resolve_table(self, req: TableRequest) -> tuple[list[Phantom], list[Phantom], ExcludeSet | None]:
+        """Check a table request, snap it: (sources, destinations, exclude set)."""
+        lim = self.limits
+        n = len(req.waypoints.coordinates)
+        src = list(range(n)) if req.sources is None else list(req.sources)
+        dst = list(range(n)) if req.destinations is None else list(req.destinations)
+        if len(src) > lim.max_table_size or len(dst) > lim.max_table_size:
+            raise TooBig(f"a table has at most {lim.max_table_size} sources and {lim.max_table_size} destinations")
+        ex = self.exclude(req.exclude)
+        phantoms = self.snap(req.waypoints, ex)
+        return [phantoms[i] for i in src], [phantoms[j] for j in dst], ex
+
+    def table(
+        self, sources: list[Phantom], destinations: list[Phantom], exclude: ExcludeSet | None = None
+    ) -> Table:
+        """Durations (s) and distances (m), NaN where unreachable."""
+        return self.router.query().table(sources, destinations, exclude)
+
+    def nearest(self, req: NearestRequest) -> list[Phantom]:
+        """Up to `number` snapped points on distinct segments, nearest first; `NoSegment` when none."""
+        if req.number > self.limits.max_nearest:
+            raise TooBig(f"number {req.number} is higher than the maximum ({self.limits.max_nearest})")
+        ex = self.exclude(req.exclude)
+        try:
+            found = self.router.nearest(req.lon, req.lat, req.number, exclude_mask=ex.mask if ex else 0)
+            found = [ph for ph in found if req.radius_m is None or ph.distance_m <= req.radius_m]
+        except NoSegment:
+            found = []
+        if not found:
+            raise NoSegment("Could not find a matching segment for coordinate 0")
+        return found
+
+    def resolve_isochrone(self, req: IsochroneRequest) -> tuple[Phantom, ExcludeSet | None]:
+        """Check an isochrone request's limits, snap its point."""
+        lim = self.limits
+        top = lim.max_minutes * 60 if req.metric == "duration" else lim.max_distance_m
+        if not req.limits or len(req.limits) > lim.max_contours:
+            raise InvalidValue(f"give 1 to {lim.max_contours} limits")
+        if any(not np.isfinite(v) or v <= 0 or v > top for v in req.limits):
+            unit = f"{lim.max_minutes:g} minutes" if req.metric == "duration" else f"{lim.max_distance_m:g} m"
+            raise InvalidValue(f"every limit must be > 0 and at most {unit}")
+        ex = self.exclude(req.exclude)
+        return self.snap(req.waypoints, ex)[0], ex
+
+    def isochrone(self, req: IsochroneRequest, phantom: Phantom, ex: ExcludeSet | None) -> IsochroneAnswer:
+        """The contour polygon of each limit (largest first), from one search with the largest limit as cutoff."""
+        from .contours import contour_polygons
+
+        scale = WEIGHT_PER_SECOND if req.metric == "duration" else DIST_PER_METRE  # seconds -> ds, metres -> dm
+        units = [int(round(v * scale)) for v in req.limits]
+        pieces, settled = self.router.query().isochrone(phantom, units, req.metric, req.reverse, ex)
+        out = []
+        for value, part in zip(req.limits, pieces, strict=True):
+            try:
+                geometry, tol = contour_polygons(part[:, 0], part[:, 1], part[:, 2], part[:, 3], req.buffer_m)
+            except ValueError as exc:
+                raise TooBig(f"isochrone of {value:g}: {exc}") from None
+            out.append(Contour(float(value), geometry, tol, int(len(part))))
+        return IsochroneAnswer(out[::-1], phantom, settled)
+
+
+def engine_limits(settings: Any) -> Limits:
+    """`Limits` from an `app.settings.Settings` (every limit is a setting)."""
+    return Limits(**{name: getattr(settings, name) for name in Limits.__dataclass_fields__})

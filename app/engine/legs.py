@@ -1,0 +1,202 @@
+"""Legs: one search per pair of consecutive waypoints, the stretch along a shared chain, OSRM's `continue_straight`
+at via points, and legs merged into one (OSRM's `waypoints=`).
+
+`Legs` is immutable and shared (it holds the search space, the leg assembler and the snapper); each call takes the
+thread's search object. A leg is a search between the seeds of two phantoms (`app.engine.space`), the search path
+mapped to road arcs and assembled into pieces (`app.engine.assemble`), unless the direct stretch along the chain
+both phantoms share is at least as cheap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+import numpy as np
+
+from preprocessing.geometry import haversine_m
+from preprocessing.units import INF_WEIGHT
+
+from .assemble import BWD, FWD, Assembler
+from .errors import NoRoute
+from .snap import Snapper
+from .space import SearchSpace
+from .types import Leg, Phantom, SearchOptions, SearchResult, SearchStats, SearchTrace, Seeds
+
+
+class Search(Protocol):
+    """A point-to-point search (one instance per thread; arrays allocated in `__init__`). Every search takes the
+    same options and refuses, by name, one it cannot honour."""
+
+    def run(self, sources: Seeds, targets: Seeds, options: SearchOptions) -> SearchResult: ...
+
+
+class Legs:
+    """Legs over one graph's search space (immutable, shared by every thread)."""
+
+    def __init__(self, space: SearchSpace, assembler: Assembler, snapper: Snapper) -> None:
+        self.space = space
+        self.assembler = assembler
+        self.snapper = snapper
+
+    def direct(self, src: Phantom, tgt: Phantom) -> tuple[int, int, int, int] | None:
+        """(weight, dist, FWD|BWD, travel time) of the best stretch along the chain both phantoms share, or None."""
+        if src.chain != tgt.chain:
+            return None
+        os_, ot = self.snapper.offset_m(src), self.snapper.offset_m(tgt)
+        sfb, _, sbb, _ = src.times()
+        tfb, _, tbb, _ = tgt.times()
+        best = None
+        if src.fwd_arc >= 0 and tgt.fwd_arc >= 0 and ot >= os_:
+            best = (tgt.fwd_weight_before - src.fwd_weight_before, tgt.fwd_dist_before - src.fwd_dist_before, FWD,
+                    tfb - sfb)  # fmt: skip
+        if src.bwd_arc >= 0 and tgt.bwd_arc >= 0 and ot <= os_:
+            b = (tgt.bwd_weight_before - src.bwd_weight_before, tgt.bwd_dist_before - src.bwd_dist_before, BWD,
+                 tbb - sbb)  # fmt: skip
+            if best is None or b[0] < best[0]:
+                best = b
+        if best is None:
+            return None
+        return max(best[0], 0), max(best[1], 0), best[2], max(best[3], 0)
+
+    def route_legs(
+        self,
+        search: Search,
+        algorithm: str,
+        phantoms: Sequence[Phantom],
+        options: SearchOptions,
+        continue_straight: bool,
+    ) -> tuple[list[Leg], list[SearchTrace]]:
+        """The legs through `phantoms` in order, and the traces of their searches (when `options.trace`); with
+        `continue_straight` on an edge-based graph, no leg turns back at a via point."""
+        if continue_straight and self.space.edge_based and len(phantoms) > 2:
+            return self._straight_legs(search, algorithm, phantoms, options)
+        legs, traces = [], []
+        for i in range(len(phantoms) - 1):
+            leg, trace, _ = self.leg(search, algorithm, i, phantoms[i], phantoms[i + 1], options)
+            legs.append(leg)
+            if trace is not None:
+                traces.append(trace)
+        return legs, traces
+
+    def _straight_legs(
+        self, search: Search, algorithm: str, phantoms: Sequence[Phantom], options: SearchOptions
+    ) -> tuple[list[Leg], list[SearchTrace]]:
+        """Legs through via points without turning back there (OSRM's `continue_straight`): a leg leaves a via point
+        in the direction the previous one arrived (FWD or BWD along its road). Dynamic programming over the arrival
+        direction at each via point, one search per (leaving, arriving) direction pair; a via point on a junction
+        node, or on a oneway, constrains nothing more than its road does."""
+        k = len(phantoms)
+        # best[d] = (total weight, legs, traces) arriving at the current phantom in direction d (None: any)
+        best: dict[int | None, tuple[int, list[Leg], list[SearchTrace]]] = {None: (0, [], [])}
+        for i in range(k - 1):
+            last = i == k - 2
+            nxt: dict[int | None, tuple[int, list[Leg], list[SearchTrace]]] = {}
+            for d_in, (w0, legs0, tr0) in best.items():
+                for d_out in (None,) if last else (FWD, BWD):
+                    try:
+                        leg, trace, arrive = self.leg(search, algorithm, i, phantoms[i], phantoms[i + 1], options,
+                                                      s_dir=d_in, t_dir=d_out)  # fmt: skip
+                    except NoRoute:
+                        continue
+                    key = None if last else arrive
+                    total = w0 + leg.weight
+                    if key not in nxt or total < nxt[key][0]:
+                        nxt[key] = (total, [*legs0, leg], [*tr0, *([trace] if trace is not None else [])])
+            if not nxt:
+                raise NoRoute(f"no route from waypoint {i} to waypoint {i + 1} without turning back at a via point")
+            best = nxt
+        _, legs, traces = min(best.values(), key=lambda v: v[0])
+        return legs, traces
+
+    def leg(
+        self,
+        search: Search,
+        algorithm: str,
+        i: int,
+        src: Phantom,
+        tgt: Phantom,
+        options: SearchOptions,
+        s_dir: int | None = None,
+        t_dir: int | None = None,
+    ) -> tuple[Leg, SearchTrace | None, int | None]:
+        """One leg (and its trace); `s_dir`/`t_dir` (FWD/BWD) keep only the seeds leaving / arriving that way along
+        the phantoms' roads (seeds on a junction node always stay); with the direction the leg arrives in (FWD/BWD,
+        None on a junction node)."""
+        space = self.space
+        dr = self.direct(src, tgt)
+        s = space.seeds(src, True)
+        t = space.seeds(tgt, False)
+        if s_dir is not None or t_dir is not None:
+            s, t = s.only(s_dir), t.only(t_dir)
+            if dr is not None and ((s_dir is not None and dr[2] != s_dir) or (t_dir is not None and dr[2] != t_dir)):
+                dr = None
+            if len(s.kinds) == 0 or len(t.kinds) == 0:
+                raise NoRoute(f"no route from waypoint {i} to waypoint {i + 1}")
+        # no path through the network can beat the direct stretch when its weight is below the cheapest seeds
+        lower = min(s.seeds.weights.tolist(), default=INF_WEIGHT) + min(t.seeds.weights.tolist(), default=INF_WEIGHT)
+        if dr is not None and dr[0] <= lower:
+            return self.assembler.direct_leg(src, tgt, dr[2], SearchStats(algorithm)), None, dr[2]
+        res = search.run(s.seeds, t.seeds, options)
+        if dr is not None and (res.weight >= INF_WEIGHT or dr[0] <= res.weight):
+            return self.assembler.direct_leg(src, tgt, dr[2], res.stats), res.trace, dr[2]
+        if res.weight >= INF_WEIGHT:
+            raise NoRoute(f"no route from waypoint {i} to waypoint {i + 1}")
+        arcs, turns = space.road_path(res.arcs, s, res.source_seed)
+        kind = int(t.kinds[res.target_seed])
+        leg = self.assembler.search_leg(
+            src, int(s.kinds[res.source_seed]), arcs, tgt, kind, res.stats, turns, tuple(t.turns[res.target_seed])
+        )
+        assert leg.weight == res.weight, f"{algorithm}: path weighs {leg.weight} ds, the search reported {res.weight}"
+        return leg, res.trace, (kind if kind in (FWD, BWD) else None)
+
+
+def merge_legs(legs: Sequence[Leg]) -> Leg:
+    """One leg through several consecutive legs (OSRM's `waypoints=`): figures added, coordinates and pieces joined,
+    the pieces' weights kept beside their durations."""
+    if len(legs) == 1:
+        return legs[0]
+    coords = [legs[0].coordinates]
+    ends = [legs[0].piece_coord_end]
+    offset = legs[0].coordinates.shape[0] - 1
+    for leg in legs[1:]:
+        coords.append(leg.coordinates[1:])
+        ends.append(leg.piece_coord_end + offset)
+        offset += leg.coordinates.shape[0] - 1
+    stats = SearchStats(legs[0].stats.algorithm)
+    for leg in legs:
+        stats.settled += leg.stats.settled
+        stats.relaxed += leg.stats.relaxed
+        stats.micros += leg.stats.micros
+    return Leg(
+        weight=sum(leg.weight for leg in legs),
+        duration_s=sum(leg.duration_s for leg in legs),
+        distance_m=sum(leg.distance_m for leg in legs),
+        coordinates=np.concatenate(coords),
+        piece_arc=np.concatenate([leg.piece_arc for leg in legs]),
+        piece_distance_m=np.concatenate([leg.piece_distance_m for leg in legs]),
+        piece_duration_s=np.concatenate([leg.piece_duration_s for leg in legs]),
+        piece_coord_end=np.concatenate(ends),
+        stats=stats,
+        source=legs[0].source,
+        target=legs[-1].target,
+        piece_weight=np.concatenate([leg.piece_weight for leg in legs]),
+    )
+
+
+def segment_figures(leg: Leg) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per segment of the leg's coordinates (one value per pair of consecutive points): distance (m), duration (s)
+    and weight (s of weight), each piece's figures split over its segments by length (OSRM's annotations)."""
+    coords = leg.coordinates
+    nseg = coords.shape[0] - 1
+    if nseg <= 0 or leg.piece_arc.shape[0] == 0:
+        empty = np.zeros(0)
+        return empty, empty, empty
+    seg_len = haversine_m(coords[:-1, 0], coords[:-1, 1], coords[1:, 0], coords[1:, 1])
+    piece = np.searchsorted(leg.piece_coord_end, np.arange(nseg), side="right")
+    piece = np.minimum(piece, leg.piece_arc.shape[0] - 1)
+    per_piece = np.bincount(piece, weights=seg_len, minlength=leg.piece_arc.shape[0])
+    count = np.bincount(piece, minlength=leg.piece_arc.shape[0])
+    frac = np.where(per_piece[piece] > 0, seg_len / np.where(per_piece[piece] > 0, per_piece[piece], 1.0), 0.0)
+    frac = np.where(per_piece[piece] > 0, frac, 1.0 / np.maximum(count[piece], 1))
+    return leg.piece_distance_m[piece] * frac, leg.piece_duration_s[piece] * frac, leg.piece_weight[piece] * frac

@@ -1,0 +1,202 @@
+"""The search space behind one interface: where a phantom's seeds are, and how a search path maps back to roads.
+
+A graph is searched either as it is (node-based: a search node is a road node) or through its edge-based search
+graph (`app.engine.edges`: a search node is a road arc, a search arc a turn). `SearchSpace` hides which: it gives
+the seeds of a phantom, the road arcs (and the turns onto them) of a search path, the search arcs a request
+forbidding some road arcs may not take, and the place of a search node on the map. Nothing outside this module asks
+which kind of graph it has.
+
+Seed kinds: FWD / BWD (the seed lies along the phantom's fwd / bwd arc), AT_FIRST / AT_LAST (the phantom sits on its
+chain's first / last node and the seed is that node, at no cost).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import NamedTuple
+
+import numpy as np
+
+from preprocessing.artifacts import Graph
+from preprocessing.jit import kernel
+from preprocessing.units import COORD_SCALE
+
+from .assemble import AT_FIRST, AT_LAST, BWD, FWD
+from .data import ChainIndex, is_edge_based
+from .edges import EdgeMap
+from .types import Phantom, Seeds
+
+
+class SeedSet(NamedTuple):
+    """A phantom's seeds, the kind of each (FWD/BWD/AT_FIRST/AT_LAST), and the turn inside each seed's figures as
+    int64 [k, 2] (weight, travel time; zeros on a node-based graph)."""
+
+    seeds: Seeds
+    kinds: np.ndarray
+    turns: np.ndarray
+
+    def only(self, direction: int | None) -> SeedSet:
+        """The seeds of one direction (FWD/BWD) plus those on a junction node; all of them for None."""
+        if direction is None:
+            return self
+        keep = (self.kinds == direction) | (self.kinds == AT_FIRST) | (self.kinds == AT_LAST)
+        s = self.seeds
+        times = None if s.durations is None else s.durations[keep]
+        sub = Seeds(s.nodes[keep], s.weights[keep], s.dists[keep], s.lon, s.lat, times)
+        return SeedSet(sub, self.kinds[keep], self.turns[keep])
+
+
+class SearchSpace:
+    """What the searches of one graph run on (immutable, shared by every thread). Build with `search_space`."""
+
+    edge_based = False
+
+    def __init__(self, graph: Graph, search: Graph, chains: ChainIndex) -> None:
+        self.graph = graph
+        self.search = search  # the graph the searches run on
+        self.chains = chains
+        self.geom_first = np.asarray(graph.geom_first, dtype=np.int64)
+
+    # -- seeds ------------------------------------------------------------------------------------------------------
+    def seeds(self, ph: Phantom, as_source: bool) -> SeedSet:
+        """The seeds of `ph` as a search source or target."""
+        raise NotImplementedError
+
+    def at_chain_end(self, ph: Phantom) -> tuple[int, int]:
+        """(road node, AT_FIRST/AT_LAST) when the phantom sits exactly on its chain's first or last node and no
+        bearing restricted its directions; (-1, 0) otherwise."""
+        g, ch = self.graph, self.chains
+        if not (ph.fwd_arc == ch.fwd_arc[ph.chain] and ph.bwd_arc == ch.bwd_arc[ph.chain]):
+            return -1, 0
+        gf = self.geom_first
+        p0, p1 = int(gf[ph.chain]), int(gf[ph.chain + 1]) - 1
+        if ph.lon == g.geom_lon[p0] / COORD_SCALE and ph.lat == g.geom_lat[p0] / COORD_SCALE:
+            return int(ch.first_node[ph.chain]), AT_FIRST
+        if ph.lon == g.geom_lon[p1] / COORD_SCALE and ph.lat == g.geom_lat[p1] / COORD_SCALE:
+            return int(ch.last_node[ph.chain]), AT_LAST
+        return -1, 0
+
+    # -- paths --------------------------------------------------------------------------------------------------
+    def road_path(self, arcs: np.ndarray, seeds: SeedSet, seed: int) -> tuple[np.ndarray, np.ndarray | None]:
+        """(road arcs int32, the turn onto each as int64 [n, 2] or None) of a search path `arcs` that starts at
+        source seed `seed` of `seeds`."""
+        return np.asarray(arcs, dtype=np.int32), None
+
+    def forbidden(self, road_arcs: np.ndarray | None) -> np.ndarray | None:
+        """The search arcs a request forbidding `road_arcs` may not take (None for none)."""
+        return road_arcs
+
+    def node_lonlat(self, nodes: np.ndarray) -> np.ndarray:
+        """float64 [k, 2] degrees of search nodes (traces, diagnostics): a road node, or on an edge-based graph the
+        end of the search node's road arc."""
+        g = self.search
+        idx = np.asarray(nodes, dtype=np.int64)
+        return np.stack([g.node_lon[idx], g.node_lat[idx]], axis=1) / COORD_SCALE
+
+    # -- a phantom's own chain ------------------------------------------------------------------------------------
+    def approach(self, ph: Phantom, side: str | None) -> Phantom:
+        """The phantom travelled only in the direction that passes its input point on the right (`curb`, right-hand
+        traffic) or on the left (`opposite`); unchanged for `unrestricted`, a point on the road itself, or when the
+        other direction is the only one (a oneway)."""
+        if side not in ("curb", "opposite") or ph.fwd_arc < 0 or ph.bwd_arc < 0:
+            return ph
+        g = self.graph
+        i = int(self.geom_first[ph.chain]) + ph.segment
+        k = math.cos(math.radians(ph.lat))
+        dx = (float(g.geom_lon[i + 1]) - float(g.geom_lon[i])) / COORD_SCALE * k
+        dy = (float(g.geom_lat[i + 1]) - float(g.geom_lat[i])) / COORD_SCALE
+        vx, vy = (ph.input_lon - ph.lon) * k, ph.input_lat - ph.lat
+        cross = dx * vy - dy * vx  # < 0: the input point lies right of the chain's (fwd) direction
+        if abs(cross) < 1e-14 or ph.distance_m < 0.01:
+            return ph
+        keep_fwd = (cross < 0) == (side == "curb")
+        timed = ph.fwd_time_before is not None
+        if keep_fwd:
+            return replace(ph, bwd_arc=-1, bwd_weight_before=0, bwd_weight_after=0, bwd_dist_before=0,
+                           bwd_dist_after=0, bwd_time_before=0 if timed else None,
+                           bwd_time_after=0 if timed else None)  # fmt: skip
+        return replace(ph, fwd_arc=-1, fwd_weight_before=0, fwd_weight_after=0, fwd_dist_before=0, fwd_dist_after=0,
+                       fwd_time_before=0 if timed else None, fwd_time_after=0 if timed else None)  # fmt: skip
+
+
+class NodeSpace(SearchSpace):
+    """The road graph searched as it is: a seed is the far end of a phantom's arc (or the node it sits on)."""
+
+    def seeds(self, ph: Phantom, as_source: bool) -> SeedSet:
+        """Source: head(fwd_arc) at fwd_weight_after, head(bwd_arc) at bwd_weight_after. Target: tail(fwd_arc) at
+        fwd_weight_before, tail(bwd_arc) at bwd_weight_before. A phantom exactly on a chain end node also seeds that
+        node at 0, unless a bearing filter restricted its directions. One seed per node (the cheapest)."""
+        g = self.graph
+        if as_source:
+            w_f, d_f, w_b, d_b = ph.fwd_weight_after, ph.fwd_dist_after, ph.bwd_weight_after, ph.bwd_dist_after
+        else:
+            w_f, d_f, w_b, d_b = ph.fwd_weight_before, ph.fwd_dist_before, ph.bwd_weight_before, ph.bwd_dist_before
+        at, at_kind = self.at_chain_end(ph)
+        nodes, ws, ds, kinds = _seeds(
+            as_source, ph.fwd_arc, ph.bwd_arc, w_f, d_f, w_b, d_b, g.arc_head, g.arc_tail, at, at_kind
+        )
+        fb, fa, bb, ba = ph.times()
+        t_f, t_b = (fa, ba) if as_source else (fb, bb)
+        times = np.where(kinds == FWD, t_f, np.where(kinds == BWD, t_b, 0)).astype(np.int64)
+        return SeedSet(Seeds(nodes, ws, ds, ph.lon, ph.lat, times), kinds, np.zeros((len(kinds), 2), dtype=np.int64))
+
+
+class EdgeSpace(SearchSpace):
+    """The edge-based search graph (turn costs and restrictions): seeds and paths through `EdgeMap`."""
+
+    edge_based = True
+
+    def __init__(self, graph: Graph, search: Graph, chains: ChainIndex) -> None:
+        super().__init__(graph, search, chains)
+        self.edges = EdgeMap(graph, search)
+
+    def seeds(self, ph: Phantom, as_source: bool) -> SeedSet:
+        """One seed per search node (`EdgeMap.seeds`): a source on its own arcs' remaining part, a target on every
+        search node that may turn into its arc (the turn and the part before the point included)."""
+        at, kind = self.at_chain_end(ph)
+        return SeedSet(*self.edges.seeds(ph, as_source, at, kind))
+
+    def road_path(self, arcs: np.ndarray, seeds: SeedSet, seed: int) -> tuple[np.ndarray, np.ndarray | None]:
+        road, turns = self.edges.road_path(arcs)
+        if seeds.kinds[seed] in (AT_FIRST, AT_LAST):  # started on the seed's whole arc
+            road, turns = self.edges.with_first(int(seeds.seeds.nodes[seed]), road, turns)
+        return road, turns
+
+    def forbidden(self, road_arcs: np.ndarray | None) -> np.ndarray | None:
+        return None if road_arcs is None else self.edges.forbidden(road_arcs)
+
+
+def search_space(graph: Graph, search: Graph, chains: ChainIndex) -> SearchSpace:
+    """The search space of a graph: edge-based where the graph has an edge-based search graph."""
+    return EdgeSpace(graph, search, chains) if is_edge_based(graph) else NodeSpace(graph, search, chains)
+
+
+@kernel
+def _seeds(as_source, fwd, bwd, w_f, d_f, w_b, d_b, arc_head, arc_tail, at_node, at_kind):  # pragma: no cover - numba
+    """(nodes, weights, dists, kinds) of a phantom's seeds, one per node (the cheapest, then the shortest); a phantom
+    on road node `at_node` (>= 0, `at_chain_end`) also seeds that node at 0 with kind `at_kind`."""
+    nodes = np.empty(3, dtype=np.int32)
+    ws = np.empty(3, dtype=np.int64)
+    ds = np.empty(3, dtype=np.int64)
+    kinds = np.empty(3, dtype=np.int64)
+    k = 0
+    if fwd >= 0:
+        nodes[k] = arc_head[fwd] if as_source else arc_tail[fwd]
+        ws[k], ds[k], kinds[k] = w_f, d_f, 0
+        k += 1
+    if bwd >= 0:
+        nodes[k] = arc_head[bwd] if as_source else arc_tail[bwd]
+        ws[k], ds[k], kinds[k] = w_b, d_b, 1
+        k += 1
+    if at_node >= 0:  # exactly on a chain end node: that node, at no cost
+        nodes[k], ws[k], ds[k], kinds[k] = at_node, 0, 0, at_kind
+        k += 1
+    keep = np.ones(k, dtype=np.bool_)
+    for a in range(k):
+        for b in range(k):
+            if a != b and nodes[a] == nodes[b]:
+                if ws[b] < ws[a] or (ws[b] == ws[a] and (ds[b] < ds[a] or (ds[b] == ds[a] and b < a))):
+                    keep[a] = False
+    sel = np.flatnonzero(keep)
+    return nodes[sel], ws[sel], ds[sel], kinds[sel]
