@@ -36,7 +36,8 @@ test: venv-dev
 	@$(IN_VENV) exec python3 -m pytest $(PYTEST_ARGS)
 
 bench: venv-dev
-	@$(IN_VENV) starroute info $(GRAPH) >/dev/null 2>&1 || $(IN_VENV) starroute preprocess data/monaco.osm.pbf --force --quiet
+	@$(IN_VENV) starroute info $(GRAPH) >/dev/null 2>&1 || { echo "bench: building $(GRAPH)"; \
+	  $(IN_VENV) starroute preprocess data/monaco.osm.pbf --force --quiet; }
 	@$(IN_VENV) exec python3 bench/query.py $(GRAPH) $(BENCH_ARGS)
 
 lint: venv-dev

@@ -37,7 +37,7 @@ fi
 rm -f "$stamp"
 start=$SECONDS
 spec=$([[ -n $extras ]] && echo ".[$extras]" || echo ".")
-echo "venv: $("$venv/bin/python" --version); pip install -c constraints.txt -e '$spec' (a minute or two the first time)"
+echo "venv: $("$venv/bin/python" --version); pip install -c constraints.txt -e '$spec' (under a minute the first time)"
 # pip's "Location ... is ignored: it is neither a file nor a directory" warnings about this machine's optional wheel
 # directories are noise; everything else pip says gets through
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -c constraints.txt -e "$spec" \
