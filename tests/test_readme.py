@@ -1,5 +1,5 @@
-"""The README's promises that a newcomer acts on: two commands to run the main job, the test command, the install
-command CI uses, and the POST bodies."""
+"""The README's promises that a newcomer acts on: the two commands on its first lines (`make run`, `make test`) and
+what they do, the test command CI runs, the install command by hand, and the POST bodies."""
 
 from __future__ import annotations
 
@@ -9,6 +9,15 @@ from tests.conftest import ROOT
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 CI = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+MAKEFILE = (ROOT / "Makefile").read_text(encoding="utf-8")
+VENV_SH = (ROOT / "tools" / "venv.sh").read_text(encoding="utf-8")
+
+
+def recipe(target: str) -> str:
+    """The recipe lines of a Makefile target."""
+    m = re.search(rf"^{target}:.*\n((?:\t.*\n)+)", MAKEFILE, re.M)
+    assert m, f"no `{target}` target in the Makefile"
+    return m.group(1)
 
 
 def code_blocks(text: str) -> list[list[str]]:
@@ -28,18 +37,36 @@ def code_blocks(text: str) -> list[list[str]]:
     return blocks
 
 
-def test_first_block_is_install_and_the_main_job() -> None:
-    first = code_blocks(README)[0]
-    assert len(first) == 2, first
-    install, main = first
-    assert "pip install -c constraints.txt -e '.[dev]'" in install
-    assert main.strip() == "starroute serve"
+def test_first_lines_are_the_two_commands() -> None:
+    blocks = code_blocks(README)
+    assert README.startswith("# starroute\n\n    make run")  # right under the title
+    assert [line.split("#")[0].strip() for line in blocks[0]] == ["make run", "make test"]
 
 
-def test_test_command_is_what_ci_runs() -> None:
-    assert code_blocks(README)[1] == ["python3 -m pytest -q"]
-    assert "python3 -m pytest -q\n" in CI
-    assert "-c constraints.txt -e '.[dev]'" in CI and "python3 -m venv" in CI
+def test_make_run_and_test_set_up_then_run_the_readme_commands() -> None:
+    assert "tools/venv.sh" in recipe("venv") and "tools/venv.sh dev" in recipe("venv-dev")
+    assert re.match(r"run: venv\b", MAKEFILE[MAKEFILE.index("\nrun:") + 1 :])
+    assert re.match(r"test: venv-dev\b", MAKEFILE[MAKEFILE.index("\ntest:") + 1 :])
+    assert "starroute serve $(ARGS)" in recipe("run")
+    assert "python3 -m pytest $(PYTEST_ARGS)" in recipe("test") and "PYTEST_ARGS ?= -q\n" in MAKEFILE
+    assert "python3 -m venv" in VENV_SH and "-m pip install" in VENV_SH and '-c constraints.txt -e "$spec"' in VENV_SH
+    assert "pip check" in VENV_SH
+
+
+def test_ci_runs_make_test_and_the_readme_says_so() -> None:
+    commands = [ln for ln in CI.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+    assert commands[-1] == "make test"
+    assert "`.ci/run` runs exactly `make test`" in README
+    assert "apt-get install make" in README
+
+
+def test_install_by_hand() -> None:
+    by_hand = next(b for b in code_blocks(README) if any("pip install" in line for line in b))
+    assert by_hand == [
+        "python3 -m venv .venv && . .venv/bin/activate && pip install -c constraints.txt -e '.[dev]'",
+        "starroute serve",
+        "python3 -m pytest -q",
+    ]
 
 
 def test_post_bodies_are_documented() -> None:
