@@ -17,7 +17,7 @@ help:
 	@echo "             passes options to starroute serve; Ctrl-C stops it)"
 	@echo "make test    set up .venv with the test tools, then python3 -m pytest -q (PYTEST_ARGS='-q tests/test_api.py')"
 	@echo "make bench   bench/query.py on Monaco: every algorithm vs networkx (BENCH_ARGS='--pairs 5000' for its options)"
-	@echo "make lint    ruff check"
+	@echo "make lint    ruff check, ruff format --check, mypy (as .ci/run)"
 	@echo "make image   the Docker image $(IMAGE): docker build, or ../shared/tools/build_image.sh without a daemon"
 	@echo ".venv is made afresh when constraints.txt or pyproject.toml change; rm -rf .venv forces it."
 
@@ -41,7 +41,7 @@ bench: venv-dev
 	@$(IN_VENV) exec python3 bench/query.py $(GRAPH) $(BENCH_ARGS)
 
 lint: venv-dev
-	@$(IN_VENV) exec ruff check .
+	@$(IN_VENV) ruff check . && $(IN_VENV) ruff format --check app preprocessing && $(IN_VENV) exec mypy
 
 image:
 	@if docker info >/dev/null 2>&1; then \

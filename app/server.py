@@ -16,6 +16,7 @@ import socket
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from app.settings import Settings
 
@@ -77,7 +78,7 @@ def run_server(settings: Settings) -> None:
     )
     import uvicorn
 
-    options = {
+    options: dict[str, Any] = {
         "host": settings.host,
         "port": settings.port,
         "log_level": settings.log_level,

@@ -7,6 +7,7 @@ from OSM (`preprocessing.build`) and for synthetic graphs in tests (`arrays_from
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 from .geometry import csr_offsets
 from .jit import kernel
@@ -176,10 +177,10 @@ def finalize_arrays(
 
 
 def arrays_from_arcs(
-    tail: np.ndarray,
-    head: np.ndarray,
-    weight: np.ndarray,
-    dist: np.ndarray | None = None,
+    tail: npt.ArrayLike,
+    head: npt.ArrayLike,
+    weight: npt.ArrayLike,
+    dist: npt.ArrayLike | None = None,
     lon: np.ndarray | None = None,
     lat: np.ndarray | None = None,
     n: int | None = None,

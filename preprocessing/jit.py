@@ -48,7 +48,7 @@ def kernel(fn: Any = None, lazy: bool = False, **options: Any) -> Any:
     importing a module costs no compilation a command does not need (preprocess never compiles the search core).
     """
     if callable(fn) and not isinstance(fn, nt.Type) and not hasattr(fn, "return_type"):
-        return nb.njit(**_OPTIONS)(fn)
+        return nb.njit(**_OPTIONS)(fn)  # type: ignore[call-overload]
     if fn is not None and lazy:
 
         def decorate(f: Callable[..., Any]) -> Any:
@@ -71,9 +71,9 @@ def entry(dispatcher: Any) -> Any:
     if lazy is not None:
         return dispatcher.compile(lazy)  # loaded from the cache, or compiled now for that signature only
     sigs = getattr(dispatcher, "signatures", ())
-    if len(sigs) != 1 or sigs[0] not in dispatcher.overloads:
+    if len(sigs) != 1 or sigs[0] not in dispatcher.overloads:  # type: ignore[misc]
         return dispatcher
-    return dispatcher.overloads[sigs[0]].entry_point
+    return dispatcher.overloads[sigs[0]].entry_point  # type: ignore[misc]
 
 
 class _FirstCompile(event.Listener):

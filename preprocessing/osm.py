@@ -160,7 +160,7 @@ def read_ways(path: Path, profile: ModuleType, progress: Progress | None = None)
                 continue
             nodes = []
             last = None
-            for n in w.nodes:
+            for n in w.nodes:  # type: ignore[union-attr]
                 r = n.ref
                 if r != last:
                     nodes.append(r)
@@ -247,7 +247,7 @@ def read_nodes(path: Path, needed: np.ndarray, profile: ModuleType, progress: Pr
     i = 0
     try:
         for n in osmium.FileProcessor(str(path), osmium.osm.NODE):
-            loc = n.location
+            loc = n.location  # type: ignore[union-attr]
             if not loc.valid():
                 continue
             nid = n.id

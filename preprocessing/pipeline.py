@@ -162,7 +162,7 @@ def preprocess(
         with rep.compiling("preprocessing kernels", PREPROCESS_COMPILE_S):
             warm_kernels()
     excludable = [sorted(s) for s in getattr(prof, "EXCLUDABLE", ())]
-    manifest["excludable"] = [{"classes": c, "mask": class_mask(c)} for c in excludable]
+    manifest["excludable"] = [{"classes": c, "mask": class_mask(tuple(c))} for c in excludable]
     if ch:
         _contract_all(graph, arrays, manifest, rep)
     if landmarks > 0:

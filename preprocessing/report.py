@@ -101,6 +101,7 @@ class Reporter:
 
         def advance(n: int = 1, total: int | None = None) -> None:
             if progress is not None:
+                assert task is not None
                 if total is not None:
                     progress.update(task, total=total)
                 progress.advance(task, n)

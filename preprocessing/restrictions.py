@@ -189,7 +189,7 @@ def read_restrictions(
             if progress is not None and done % 1024 == 0:
                 progress(1024)
             tags = [(t.k, t.v) for t in rel.tags]
-            members = [(m.type, int(m.ref), m.role) for m in rel.members]
+            members = [(m.type, int(m.ref), m.role) for m in rel.members]  # type: ignore[union-attr]
             found, outcome = parse_relation(rel.id, tags, members, modes)
             report["restriction_relations"] += 1
             if outcome:

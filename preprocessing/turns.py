@@ -212,7 +212,7 @@ def _via_way_states(
     new_head = ta.copy()
     if redirect:
         for k in np.flatnonzero(np.isin(fa, np.array(sorted({a for a, _ in redirect}), dtype=np.int64))):
-            node = redirect.get((int(fa[k]), int(ta[k])))
+            node = redirect.get((int(fa[k]), int(ta[k])))  # type: ignore[assignment]
             if node is not None:
                 new_head[k] = node
     # original nodes whose single-arc state completes a sequence of length 2 are pairs (removed before); the rest:

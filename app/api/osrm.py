@@ -365,7 +365,6 @@ def _check_coordinates(req: OsrmRequest) -> None:
         check_coordinate(lon, lat)
 
 
-
 def annotation(leg: Leg, fields: tuple[str, ...]) -> dict[str, Any]:
     """Per-segment annotation arrays (one value per pair of consecutive coordinates), pieces split by length."""
     dist, dur, wgt = segment_figures(leg)
@@ -552,7 +551,9 @@ async def handle(svc: Service, path: str, query_string: bytes | str) -> tuple[in
 # `app.api.frontdoor` answers these paths before routing; the routes below document them (and serve them should the
 # front door be bypassed), with every option typed as a string so that the OSRM grammar, not pydantic, judges it.
 router = APIRouter(tags=["osrm"])
-_ERR = {400: {"description": "OSRM error: `{code, message}`, code one of InvalidUrl, InvalidQuery, ..."}}
+_ERR: dict[int | str, dict[str, Any]] = {
+    400: {"description": "OSRM error: `{code, message}`, code one of InvalidUrl, InvalidQuery, ..."}
+}
 _Opt = Query(None)
 
 

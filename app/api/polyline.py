@@ -32,8 +32,8 @@ def _encode_kernel(coords: np.ndarray, factor: float) -> np.ndarray:  # pragma: 
                 v >>= 5
             out[pos] = np.uint8(v + 63)
             pos += 1
-        prev_lat = lat
-        prev_lon = lon
+        prev_lat = lat  # type: ignore[assignment]
+        prev_lon = lon  # type: ignore[assignment]
     return out[:pos]
 
 

@@ -441,7 +441,7 @@ def _chain_boxes(graph: Graph) -> _ChainBoxes:
     arcs = np.argsort(chain, kind="stable").astype(np.int32)
     first = np.zeros(c + 1, dtype=np.int64)
     np.cumsum(np.bincount(chain, minlength=c), out=first[1:])
-    result = _ChainBoxes(graph.geom_first, *boxes, chain, arcs, first)
+    result = _ChainBoxes(graph.geom_first, *boxes, chain, arcs, first)  # type: ignore[call-arg]
     _BOXES[graph] = result
     return result
 
@@ -491,7 +491,7 @@ def _pack(areas: Areas) -> _Packed:
         poly_first.append(poly_first[-1] + len(rings))
         ex, ey = xs[poly_first[-2]], ys[poly_first[-2]]
         box.append((ex.min(), ey.min(), ex.max(), ey.max()))
-        e, r = np.concatenate(edges), np.concatenate(owner)
+        e, r = np.concatenate(edges), np.concatenate(owner)  # type: ignore[assignment]
         yy = np.concatenate(ys[poly_first[-2] :])
         # Edge e's endpoints are vertices e and e + 1 of the flat arrays; index them relative to this polygon's start.
         e_loc = e - ring_first[poly_first[-2]]

@@ -213,7 +213,7 @@ class Assembler:
             src.lon, src.lat, src.chain, src.segment, src_kind, s_arc, s_w, s_d, s_t,
             tgt.lon, tgt.lat, tgt.chain, tgt.segment, tgt_kind, t_arc, t_w, t_d, t_t, False, turn_w, turn_t,
         )  # fmt: skip
-        return _leg(*parts, stats, src, tgt)
+        return _leg(*parts, stats, src, tgt)  # type: ignore[call-arg]
 
     def direct_leg(self, src: Phantom, tgt: Phantom, kind: int, stats: SearchStats) -> Leg:
         """The leg along the one chain both phantoms share, `kind` FWD (target ahead) or BWD (target behind)."""
@@ -239,7 +239,7 @@ class Assembler:
             src.lon, src.lat, src.chain, src.segment, kind, arc, max(w, 0), max(d, 0), max(t, 0),
             tgt.lon, tgt.lat, tgt.chain, tgt.segment, kind, arc, 0, 0, 0, True, self._no_turns, self._no_turns,
         )  # fmt: skip
-        return _leg(*parts, stats, src, tgt)
+        return _leg(*parts, stats, src, tgt)  # type: ignore[call-arg]
 
 
 def _leg(

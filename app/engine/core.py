@@ -250,7 +250,7 @@ def landmark_setup(lm_from, lm_to, s_nodes, s_w, t_nodes, t_w, cols, consts, val
 # 6 target seed, 7 trace entries
 
 
-SEARCH_SIGNATURE = NONE(
+SEARCH_SIGNATURE = NONE(  # type: ignore[call-overload]
     _G, _L, _VI32, _VI64, _VI32, _VI64, I64, I64, I64, _P, I64, U8, _VI32, I64, _VI32, _VI32, _VI64, I64
 )
 

@@ -43,8 +43,6 @@ def freeze(graph: Graph) -> Graph:
     return graph
 
 
-
-
 def excludable(graph: Graph) -> list[ExcludeSet]:
     """The class sets this graph's profile lets a request exclude, from the manifest."""
     return [ExcludeSet(frozenset(e.classes), e.mask, e.prefix) for e in graph.meta.excludable]

@@ -256,7 +256,8 @@ class Engine:
     def routes(self, phantoms: list[Phantom], options: RouteOptions) -> RouteAnswer:
         """The routes through resolved `phantoms` (`resolve_route`), their traces as coordinates when asked."""
         result = self.router.query().routes(phantoms, options)
-        ex = sorted(options.exclude.classes) if options.exclude is not None else []
+        resolved = self.router.exclude_set(options.exclude)
+        ex = sorted(resolved.classes) if resolved is not None else []
         return RouteAnswer(result, phantoms, ex, [self._trace(tr) for tr in result.traces] if options.trace else [])
 
     def route(self, req: RouteRequest) -> RouteAnswer:
@@ -282,9 +283,7 @@ class Engine:
         phantoms = self.snap(req.waypoints, ex)
         return [phantoms[i] for i in src], [phantoms[j] for j in dst], ex
 
-    def table(
-        self, sources: list[Phantom], destinations: list[Phantom], exclude: ExcludeSet | None = None
-    ) -> Table:
+    def table(self, sources: list[Phantom], destinations: list[Phantom], exclude: ExcludeSet | None = None) -> Table:
         """Durations (s) and distances (m), NaN where unreachable."""
         return self.router.query().table(sources, destinations, exclude)
 

@@ -168,8 +168,8 @@ def reached(
     ss = space.seeds(phantom, not reverse)
     seeds = ss.seeds
     if metric != "duration" or timed:
-        cost = seeds.duration_array() if timed else seeds.dists
-        seeds = Seeds(seeds.nodes, cost, seeds.dists, seeds.lon, seeds.lat)
+        seed_cost = seeds.duration_array() if timed else seeds.dists
+        seeds = Seeds(seeds.nodes, seed_cost, seeds.dists, seeds.lon, seeds.lat)
     opts = SearchOptions(exclude_flags=exclude_flags, cutoff=int(max(limits)))
     q = searcher.one_to_many(seeds, np.zeros(0, dtype=np.int32), forward=not reverse, options=opts)
     dist, settled = searcher.settled(q)
@@ -190,7 +190,7 @@ def reached(
         else:
             parts = [reached_arc_pieces(g, start, known, int(limit), not reverse, weight)]
         for coords, cost in own:
-            share = 1.0 if cost <= 0 else min(1.0, limit / cost)
+            share = 1.0 if cost <= 0 else min(1.0, float(limit) / cost)
             parts.append(point_pieces(coords, share * _length_m(coords)))
         out.append(np.concatenate(parts))
     return out, int(searcher.out[2])

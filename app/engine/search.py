@@ -41,8 +41,6 @@ def _core() -> Any:
     return entry(core.search)
 
 
-
-
 METRICS = {"weight": "arc_weight", "duration": "arc_duration", "distance": "arc_dist"}
 
 
@@ -119,8 +117,8 @@ class Searcher:
         if need > self._cap:
             self._cap = need
             heaps = (np.empty(need, dtype=np.float64), np.empty(need, dtype=np.int32))
-            heaps += (np.empty(need, dtype=np.float64), np.empty(need, dtype=np.int32))
-            self.lab = core.Labels(self._dist, self._pred, self._st, *heaps)
+            heaps += (np.empty(need, dtype=np.float64), np.empty(need, dtype=np.int32))  # type: ignore[assignment]
+            self.lab = core.Labels(self._dist, self._pred, self._st, *heaps)  # type: ignore[call-arg]
 
     def next_query(self) -> int:
         """Advance the timestamp, clearing every stamp array once every ~7e8 queries."""

@@ -595,7 +595,7 @@ class Snapper:
         )  # fmt: skip
         masked = dirs is not None and dirs[2]
         if bearing is not None or masked:  # only the direction(s) the bearing and the excluded classes allow
-            fwd, bwd = (dirs[0], dirs[1]) if masked else (ch.fwd_arc, ch.bwd_arc)
+            fwd, bwd = (dirs[0], dirs[1]) if masked else (ch.fwd_arc, ch.bwd_arc)  # type: ignore[index]
             b = bearing if bearing is not None else (-1.0, 180.0)
             allowed = segment_directions(seg, chain, qlat, self._glon, self._glat, fwd, bwd, *b)
             r = list(r)

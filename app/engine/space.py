@@ -173,7 +173,10 @@ def search_space(graph: Graph, search: Graph, chains: ChainIndex) -> SearchSpace
 
 
 @kernel
-def _seeds(as_source, fwd, bwd, w_f, d_f, w_b, d_b, arc_head, arc_tail, at_node, at_kind):  # pragma: no cover - numba
+def _seeds(  # pragma: no cover - numba
+    as_source: bool, fwd: int, bwd: int, w_f: int, d_f: int, w_b: int, d_b: int, arc_head: np.ndarray,
+    arc_tail: np.ndarray, at_node: int, at_kind: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
     """(nodes, weights, dists, kinds) of a phantom's seeds, one per node (the cheapest, then the shortest); a phantom
     on road node `at_node` (>= 0, `at_chain_end`) also seeds that node at 0 with kind `at_kind`."""
     nodes = np.empty(3, dtype=np.int32)
