@@ -148,13 +148,6 @@ def leftmost(inter: Sequence[Road]) -> Road:
     return inter[-1] if len(inter) > 1 else inter[0]
 
 
-def find_eid(inter: Sequence[Road], eid: int) -> int | None:
-    for i, r in enumerate(inter):
-        if r.eid == eid:
-            return i
-    return None
-
-
 # -- the coordinate extractor ---------------------------------------------------------------------------------------
 def _interp_factor(desired: float, first: float, second: float) -> float:
     seg = second - first
@@ -934,9 +927,6 @@ class MergeDetector:
         self.ex = ex
         self.gg = ex.gg
         self.names = ex.gg.names
-
-    def _geom_tuple(self, g: Sequence) -> tuple[int, float, float, float]:
-        return g[0], g[1], g[2], g[3]
 
     def pair_mergeable(self, geoms: list, v: int, i: int) -> bool:
         n = len(geoms)

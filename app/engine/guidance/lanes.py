@@ -71,10 +71,6 @@ def _order_index(tag: int) -> int:
         return len(_ORDER)
 
 
-def _lane_key(a: Lane) -> tuple:
-    return (a[1], a[2])
-
-
 def _less(a: Lane, b: Lane) -> bool:
     """TurnLaneData::operator<."""
     if a[1] != b[1]:

@@ -130,15 +130,6 @@ class RouteStep:
         self.geometry_end = other.geometry_end
         self.intersections.extend(other.intersections)
 
-    def add_in_front(self, other: RouteStep) -> None:
-        """Prepend the preceding step `other` to this one (its time, length, geometry start and intersections)."""
-        self.duration += other.duration
-        self.distance += other.distance
-        self.length += other.length
-        self.weight += other.weight
-        self.geometry_begin = other.geometry_begin
-        self.intersections[0:0] = other.intersections
-
     def adapt_signage(self, origin: RouteStep) -> None:
         """Take over the name, ref, destinations, exits and pronunciation of `origin`."""
         self.name_id = origin.name_id
