@@ -25,10 +25,10 @@ from .intersection import (
     NO_TURN,
     TURN,
     UTURN,
-    Extractor,
     Intersection,
     turn_direction,
 )
+from .intersection_analysis import Extractor
 from .lanes import LaneHandler
 from .steps import (
     WAYPOINT_ARRIVE,

@@ -73,10 +73,7 @@ from .intersection import (
     SUPPRESSED,
     TURN,
     UTURN,
-    DistanceAccumulator,
-    Extractor,
     Intersection,
-    IntersectionFinder,
     Road,
     closest_bearing,
     closest_turn,
@@ -84,9 +81,10 @@ from .intersection import (
     is_dead_end,
     leftmost,
     rightmost,
-    skip_obstacle_selector,
     turn_direction,
 )
+from .intersection_analysis import Extractor
+from .walker import DistanceAccumulator, IntersectionFinder, skip_obstacle_selector
 
 DISTINCTION_RATIO = 2.0
 MAX_ROUNDABOUT_RADIUS = 15.0
