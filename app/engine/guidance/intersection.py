@@ -40,6 +40,36 @@ ENTER_ROUNDABOUT_INTERSECTION_AT_EXIT, EXIT_ROUNDABOUT_INTERSECTION, STAY_ON_ROU
 # direction modifiers
 UTURN, SHARP_RIGHT, RIGHT, SLIGHT_RIGHT, STRAIGHT, SLIGHT_LEFT, LEFT, SHARP_LEFT = range(8)
 
+# the instruction groups of OSRM's turn_instruction.hpp (hasRoundaboutType, entersRoundabout, leavesRoundabout,
+# staysOnRoundabout, isSilent) and its modifier sides
+ROUNDABOUT_TYPES = frozenset(
+    {ENTER_ROUNDABOUT, ENTER_AND_EXIT_ROUNDABOUT, ENTER_ROTARY, ENTER_AND_EXIT_ROTARY, ENTER_ROUNDABOUT_INTERSECTION,
+     ENTER_AND_EXIT_ROUNDABOUT_INTERSECTION, ENTER_ROUNDABOUT_AT_EXIT, EXIT_ROUNDABOUT, ENTER_ROTARY_AT_EXIT,
+     EXIT_ROTARY, ENTER_ROUNDABOUT_INTERSECTION_AT_EXIT, EXIT_ROUNDABOUT_INTERSECTION, STAY_ON_ROUNDABOUT}
+)  # fmt: skip
+ENTERS = frozenset(
+    {ENTER_ROUNDABOUT, ENTER_ROTARY, ENTER_ROUNDABOUT_INTERSECTION, ENTER_ROUNDABOUT_AT_EXIT, ENTER_ROTARY_AT_EXIT,
+     ENTER_ROUNDABOUT_INTERSECTION_AT_EXIT, ENTER_AND_EXIT_ROUNDABOUT, ENTER_AND_EXIT_ROTARY,
+     ENTER_AND_EXIT_ROUNDABOUT_INTERSECTION}
+)  # fmt: skip
+LEAVES = frozenset(
+    {EXIT_ROUNDABOUT, EXIT_ROTARY, EXIT_ROUNDABOUT_INTERSECTION, ENTER_AND_EXIT_ROUNDABOUT, ENTER_AND_EXIT_ROTARY,
+     ENTER_AND_EXIT_ROUNDABOUT_INTERSECTION}
+)  # fmt: skip
+STAYS = frozenset({STAY_ON_ROUNDABOUT, ENTER_ROUNDABOUT_AT_EXIT, ENTER_ROTARY_AT_EXIT,
+                   ENTER_ROUNDABOUT_INTERSECTION_AT_EXIT})  # fmt: skip
+SILENT = frozenset({NO_TURN, SUPPRESSED, STAY_ON_ROUNDABOUT})
+
+
+def has_left(mod: int) -> bool:
+    """Whether a modifier turns left (sharp, plain or slight)."""
+    return mod in (SHARP_LEFT, LEFT, SLIGHT_LEFT)
+
+
+def has_right(mod: int) -> bool:
+    """Whether a modifier turns right (sharp, plain or slight)."""
+    return mod in (SHARP_RIGHT, RIGHT, SLIGHT_RIGHT)
+
 
 def turn_direction(angle: float) -> int:
     """OSRM's `getTurnDirection`: the modifier of a turn angle (180 straight, 0 u-turn)."""

@@ -33,23 +33,29 @@ from .intersection import (
     ENTER_ROUNDABOUT,
     ENTER_ROUNDABOUT_INTERSECTION,
     ENTER_ROUNDABOUT_INTERSECTION_AT_EXIT,
+    ENTERS,
     FORK,
+    LEAVES,
     MERGE,
     NARROW_TURN_ANGLE,
     NEW_NAME,
     NO_TURN,
     ON_RAMP,
+    ROUNDABOUT_TYPES,
+    SILENT,
     SLIGHT_LEFT,
     SLIGHT_RIGHT,
     SLIPROAD,
+    STAYS,
     STRAIGHT,
     SUPPRESSED,
     TURN,
     UTURN,
+    has_left,
+    has_right,
     turn_direction,
 )
 from .names import NameRecord, requires_announcement
-from .turns import ENTERS, LEAVES, ROUNDABOUT_TYPES, SILENT, STAYS, has_left, has_right
 
 WAYPOINT_NONE, WAYPOINT_ARRIVE, WAYPOINT_DEPART = 0, 1, 2
 MAX_COLLAPSE_DISTANCE = 30.0
