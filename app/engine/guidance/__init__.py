@@ -30,13 +30,13 @@ from .intersection import (
 )
 from .intersection_analysis import Extractor
 from .lanes import LaneHandler
+from .post_processing import post_process
 from .steps import (
     WAYPOINT_ARRIVE,
     WAYPOINT_DEPART,
     Maneuver,
     RouteStep,
     StepIntersection,
-    post_process,
 )
 from .turns import TurnAnalysis
 

@@ -1,5 +1,5 @@
 """The coordinate extractor: where a road at a junction heads, judged from its first metres (OSRM's
-`extractor/intersection/coordinate_extractor.cpp`).
+`src/extractor/intersection/coordinate_extractor.cpp`).
 
 `representative` picks the point along a road that shows where a driver perceives it heading: straight roads look far
 ahead, curves and lane offsets near the junction are corrected for; `close_to_turn` is the point right after the

@@ -1,5 +1,5 @@
 """The intersection model: the roads at a junction with their turn instructions (OSRM's
-`extractor/intersection/intersection_view.hpp` and `guidance/turn_instruction.hpp`).
+`include/extractor/intersection/intersection_view.hpp` and `include/guidance/turn_instruction.hpp`).
 
 A `Road` is one road of a junction as seen arriving on one of them: its bearings, turn angle, whether it may be
 entered and, once classified, its instruction (turn type and direction modifier, OSRM's values) and lanes. An

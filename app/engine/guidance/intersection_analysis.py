@@ -1,6 +1,6 @@
 """The roads at a junction as a driver arriving on one of them perceives them (OSRM's
-`extractor/intersection/intersection_analysis.cpp`), with the segregated-edge test of
-`segregated_intersection_classification.cpp`.
+`src/extractor/intersection/intersection_analysis.cpp`), with the segregated-edge test of
+`src/guidance/segregated_intersection_classification.cpp`.
 
 `Extractor` gives every road its initial and perceived bearing (`coordinates`), merges the two carriageways of a dual
 road into one road with the bisecting bearing, at the junction and (bearing corrections) at the neighbouring one

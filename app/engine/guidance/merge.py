@@ -1,5 +1,5 @@
 """Merging the two carriageways of a dual road into one road of the intersection (OSRM's
-`extractor/intersection/mergable_road_detector.cpp`).
+`src/extractor/intersection/mergable_road_detector.cpp`).
 
 Two adjacent roads at a node are the halves of one road when they have one entry and one exit, the same name and
 class, and split into a narrow triangle, a traffic island, or run parallel (and are no loop, link or circle).

@@ -1,4 +1,4 @@
-"""Walking the road graph from a junction (OSRM's `extractor/intersection/node_based_graph_walker.cpp`): the
+"""Walking the road graph from a junction (OSRM's `src/extractor/intersection/node_based_graph_walker.cpp`): the
 accumulators that collect what a walk passes and the selectors that choose the road to follow.
 
 `Extractor.traverse` drives a walk; `Extractor.skip_degree_two` follows a road over nodes without a choice.
