@@ -5,6 +5,8 @@ across a dual carriageway (`collapse_segregated`), then the scenarios of `collap
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from . import geo
 from .collapse_scenarios import (
     bearings_reversed,
@@ -53,6 +55,8 @@ from .steps import (
 )
 
 MAX_COLLAPSE_DISTANCE = 30.0
+
+Strategy = Callable[[RouteStep, RouteStep], None]  # changes the step `at` given the step `frm` merged into it
 
 
 # -- combine strategies ---------------------------------------------------------------------------------------------
@@ -128,7 +132,13 @@ def transfer_lanes(at: RouteStep, frm: RouteStep) -> None:
     at.intersections[0].lane_desc = frm.intersections[0].lane_desc
 
 
-def combine(at: RouteStep, after: RouteStep, turn=None, signage=None, lanes=None) -> None:  # noqa: ANN001
+def combine(
+    at: RouteStep,
+    after: RouteStep,
+    turn: Strategy | None = None,
+    signage: Strategy | None = None,
+    lanes: Strategy | None = None,
+) -> None:
     """combineRouteSteps: strategies for the instruction, the signage and the lanes, then merge `after` into `at`."""
     if turn is not None:
         turn(at, after)
@@ -140,14 +150,14 @@ def combine(at: RouteStep, after: RouteStep, turn=None, signage=None, lanes=None
     after.invalidate()
 
 
-def _fixed(kind: int, mod: int):  # noqa: ANN202
+def _fixed(kind: int, mod: int) -> Strategy:
     def f(at: RouteStep, _: RouteStep) -> None:
         at.maneuver.kind, at.maneuver.modifier = kind, mod
 
     return f
 
 
-def _adjust_angle(mcd: float):  # noqa: ANN202
+def _adjust_angle(mcd: float) -> Strategy:
     def f(at: RouteStep, frm: RouteStep) -> None:
         if at.maneuver.kind == FORK or not (_angles_ok(at) and _angles_ok(frm)):
             return
@@ -156,11 +166,11 @@ def _adjust_angle(mcd: float):  # noqa: ANN202
     return f
 
 
-def _combined(prior: RouteStep, mcd: float):  # noqa: ANN202
+def _combined(prior: RouteStep, mcd: float) -> Strategy:
     return lambda at, frm: adjust_to_combined_turn(at, frm, prior, mcd)
 
 
-def _staggered(prior: RouteStep):  # noqa: ANN202
+def _staggered(prior: RouteStep) -> Strategy:
     def f(at: RouteStep, frm: RouteStep) -> None:
         at.maneuver.modifier = STRAIGHT
         at.maneuver.kind = SUPPRESSED if same_name(prior, frm) else NEW_NAME
@@ -168,7 +178,7 @@ def _staggered(prior: RouteStep):  # noqa: ANN202
     return f
 
 
-def _segregated_turn(prior: RouteStep):  # noqa: ANN202
+def _segregated_turn(prior: RouteStep) -> Strategy:
     def f(at: RouteStep, frm: RouteStep) -> None:
         update = True
         angle = geo.angle_between(at.maneuver.bearing_before, frm.maneuver.bearing_after)
