@@ -13,9 +13,15 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from app.engine.guidance import MODIFIER_NAMES, TYPE_NAMES, RouteStep
-from app.engine.guidance.graph import LANE_NAMES
-from app.engine.guidance.steps import WAYPOINT_ARRIVE, WAYPOINT_DEPART, StepIntersection
+from app.engine.guidance import (
+    LANE_NAMES,
+    MODIFIER_NAMES,
+    TYPE_NAMES,
+    WAYPOINT_ARRIVE,
+    WAYPOINT_DEPART,
+    RouteStep,
+    StepIntersection,
+)
 from app.engine.types import Leg
 
 GeometryFn = Callable[[np.ndarray], Any]

@@ -2,9 +2,10 @@
 
 `Guide(graph)` is built lazily beside the search graph (never on a search's path) and caches what it learns per
 junction. `Guide.steps(leg)` turns a routed leg into `RouteStep`s: at every junction the leg passes, the roads there
-are modelled as OSRM models them (`intersection`), the turn taken is classified (`turns`, `lanes`), the leg is cut
-into steps where an instruction is announced and OSRM's post-processing runs (`steps`). The API layer
-(`app.api.steps`) only formats the result.
+are modelled as OSRM models them (`intersection_analysis`, over `intersection`), the turn taken is classified
+(`turns`, dispatching to one module per OSRM handler, and `lanes`), the leg is cut into steps where an instruction
+is announced (`steps`) and OSRM's post-processing runs (`post_processing`, `collapse_turns`). The API layer
+(`app.api.steps`) only formats the result, with the names exported here.
 """
 
 from __future__ import annotations
@@ -18,29 +19,39 @@ from preprocessing.artifacts import Graph
 from ..types import Leg
 from . import geo
 from .geo import Coord
-from .graph import GuidanceGraph
+from .graph import LANE_NAMES, GuidanceGraph
 from .intersection import (
     CONTINUE,
     INVALID,
     NO_TURN,
     TURN,
     UTURN,
-    Extractor,
     Intersection,
     turn_direction,
 )
+from .intersection_analysis import Extractor
 from .lanes import LaneHandler
+from .post_processing import post_process
 from .steps import (
     WAYPOINT_ARRIVE,
     WAYPOINT_DEPART,
     Maneuver,
     RouteStep,
     StepIntersection,
-    post_process,
 )
 from .turns import TurnAnalysis
 
-__all__ = ["Guide", "RouteStep", "StepIntersection", "Maneuver", "TYPE_NAMES", "MODIFIER_NAMES"]
+__all__ = [
+    "Guide",
+    "RouteStep",
+    "StepIntersection",
+    "Maneuver",
+    "TYPE_NAMES",
+    "MODIFIER_NAMES",
+    "LANE_NAMES",
+    "WAYPOINT_ARRIVE",
+    "WAYPOINT_DEPART",
+]
 
 MODIFIER_NAMES = ("uturn", "sharp right", "right", "slight right", "straight", "slight left", "left", "sharp left")
 # OSRM's external names of the turn types (index = type)

@@ -128,19 +128,6 @@ def project(src: Coord, tgt: Coord, pt: Coord) -> tuple[float, Coord]:
     return r, (fixed(lon), fixed(lat))
 
 
-def project_float(src: tuple[float, float], tgt: tuple[float, float], pt: Coord) -> Coord:
-    """`project` with a segment in float degrees (regression lines)."""
-    sx, sy = src
-    vx, vy = tgt[0] - sx, tgt[1] - sy
-    rx, ry = pt[0] / PRECISION - sx, pt[1] / PRECISION - sy
-    sq = vx * vx + vy * vy
-    if sq < 2.220446049250313e-16:
-        return fixed(sx), fixed(sy)
-    r = (vx * rx + vy * ry) / sq
-    r = 0.0 if r < 0.0 else 1.0 if r > 1.0 else r
-    return fixed((1.0 - r) * sx + tgt[0] * r), fixed((1.0 - r) * sy + tgt[1] * r)
-
-
 def closest_distance(pt: Coord, a: Coord, b: Coord) -> float:
     """Metres from pt to segment a-b (`findClosestDistance`)."""
     return distance(pt, project(a, b, pt)[1])

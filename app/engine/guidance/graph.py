@@ -463,10 +463,3 @@ class GuidanceGraph:
     def directed_out_degree(self, v: int) -> int:
         """Number of roads at node v that may be driven away from v."""
         return sum(1 for h in self.adjacent(v) if self.half_arc(h) >= 0)
-
-    def find_edge(self, u: int, v: int) -> int:
-        """An edge from u to v (-1 when none)."""
-        for e in self.adjacent(u):
-            if self.target(e) == v:
-                return e
-        return -1

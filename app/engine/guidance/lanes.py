@@ -27,13 +27,16 @@ from .graph import (
 )
 from .intersection import (
     CONTINUE,
+    ENTERS,
     FORK,
     FUZZY_ANGLE_DIFFERENCE,
     GROUP_ANGLE,
+    LEAVES,
     LEFT,
     MERGE,
     NEW_NAME,
     RIGHT,
+    ROUNDABOUT_TYPES,
     SHARP_LEFT,
     SHARP_RIGHT,
     SLIGHT_LEFT,
@@ -47,8 +50,10 @@ from .intersection import (
     Intersection,
     Road,
     closest_turn,
+    has_left,
+    has_right,
 )
-from .turns import ENTERS, LEAVES, ROUNDABOUT_TYPES, TurnAnalysis, has_left, has_right
+from .turns import TurnAnalysis
 
 # lane tags by direction modifier (UTURN .. SHARP_LEFT)
 TAG_BY_MODIFIER = (LANE_UTURN, LANE_SHARP_RIGHT, LANE_RIGHT, LANE_SLIGHT_RIGHT, LANE_STRAIGHT, LANE_SLIGHT_LEFT,
@@ -69,10 +74,6 @@ def _order_index(tag: int) -> int:
         return _ORDER.index(tag)
     except ValueError:
         return len(_ORDER)
-
-
-def _lane_key(a: Lane) -> tuple:
-    return (a[1], a[2])
 
 
 def _less(a: Lane, b: Lane) -> bool:
