@@ -19,10 +19,10 @@ children to a leaf, the new landmark. "farthest": each new landmark maximises th
 d(L, v) + d(v, L) to the landmarks chosen so far. Both restrict candidates to `node_component == 0` and are
 deterministic for a given `seed`.
 
-Virtual end points (seeds): `app.engine.alt` derives the landmark distance of a virtual target T reached from seed
+Virtual end points (seeds): the engine derives the landmark distance of a virtual target T reached from seed
 nodes t_j at extra weight tw_j as `d(L, T) = min_j (lm_from[t_j, L] + tw_j)` and, for the other direction, uses the
-constant `max_j (lm_to[t_j, L] - tw_j)`, which keeps the bound consistent on the virtual arcs; its module docstring
-gives the derivation.
+constant `max_j (lm_to[t_j, L] - tw_j)`, which keeps the bound consistent on the virtual arcs; docs/DESIGN.md
+(Landmarks) gives the derivation.
 """
 
 from __future__ import annotations

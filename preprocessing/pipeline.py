@@ -103,7 +103,7 @@ def preprocess(
     report: dict[str, Any] = dict(ways.report)
     report.update(build_report)
     if turns is None:
-        turns = bool(getattr(prof, "TURNS", False))
+        turns = bool(prof.TURNS)
     if turns:
         from .restrictions import read_restrictions, resolve_restrictions
         from .turns import edge_based_graph
@@ -125,7 +125,7 @@ def preprocess(
     glon, glat = arrays["geom_lon"], arrays["geom_lat"]
     manifest: dict[str, Any] = {
         "profile": profile,
-        "mode": getattr(prof, "MODE", profile),
+        "mode": prof.MODE,
         "source": {"name": src.name, "size": src.stat().st_size, "sha256": sha256_file(src)},
         "counts": {
             "nodes": n,
@@ -145,9 +145,9 @@ def preprocess(
         if len(lon)
         else None,
         "units": {"coordinates": "1e-7 degree", "weight": "decisecond", "distance": "decimetre"},
-        "weight_name": getattr(prof, "WEIGHT_NAME", "duration"),
+        "weight_name": prof.WEIGHT_NAME,
         "search_graph": "edge" if turns else "node",
-        "continue_straight": bool(getattr(prof, "CONTINUE_STRAIGHT", False)),
+        "continue_straight": bool(prof.CONTINUE_STRAIGHT),
         "max_speed_mps": measured_max_speed_mps(arrays),
         "tool_version": __version__,
         "built_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
@@ -161,7 +161,7 @@ def preprocess(
     if ch or landmarks > 0:
         with rep.compiling("preprocessing kernels", PREPROCESS_COMPILE_S):
             warm_kernels()
-    excludable = [sorted(s) for s in getattr(prof, "EXCLUDABLE", ())]
+    excludable = [sorted(s) for s in prof.EXCLUDABLE]
     manifest["excludable"] = [{"classes": c, "mask": class_mask(tuple(c))} for c in excludable]
     if ch:
         _contract_all(graph, arrays, manifest, rep)

@@ -174,9 +174,9 @@ def read_restrictions(
 
     The report counts relations read, parsed, and each reason one was ignored or malformed (see the module
     docstring); with `USE_TURN_RESTRICTIONS` off nothing is read (`restrictions_disabled: 1`)."""
-    if not getattr(profile, "USE_TURN_RESTRICTIONS", False):
+    if not profile.USE_TURN_RESTRICTIONS:
         return [], {"restrictions_disabled": 1}
-    modes = tuple(getattr(profile, "RESTRICTIONS", ()))
+    modes = tuple(profile.RESTRICTIONS)
     report: dict[str, int] = {"restriction_relations": 0, "restriction_relations_parsed": 0, "restrictions_parsed": 0}
     out: list[Restriction] = []
     done = 0

@@ -35,7 +35,7 @@ import numpy as np
 from .artifacts import EB_PREFIX
 from .geometry import csr_offsets
 from .graph import strong_components
-from .profiles.base import Turns, turn_weight_same
+from .profiles.base import Turns
 from .units import FLAG_FERRY, FLAG_RESTRICTED, WEIGHT_PER_SECOND
 
 
@@ -126,7 +126,7 @@ def turn_table(
         target_restricted=(flags[ta] & FLAG_RESTRICTED) != 0,
     )
     secs = np.asarray(profile.turn_duration_s(turns), dtype=np.float64)
-    w_secs = np.asarray(getattr(profile, "turn_weight_s", turn_weight_same)(turns, secs), dtype=np.float64)
+    w_secs = np.asarray(profile.turn_weight_s(turns, secs), dtype=np.float64)
     duration = np.round(secs * WEIGHT_PER_SECOND).astype(np.int64)
     weight = np.round(w_secs * WEIGHT_PER_SECOND).astype(np.int64)
     report["turns_allowed"] = int(len(fa))

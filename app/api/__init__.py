@@ -1,1 +1,1 @@
-"""HTTP layer: the native GeoJSON API and the OSRM v5 API over `app.engine.router.Router`."""
+"""HTTP layer: the native GeoJSON API and the OSRM v5 API over the engine facade (`app.engine.facade.Engine`)."""

@@ -1,5 +1,5 @@
-"""Small geometry helpers for responses: segment lengths, Douglas-Peucker overview simplification. (Bearings and
-great-circle distances live in one place each: `app.engine.roads.bearing`, `preprocessing.graph.haversine_m`.)"""
+"""Small geometry helpers for responses: segment lengths and Douglas-Peucker overview simplification (great-circle
+distances come from `preprocessing.geometry.haversine_m`, the one vectorised haversine)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import math
 
 import numpy as np
 
-from app.engine.roads import bearing  # noqa: F401 - re-exported for the step builder
 from preprocessing.geometry import haversine_m
 from preprocessing.jit import kernel
 from preprocessing.units import EARTH_RADIUS_M

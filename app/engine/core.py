@@ -100,7 +100,7 @@ class Potential(NamedTuple):
     sp: np.ndarray  # float64 [6] source point
     par: np.ndarray  # float64 [4]: scale (ds per great-circle metre), epsilon, -, -
     cols: np.ndarray  # int32 [k] active landmark columns
-    consts: np.ndarray  # int64 [k, 4] per-query landmark constants (app.engine.alt)
+    consts: np.ndarray  # int64 [k, 4] per-query landmark constants (docs/DESIGN.md, Landmarks)
     valid: np.ndarray  # uint8 [k, 4]
 
 
@@ -151,7 +151,7 @@ def prepare_point(nodes, weights, xyz, scale, p):  # pragma: no cover - numba
 
 @kernel(I64(_RO_LM, _RO_LM, _VI32, _VI64, _VI32, _VI64, _VI32, arr(I64, 2), arr(U8, 2)), lazy=True)
 def landmark_setup(lm_from, lm_to, s_nodes, s_w, t_nodes, t_w, cols, consts, valid):  # pragma: no cover - numba
-    """Fill the per-query landmark constants (app.engine.alt docstring) for the best `len(cols)` landmarks.
+    """Fill the per-query landmark constants (docs/DESIGN.md, Landmarks) for the best `len(cols)` landmarks.
 
     Returns the number of active landmarks, or -1 when a landmark proves that no target seed is reachable.
     """
@@ -325,8 +325,8 @@ def search(
         if need_s:
             hs = scale * gc_unit_m(xyz[v, 0], xyz[v, 1], xyz[v, 2], sp[0], sp[1], sp[2]) - sp[3]
             hs = math.floor(hs) if hs > 0.0 else 0.0
-        # landmark terms (app.engine.alt): target side Y - d(L, v) and d(v, L) - X, source side d(L, v) - X' and
-        # Y' - d(v, L); an unreachable d(L, v) skips a "Y - d" term, LM_BIG stands in for it in a "d - X" term
+        # landmark terms (docs/DESIGN.md, Landmarks): target side Y - d(L, v) and d(v, L) - X, source side d(L, v) - X'
+        # and Y' - d(v, L); an unreachable d(L, v) skips a "Y - d" term, LM_BIG stands in for it in a "d - X" term
         for k in range(nact):
             c = cols[k]
             f = lmf[v, c]

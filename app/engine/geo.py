@@ -58,12 +58,6 @@ def gc_unit_m(ax: float, ay: float, az: float, bx: float, by: float, bz: float) 
 
 
 @kernel
-def gc_node_point_m(xyz: np.ndarray, v: int, p: np.ndarray) -> float:
-    """Great-circle metres from node `v` (rows of `NodeGeo.xyz`) to a point `p` (unit vector, first 3 entries)."""
-    return gc_unit_m(xyz[v, 0], xyz[v, 1], xyz[v, 2], p[0], p[1], p[2])
-
-
-@kernel
 def _arc_gc_speed(tail: np.ndarray, head: np.ndarray, weight: np.ndarray, xyz: np.ndarray) -> float:
     """max over arcs of gc(tail, head) / (weight / 10) in m/s; inf when a zero-weight arc spans a distance."""
     best = 0.0
@@ -131,11 +125,3 @@ def unit_vectors(lon: np.ndarray, lat: np.ndarray) -> np.ndarray:
     lo = np.radians(lon)
     c = np.cos(la)
     return np.ascontiguousarray(np.stack([c * np.cos(lo), c * np.sin(lo), np.sin(la)], axis=1))
-
-
-def point_unit(lon: float, lat: float) -> tuple[float, float, float]:
-    """Unit vector of a point given in degrees."""
-    la = math.radians(lat)
-    lo = math.radians(lon)
-    c = math.cos(la)
-    return c * math.cos(lo), c * math.sin(lo), math.sin(la)

@@ -9,7 +9,6 @@ routing hot path.
 
 from __future__ import annotations
 
-import math
 import threading
 from typing import TYPE_CHECKING
 
@@ -19,16 +18,6 @@ from .types import Leg
 
 if TYPE_CHECKING:  # the guidance package is imported on the first steps request, not at start-up
     from .guidance import Guide, RouteStep
-
-
-def bearing(lon1: float, lat1: float, lon2: float, lat2: float) -> float:
-    """Initial great-circle bearing from point 1 to point 2 in degrees, 0 = north, clockwise, in [0, 360)."""
-    p1 = math.radians(lat1)
-    p2 = math.radians(lat2)
-    dl = math.radians(lon2 - lon1)
-    y = math.sin(dl) * math.cos(p2)
-    x = math.cos(p1) * math.sin(p2) - math.sin(p1) * math.cos(p2) * math.cos(dl)
-    return math.degrees(math.atan2(y, x)) % 360.0
 
 
 class RoadGraph:

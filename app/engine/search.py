@@ -177,7 +177,7 @@ class Searcher:
         self, sources: Seeds, targets: np.ndarray, forward: bool = True, options: SearchOptions | None = None
     ) -> int:
         """Dijkstra from `sources` until every node of `targets` is settled (all nodes when empty), within
-        `options.cutoff`; the labels stay in `self.f` for `weights()`. Returns the query number."""
+        `options.cutoff`; the labels stay in the searcher for `settled_weights()`. Returns the query number."""
         s_nodes, s_w = seed_arrays(sources, self.n)
         self._ensure_heap(s_nodes.size)
         q = self.next_query()

@@ -140,10 +140,6 @@ class RoadTiles:
         self._lon, self._lat = g.geom_lon, g.geom_lat  # shape points are projected per tile: no copy per point
         self._strings = router.roads
 
-    @property
-    def num_chains(self) -> int:
-        return int(self.chain.shape[0])
-
     def string(self, string_id: int) -> str:
         """A name or ref by its string id ("" for 0)."""
         return self._strings.name(int(string_id))

@@ -271,15 +271,26 @@ class NodeResult:
 
 
 class Profile(Protocol):
+    """What the pipeline reads of a profile module (car, bike, foot, testbot each define all of it)."""
+
     NAME: str
-    MODE: str
+    MODE: str  # OSRM's travel mode: driving, cycling, walking
     EXCLUDABLE: tuple[frozenset[str], ...]  # class sets a request may exclude (CLASS_FLAGS names)
     WAY_KEYS: frozenset[str]  # a way with none of these keys is skipped before process_way
     NODE_KEYS: frozenset[str]  # a node with none of these keys is skipped before process_node
+    TURNS: bool  # edge-based search graph by default (turn costs and restrictions)
+    WEIGHT_NAME: str  # "duration", or car's "routability"
+    CONTINUE_STRAIGHT: bool  # no u-turn at via points by default
+    USE_TURN_RESTRICTIONS: bool
+    RESTRICTIONS: tuple[str, ...]  # the restriction:<mode> keys read
 
     def process_way(self, tags: Mapping[str, str]) -> WayResult | None: ...
 
     def process_node(self, tags: Mapping[str, str]) -> NodeResult | None: ...
+
+    def turn_duration_s(self, t: Turns) -> np.ndarray: ...
+
+    def turn_weight_s(self, t: Turns, duration_s: np.ndarray) -> np.ndarray: ...
 
 
 @dataclass(frozen=True)
@@ -309,8 +320,3 @@ def sigmoid_turn_s(angle: np.ndarray, penalty_s: float, bias: float) -> np.ndarr
 def turn_weight_same(t: Turns, duration_s: np.ndarray) -> np.ndarray:
     """A turn weighs its duration (profiles whose weight is duration)."""
     return duration_s
-
-
-def no_turn_costs(t: Turns) -> np.ndarray:
-    """Every turn free (a profile without turn rules)."""
-    return np.zeros(len(t.angle), dtype=np.float64)

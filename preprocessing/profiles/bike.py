@@ -27,7 +27,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from . import tags as T
-from .base import NodeResult, Turns, WayResult, directed_way
+from .base import NodeResult, Turns, WayResult, directed_way, turn_weight_same
 
 NAME = "bike"
 MODE = "cycling"
@@ -35,6 +35,7 @@ EXCLUDABLE = (frozenset({"ferry"}),)  # bicycle.lua has it, commented out to sav
 
 # bicycle.lua's turns: no restrictions (use_turn_restrictions = false); node-based unless asked (`--turns`)
 TURNS = False
+WEIGHT_NAME = "duration"  # the weight is the travel time
 CONTINUE_STRAIGHT = False  # no u-turn at via points (OSRM continue_straight_at_waypoint)
 USE_TURN_RESTRICTIONS = False
 RESTRICTIONS = ("bicycle",)
@@ -320,3 +321,6 @@ def process_node(tags: Mapping[str, str]) -> NodeResult | None:
     if not barrier and penalty == 0.0:
         return None
     return NodeResult(barrier=barrier, penalty_s=0.0 if barrier else penalty)
+
+
+turn_weight_s = turn_weight_same  # a turn weighs what it takes

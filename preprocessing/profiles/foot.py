@@ -23,7 +23,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from . import tags as T
-from .base import NodeResult, Turns, WayResult, directed_way
+from .base import NodeResult, Turns, WayResult, directed_way, turn_weight_same
 
 NAME = "foot"
 MODE = "walking"
@@ -31,6 +31,7 @@ EXCLUDABLE = ()  # foot.lua declares none
 
 # foot.lua's turns: 2 s to turn back, no restrictions; node-based unless asked (`--turns`)
 TURNS = False
+WEIGHT_NAME = "duration"  # the weight is the travel time
 CONTINUE_STRAIGHT = False  # no u-turn at via points (OSRM continue_straight_at_waypoint)
 USE_TURN_RESTRICTIONS = False
 RESTRICTIONS = ("foot",)
@@ -186,3 +187,6 @@ def process_node(tags: Mapping[str, str]) -> NodeResult | None:
     if not barrier and penalty == 0.0:
         return None
     return NodeResult(barrier=barrier, penalty_s=0.0 if barrier else penalty)
+
+
+turn_weight_s = turn_weight_same  # a turn weighs what it takes

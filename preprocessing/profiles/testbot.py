@@ -20,7 +20,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from . import tags as T
-from .base import NodeResult, Turns, WayResult, directed_way
+from .base import NodeResult, Turns, WayResult, directed_way, turn_weight_same
 
 NAME = "testbot"
 MODE = "driving"
@@ -29,6 +29,7 @@ EXCLUDABLE = (frozenset({"motorway"}), frozenset({"toll"}), frozenset({"motorway
 # testbot.lua's turns: restrictions (no mode keys: plain `restriction` only) and 20 s per u-turn; node-based unless
 # asked (`starroute preprocess --turns`), so its maps stay simple to reason about
 TURNS = False
+WEIGHT_NAME = "duration"  # the weight is the travel time
 CONTINUE_STRAIGHT = True  # no u-turn at via points (OSRM continue_straight_at_waypoint)
 USE_TURN_RESTRICTIONS = True
 RESTRICTIONS: tuple[str, ...] = ()
@@ -109,3 +110,6 @@ def process_node(tags: Mapping[str, str]) -> NodeResult | None:
     if tags.get("highway") == "traffic_signals":
         return NodeResult(penalty_s=TRAFFIC_SIGNAL_PENALTY_S)
     return None
+
+
+turn_weight_s = turn_weight_same  # a turn weighs what it takes
