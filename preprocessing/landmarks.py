@@ -36,19 +36,17 @@ import numpy as np
 from .artifacts import Graph
 from .heap import heap_pop, heap_push
 from .jit import kernel
-
-LM_NONE = np.uint32(0xFFFFFFFF)
-_INF = np.int64(1) << np.int64(60)
+from .units import INF_WEIGHT, LM_NONE
 
 
 @kernel
 def one_to_all(first, arc_of, other, weight, forward, source, dist, parent, order):  # pragma: no cover - numba
     """Dijkstra from `source` over the forward (arcs `first[u]:first[u+1]`, heads `other`) or backward CSR
-    (`arc_of[i]` arc ids, tails `other`). Fills dist (int64, _INF unreachable), parent node (-1) and the settle
+    (`arc_of[i]` arc ids, tails `other`). Fills dist (int64, INF_WEIGHT unreachable), parent node (-1) and the settle
     order; returns the number of settled nodes."""
     n = dist.shape[0]
     for v in range(n):
-        dist[v] = _INF
+        dist[v] = INF_WEIGHT
         parent[v] = -1
     m = weight.shape[0]
     keys = np.empty(m + 1, dtype=np.int64)
@@ -80,7 +78,7 @@ def _store(dist, table, col):  # pragma: no cover - numba
     """Write int64 distances into column `col` of a uint32 table; returns False when one does not fit."""
     for v in range(dist.shape[0]):
         d = dist[v]
-        if d >= _INF:
+        if d >= INF_WEIGHT:
             table[v, col] = LM_NONE
         elif d >= np.int64(LM_NONE):
             return False

@@ -159,7 +159,7 @@ def preprocess(
         graph = graph_in_memory(search_view_arrays(arrays), manifest)
         n = graph.num_nodes
     if ch or landmarks > 0:
-        with rep.compiling("preprocessing kernels", PREPROCESS_COMPILE_S):
+        with rep.compiling("preprocessing kernels", CONTRACT_COMPILE_S):
             warm_kernels()
     excludable = [sorted(s) for s in prof.EXCLUDABLE]
     manifest["excludable"] = [{"classes": c, "mask": class_mask(tuple(c))} for c in excludable]
@@ -245,7 +245,7 @@ def _contract_all(graph: Any, arrays: dict[str, np.ndarray], manifest: dict[str,
         item["shortcuts"] = results[item["prefix"]][1]["shortcuts"]
 
 
-PREPROCESS_COMPILE_S = 8.0  # measured cold compile of these kernels on a 2-core machine (bench/startup.py)
+CONTRACT_COMPILE_S = 8.0  # measured cold compile of the contraction and landmark kernels alone, 2 cores (bench/startup.py)
 
 
 def warm_kernels() -> None:

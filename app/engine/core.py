@@ -39,11 +39,10 @@ import numpy as np
 
 from preprocessing.heap import heap_pop, heap_push
 from preprocessing.jit import F64, I32, I64, NONE, U8, U32, arr, kernel
+from preprocessing.units import INF_WEIGHT, LM_NONE
 
 from .geo import gc_unit_m
 
-INF = np.int64(1) << np.int64(60)
-LM_NONE = np.uint32(0xFFFFFFFF)  # landmark-distance sentinel: unreachable (as preprocessing.landmarks)
 LM_BIG = np.int64(1) << np.int64(40)  # stands in for an infinite landmark distance where that keeps consistency
 _NEG = -(np.int64(1) << np.int64(62))
 _POS = np.int64(1) << np.int64(62)
@@ -283,7 +282,7 @@ def search(
     done = base + 1
     for k in range(8):
         out[k] = 0
-    out[0] = INF
+    out[0] = INF_WEIGHT
     out[1] = -1
     xyz, lmf, lmt, pv, ps, tp, sp, par, cols, consts, valid = (
         g.xyz, g.lm_from, g.lm_to, p.pot, p.pot_st, p.tp, p.sp, p.par, p.cols, p.consts, p.valid
@@ -372,7 +371,7 @@ def search(
         return
 
     pk_b = PK_BACKWARD if pk == PK_FORWARD else PK_NONE
-    mu = INF
+    mu = INF_WEIGHT
     meet = -1
     nf = 0
     for i in range(s_nodes.shape[0]):  # seeds: the cheapest per node, the first on ties
@@ -481,7 +480,7 @@ def search(
     out[2] = settled
     out[3] = relaxed
     out[7] = ntrace
-    if mode != MODE_ALL and meet >= 0 and mu < INF:
+    if mode != MODE_ALL and meet >= 0 and mu < INF_WEIGHT:
         k = 0
         v = meet
         while pred[0, v] >= 0:

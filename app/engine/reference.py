@@ -26,7 +26,6 @@ from preprocessing.jit import kernel
 
 from .types import INF_WEIGHT, SearchOptions, SearchResult, SearchStats, Seeds, refuse_options
 
-INF = np.int64(INF_WEIGHT)
 _STAMP_LIMIT = (1 << 30) - 2  # queries per object before the stamp arrays are cleared once
 
 
@@ -119,7 +118,7 @@ class SearchBase:
         return SearchResult(weight, self.path_buf[:k].copy(), s_seed, t_seed, self._stats(t0, settled, relaxed))
 
     def _unreachable(self, t0: int, settled: int = 0, relaxed: int = 0) -> SearchResult:
-        return SearchResult(int(INF), np.zeros(0, dtype=np.int32), -1, -1, self._stats(t0, settled, relaxed))
+        return SearchResult(int(INF_WEIGHT), np.zeros(0, dtype=np.int32), -1, -1, self._stats(t0, settled, relaxed))
 
     def _stats(self, t0: int, settled: int, relaxed: int) -> SearchStats:
         return SearchStats(self.algorithm, int(settled), int(relaxed), (time.perf_counter_ns() - t0) / 1000.0)
@@ -172,7 +171,7 @@ def _dijkstra(
             pred[v] = -1 - i
             st[v] = lab
             size = heap_push(hk, hn, size, float(s_w[i]), v)
-    best = INF
+    best = INF_WEIGHT
     best_node = -1
     settled = 0
     relaxed = 0
@@ -299,7 +298,7 @@ class DijkstraSearch(SearchBase):
             self.path_buf,
             self.out,
         )
-        return np.where(self.stamp[0][: self.n] >= 2 * q, self.dist[0][: self.n], INF)
+        return np.where(self.stamp[0][: self.n] >= 2 * q, self.dist[0][: self.n], INF_WEIGHT)
 
 
 def dijkstra_weights(graph: Graph, source_node: int) -> np.ndarray:
