@@ -35,7 +35,7 @@ Say = Callable[[str], None]
 
 # Measured cold compile times on this project's 2-core reference machine (bench/startup.py), for the message.
 ENGINE_COMPILE_S = 25.0
-PREPROCESS_COMPILE_S = 12.0  # every kernel of preprocessing (pipeline.CONTRACT_COMPILE_S: contraction and landmarks alone)
+PREPROCESS_COMPILE_S = 12.0  # every preprocessing kernel (pipeline.CONTRACT_COMPILE_S: contraction, landmarks)
 _PROCESS_START = time.time()
 _ROOT = Path(__file__).resolve().parent.parent
 KERNEL_PACKAGES = (_ROOT / "preprocessing", _ROOT / "app" / "engine", _ROOT / "app" / "api")

@@ -245,7 +245,7 @@ def _contract_all(graph: Any, arrays: dict[str, np.ndarray], manifest: dict[str,
         item["shortcuts"] = results[item["prefix"]][1]["shortcuts"]
 
 
-CONTRACT_COMPILE_S = 8.0  # measured cold compile of the contraction and landmark kernels alone, 2 cores (bench/startup.py)
+CONTRACT_COMPILE_S = 8.0  # measured cold compile of the contraction and landmark kernels, 2 cores (bench/startup.py)
 
 
 def warm_kernels() -> None:
