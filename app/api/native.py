@@ -347,8 +347,9 @@ async def get_isochrone(
         return out[::-1], settled
 
     features, settled = await svc.run_slow(run)
+    snap_m = _r1(phantom.distance_m)
     body = {"type": "FeatureCollection", "features": features, "properties": {
-        "point": [phantom.lon, phantom.lat], "snap_distance_m": _r1(phantom.distance_m), "settled": settled}}  # fmt: skip
+        "point": [phantom.lon, phantom.lat], "snap_distance_m": snap_m, "settled": settled}}  # fmt: skip
     return _json(body, _JSON)
 
 
