@@ -16,6 +16,7 @@ from fastapi.staticfiles import StaticFiles
 
 from app.api import errors, health, native, osrm, pages, tiles
 from app.api.frontdoor import FrontDoor
+from app.api.openapi_examples import add_examples
 from app.api.service import Service
 from app.settings import Settings
 
@@ -32,7 +33,8 @@ DESCRIPTION = """Road routing over contraction hierarchies and ALT.
 
 
 def _openapi(app: FastAPI) -> dict[str, Any]:
-    """FastAPI's schema without its 422 answers: validation errors are 400 `{code, message}` here."""
+    """FastAPI's schema without its 422 answers (validation errors are 400 `{code, message}` here), with examples
+    that work on the loaded graph (`app.api.openapi_examples`)."""
     if app.openapi_schema is None:
         spec = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
         for item in spec.get("paths", {}).values():
@@ -41,6 +43,8 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
         schemas = spec.get("components", {}).get("schemas", {})
         schemas.pop("HTTPValidationError", None)
         schemas.pop("ValidationError", None)
+        router = getattr(app.state.service, "router", None)
+        add_examples(spec, router.sample_points() if router is not None else None)  # "Try it out" runs as it is
         app.openapi_schema = spec
     return app.openapi_schema
 
