@@ -325,6 +325,67 @@ def test_osrm_client(page: tuple[Page, Recorder], server: str) -> None:
     assert any("/route/v1/driving/" in u for u in rec.requests)
 
 
+# -- every page renders, with no console error -------------------------------------------------------------------------
+
+# page -> what shows it rendered (beyond a body with text): the map's first road tile, Swagger's operations, ReDoc's
+# operation list, the start page's examples, Leaflet Routing Machine's itinerary
+PAGES = {
+    "/": "performance.getEntriesByName('sr-first-tile').length > 0",
+    "/start": "document.querySelectorAll('li a[href^=\"/route\"]').length >= 2",
+    "/osrm-client": "document.querySelectorAll('.leaflet-routing-alt tr').length > 1",
+    "/docs": "document.querySelectorAll('.opblock').length >= 8",
+    "/redoc": "document.querySelectorAll('[data-section-id^=\"operation/\"]').length >= 8",
+}
+
+
+def test_every_page_renders(browser: Browser, server: str) -> None:
+    """Each page in a fresh tab: no console error, no uncaught exception, no request off the server, and content
+    (a blank page -- /redoc with a damaged bundle -- fails here, not only a missing asset)."""
+    for path, rendered in PAGES.items():
+        ctx = browser.new_context(viewport={"width": 1280, "height": 800})
+        try:
+            pg = ctx.new_page()
+            pg.set_default_timeout(20_000)
+            rec = Recorder(pg)
+            pg.goto(server + path + (f"?loc={ll(START)};{ll(DEST)}" if path == "/osrm-client" else ""))
+            try:
+                pg.wait_for_function(rendered)
+            except Exception as exc:  # noqa: BLE001 - say which page
+                raise AssertionError(f"{path} did not render ({rendered}): {rec.errors}") from exc
+            text = pg.evaluate("document.body.innerText")
+            assert len(text.strip()) > 200, f"{path} shows almost nothing: {text[:100]!r}"
+            pg.wait_for_timeout(200)  # late console errors (images, workers)
+            try:
+                rec.check(server)
+            except AssertionError as exc:
+                raise AssertionError(f"{path}: {exc}") from None
+        finally:
+            ctx.close()
+
+
+def test_swagger_try_it_out(page: tuple[Page, Recorder], server: str) -> None:
+    """Swagger UI's "Try it out" on the native and the OSRM route: the form comes filled with points on this graph
+    and Execute answers 200; the documented 200 body shows coordinates, not `[null, null]`."""
+    pg, _ = page
+    pg.goto(server + "/docs")
+    for op, filled in (
+        ("operations-native-get_route_route_get", ("from", "to")),
+        ("operations-osrm-osrm_route_route_v1__profile___coordinates__get", ("profile", "coordinates")),
+    ):
+        block = pg.locator(f"#{op}")
+        block.locator(".opblock-summary").click()
+        if op.startswith("operations-native"):
+            example = block.locator("tr.response[data-code='200'] .example").first.inner_text()
+            assert "null" not in example and "coordinates" in example, example[:300]
+        block.locator("button.try-out__btn").click()
+        for name in filled:
+            assert block.locator(f"tr[data-param-name='{name}'] input").input_value(), f"{op}: {name} is empty"
+        block.locator("button.execute").click()
+        status = block.locator(".live-responses-table .response .response-col_status").first
+        status.wait_for()
+        assert status.inner_text().strip() == "200", block.locator(".live-responses-table").inner_text()[:400]
+
+
 # -- first paint on a city (Porto), for the numbers --------------------------------------------------------------------
 
 PORTO = "porto_portugal.osm.pbf"
