@@ -326,3 +326,11 @@ def test_browser_gets_pages_that_work_offline(client: httpx.Client) -> None:
         for u in urls:
             assert client.get(u).status_code == 200, u
     assert client.get("/favicon.ico").headers["content-type"] == "image/png"
+
+
+def test_swapped_lon_lat_gets_a_hint(client: httpx.Client) -> None:
+    """lat,lon instead of lon,lat: NoSegment that says the other order lands on a road."""
+    body = client.get("/route", params={"from": "43.7311,7.4197", "to": TO}).json()
+    assert body["code"] == "NoSegment" and "did you swap them?" in body["message"], body
+    far = client.get("/route", params={"from": "7.0,45.0", "to": TO}).json()  # simply off the map: no hint
+    assert far["code"] == "NoSegment" and "swap" not in far["message"]
