@@ -133,6 +133,7 @@ def build_graph(
     quiet: bool,
     hint: bool = True,
     turns: bool | None = None,
+    basemap: bool | None = None,
 ) -> Path:
     """Run the preprocess pipeline with a progress reporter; `CliError` with its one-line reason on bad input."""
     from preprocessing.pipeline import PreprocessError, preprocess
@@ -141,7 +142,15 @@ def build_graph(
     rep = Reporter(quiet=quiet)
     try:
         out = preprocess(
-            extract, output, profile=profile, ch=ch, landmarks=landmarks, force=force, reporter=rep, turns=turns
+            extract,
+            output,
+            profile=profile,
+            ch=ch,
+            landmarks=landmarks,
+            force=force,
+            reporter=rep,
+            turns=turns,
+            basemap=basemap,
         )
     except PreprocessError as exc:
         raise CliError(str(exc)) from None
@@ -182,6 +191,7 @@ def _up_to_date(output: Path, args: argparse.Namespace) -> bool:
         ("ch" in mf) == (not args.no_ch)
         and mf.get("landmarks", {}).get("count", 0) == args.landmarks
         and (mf.get("search_graph") == "edge") == bool(turns)
+        and (args.basemap is None or bool(mf.get("basemap")) == args.basemap)
     )
 
 
@@ -194,7 +204,15 @@ def cmd_preprocess(args: argparse.Namespace) -> int:
         return 0
     run_until_signal(
         lambda: build_graph(
-            args.input, output, args.profile, not args.no_ch, args.landmarks, args.force, args.quiet, turns=args.turns
+            args.input,
+            output,
+            args.profile,
+            not args.no_ch,
+            args.landmarks,
+            args.force,
+            args.quiet,
+            turns=args.turns,
+            basemap=args.basemap,
         ),
         on_stop=_abandon,
         message="no graph was written",
@@ -397,6 +415,13 @@ def parser() -> argparse.ArgumentParser:
         help="turn costs and restrictions on an edge-based search graph (default: as the profile says; car: on)",
     )
     pre.add_argument("--landmarks", type=int, default=16, metavar="N", help="ALT landmarks, 0 for none (default 16)")
+    pre.add_argument(
+        "--basemap",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="the map page's background (water, land use, parks, buildings) from the same extract; "
+        "default: on for extracts up to 64 MB, off above",
+    )
     pre.add_argument("--force", action="store_true", help="replace an existing graph directory")
     pre.add_argument("-q", "--quiet", action="store_true", help="no progress or summary")
     pre.set_defaults(func=cmd_preprocess, left="no graph was written")
