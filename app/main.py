@@ -14,7 +14,7 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.responses import ORJSONResponse
 from fastapi.staticfiles import StaticFiles
 
-from app.api import errors, health, native, osrm, pages, tiles
+from app.api import basemap, errors, health, native, osrm, pages, tiles
 from app.api.frontdoor import FrontDoor
 from app.api.openapi_examples import add_examples
 from app.api.service import Service
@@ -87,6 +87,7 @@ def create_app(settings: Settings | None = None, service: Service | None = None)
     app.include_router(health.router)
     app.include_router(pages.router)
     app.include_router(tiles.router)
+    app.include_router(basemap.router)  # /bgtile/: the map's background
     app.mount("/static", StaticFiles(directory=pages.STATIC), name="static")
     app.add_middleware(FrontDoor, service=service)
     if settings.cors_origins:
