@@ -55,8 +55,8 @@ CORE_ARRAYS: dict[str, str] = {
     "str_offsets": "int64",
     "str_bytes": "uint8",
 }
-STAGE_PREFIXES = ("ch_", "lm_", "chx", "eb_", "bg_")  # chx{i}_*: the hierarchy without the i-th excludable class set;
-# bg_*: the map's background (preprocessing.basemap.ARRAYS)
+STAGE_PREFIXES = ("ch_", "lm_", "chx", "eb_", "bg_", "pen_")  # chx{i}_*: the hierarchy without the i-th excludable
+# class set; bg_*: the map's background (preprocessing.basemap.ARRAYS); pen_*: large node penalties (.penalties)
 
 
 class FormatError(Exception):

@@ -169,7 +169,9 @@ def preprocess(
         manifest["landmarks"] = lm_meta
 
     from .basemap import build_basemap, wanted  # the map's background (`basemap`: None = by extract size)
+    from .penalties import penalty_arrays  # where gates are, for the steps
 
+    arrays.update(penalty_arrays(nodes))
     if wanted(src, basemap):
         with rep.stage("basemap"):
             bg_arrays, manifest["basemap"] = build_basemap(src)
