@@ -337,7 +337,10 @@
       leg.steps.forEach(function (s) {
         var item = document.createElement('li');
         item.innerHTML = '<span class="dist">' + (s.distance ? distance(s.distance) : '') + '</span>' +
-          esc(instruction(s, li === r.legs.length - 1));
+          esc(instruction(s, li === r.legs.length - 1)) + (s.penalties || []).map(function (p) {
+            return ' <span class="penalty" title="the profile charges this time to pass it">+' + duration(p.duration) +
+              ': gate or barrier</span>';
+          }).join('');
         var loc = s.maneuver.location;
         item.onclick = function () {
           map.setView([loc[1], loc[0]], Math.max(map.getZoom(), 17));
