@@ -506,6 +506,9 @@ def _marks(page: Page) -> dict[str, Any]:
         " route: (performance.getEntriesByName('sr-first-route')[0] || {}).startTime,"
         " tiles: starroute.roads.stats.tiles, bytes: starroute.roads.stats.bytes, zoom: starroute.map.getZoom(),"
         " dom: performance.getEntriesByType('navigation')[0].domContentLoadedEventEnd,"
+        " fcp: (performance.getEntriesByName('first-contentful-paint')[0] || {}).startTime,"
+        " assets: performance.getEntriesByType('resource').filter(e => e.name.includes('/static/'))"
+        "   .reduce((a, e) => a + e.encodedBodySize, 0),"
         " tileRequest: performance.getEntriesByType('resource').filter(e => e.name.includes('/tile/'))"
         "   .map(e => [e.startTime, e.responseEnd]).sort((a, b) => a[1] - b[1])[0]})"
     )
@@ -554,6 +557,8 @@ def test_first_paint_porto(browser: Browser, graph_cache) -> None:
         ctx.close()
     print(
         f"\nPorto tiles over HTTP (first request): {'; '.join(rows)}"
+        f"\nPorto page assets (HTML aside): {overview['assets'] / 1024:.0f} KiB; first contentful paint at "
+        f"{overview['fcp']:.0f} ms"
         f"\nPorto first paint, whole city (zoom {overview['zoom']}): page loaded (DOMContentLoaded) at "
         f"{overview['dom']:.0f} ms, first tile requested at {overview['tileRequest'][0]:.0f} ms, received at "
         f"{overview['tileRequest'][1]:.0f} ms, drawn at {overview['tile']:.0f} ms; "
