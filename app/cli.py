@@ -77,9 +77,19 @@ def default_extract() -> Path:
 
 def print_summary(out: Path, stages: dict[str, dict[str, float]], hint: bool = True) -> None:
     """The closing summary of `preprocess`: counts, stage times, and the command to run next."""
+    lines = summary_lines(out, stages)
+    if hint:
+        lines.append(f"next: starroute serve {out}")
+    print("\n".join(lines), file=sys.stderr)
+
+
+def summary_lines(out: Path, stages: dict[str, dict[str, float]] | None = None) -> list[str]:
+    """A graph directory in a dozen lines: counts, hierarchies, turns, what was dropped, stage times (the
+    manifest's when `stages` is None)."""
     from preprocessing.artifacts import read_manifest
 
     mf = read_manifest(out)
+    stages = mf.get("stages", {}) if stages is None else stages
     c = mf["counts"]
     lines = [
         f"graph       {out}",
@@ -110,9 +120,7 @@ def print_summary(out: Path, stages: dict[str, dict[str, float]], hint: bool = T
         total += s["seconds"]
         lines.append(f"{name:<18}{s['seconds']:>9.2f}{s['peak_rss_mb']:>14.0f}")
     lines.append(f"{'total':<18}{total:>9.2f}")
-    if hint:
-        lines.append(f"next: starroute serve {out}")
-    print("\n".join(lines), file=sys.stderr)
+    return lines
 
 
 def build_graph(
@@ -125,6 +133,7 @@ def build_graph(
     quiet: bool,
     hint: bool = True,
     turns: bool | None = None,
+    basemap: bool | None = None,
 ) -> Path:
     """Run the preprocess pipeline with a progress reporter; `CliError` with its one-line reason on bad input."""
     from preprocessing.pipeline import PreprocessError, preprocess
@@ -133,7 +142,15 @@ def build_graph(
     rep = Reporter(quiet=quiet)
     try:
         out = preprocess(
-            extract, output, profile=profile, ch=ch, landmarks=landmarks, force=force, reporter=rep, turns=turns
+            extract,
+            output,
+            profile=profile,
+            ch=ch,
+            landmarks=landmarks,
+            force=force,
+            reporter=rep,
+            turns=turns,
+            basemap=basemap,
         )
     except PreprocessError as exc:
         raise CliError(str(exc)) from None
@@ -153,13 +170,49 @@ def _abandon() -> None:
     remove_partial_cache_files()
 
 
+def _up_to_date(output: Path, args: argparse.Namespace) -> bool:
+    """Whether `output` already holds what this `preprocess` would build: the same extract (name, size, sha256),
+    profile, hierarchy, landmark count and search graph."""
+    from preprocessing.artifacts import FormatError, read_manifest
+
+    if not (output.is_dir() and args.input.is_file() and _graph_matches(output, args.input, args.profile)):
+        return False
+    try:
+        mf = read_manifest(output)
+    except FormatError:
+        return False
+    if args.turns is None:
+        from preprocessing.profiles import get_profile
+
+        turns = bool(getattr(get_profile(args.profile), "TURNS", False))
+    else:
+        turns = args.turns
+    return (
+        ("ch" in mf) == (not args.no_ch)
+        and mf.get("landmarks", {}).get("count", 0) == args.landmarks
+        and (mf.get("search_graph") == "edge") == bool(turns)
+        and (args.basemap is None or bool(mf.get("basemap")) == args.basemap)
+    )
+
+
 def cmd_preprocess(args: argparse.Namespace) -> int:
     from app.stoppable import run_until_signal
 
     output = args.output or default_graph_dir(args.input, args.profile)
+    if not args.force and _up_to_date(output, args):
+        print(f"starroute: {output} is up to date (built from this {args.input.name}, same options)", file=sys.stderr)
+        return 0
     run_until_signal(
         lambda: build_graph(
-            args.input, output, args.profile, not args.no_ch, args.landmarks, args.force, args.quiet, turns=args.turns
+            args.input,
+            output,
+            args.profile,
+            not args.no_ch,
+            args.landmarks,
+            args.force,
+            args.quiet,
+            turns=args.turns,
+            basemap=args.basemap,
         ),
         on_stop=_abandon,
         message="no graph was written",
@@ -276,6 +329,9 @@ def cmd_info(args: argparse.Namespace) -> int:
         mf = read_manifest(args.graph_dir)
     except FormatError as exc:
         raise CliError(str(exc)) from None
+    if not args.json:
+        print("\n".join(summary_lines(args.graph_dir)))
+        return 0
     mf.pop("arrays", None)
     print(json.dumps(mf, indent=2, sort_keys=True))
     return 0
@@ -360,6 +416,13 @@ def parser() -> argparse.ArgumentParser:
         help="turn costs and restrictions on an edge-based search graph (default: as the profile says; car: on)",
     )
     pre.add_argument("--landmarks", type=int, default=16, metavar="N", help="ALT landmarks, 0 for none (default 16)")
+    pre.add_argument(
+        "--basemap",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="the map page's background (water, land use, parks, buildings) from the same extract; "
+        "default: on for extracts up to 64 MB, off above",
+    )
     pre.add_argument("--force", action="store_true", help="replace an existing graph directory")
     pre.add_argument("-q", "--quiet", action="store_true", help="no progress or summary")
     pre.set_defaults(func=cmd_preprocess, left="no graph was written")
@@ -400,8 +463,9 @@ def parser() -> argparse.ArgumentParser:
     rt.add_argument("--geojson", action="store_true", help="print the route as a GeoJSON Feature")
     rt.set_defaults(func=cmd_route)
 
-    inf = sub.add_parser("info", help="print a graph directory's manifest (counts, source, stage timings)")
+    inf = sub.add_parser("info", help="summarise a graph directory (counts, source, hierarchies, stage timings)")
     inf.add_argument("graph_dir", type=Path, metavar="GRAPH_DIR", help="graph directory")
+    inf.add_argument("--json", action="store_true", help="print the whole manifest as JSON instead")
     inf.set_defaults(func=cmd_info)
 
     dl = sub.add_parser("download", help="download a Geofabrik extract (progress bar, MD5 check)")

@@ -14,8 +14,9 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.responses import ORJSONResponse
 from fastapi.staticfiles import StaticFiles
 
-from app.api import errors, health, native, osrm, pages, tiles
+from app.api import basemap, errors, health, native, osrm, pages, tiles
 from app.api.frontdoor import FrontDoor
+from app.api.openapi_examples import add_examples
 from app.api.service import Service
 from app.settings import Settings
 
@@ -32,7 +33,8 @@ DESCRIPTION = """Road routing over contraction hierarchies and ALT.
 
 
 def _openapi(app: FastAPI) -> dict[str, Any]:
-    """FastAPI's schema without its 422 answers: validation errors are 400 `{code, message}` here."""
+    """FastAPI's schema without its 422 answers (validation errors are 400 `{code, message}` here), with examples
+    that work on the loaded graph (`app.api.openapi_examples`)."""
     if app.openapi_schema is None:
         spec = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
         for item in spec.get("paths", {}).values():
@@ -41,6 +43,8 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
         schemas = spec.get("components", {}).get("schemas", {})
         schemas.pop("HTTPValidationError", None)
         schemas.pop("ValidationError", None)
+        router = getattr(app.state.service, "router", None)
+        add_examples(spec, router.sample_points() if router is not None else None)  # "Try it out" runs as it is
         app.openapi_schema = spec
     return app.openapi_schema
 
@@ -83,6 +87,7 @@ def create_app(settings: Settings | None = None, service: Service | None = None)
     app.include_router(health.router)
     app.include_router(pages.router)
     app.include_router(tiles.router)
+    app.include_router(basemap.router)  # /bgtile/: the map's background
     app.mount("/static", StaticFiles(directory=pages.STATIC), name="static")
     app.add_middleware(FrontDoor, service=service)
     if settings.cors_origins:

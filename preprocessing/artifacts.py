@@ -50,6 +50,8 @@ _ENGINE = "engine"
 _TURNS = "preprocessing.turns"
 _CH = "preprocessing.contract"
 _LM = "preprocessing.landmarks"
+_BG = "preprocessing.basemap"
+_PEN = "preprocessing.penalties"
 
 # Every array of every stage, in one table. The core arrays are written by `preprocessing.graph.finalize_arrays`.
 ARRAYS: tuple[ArraySpec, ...] = (
@@ -120,6 +122,20 @@ ARRAYS: tuple[ArraySpec, ...] = (
     ArraySpec("lm_nodes", "int32", "[k]", "landmark search nodes", _LM, "ALT"),
     ArraySpec("lm_from", "uint32", "[r, k]", "decisecond from each landmark (units.LM_NONE unreachable)", _LM, "ALT"),
     ArraySpec("lm_to", "uint32", "[r, k]", "decisecond to each landmark (units.LM_NONE unreachable)", _LM, "ALT"),
+    # the map's background (optional, `--basemap`): polygons of water, land use, parks, buildings
+    ArraySpec("bg_kind", "uint8", "[g]", "kind of each polygon: index into the manifest's basemap.kinds", _BG, "map"),
+    ArraySpec("bg_min_zoom", "int8", "[g]", "zoom from which the polygon is drawn", _BG, "map"),
+    ArraySpec("bg_bbox", "int32", "[g, 4]", "min x, min y, max x, max y on the 2^30 Web Mercator grid", _BG, "map"),
+    ArraySpec(
+        "bg_poly_ring", "int64", "[g+1]", "first ring of each polygon (its outer ring), then its holes", _BG, "map"
+    ),  # fmt: skip
+    ArraySpec("bg_ring_first", "int64", "[rings+1]", "first point of each ring", _BG, "map"),
+    ArraySpec("bg_x", "int32", "[q]", "ring points: Web Mercator x on the 2^30 grid", _BG, "map"),
+    ArraySpec("bg_y", "int32", "[q]", "ring points: Web Mercator y on the 2^30 grid (down)", _BG, "map"),
+    # node penalties of 10 s or more (gates, barriers), for the steps that pass them
+    ArraySpec("pen_lon", "int32", "[e]", "1e-7 degree of each penalised node, sorted by (lon, lat)", _PEN, "steps"),
+    ArraySpec("pen_lat", "int32", "[e]", "1e-7 degree", _PEN, "steps"),
+    ArraySpec("pen_ds", "int32", "[e]", "decisecond of penalty charged to every arc passing it", _PEN, "steps"),
 )
 SPECS: dict[str, ArraySpec] = {a.name: a for a in ARRAYS}
 CORE_ARRAYS: dict[str, str] = {a.name: a.dtype for a in ARRAYS if a.stage == _CORE}

@@ -62,6 +62,7 @@ def preprocess(
     quiet: bool = False,
     reporter: Reporter | None = None,
     turns: bool | None = None,
+    basemap: bool | None = None,
 ) -> Path:
     """Turn an OSM extract into a graph directory for `profile`; returns the directory's path.
 
@@ -173,6 +174,14 @@ def preprocess(
         arrays.update(lm_arrays)
         manifest["landmarks"] = lm_meta
 
+    from .basemap import build_basemap, wanted  # the map's background (`basemap`: None = by extract size)
+    from .penalties import penalty_arrays  # where gates are, for the steps
+
+    arrays.update(penalty_arrays(nodes))
+    if wanted(src, basemap):
+        with rep.stage("basemap"):
+            bg_arrays, manifest["basemap"] = build_basemap(src)
+        arrays.update(bg_arrays)
     manifest["stages"] = dict(rep.stages)
     try:
         with rep.stage("write"):

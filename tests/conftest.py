@@ -37,8 +37,8 @@ def graph_cache(tmp_path_factory: pytest.TempPathFactory):
         key = (name, profile, ch, landmarks)
         if key not in built:
             out = base / f"{name.replace('/', '_')}-{profile}-{int(ch)}-{landmarks}"
-            built[key] = preprocess(
-                extract(name), out, profile=profile, ch=ch, landmarks=landmarks, force=True, quiet=True
+            built[key] = preprocess(  # no background layer: the map page's, not routing's (and it costs a pass)
+                extract(name), out, profile=profile, ch=ch, landmarks=landmarks, force=True, quiet=True, basemap=False
             )
         return built[key]
 
@@ -57,7 +57,7 @@ def bundled_graph(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from preprocessing.pipeline import preprocess
 
     out = tmp_path_factory.mktemp("bundled") / "monaco-car"
-    return preprocess(BUNDLED, out, profile="car", ch=True, landmarks=8, force=True, quiet=True)
+    return preprocess(BUNDLED, out, profile="car", ch=True, landmarks=8, force=True, quiet=True, basemap=True)
 
 
 def all_extracts() -> list[str]:

@@ -12,8 +12,10 @@ ROOT = Path(__file__).resolve().parent.parent
 # files, and the format's checks
 FLOOR = {"artifacts", "checks", "units", "geometry", "jit", "heap", "files"}
 # what the API may take from the engine besides the facade: request/answer types, errors, parsing of avoid areas,
-# the algorithm registry, the step model and the map's tile constants
-API_MAY_USE = {"facade", "types", "errors", "areas", "algorithms", "guidance", "tiles", "data", "legs", "contours"}
+# the algorithm registry, the step model and the map's tile types and constants
+API_MAY_USE = {
+    "facade", "types", "errors", "areas", "algorithms", "guidance", "tiles", "basemap", "data", "legs", "contours"
+}  # fmt: skip
 
 
 def _imports(path: Path) -> list[str]:

@@ -95,10 +95,20 @@ def page(browser: Browser, server: str) -> Iterator[tuple[Page, Recorder]]:
         ctx.close()
 
 
-def shot(page: Page, name: str) -> Path:
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    path = ARTIFACTS / name
-    page.screenshot(path=str(path))
+DOCS = ROOT / "docs" / "screenshots"  # the README's pictures: STARROUTE_DOCS_SCREENSHOTS=1 writes them there
+
+
+def shot(page: Page, name: str, docs: bool = False) -> Path:
+    """A screenshot in tests/artifacts/; with `docs`, when STARROUTE_DOCS_SCREENSHOTS=1, in docs/screenshots/ (the
+    README's set: a normal test run leaves the tracked files alone)."""
+    folder = DOCS if docs and os.environ.get("STARROUTE_DOCS_SCREENSHOTS") == "1" else ARTIFACTS
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    page.wait_for_function("!window.starroute || !starroute.map || starroute.pending === 0")
+    if name.endswith(".jpg"):  # the docs set: a tenth of the PNG's size
+        page.screenshot(path=str(path), type="jpeg", quality=82)
+    else:
+        page.screenshot(path=str(path))
     return path
 
 
@@ -174,7 +184,9 @@ def test_route_by_clicking(page: tuple[Page, Recorder], server: str) -> None:
     alternatives = len(osrm["routes"]) - 1
     assert pg.locator("path.sr-alternative").count() == alternatives
     assert pg.locator("#alternatives li").count() == alternatives
-    shot(pg, "map-route.png")
+    # the background from the same extract is drawn under the roads (water, parks, buildings at this zoom)
+    pg.wait_for_function("starroute.background && starroute.background.stats.features > 0")
+    shot(pg, "map-route.jpg", docs=True)
     hash_ = pg.evaluate("location.hash")
     assert hash_.count(";") == 1 and "loc=" in hash_
 
@@ -293,14 +305,22 @@ def test_options_exclude_avoid_isochrone(page: tuple[Page, Recorder], server: st
     line = pg.evaluate("starroute.last.geometry.coordinates")
     assert not any(point_in_ring(x, y, ring) for x, y in line), "the route enters the area to avoid"
     assert "no areas to avoid" in pg.locator("#steps-note").inner_text()
+    shot(pg, "map-avoid.jpg", docs=True)
 
     # isochrones from a picked point
     pg.click("#iso-pick")
     click_map(pg, 7.4235, 43.7352)  # near the middle, off the markers
     pg.wait_for_function("document.querySelectorAll('path.sr-iso').length >= 3")
     assert "min from here" in pg.locator("#iso-info").inner_text()
+    # default limits sized to the graph (Monaco is a few minutes across: not 5/10/15, which all cover it) and a
+    # legend of the bands
+    minutes = [float(m) for m in pg.locator("#iso-minutes").input_value().split(",")]
+    assert len(minutes) == 3 and max(minutes) <= 10, minutes
+    bands = pg.locator("#iso-legend span").all_inner_texts()
+    assert [b.strip() for b in bands] == [f"{m:g} min" for m in minutes], bands
     pg.locator("#iso-section").scroll_into_view_if_needed()
     shot(pg, "map-options.png")
+    shot(pg, "map-isochrones.jpg", docs=True)
     # the context menu: who reaches a point
     pg.mouse.click(*map_xy(pg, 7.4215, 43.7335), button="right")
     pg.click("#menu div:text-is('isochrone to here')")
@@ -308,7 +328,94 @@ def test_options_exclude_avoid_isochrone(page: tuple[Page, Recorder], server: st
     assert pg.locator("#iso-reverse").is_checked()
     h = pg.evaluate("location.hash")
     assert "ex=toll" in h and "avoid=" in h and "iso=" in h and "rev=1" in h
+    # the road colours have a legend, by class and by speed
+    assert len(pg.locator("#road-legend span").all_inner_texts()) >= 8
+    pg.select_option("#bg-colour", "speed")
+    assert "km/h" in pg.locator("#road-legend").inner_text()
     assert any("/isochrone?" in u for u in rec.requests)
+
+
+def test_side_by_side_and_no_stale_search_space(page: tuple[Page, Recorder], server: str) -> None:
+    """Compare, then "side by side": small synchronised maps (one per algorithm, each with its settled search nodes
+    and count), the table beside them, the edge-based search nodes explained. The search space goes when the route
+    goes: removing a waypoint, "clear", a URL edit without the route."""
+    pg, _ = page
+    algorithms = httpx.get(server + "/health").json()["algorithms"]
+    pg.goto(f"{server}/#loc={ll(START)};{ll(DEST)}")
+    wait_ready(pg)
+    wait_route(pg)
+    pg.click("#compare")
+    pg.wait_for_selector("#search-section[data-done]")
+    pg.click("#side-by-side")
+    pg.wait_for_function("document.querySelector('#compare-view').dataset.maps >= 2")
+    cells = pg.locator(".cmp-cell")
+    assert 2 <= cells.count() <= 6
+    for i in range(cells.count()):
+        title = cells.nth(i).locator(".cmp-title").inner_text()
+        alg = cells.nth(i).get_attribute("data-alg")
+        assert alg in algorithms and "search nodes" in title, title
+        settled = int(title.split("·")[1].split("search")[0].replace(",", "").strip().rstrip("*"))
+        assert int(cells.nth(i).locator("canvas.sr-search").first.get_attribute("data-points") or 0) == settled > 0
+    note = pg.locator("#cmp-note").inner_text()
+    assert "search node" in note and "edge-based" in note and "road arc" in note
+    # the table beside the maps, in view, one row per algorithm
+    box, grid = pg.locator("#cmp-table").bounding_box(), pg.locator("#compare-grid").bounding_box()
+    assert box and grid and box["x"] >= grid["x"] + grid["width"] - 1 and box["y"] + box["height"] < 800
+    assert pg.locator("#cmp-table tbody tr").count() == len(algorithms)
+    # the maps move together
+    pg.evaluate("StarrouteCompare.maps()[0].panBy([120, 40], {animate: false})")
+    views = pg.evaluate("StarrouteCompare.maps().map(m => [m.getZoom(), m.getCenter().lat.toFixed(6)])")
+    assert all(v == views[0] for v in views), views
+    # two of them, as a person ticks them
+    for alg in algorithms:
+        if alg not in ("dijkstra", "ch"):
+            pg.uncheck(f"#cmp-table tr[data-alg='{alg}'] input")
+    pg.wait_for_function("document.querySelector('#compare-view').dataset.maps === '2'")
+    assert "sbs=" in pg.evaluate("location.hash")
+    pg.click("#cmp-table tr[data-alg='bidirectional-dijkstra'] input")
+    pg.click("#cmp-table tr[data-alg='alt'] input")
+    pg.wait_for_function("document.querySelector('#compare-view').dataset.maps === '4'")
+    pg.wait_for_timeout(300)
+    shot(pg, "map-compare.jpg", docs=True)
+    pg.click("#compare-close")
+
+    def gone() -> None:
+        pg.wait_for_function("!document.querySelector('#search-canvas') && !location.hash.includes('ss=')")
+        assert pg.locator("#algos tbody tr").count() == 0 and pg.locator("#replay").is_disabled()
+        assert pg.locator("#compare-view").is_hidden()
+
+    pg.locator("#waypoints li button").nth(1).click()  # remove the destination
+    gone()
+    for leave in ("clear", "url"):
+        pg.evaluate(f"location.hash = '#loc={ll(START)};{ll(DEST)}'")
+        wait_route(pg)
+        pg.click("#compare")
+        pg.wait_for_selector("#search-canvas")
+        if leave == "clear":
+            pg.click("#clear")
+        else:
+            pg.evaluate("location.hash = '#map=15/43.7350/7.4230'")
+        gone()
+
+
+def test_errors_shown_over_the_map(page: tuple[Page, Recorder], server: str) -> None:
+    """An error is shown over the map, not at the foot of the panel; after a URL edit the map shows the points;
+    swapped lon/lat gets a hint."""
+    pg, rec = page
+    pg.goto(f"{server}/#loc={ll(START)};{ll(DEST)}")
+    wait_ready(pg)
+    wait_route(pg)
+    swapped = f"{START[1]},{START[0]}"
+    pg.evaluate(f"location.hash = '#loc={swapped};{ll(DEST)}'")
+    pg.wait_for_function("document.querySelector('#status').innerText.includes('did you swap')")
+    status = pg.locator("#status")
+    box, area = status.bounding_box(), pg.locator("#map").bounding_box()
+    assert box and area and box["y"] < 100 and area["x"] <= box["x"] and box["x"] + box["width"] <= area["width"]
+    assert "error" in (status.get_attribute("class") or "")
+    inside = pg.evaluate("starroute.state.points.map(p => starroute.map.getBounds().contains([p[1], p[0]]))")
+    assert inside == [True, True], "the map was refitted to show the points of the edited URL"
+    rec.errors[:] = [e for e in rec.errors if "400 (Bad Request)" not in e]  # the refused request itself
+    shot(pg, "map-error.png")
 
 
 def test_osrm_client(page: tuple[Page, Recorder], server: str) -> None:
@@ -325,6 +432,67 @@ def test_osrm_client(page: tuple[Page, Recorder], server: str) -> None:
     assert any("/route/v1/driving/" in u for u in rec.requests)
 
 
+# -- every page renders, with no console error -------------------------------------------------------------------------
+
+# page -> what shows it rendered (beyond a body with text): the map's first road tile, Swagger's operations, ReDoc's
+# operation list, the start page's examples, Leaflet Routing Machine's itinerary
+PAGES = {
+    "/": "performance.getEntriesByName('sr-first-tile').length > 0",
+    "/start": "document.querySelectorAll('li a[href^=\"/route\"]').length >= 2",
+    "/osrm-client": "document.querySelectorAll('.leaflet-routing-alt tr').length > 1",
+    "/docs": "document.querySelectorAll('.opblock').length >= 8",
+    "/redoc": "document.querySelectorAll('[data-section-id^=\"operation/\"]').length >= 8",
+}
+
+
+def test_every_page_renders(browser: Browser, server: str) -> None:
+    """Each page in a fresh tab: no console error, no uncaught exception, no request off the server, and content
+    (a blank page -- /redoc with a damaged bundle -- fails here, not only a missing asset)."""
+    for path, rendered in PAGES.items():
+        ctx = browser.new_context(viewport={"width": 1280, "height": 800})
+        try:
+            pg = ctx.new_page()
+            pg.set_default_timeout(20_000)
+            rec = Recorder(pg)
+            pg.goto(server + path + (f"?loc={ll(START)};{ll(DEST)}" if path == "/osrm-client" else ""))
+            try:
+                pg.wait_for_function(rendered)
+            except Exception as exc:  # noqa: BLE001 - say which page
+                raise AssertionError(f"{path} did not render ({rendered}): {rec.errors}") from exc
+            text = pg.evaluate("document.body.innerText")
+            assert len(text.strip()) > 200, f"{path} shows almost nothing: {text[:100]!r}"
+            pg.wait_for_timeout(200)  # late console errors (images, workers)
+            try:
+                rec.check(server)
+            except AssertionError as exc:
+                raise AssertionError(f"{path}: {exc}") from None
+        finally:
+            ctx.close()
+
+
+def test_swagger_try_it_out(page: tuple[Page, Recorder], server: str) -> None:
+    """Swagger UI's "Try it out" on the native and the OSRM route: the form comes filled with points on this graph
+    and Execute answers 200; the documented 200 body shows coordinates, not `[null, null]`."""
+    pg, _ = page
+    pg.goto(server + "/docs")
+    for op, filled in (
+        ("operations-native-get_route_route_get", ("from", "to")),
+        ("operations-osrm-osrm_route_route_v1__profile___coordinates__get", ("profile", "coordinates")),
+    ):
+        block = pg.locator(f"#{op}")
+        block.locator(".opblock-summary").click()
+        if op.startswith("operations-native"):
+            example = block.locator("tr.response[data-code='200'] .example").first.inner_text()
+            assert "null" not in example and "coordinates" in example, example[:300]
+        block.locator("button.try-out__btn").click()
+        for name in filled:
+            assert block.locator(f"tr[data-param-name='{name}'] input").input_value(), f"{op}: {name} is empty"
+        block.locator("button.execute").click()
+        status = block.locator(".live-responses-table .response .response-col_status").first
+        status.wait_for()
+        assert status.inner_text().strip() == "200", block.locator(".live-responses-table").inner_text()[:400]
+
+
 # -- first paint on a city (Porto), for the numbers --------------------------------------------------------------------
 
 PORTO = "porto_portugal.osm.pbf"
@@ -338,6 +506,9 @@ def _marks(page: Page) -> dict[str, Any]:
         " route: (performance.getEntriesByName('sr-first-route')[0] || {}).startTime,"
         " tiles: starroute.roads.stats.tiles, bytes: starroute.roads.stats.bytes, zoom: starroute.map.getZoom(),"
         " dom: performance.getEntriesByType('navigation')[0].domContentLoadedEventEnd,"
+        " fcp: (performance.getEntriesByName('first-contentful-paint')[0] || {}).startTime,"
+        " assets: performance.getEntriesByType('resource').filter(e => e.name.includes('/static/'))"
+        "   .reduce((a, e) => a + e.encodedBodySize, 0),"
         " tileRequest: performance.getEntriesByType('resource').filter(e => e.name.includes('/tile/'))"
         "   .map(e => [e.startTime, e.responseEnd]).sort((a, b) => a[1] - b[1])[0]})"
     )
@@ -386,6 +557,8 @@ def test_first_paint_porto(browser: Browser, graph_cache) -> None:
         ctx.close()
     print(
         f"\nPorto tiles over HTTP (first request): {'; '.join(rows)}"
+        f"\nPorto page assets (HTML aside): {overview['assets'] / 1024:.0f} KiB; first contentful paint at "
+        f"{overview['fcp']:.0f} ms"
         f"\nPorto first paint, whole city (zoom {overview['zoom']}): page loaded (DOMContentLoaded) at "
         f"{overview['dom']:.0f} ms, first tile requested at {overview['tileRequest'][0]:.0f} ms, received at "
         f"{overview['tileRequest'][1]:.0f} ms, drawn at {overview['tile']:.0f} ms; "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 import io
+import json
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -252,3 +253,22 @@ def test_preprocess_says_what_to_run_next(tmp_path: Path) -> None:
     res = run(str(MONACO), "-o", str(out), "--no-ch", "--landmarks", "0")
     assert res.exit_code == 0
     assert res.output.strip().splitlines()[-1] == f"next: starroute serve {out}"
+
+
+def test_unchanged_extract_is_up_to_date_and_info_summarises(tmp_path: Path) -> None:
+    """`preprocess` again on the same extract with the same options: "up to date", exit 0, nothing rebuilt; other
+    options still need --force. `info` prints a short summary, `info --json` the manifest."""
+    out = tmp_path / "g"
+    args = (str(MONACO), "-o", str(out), "--no-ch", "--landmarks", "0", "-q")
+    assert run(*args).exit_code == 0
+    built = (out / "manifest.json").stat().st_mtime_ns
+    again = run(*args)
+    assert again.exit_code == 0 and "is up to date" in again.output, again.output
+    assert (out / "manifest.json").stat().st_mtime_ns == built
+    other = run(str(MONACO), "-o", str(out), "--no-ch", "--landmarks", "2", "-q")
+    assert other.exit_code == 2 and "--force" in other.output
+    info = invoke("info", str(out))
+    assert info.exit_code == 0 and len(info.output.splitlines()) <= 20, info.output
+    assert "nodes" in info.output and "monaco.osm.pbf" in info.output and "{" not in info.output
+    whole = invoke("info", str(out), "--json")
+    assert json.loads(whole.output)["counts"]["nodes"] > 0

@@ -72,3 +72,12 @@ def test_install_by_hand() -> None:
 def test_post_bodies_are_documented() -> None:
     assert re.search(r"POST /route\s+\{\"coordinates\"", README)
     assert re.search(r"POST /table\s+\{\"sources\"", README)
+
+
+def test_tables_end_with_a_blank_line() -> None:
+    """A line right after a table (no blank line between) is read as one more row: the paragraph disappears into
+    the table on GitHub."""
+    lines = README.splitlines()
+    for i, line in enumerate(lines[:-1]):
+        if line.startswith("|") and lines[i + 1].strip() and not lines[i + 1].startswith("|"):
+            raise AssertionError(f"README line {i + 2} follows a table without a blank line: {lines[i + 1][:60]!r}")

@@ -61,6 +61,10 @@ def error_response(code: str, message: str) -> Response:
 def _describe(exc: RequestValidationError) -> str:
     parts = []
     for err in exc.errors()[:3]:
+        if err.get("type") == "json_invalid":  # loc is ("body", character offset): say what it is
+            where = err.get("loc", ())[-1]
+            why = (err.get("ctx") or {}).get("error", "JSON decode error")
+            return f"the request body is not valid JSON: {why} (at character {where})"
         loc = ".".join(str(x) for x in err.get("loc", ()) if x != "body") or "request"
         parts.append(f"{loc}: {err.get('msg', 'invalid')}")
     return "; ".join(parts) or "invalid request"

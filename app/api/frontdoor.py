@@ -24,6 +24,7 @@ NATIVE_PATHS = frozenset(
 STATIC_PREFIX = "/static/"
 TILE_PREFIX = "/tile/"  # the map's road tiles (app.api.tiles); OSRM's own /tile/v1/... stays an OSRM URL
 OSRM_TILE_PREFIX = "/tile/v"
+BG_PREFIX = "/bgtile/"  # the map's background tiles (app.api.basemap)
 _OSRM_LABELS = {"route": "osrm_route", "nearest": "osrm_nearest", "table": "osrm_table"}
 _JSON_HEADERS = [(b"content-type", b"application/json; charset=UTF-8")]
 
@@ -49,7 +50,7 @@ class FrontDoor:
         method: str = scope["method"]
         metrics = self.service.metrics
         native = path in NATIVE_PATHS or path.startswith(STATIC_PREFIX)
-        tile = path.startswith(TILE_PREFIX) and not path.startswith(OSRM_TILE_PREFIX)
+        tile = (path.startswith(TILE_PREFIX) and not path.startswith(OSRM_TILE_PREFIX)) or path.startswith(BG_PREFIX)
         native = native or tile
         if not native and method in ("GET", "HEAD"):
             status, body = await osrm.handle(self.service, path, scope["query_string"])

@@ -100,7 +100,12 @@ class Metrics:
 def graph_summary(manifest: dict[str, Any]) -> dict[str, Any]:
     """The manifest fields `/health` shows (no array listing)."""
     keys = ("profile", "counts", "bbox", "source", "built_at", "format_version", "fingerprint", "max_speed_mps")
-    return {k: manifest[k] for k in keys if k in manifest}
+    out = {k: manifest[k] for k in keys if k in manifest}
+    # what the searches count (the map page explains its figures with these): "edge" searches road arcs
+    out["search_graph"] = manifest.get("search_graph", "node")
+    out["search_nodes"] = manifest.get("report", {}).get("search_nodes") or manifest.get("counts", {}).get("nodes", 0)
+    out["basemap"] = bool(manifest.get("basemap"))  # the background tiles (/bgtile/) were built
+    return out
 
 
 router = APIRouter(tags=["service"])

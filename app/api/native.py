@@ -69,17 +69,22 @@ def _svc(request: Request) -> Service:
     return request.app.state.service
 
 
+def _r1(x: float) -> float:
+    """Metres and seconds to a tenth (the graph's own resolution: decimetres, deciseconds), as OSRM writes them."""
+    return round(float(x), 1)
+
+
 def _waypoint(ph: Phantom) -> dict[str, Any]:
     return {
         "location": [ph.lon, ph.lat],
         "input": [ph.input_lon, ph.input_lat],
-        "distance_m": ph.distance_m,
+        "distance_m": _r1(ph.distance_m),
         "name": ph.name,
     }
 
 
 def _stats(settled: int, relaxed: int, micros: float) -> dict[str, Any]:
-    return {"settled": int(settled), "relaxed": int(relaxed), "micros": float(micros)}
+    return {"settled": int(settled), "relaxed": int(relaxed), "micros": _r1(micros)}
 
 
 def feature(
@@ -98,8 +103,8 @@ def feature(
         coords = coords[[0, -1]] if coords.shape[0] else coords
     legs = [
         {
-            "distance_m": leg.distance_m,
-            "duration_s": leg.duration_s,
+            "distance_m": _r1(leg.distance_m),
+            "duration_s": _r1(leg.duration_s),
             "stats": _stats(leg.stats.settled, leg.stats.relaxed, leg.stats.micros),
         }
         for leg in route.legs
@@ -111,8 +116,8 @@ def feature(
     )
     eps = result.epsilon if result is not None else 1.0
     props: dict[str, Any] = {
-        "distance_m": route.distance_m,
-        "duration_s": route.duration_s,
+        "distance_m": _r1(route.distance_m),
+        "duration_s": _r1(route.duration_s),
         "algorithm": route.algorithm,
         "stats": total,
         "waypoints": [_waypoint(ph) for ph in phantoms],
@@ -292,7 +297,7 @@ async def get_isochrone(
         features.append({"type": "Feature", "geometry": c.geometry, "properties": props})
     ph = answer.phantom
     body = {"type": "FeatureCollection", "features": features, "properties": {
-        "point": [ph.lon, ph.lat], "snap_distance_m": ph.distance_m, "settled": answer.settled}}  # fmt: skip
+        "point": [ph.lon, ph.lat], "snap_distance_m": _r1(ph.distance_m), "settled": answer.settled}}  # fmt: skip
     return _json(body, _JSON)
 
 
@@ -320,7 +325,7 @@ async def get_nearest(
             "type": "Feature",
             "geometry": {"type": "Point", "coordinates": [ph.lon, ph.lat]},
             "properties": {
-                "distance_m": ph.distance_m,
+                "distance_m": _r1(ph.distance_m),
                 "name": ph.name,
                 "input": [lon, lat],
                 "nodes": list(ph.osm_nodes),
@@ -351,8 +356,8 @@ async def post_table(request: Request, body: Annotated[TableRequest, Body()]) ->
     tbl, src, dst = await svc.table(req)
     return _json(
         {
-            "durations_s": np.asarray(tbl.durations_s, dtype=np.float64),
-            "distances_m": np.asarray(tbl.distances_m, dtype=np.float64),
+            "durations_s": np.round(np.asarray(tbl.durations_s, dtype=np.float64), 1),
+            "distances_m": np.round(np.asarray(tbl.distances_m, dtype=np.float64), 1),
             "sources": [_waypoint(ph) for ph in src],
             "destinations": [_waypoint(ph) for ph in dst],
         }

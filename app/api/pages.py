@@ -95,15 +95,33 @@ async def swagger_ui_redirect() -> HTMLResponse:
     return get_swagger_ui_oauth2_redirect_html()
 
 
+# ReDoc's footer loads its maker's logo from cdn.redoc.ly (the page's one request off this server, a console error
+# without internet). The page turns that one URL into an empty image before the bundle runs, whichever way React sets
+# an image's `src` (the footer keeps its "API docs by Redocly" text).
+_REDOC_OFFLINE = """<script>(function () {
+  var blank = 'data:image/svg+xml,%3Csvg xmlns=%22http://www.w3.org/2000/svg%22/%3E';
+  var local = function (v) { return /^https?:\\/\\/cdn\\.redoc\\.ly\\//.test(String(v)) ? blank : v; };
+  var set = Element.prototype.setAttribute, src = Object.getOwnPropertyDescriptor(HTMLImageElement.prototype, 'src');
+  Element.prototype.setAttribute = function (name, value) {
+    return set.call(this, name, name === 'src' ? local(value) : value);
+  };
+  Object.defineProperty(HTMLImageElement.prototype, 'src', { configurable: true, enumerable: src.enumerable,
+    get: src.get, set: function (v) { src.set.call(this, local(v)); } });
+})();</script>
+"""
+
+
 @router.get("/redoc")
 async def redoc(request: Request) -> HTMLResponse:
-    return get_redoc_html(
+    page = get_redoc_html(
         openapi_url="/openapi.json",
         title=f"{request.app.title} — API",
         redoc_js_url=f"{_VENDOR}/redoc/redoc.standalone.js",
         redoc_favicon_url=f"{_VENDOR}/swagger-ui/favicon-32x32.png",
         with_google_fonts=False,
     )
+    body = bytes(page.body).decode("utf-8")
+    return HTMLResponse(body.replace("<redoc ", _REDOC_OFFLINE + "<redoc ", 1))
 
 
 @router.get("/favicon.ico")

@@ -118,9 +118,36 @@ def step_json(step: RouteStep, coords: np.ndarray, geometry: GeometryFn) -> dict
 
 
 def build_steps(leg: Leg, roads: RoadView, geometry: GeometryFn, precision: int = 6) -> list[dict[str, Any]]:
-    """The OSRM `steps` of one leg (depart, the announced maneuvers, arrive), geometries encoded by `geometry`."""
+    """The OSRM `steps` of one leg (depart, the announced maneuvers, arrive), geometries encoded by `geometry`.
+
+    A step passing a node with a large penalty (a gate: `preprocessing.penalties`) says so in `penalties`
+    (`[{"location": [lon, lat], "duration": s}]`, our addition to OSRM's RouteStep; clients ignore it), so the
+    minute it costs is not silent."""
     coords = np.round(np.asarray(leg.coordinates, dtype=np.float64), precision)
-    return [step_json(s, coords, geometry) for s in roads.steps(leg)]
+    steps = roads.steps(leg)
+    out = [step_json(s, coords, geometry) for s in steps]
+    for i, lon, lat, seconds in penalties_on(leg, getattr(roads, "g", None)):
+        for st, js in zip(steps, out, strict=True):
+            if st.geometry_begin <= i < max(st.geometry_end - 1, st.geometry_begin + 1):
+                js.setdefault("penalties", []).append({"location": _loc((lon, lat)), "duration": seconds})
+                break
+    return out
+
+
+def penalties_on(leg: Leg, graph: Any) -> list[tuple[int, float, float, float]]:
+    """(index into the leg's coordinates, lon, lat, seconds) of every large node penalty the leg passes (not at its
+    two ends), from the graph's `pen_*` arrays (none in graphs built before them)."""
+    if graph is None or not graph.has("pen_lon") or graph.pen_lon.shape[0] == 0:
+        return []
+    c = np.round(np.asarray(leg.coordinates, dtype=np.float64) * 1e7).astype(np.int64)
+    if c.shape[0] < 3:
+        return []
+    key = (np.asarray(graph.pen_lon, dtype=np.int64) << 32) + (np.asarray(graph.pen_lat, dtype=np.int64) + (1 << 31))
+    ck = (c[1:-1, 0] << 32) + (c[1:-1, 1] + (1 << 31))
+    at = np.clip(np.searchsorted(key, ck), 0, key.shape[0] - 1)
+    hit = np.flatnonzero(key[at] == ck)
+    ds = np.asarray(graph.pen_ds)
+    return [(int(i) + 1, c[i + 1, 0] / 1e7, c[i + 1, 1] / 1e7, round(float(ds[at[i]]) / 10, 1)) for i in hit]
 
 
 def summary(steps: list[dict[str, Any]]) -> str:

@@ -187,6 +187,19 @@ class Engine:
 
         return road_tiles(self.router)
 
+    @property
+    def has_basemap(self) -> bool:
+        """Whether the graph carries the map's background layer (`preprocessing.basemap`)."""
+        from .basemap import has_basemap
+
+        return has_basemap(self.graph)
+
+    def basemap_tile(self, z: int, x: int, y: int) -> Any:
+        """The background polygons of tile z/x/y (`app.engine.basemap.TileAreas`)."""
+        from .basemap import tile_areas
+
+        return tile_areas(self.graph, z, x, y)
+
     def info(self) -> dict[str, Any]:
         return self.router.info()
 

@@ -540,6 +540,10 @@ class Snapper:
             return f"{what} in the graph for ({lon}, {lat})"
         d = self.nearest_distance_m(lon, lat, bearing, dirs)
         tail = "" if d is None else f"; the nearest is {_human_m(d)} away"
+        if abs(lon) <= 90 and (lat, lon) != (lon, lat):  # the other order lands on the map: say so
+            swapped = self.nearest_distance_m(lat, lon, None, None)
+            if swapped is not None and swapped <= radius:
+                tail += f"; did you swap them? ({lat}, {lon}) is {_human_m(swapped)} from a road (order: lon,lat)"
         return f"{what} within {radius:g} m of ({lon}, {lat}){tail}"
 
     def nearest(

@@ -2,7 +2,7 @@
  * avoid, excluded road classes, isochrones. Everything comes from this server (no CDN, no tile server).
  *
  * State lives in the URL hash (shareable): #loc=lon,lat;lon,lat&alg=ch&ex=toll&avoid=lon,lat;…|…&iso=lon,lat
- * &min=5,10,15&rev=1&ss=dijkstra&bg=speed&map=z/lat/lon
+ * &min=5,10,15&rev=1&ss=dijkstra&sbs=dijkstra,ch&bg=speed&map=z/lat/lon
  */
 (function () {
   'use strict';
@@ -16,10 +16,11 @@
   var ISO_COLOURS = ['#f3e5f5', '#ce93d8', '#8e24aa', '#4a148c', '#311b92'];
 
   var $ = function (id) { return document.getElementById(id); };
-  var state = { points: [], alg: null, exclude: [], avoid: [], iso: null, minutes: '5,10,15', reverse: false,
-    ss: null, bg: 'class' };
+  var state = { points: [], alg: null, exclude: [], avoid: [], iso: null, minutes: null, reverse: false,
+    ss: null, sbs: [], bg: 'class' };
   var health = null, algorithms = [], profile = 'car';
-  var map, roads, routeLayer, altLayer, markerLayer, areaLayer, isoLayer, drawLayer, searchLayer, meetLayer;
+  var map, roads, background = null;
+  var routeLayer, altLayer, markerLayer, areaLayer, isoLayer, drawLayer, searchLayer, meetLayer;
   var mode = null;  // null | 'draw' | 'iso'
   var drawing = [];
   var routeSeq = 0, searchSeq = 0, searchActive = false, searchRows = [], firstRoute = true;
@@ -33,7 +34,12 @@
     return h ? h + ' h ' + (m % 60) + ' min' : m + ' min ' + Math.round(s % 60) + ' s';
   }
   function distance(m) { return m < 1000 ? Math.round(m) + ' m' : (m / 1000).toFixed(m < 10000 ? 2 : 1) + ' km'; }
-  function status(text) { $('status').textContent = text || ''; }
+  /* A message over the map, where the eye is (not at the foot of the panel): `error` ones in red. */
+  function status(text, error) {
+    var el = $('status');
+    el.textContent = text || '';
+    el.classList.toggle('error', !!(text && error));
+  }
   function esc(s) { return String(s).replace(/[&<>"]/g, function (c) { return '&#' + c.charCodeAt(0) + ';'; }); }
 
   var pending = 0;  // requests in flight (tests wait for 0)
@@ -72,9 +78,10 @@
     state.avoid = h.avoid ? h.avoid.split('|').map(pairs).filter(function (r) { return r.length >= 3; }) : [];
     var iso = pairs(h.iso);
     state.iso = iso.length ? iso[0] : null;
-    state.minutes = h.min || state.minutes;
+    state.minutes = h.min || null;
     state.reverse = h.rev === '1';
     state.ss = h.ss || null;
+    state.sbs = h.sbs ? h.sbs.split(',') : [];
     state.bg = h.bg === 'speed' ? 'speed' : 'class';
     var v = (h.map || '').split('/').map(Number);
     return v.length === 3 && v.every(isFinite) ? v : null;
@@ -86,9 +93,10 @@
     if (state.alg) parts.push('alg=' + state.alg);
     if (state.exclude.length) parts.push('ex=' + state.exclude.join(','));
     if (state.avoid.length) parts.push('avoid=' + avoidParam());
-    if (state.iso) parts.push('iso=' + ll(state.iso), 'min=' + state.minutes);
+    if (state.iso) parts.push('iso=' + ll(state.iso), 'min=' + isoMinutes());
     if (state.iso && state.reverse) parts.push('rev=1');
     if (searchActive && state.ss) parts.push('ss=' + state.ss);
+    if (searchActive && state.sbs.length) parts.push('sbs=' + state.sbs.join(','));
     if (state.bg !== 'class') parts.push('bg=' + state.bg);
     if (map) {
       var c = map.getCenter();
@@ -201,7 +209,7 @@
    * alternatives from the OSRM API (same waypoints and classes; it has no areas to avoid). `live`: while dragging,
    * at most one request in flight and no steps. */
   function route(live) {
-    if (state.points.length < 2) { clearRoute(); return Promise.resolve(); }
+    if (state.points.length < 2) { clearRoute(); status(''); return Promise.resolve(); }
     if (live) {
       if (dragBusy) { dragPending = true; return Promise.resolve(); }
       dragBusy = true;
@@ -219,7 +227,8 @@
     }).catch(function (err) {
       if (seq !== routeSeq) return;
       clearRoute();
-      status(err.message);
+      status(err.message, true);
+      if (!live) refit();  // the point the message is about may be off the view
     }).then(function () {
       if (live) {
         dragBusy = false;
@@ -229,6 +238,7 @@
   }
 
   function clearRoute() {
+    if (searchActive || searchRows.length) hideSearch();  // no search space of a route that is gone
     routeLayer.clearLayers();
     altLayer.clearLayers();
     $('summary').innerHTML = '';
@@ -253,7 +263,8 @@
     var chosen = state.alg || algorithms[0] || alg;
     var note = alg !== chosen ? ' (' + chosen + ' cannot avoid areas)' : '';
     $('summary').innerHTML = duration(p.duration_s) + ' · ' + distance(p.distance_m) +
-      '<br><span class="muted">' + esc(alg) + note + ': ' + p.stats.settled.toLocaleString() + ' nodes settled, ' +
+      '<br><span class="muted">' + esc(alg) + note + ': ' + p.stats.settled.toLocaleString() +
+      ' search nodes settled, ' +
       Math.round(p.stats.micros).toLocaleString() + ' µs</span>';
     $('map').setAttribute('data-route', alg);
     (p.waypoints || []).forEach(function (w, i) {
@@ -326,7 +337,10 @@
       leg.steps.forEach(function (s) {
         var item = document.createElement('li');
         item.innerHTML = '<span class="dist">' + (s.distance ? distance(s.distance) : '') + '</span>' +
-          esc(instruction(s, li === r.legs.length - 1));
+          esc(instruction(s, li === r.legs.length - 1)) + (s.penalties || []).map(function (p) {
+            return ' <span class="penalty" title="the profile charges this time to pass it">+' + duration(p.duration) +
+              ': gate or barrier</span>';
+          }).join('');
         var loc = s.maneuver.location;
         item.onclick = function () {
           map.setView([loc[1], loc[0]], Math.max(map.getZoom(), 17));
@@ -339,9 +353,10 @@
 
   // -- search space --------------------------------------------------------------------------------------------------
   var SearchLayer = L.Layer.extend({
+    initialize: function (options) { L.setOptions(this, options); },  // {small: true}: a side-by-side map's
     onAdd: function (m) {
       this._canvas = L.DomUtil.create('canvas', 'sr-search leaflet-zoom-hide');
-      this._canvas.id = 'search-canvas';
+      if (!this.options.small) this._canvas.id = 'search-canvas';
       this._front = L.DomUtil.create('canvas', 'sr-search leaflet-zoom-hide');
       var pane = m.getPane('sr-search') || m.getPanes().overlayPane;
       pane.appendChild(this._canvas);
@@ -388,7 +403,10 @@
       var tl = m.containerPointToLayerPoint([0, 0]);
       return [scale, o.x + tl.x, o.y + tl.y];
     },
-    _size: function () { return this._n < 300 ? 7 : this._n < 5000 ? 4 : this._map.getZoom() >= 16 ? 4 : 3; },
+    _size: function () {
+      var r = this._n < 300 ? 7 : this._n < 5000 ? 4 : this._map.getZoom() >= 16 ? 4 : 3;
+      return this.options.small ? Math.max(2, r - 2) : r;
+    },
     _draw: function (from, to) {
       var ctx = this._canvas.getContext('2d'), t = this._xy(), n = this._n, r = this._size(), h = r / 2;
       if (from === 0) ctx.clearRect(0, 0, this._canvas.width, this._canvas.height);
@@ -491,12 +509,42 @@
           return r.duration.toFixed(1) + ' s';
         }))].join(', ') + '). Click a row to show its settled nodes.';
       $('search-section').setAttribute('data-done', String(seq));
+      $('side-by-side').disabled = false;
+      if (state.sbs.length && window.StarrouteCompare) openSideBySide(state.sbs);
     });
+  }
+
+  /* The search spaces of 2-6 algorithms at once on synchronised small maps, the table beside them. */
+  function openSideBySide(algs) {
+    var shown = searchRows.filter(function (r) { return r.points; });
+    var want = (algs && algs.length ? algs : shown.map(function (r) { return r.alg; })).filter(function (a) {
+      return shown.some(function (r) { return r.alg === a; });
+    }).slice(0, 6);
+    state.sbs = want;
+    writeHash();
+    StarrouteCompare.open({ rows: searchRows, chosen: want, health: health, route: window.starroute.last,
+      points: state.points, tiles: roadsUrl(), bg: state.bg, background: backgroundUrl(), ramp: rampColour,
+      SearchLayer: SearchLayer, view: map.getBounds(),
+      onChange: function (chosen) { state.sbs = chosen; writeHash(); },
+      onClose: function () { state.sbs = []; writeHash(); } });
+  }
+
+  /* What a settled count counts: search nodes, which on an edge-based graph are road arcs. */
+  function searchNodesNote() {
+    var g = (health && health.graph) || {}, c = g.counts || {};
+    if (g.search_graph === 'edge') {
+      return 'Counts are search nodes. This graph is searched edge-based (turn costs and restrictions): a search ' +
+        'node is a road arc, one direction of a street between two junctions, so the search graph has ' +
+        (g.search_nodes || 0).toLocaleString() + ' search nodes for ' + (c.nodes || 0).toLocaleString() +
+        ' road nodes. Each dot is the end of a settled arc.';
+    }
+    return 'Counts are search nodes: the junctions of the road graph (' + (c.nodes || 0).toLocaleString() + ').';
   }
 
   function renderTable() {
     var tb = document.querySelector('#algos tbody');
     tb.innerHTML = '';
+    $('search-nodes-note').textContent = searchNodesNote();
     searchRows.forEach(function (r) {
       var tr = document.createElement('tr');
       tr.setAttribute('data-alg', r.alg);
@@ -539,10 +587,16 @@
   function hideSearch() {
     searchActive = false;
     searchSeq++;
+    searchRows = [];
+    state.sbs = [];
+    if (window.StarrouteCompare) StarrouteCompare.close();
+    $('side-by-side').disabled = true;
+    $('search-section').removeAttribute('data-done');
     map.removeLayer(searchLayer);
     meetLayer.clearLayers();
     document.querySelector('#algos tbody').innerHTML = '';
     $('search-note').textContent = '';
+    $('search-nodes-note').textContent = '';
     $('search-legend').hidden = true;
     $('replay').disabled = true;
     $('hide-search').disabled = true;
@@ -614,6 +668,7 @@
   function isochrone() {
     isoLayer.clearLayers();
     $('iso-info').textContent = '';
+    isoLegend([]);
     if (!state.iso) return Promise.resolve();
     var p = state.iso, seq = ++isoSeq;
     var marker = L.marker([p[1], p[0]], { draggable: true, keyboard: false,
@@ -625,7 +680,7 @@
       isochrone();
     });
     marker.addTo(isoLayer);
-    var url = '/isochrone?point=' + ll(p) + '&minutes=' + encodeURIComponent(state.minutes) +
+    var url = '/isochrone?point=' + ll(p) + '&minutes=' + encodeURIComponent(isoMinutes()) +
       (state.reverse ? '&reverse=true' : '') + (state.exclude.length ? '&exclude=' + state.exclude.join(',') : '');
     $('iso-info').textContent = '…';
     return getJSON(url).then(function (fc) {
@@ -638,9 +693,38 @@
       });
       $('iso-info').textContent = fc.features.map(function (f) { return f.properties.value; }).reverse().join(', ') +
         ' min ' + (state.reverse ? 'to' : 'from') + ' here';
+      isoLegend(fc.features.map(function (f, i) {
+        return [ISO_COLOURS[Math.min(ISO_COLOURS.length - 1, i + Math.max(0, ISO_COLOURS.length - n - 1))],
+          f.properties.value];
+      }).reverse());
     }).catch(function (err) {
-      if (seq === isoSeq) { $('iso-info').textContent = ''; status(err.message); }
+      if (seq === isoSeq) { $('iso-info').textContent = ''; status(err.message, true); }
     });
+  }
+
+  /* Default isochrone limits sized to the graph: about a quarter, half and whole of the time to cross its box at
+   * 30 km/h, in round minutes (Monaco: 2, 4, 8; a city: 5, 10, 20), so the bands do not all cover the whole map. */
+  function isoMinutes() {
+    if (state.minutes) return state.minutes;
+    var b = (health && health.graph && health.graph.bbox) || null;
+    if (!b) return '5,10,15';
+    var km = L.latLng(b[1], b[0]).distanceTo(L.latLng(b[3], b[2])) / 1000, cross = km / 30 * 60;
+    var nice = [1, 2, 3, 4, 5, 8, 10, 15, 20, 30, 45, 60, 90, 120, 180];
+    var pick = function (x) {
+      for (var i = 0; i < nice.length; i++) if (nice[i] >= x) return nice[i];
+      return nice[nice.length - 1];
+    };
+    var out = [];
+    [cross / 4, cross / 2, cross].forEach(function (x) { var m = pick(x); if (out.indexOf(m) < 0) out.push(m); });
+    return out.join(',');
+  }
+
+  function isoLegend(bands) {
+    var el = $('iso-legend');
+    el.innerHTML = bands.map(function (b) {
+      return '<span><i style="background:' + b[0] + '"></i>' + b[1] + ' min</span>';
+    }).join('');
+    el.hidden = !bands.length;
   }
 
   // -- context menu --------------------------------------------------------------------------------------------------
@@ -716,10 +800,11 @@
       searchLayer.replay(Math.min(6000, 1500 + searchLayer.count() / 20), function () { btn.disabled = false; });
     };
     $('hide-search').onclick = hideSearch;
-    $('iso-minutes').value = state.minutes;
+    $('status').onclick = function () { status(''); };
+    $('iso-minutes').value = isoMinutes();
     $('iso-reverse').checked = state.reverse;
     $('iso-minutes').onchange = function () {
-      state.minutes = this.value.replace(/\s+/g, '');
+      state.minutes = this.value.replace(/\s+/g, '') || null;
       writeHash();
       isochrone();
     };
@@ -730,7 +815,30 @@
     };
     $('iso-clear').onclick = function () { state.iso = null; writeHash(); isochrone(); };
     $('bg-colour').value = state.bg;
-    $('bg-colour').onchange = function () { state.bg = this.value; roads.restyle(state.bg); writeHash(); };
+    $('bg-colour').onchange = function () {
+      state.bg = this.value;
+      roads.restyle(state.bg);
+      roadLegend();
+      writeHash();
+    };
+    $('side-by-side').onclick = function () { openSideBySide(state.sbs); };
+    roadLegend();
+  }
+
+  /* The road colours in use: classes with their casing, or the speed ramp. */
+  function roadLegend() {
+    var el = $('road-legend'), st = StarrouteMVT.styles;
+    if (state.bg === 'speed') {
+      var stops = [5, 30, 50, 70, 100].map(function (k) { return st.speedColour(k); });
+      el.innerHTML = '<div class="legend"><span>5</span><i style="background:linear-gradient(to right,' +
+        stops.join(',') + ')"></i><span>100+ km/h</span></div>';
+      return;
+    }
+    el.innerHTML = st.legend.map(function (c) {
+      var s = st.CLASS_STYLE[c[0]];
+      return '<span><i style="background:' + s[0] + ';border-color:' + (s[2] || s[0]) +
+        (c[0] === 'ferry' ? ';border-style:dashed' : '') + '"></i>' + esc(c[1]) + '</span>';
+    }).join('');
   }
 
   function onMapClick(e) {
@@ -745,14 +853,22 @@
     } else setPoint('auto', e.latlng);
   }
 
+  function fingerprint() { return ((health.graph || {}).fingerprint || '').slice(0, 16); }
+  function roadsUrl() { return '/tile/{z}/{x}/{y}.mvt?v=' + fingerprint(); }
+  /* The light background drawn from the same extract (water, land use, parks, buildings), when it was built. */
+  function backgroundUrl() {
+    return (health.graph || {}).basemap ? '/bgtile/{z}/{x}/{y}.mvt?v=' + fingerprint() : null;
+  }
+
   function setupMap(view) {
     map = L.map('map', { zoomControl: true, maxZoom: 19, minZoom: 2, preferCanvas: false });
     map.createPane('sr-iso').style.zIndex = 350;  // isochrones under the route and areas (overlay pane: 400)
     map.createPane('sr-search').style.zIndex = 450;  // settled nodes over them, under the markers (600)
     map.getPane('sr-search').style.pointerEvents = 'none';
     map.attributionControl.setPrefix('<a href="https://leafletjs.com">Leaflet</a>');
-    var fp = ((health.graph || {}).fingerprint || '').slice(0, 16);
-    roads = L.starrouteRoads('/tile/{z}/{x}/{y}.mvt?v=' + fp, { colour: state.bg,
+    var bgUrl = backgroundUrl();
+    if (bgUrl && L.starrouteBackground) background = L.starrouteBackground(bgUrl).addTo(map);
+    roads = L.starrouteRoads(roadsUrl(), { colour: state.bg,
       attribution: 'roads: © OpenStreetMap contributors (ODbL), drawn by starroute' });
     roads.on('firsttile', function () { if (performance.mark) performance.mark('sr-first-tile'); });
     roads.addTo(map);
@@ -802,7 +918,9 @@
       profile = (h.graph || {}).profile || 'car';
       var c = (h.graph || {}).counts || {};
       $('graph-info').textContent = profile + ' graph of ' + (((h.graph || {}).source || {}).name || '?') + ': ' +
-        (c.nodes || 0).toLocaleString() + ' nodes, ' + (c.arcs || 0).toLocaleString() + ' arcs';
+        (c.nodes || 0).toLocaleString() + ' road nodes, ' + (c.arcs || 0).toLocaleString() + ' arcs' +
+        ((h.graph || {}).search_graph === 'edge' ? '; searched edge-based (' +
+          ((h.graph || {}).search_nodes || 0).toLocaleString() + ' search nodes)' : '');
       setupMap(view);
       setupControls();
       drawAreas();
@@ -811,21 +929,34 @@
       var jobs = [route(false), isochrone()];
       if (state.ss) jobs.push(compare());
       return Promise.all(jobs);
-    }).catch(function (err) { status(err.message); });
+    }).catch(function (err) { status(err.message, true); });
   }
 
   window.addEventListener('hashchange', function () {  // the user edited the URL (replaceState fires none)
     readHash();
     $('algorithm').value = state.alg || algorithms[0];
     $('exclude').querySelectorAll('input').forEach(function (x) { x.checked = state.exclude.indexOf(x.value) >= 0; });
+    $('iso-minutes').value = isoMinutes();
     drawAreas();
     drawMarkers();
+    refit();
+    if (!state.ss && searchActive) hideSearch();  // the URL no longer shows a search space
     route(false);
+    if (state.ss && !searchActive && state.points.length >= 2) compare();
     isochrone();
   });
 
+  /* Show the edited URL's points (a point it got wrong may be far off the current view). */
+  function refit() {
+    var pts = state.points.concat(state.iso ? [state.iso] : []);
+    if (!pts.length) return;
+    var b = L.latLngBounds(pts.map(function (p) { return [p[1], p[0]]; }));
+    if (!map.getBounds().contains(b)) map.fitBounds(b, { padding: [40, 40], maxZoom: 17 });
+  }
+
   window.starroute = {
-    get map() { return map; }, get roads() { return roads; }, get search() { return searchLayer; }, state: state,
+    get map() { return map; }, get roads() { return roads; }, get background() { return background; },
+    get search() { return searchLayer; }, state: state,
     get pending() { return pending; },
     compare: compare, showSearch: showSearch, route: route, ready: null, last: null
   };

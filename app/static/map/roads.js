@@ -119,7 +119,8 @@
   // -- the layer -----------------------------------------------------------------------------------------------------
   /* L.starrouteRoads(url, {colour: 'class'|'speed', onFirstTile}) -> a canvas GridLayer of the road network. */
   var RoadLayer = L.GridLayer.extend({
-    options: { colour: 'class', updateWhenZooming: false, keepBuffer: 2, maxZoom: 22, className: 'sr-roads' },
+    options: { colour: 'class', updateWhenZooming: false, keepBuffer: 2, maxZoom: 22, className: 'sr-roads',
+      layer: 'speeds' },
 
     initialize: function (url, options) {
       this._url = url;
@@ -140,7 +141,7 @@
         return resp.arrayBuffer();
       }).then(function (buf) {
         tile._abort = null;
-        tile._roads = decode(buf).speeds || { extent: 4096, features: [] };
+        tile._roads = decode(buf)[self.options.layer] || { extent: 4096, features: [] };
         tile._z = coords.z;
         self._draw(tile);
         self.stats.tiles += 1;
@@ -227,6 +228,57 @@
     return ex * ex + ey * ey;
   }
 
+  // -- the background: water, land use, parks, buildings (layer "background" of /bgtile/), quiet under the roads ----
+  var AREA_STYLE = {  // fill, outline (buildings), from which zoom
+    water: ['#c9dde6', null, 0], wetland: ['#dbe8e3', null, 12], wood: ['#d3e2c4', null, 0],
+    park: ['#dceccf', null, 0], grass: ['#e2eed8', null, 12], farmland: ['#efefdc', null, 10],
+    residential: ['#eeebe6', null, 12], commercial: ['#f0e8e6', null, 12], industrial: ['#ebe6ec', null, 12],
+    cemetery: ['#dde6d5', null, 13], beach: ['#f4eed8', null, 12], rail: ['#e8e4e1', null, 13],
+    building: ['#e0d9d2', '#cfc6bd', 15]
+  };
+  var AREA_ORDER = ['farmland', 'residential', 'commercial', 'industrial', 'rail', 'cemetery', 'grass', 'park',
+    'wood', 'wetland', 'beach', 'water', 'building'];
+
+  var BackgroundLayer = RoadLayer.extend({
+    options: { layer: 'background', className: 'sr-background', zIndex: 0, updateWhenZooming: false, keepBuffer: 1,
+      maxZoom: 22 },
+    _draw: function (tile) {
+      var ctx = tile.getContext('2d'), data = tile._roads, z = tile._z, feats = data.features;
+      var scale = tile.width / data.extent, dpr = tile.width / this.getTileSize().x;
+      ctx.clearRect(0, 0, tile.width, tile.height);
+      for (var o = 0; o < AREA_ORDER.length; o++) {
+        var kind = AREA_ORDER[o], st = AREA_STYLE[kind];
+        if (z < st[2]) continue;
+        ctx.beginPath();
+        var any = false;
+        for (var i = 0; i < feats.length; i++) {
+          var f = feats[i];
+          if (f.props.kind !== kind) continue;
+          any = true;
+          var g = f.geom, parts = f.parts;
+          for (var q = 0; q + 1 < parts.length; q++) {
+            var a = parts[q], b = parts[q + 1];
+            ctx.moveTo(g[2 * a] * scale, g[2 * a + 1] * scale);
+            for (var j = a + 1; j < b; j++) ctx.lineTo(g[2 * j] * scale, g[2 * j + 1] * scale);
+            ctx.closePath();
+          }
+        }
+        if (!any) continue;
+        ctx.fillStyle = st[0];
+        ctx.fill('evenodd');
+        if (st[1] && z >= 16) { ctx.strokeStyle = st[1]; ctx.lineWidth = dpr; ctx.stroke(); }
+      }
+    },
+    roadAt: function () { return null; }
+  });
+
+  // what the legend shows (class, label), in the order of importance
+  var LEGEND = [['motorway', 'motorway'], ['trunk', 'trunk'], ['primary', 'primary'], ['secondary', 'secondary'],
+    ['tertiary', 'tertiary'], ['residential', 'street'], ['living_street', 'living street'], ['service', 'service'],
+    ['track', 'track'], ['ferry', 'ferry']];
+
   L.starrouteRoads = function (url, options) { return new RoadLayer(url, options); };
-  global.StarrouteMVT = { decode: decode };
+  L.starrouteBackground = function (url, options) { return new BackgroundLayer(url, options); };
+  global.StarrouteMVT = { decode: decode,
+    styles: { CLASS_STYLE: CLASS_STYLE, speedColour: speedColour, legend: LEGEND, AREA_STYLE: AREA_STYLE } };
 })(window);
