@@ -284,3 +284,13 @@ def test_docstring_examples_run(graph: starroute.Graph, bundled_graph: Path) -> 
         runner.run(t)
     result = runner.summarize(verbose=False)
     assert result.attempted >= 8 and result.failed == 0
+
+
+def test_readme_example_runs(bundled_graph: Path) -> None:
+    from tests.test_readme import README, code_blocks
+
+    block = next(b for b in code_blocks(README) if b[0] == "import starroute")
+    scope: dict[str, Any] = {}
+    exec("\n".join(block).replace("graphs/monaco-car", str(bundled_graph)), scope)
+    m = scope["m"]
+    assert m.durations_s.shape == (2, 2) and m.durations_s[0, 1] > 0 and m.distances_m[1, 0] > 0
