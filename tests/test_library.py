@@ -197,6 +197,11 @@ def test_points_as_pairs_arrays_and_frames(graph: starroute.Graph, points: list)
     np.testing.assert_array_equal(graph.table(gdf).durations_s, expected)
     mercator = gdf.to_crs("EPSG:3857")  # reprojected back to WGS 84 on the way in
     np.testing.assert_allclose(graph.table(mercator.geometry).durations_s, expected, atol=0.2)
+    frame["jobs"] = [3.0, 0.0, 1.0, 2.0, 5.0, 1.0]  # weights by column name, as pandana users pass them
+    by_name = graph.accessibility(arr[:2], frame, minutes=[3], weights="jobs").reached[:, 0]
+    np.testing.assert_allclose(
+        by_name, (np.nan_to_num(graph.table(arr[:2], frame).durations_s, nan=1e9) <= 180) @ frame["jobs"]
+    )
     for bad in ([(1.0, 2.0, 3.0)], "7.4,43.7", pd.DataFrame({"x": [1.0]}), [(math.nan, 43.7)]):
         with pytest.raises(starroute.InvalidValue):
             graph.table(bad)
