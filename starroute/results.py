@@ -17,6 +17,12 @@ from app.engine.types import Phantom
 from app.engine.types import Route as EngineRoute
 
 
+def r1(x: float) -> float:
+    """Metres and seconds to a tenth, the graph's own resolution (decimetres, deciseconds), as the HTTP API gives
+    them: every figure here equals the API's."""
+    return round(float(x), 1)
+
+
 def _shapely() -> Any:
     try:
         import shapely.geometry
@@ -38,7 +44,8 @@ class Waypoint:
 
     @classmethod
     def of(cls, ph: Phantom) -> Waypoint:
-        return cls((ph.lon, ph.lat), (ph.input_lon, ph.input_lat), ph.distance_m, ph.name, tuple(ph.osm_nodes))  # type: ignore[arg-type]
+        nodes = (int(ph.osm_nodes[0]), int(ph.osm_nodes[1]))
+        return cls((ph.lon, ph.lat), (ph.input_lon, ph.input_lat), r1(ph.distance_m), ph.name, nodes)
 
     @property
     def geojson(self) -> dict[str, Any]:
@@ -85,8 +92,8 @@ class Route:
 
     @classmethod
     def _one(cls, r: EngineRoute, wps: tuple[Waypoint, ...], ex: tuple[str, ...]) -> Route:
-        legs = tuple(Leg(leg.duration_s, leg.distance_m, leg.weight_s, leg.coordinates) for leg in r.legs)
-        return cls(r.duration_s, r.distance_m, r.weight_s, r.algorithm, legs, r.coordinates, wps, ex)
+        legs = tuple(Leg(r1(leg.duration_s), r1(leg.distance_m), leg.weight_s, leg.coordinates) for leg in r.legs)
+        return cls(r1(r.duration_s), r1(r.distance_m), r.weight_s, r.algorithm, legs, r.coordinates, wps, ex)
 
     @property
     def geojson(self) -> dict[str, Any]:
