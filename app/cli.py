@@ -322,6 +322,48 @@ def cmd_route(args: argparse.Namespace) -> int:
     return 0
 
 
+def _block(text: str) -> tuple[int, int]:
+    """`ROWS` or `ROWSxCOLS`, each at least 1."""
+    try:
+        parts = [int(x) for x in text.lower().split("x")]
+        if len(parts) not in (1, 2) or min(parts) < 1:
+            raise ValueError
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be ROWS or ROWSxCOLS, positive, got {text!r}") from None
+    return (parts[0], parts[-1])
+
+
+def cmd_matrix(args: argparse.Namespace) -> int:
+    from app.stoppable import run_until_signal
+
+    if args.workers < 1:
+        raise CliError("--workers must be at least 1")
+    try:
+        from starroute.batch import matrix
+        from starroute.errors import GraphError, MatrixError, RoutingError
+        from starroute.sinks import remove_partial
+    except ImportError as exc:  # pyarrow or dask missing
+        raise CliError(f"{exc}: pip install 'starroute[dask]'") from None
+    try:
+        import distributed  # noqa: F401
+    except ImportError:
+        raise CliError("Dask is not installed: pip install 'starroute[dask]'") from None
+    try:
+        run_until_signal(
+            lambda: matrix(
+                args.graph_dir, args.sources, args.output, args.destinations, workers=args.workers,
+                scheduler=args.scheduler, block=args.block, exclude=args.exclude, quiet=args.quiet,
+            ),
+            on_stop=lambda: remove_partial(args.output),
+            message="no matrix was written",
+        )  # fmt: skip
+    except (RoutingError, GraphError) as exc:
+        raise CliError(str(exc)) from None
+    except MatrixError as exc:
+        raise CliError(f"{exc}; no matrix was written", code=1) from None
+    return 0
+
+
 def cmd_info(args: argparse.Namespace) -> int:
     from preprocessing.artifacts import FormatError, read_manifest
 
@@ -462,6 +504,18 @@ def parser() -> argparse.ArgumentParser:
     )
     rt.add_argument("--geojson", action="store_true", help="print the route as a GeoJSON Feature")
     rt.set_defaults(func=cmd_route)
+
+    mx = sub.add_parser("matrix", help="an N x M duration and distance matrix of CSV points, in blocks on Dask")
+    mx.add_argument("graph_dir", type=Path, metavar="GRAPH_DIR", help="graph directory (every worker must read it)")
+    mx.add_argument("sources", type=Path, metavar="SOURCES.csv", help="CSV with a header: lon, lat and optional id")
+    mx.add_argument("--destinations", type=Path, metavar="D.csv", help="destinations CSV (default: the sources)")
+    mx.add_argument("-o", "--output", type=Path, required=True, metavar="OUT", help="OUT.parquet (long) or OUT.npz")
+    mx.add_argument("--workers", type=int, default=2, metavar="N", help="local Dask worker processes (default 2)")
+    mx.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="an existing Dask scheduler instead")
+    mx.add_argument("--block", type=_block, metavar="ROWSxCOLS", help="cells per block (default 1000x1000)")
+    mx.add_argument("--exclude", metavar="CLASSES", help="road classes not to use: motorway, toll or ferry")
+    mx.add_argument("-q", "--quiet", action="store_true", help="no progress or summary")
+    mx.set_defaults(func=cmd_matrix, left="no matrix was written")
 
     inf = sub.add_parser("info", help="summarise a graph directory (counts, source, hierarchies, stage timings)")
     inf.add_argument("graph_dir", type=Path, metavar="GRAPH_DIR", help="graph directory")

@@ -72,6 +72,24 @@ def test_api_reaches_the_engine_through_its_door() -> None:
     assert not bad, f"the API imports engine internals (use app.engine.facade): {bad}"
 
 
+def test_library_reaches_the_engine_through_its_door() -> None:
+    """`starroute/` is a shell over the facade like the API; below it, only the CLI imports it."""
+
+    def outside(m: str) -> bool:
+        if m.startswith("app.engine."):
+            return m.split(".")[2] not in API_MAY_USE
+        if m.startswith("preprocessing."):
+            return m.split(".")[1] not in FLOOR | {"pipeline"}
+        return m.startswith("app.api")
+
+    bad = [(str(f.relative_to(ROOT)), m) for f in _files("starroute") for m in _imports(f) if outside(m)]
+    for folder in ("app", "preprocessing"):
+        for f in _files(folder):
+            bad += [(str(f.relative_to(ROOT)), m) for m in _imports(f) if m.split(".")[0] == "starroute"]
+    assert all(f == "app/cli.py" for f, _ in bad if not f.startswith("starroute/")), bad
+    assert not [b for b in bad if b[0].startswith("starroute/")], bad
+
+
 def test_api_calls_no_router() -> None:
     """No handler reaches past the facade to the router, the graph or its manifest."""
     bad = []

@@ -1,0 +1,143 @@
+"""Matrices on a real local Dask cluster of two worker processes: `graph.table(scheduler=...)`, accessibility, and
+`starroute matrix` from CSV to Parquet and .npz, read back cell by cell; a block that fails is retried and reported.
+Skips without Dask (the `[dask]` extra)."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import starroute
+from app.cli import run as cli
+from starroute.blocks import table_task
+from starroute.runner import Block, plan, run_dask
+from starroute.sinks import DenseSink
+from tests.test_osrm_api import random_points
+
+pytest.importorskip("distributed", reason="Dask is not installed (pip install 'starroute[dask]')")
+pytest.importorskip("pyarrow", reason="pyarrow is not installed (pip install 'starroute[dask]')")
+
+
+@pytest.fixture(scope="module")
+def graph(bundled_graph: Path) -> starroute.Graph:
+    return starroute.load(bundled_graph)
+
+
+@pytest.fixture(scope="module")
+def client():
+    """A local cluster of two single-threaded worker processes, as `starroute matrix` starts by default."""
+    from starroute.cluster import client_for
+
+    with client_for("local", workers=2) as c:
+        assert len(c.scheduler_info()["workers"]) == 2
+        yield c
+
+
+@pytest.fixture(scope="module")
+def pts(graph: starroute.Graph) -> np.ndarray:
+    return np.array(random_points(graph.engine.graph, 60, seed=7))
+
+
+def test_table_on_dask_equals_in_process(graph: starroute.Graph, client, pts: np.ndarray) -> None:
+    here = graph.table(pts[:45], pts[20:])
+    there = graph.table(pts[:45], pts[20:], scheduler=client, block=(16, 16))
+    np.testing.assert_array_equal(there.durations_s, here.durations_s)
+    np.testing.assert_array_equal(there.distances_m, here.distances_m)
+    # each worker loaded the graph once and answered its blocks with it
+    loaded = client.run(lambda: sorted(__import__("starroute.blocks").blocks._ENGINES))
+    assert set(map(len, loaded.values())) <= {1} and sum(map(len, loaded.values())) >= 1
+    acc_here = graph.accessibility(pts[:45], pts[20:], minutes=[1, 3], k=3)
+    acc_there = graph.accessibility(pts[:45], pts[20:], minutes=[1, 3], k=3, scheduler=client, block=(16, 16))
+    np.testing.assert_array_equal(acc_there.reached, acc_here.reached)
+    np.testing.assert_array_equal(acc_there.nearest, acc_here.nearest)
+
+
+
+def flaky_table(marker: str, graph_dir: str, src, dst, exclude):
+    """Fails the first time it runs for `marker` (a file: the attempts run in other processes)."""
+    p = Path(marker)
+    if not p.exists():
+        p.touch()
+        raise RuntimeError("worker lost")
+    return table_task(graph_dir, src, dst, exclude)
+
+
+def test_failed_block_on_dask_is_retried(graph: starroute.Graph, client, pts: np.ndarray, tmp_path: Path) -> None:
+    src, dst, _ = graph._snap_table(pts[:20], None, None)
+    blocks = plan(20, 20, 10, 10)
+    sink = DenseSink(20, 20)
+    notes: list[str] = []
+
+    class Notes:
+        def advance(self, cells: int) -> None:
+            pass
+
+        def note(self, message: str) -> None:
+            notes.append(message)
+
+    def submit(b: Block):
+        marker = str(tmp_path / f"{b.i0}-{b.j0}") if (b.i0, b.j0) == (10, 0) else str(tmp_path / "never")
+        if (b.i0, b.j0) != (10, 0):
+            (tmp_path / "never").touch()
+        return client.submit(flaky_table, marker, str(graph.path), src[b.i0 : b.i1], dst[b.j0 : b.j1], (), pure=False)
+
+    out = run_dask(client, blocks, submit, lambda b, r: sink.write(b, *r), Notes(), retries=1)
+    assert out.retried == [(10, 0)] and len(notes) == 1 and "worker lost" in notes[0]
+    np.testing.assert_array_equal(sink.durations, graph.table(pts[:20]).durations_s)
+
+
+def _csv(path: Path, pts: np.ndarray, ids: list | None = None) -> Path:
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["id", "lat", "lon"] if ids is not None else ["lon", "lat"])
+        for k, (lon, lat) in enumerate(pts):
+            w.writerow([ids[k], lat, lon] if ids is not None else [lon, lat])
+    return path
+
+
+def test_matrix_command_parquet_and_npz(graph: starroute.Graph, client, pts: np.ndarray, tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    src_ids = [f"s{k}" for k in range(40)]
+    sources = _csv(tmp_path / "sources.csv", pts[:40], src_ids)
+    dests = _csv(tmp_path / "dest.csv", pts[25:])
+    expected = graph.table(pts[:40], pts[25:])
+    address = client.scheduler.address
+    out = tmp_path / "m.parquet"
+    args = ["matrix", str(graph.path), str(sources), "--destinations", str(dests), "-o", str(out), "--block", "16x9"]
+    assert cli([*args, "--scheduler", address, "-q"]) == 0
+    t = pq.read_table(out).to_pandas()
+    assert list(t.columns) == ["source", "destination", "duration_s", "distance_m"] and len(t) == 40 * 35
+    i = t["source"].str[1:].astype(int).to_numpy()
+    j = t["destination"].to_numpy()
+    for col, want in (("duration_s", expected.durations_s), ("distance_m", expected.distances_m)):
+        got = np.full(want.shape, -1.0)
+        got[i, j] = t[col].to_numpy(dtype=float, na_value=np.nan)
+        np.testing.assert_array_equal(got, want)
+    npz = tmp_path / "m.npz"
+    assert cli(["matrix", str(graph.path), str(sources), "-o", str(npz), "--scheduler", address, "-q"]) == 0
+    with np.load(npz) as z:
+        square = graph.table(pts[:40])
+        np.testing.assert_array_equal(z["durations_s"], square.durations_s)
+        np.testing.assert_array_equal(z["distances_m"], square.distances_m)
+        assert z["source_id"].tolist() == src_ids == z["destination_id"].tolist()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dest.csv", "m.npz", "m.parquet", "sources.csv"]
+
+
+def test_matrix_command_refuses_bad_input(graph: starroute.Graph, tmp_path: Path, capsys) -> None:
+    bad = tmp_path / "bad.csv"
+    bad.write_text("x,y\n1,2\n")
+    good = _csv(tmp_path / "good.csv", np.array([[7.4197, 43.7311]]))
+    cases = [
+        ([str(graph.path), str(bad), "-o", str(tmp_path / "m.npz")], "lon and lat"),
+        ([str(graph.path), str(good), "-o", str(tmp_path / "m.csv")], ".parquet or .npz"),
+        ([str(tmp_path / "nograph"), str(good), "-o", str(tmp_path / "m.npz")], "nograph"),
+        ([str(graph.path), str(good), "-o", str(tmp_path / "m.npz"), "--exclude", "bridges"], "bridges"),
+    ]
+    for args, words in cases:
+        assert cli(["matrix", *args]) == 2
+        assert words in capsys.readouterr().err
+    assert not list(tmp_path.glob("m.*"))
