@@ -83,8 +83,14 @@ ARRAYS: tuple[ArraySpec, ...] = (
     ArraySpec("geom_first", "int64", "[c+1]", "offsets of each chain's shape points", _CORE, "legs, snapping"),
     ArraySpec("geom_lon", "int32", "[p]", "1e-7 degree", _CORE, "legs, snapping"),
     ArraySpec("geom_lat", "int32", "[p]", "1e-7 degree", _CORE, "legs, snapping"),
-    ArraySpec("geom_osm_id", "int64", "[p]", "OSM node id of each shape point (0 unknown)", _CORE,
-              "annotations=nodes, nearest"),  # fmt: skip
+    ArraySpec(
+        "geom_osm_id",
+        "int64",
+        "[p]",
+        "OSM node id of each shape point (0 unknown)",
+        _CORE,
+        "annotations=nodes, nearest",
+    ),  # fmt: skip
     ArraySpec(
         "str_offsets", "int64", "[s+1]", "byte offsets of the string table (string 0 is empty)", _CORE, "names"
     ),  # fmt: skip
