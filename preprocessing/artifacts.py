@@ -22,7 +22,8 @@ import numpy as np
 
 from .files import committing, keep_created, make_parents, remove_created, track, umask, untrack
 
-FORMAT_VERSION = 5  # 5: geom_osm_id (OSRM's annotations=nodes, speed files by OSM node pairs); 4: arc_way, arc_duration, the turn stage (edge-based graph, `eb_*`, manifest `search_graph`);
+FORMAT_VERSION = 5  # 5: geom_osm_id (OSRM's annotations=nodes, speed files by OSM node pairs);
+# 4: arc_way, arc_duration, the turn stage (edge-based graph, `eb_*`, manifest `search_graph`);
 # 3: guidance arrays (arc_lanes, arc_signs, arc_lane_count) and the guidance flags FLAG_TUNNEL / FLAG_CIRCULAR /
 # FLAG_SPLIT in arc_flags; 2: FLAG_MOTORWAY set, per-exclude hierarchies (chx*_)
 MANIFEST = "manifest.json"
