@@ -9,12 +9,13 @@ the segment lengths; k-nearest, radius limits and filters come for free.
 
 Components as OSRM treats them. Two trees split the snappable segments (ferries are no start points, as in OSRM's
 profiles): those of *big* strongly connected components (at least `min_component_size` nodes, OSRM's default 1000;
-the largest one too is tiny below that, as in OSRM) and those of *tiny* ones. `candidates` finds a point's nearest segment of any kind and
-its nearest big one; `choose` applies OSRM's rule over all points of a request (`SnapPhantomNodes`): when every
-point's nearest segment lies in one and the same tiny component, the request runs there; otherwise each point whose
-nearest segment is tiny moves to its nearest big one (where there is none, as on a small map whose components are
-all tiny, it stays). So a route inside an island stays on the island, a point next to a car park still reaches the
-main network, and on a small map a point on a one-way dead end is routed to where it is.
+the largest one too is tiny below that, as in OSRM) and those of *tiny* ones. `candidates` finds a point's nearest
+segment of any kind and its nearest big one; `choose` applies OSRM's rule over all points of a request
+(`SnapPhantomNodes`): when every point's nearest segment lies in one and the same tiny component, the request runs
+there; otherwise each point whose nearest segment is tiny moves to its nearest big one (where there is none, as on a
+small map whose components are all tiny, it stays). So a route inside an island stays on the island, a point next to
+a car park still reaches the main network, and on a small map a point on a one-way dead end is routed to where it
+is.
 """
 
 from __future__ import annotations
