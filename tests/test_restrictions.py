@@ -387,7 +387,7 @@ def test_disabled_reads_nothing(tmp_path: Path) -> None:
     foot = SimpleNamespace(NAME="foot", RESTRICTIONS=("foot",), USE_TURN_RESTRICTIONS=False)
     r = resolve_map(tmp_path, [rel("xe", "x", "bx", restriction="no_left_turn")], profile=foot)
     assert r.restrictions == [] and r.read == {"restrictions_disabled": 1} and r.seqs == []
-    testbot = SimpleNamespace(NAME="testbot", USE_TURN_RESTRICTIONS=True)  # no RESTRICTIONS: plain key only
+    testbot = SimpleNamespace(NAME="testbot", USE_TURN_RESTRICTIONS=True, RESTRICTIONS=())  # plain key only
     rels = [rel("xe", "x", "bx", restriction__motorcar="no_left_turn"), rel("xe", "x", "xd", restriction="no_u_turn")]
     tb = resolve_map(tmp_path, rels, profile=testbot)
     assert [x.osm_id for x in tb.restrictions] == [2]
