@@ -22,7 +22,8 @@ import numpy as np
 
 from .files import committing, keep_created, make_parents, remove_created, track, umask, untrack
 
-FORMAT_VERSION = 4  # 4: arc_way, arc_duration, the turn stage (edge-based graph, `eb_*`, manifest `search_graph`);
+FORMAT_VERSION = 5  # 5: geom_osm_id (OSRM's annotations=nodes, speed files by OSM node pairs);
+# 4: arc_way, arc_duration, the turn stage (edge-based graph, `eb_*`, manifest `search_graph`);
 # 3: guidance arrays (arc_lanes, arc_signs, arc_lane_count) and the guidance flags FLAG_TUNNEL / FLAG_CIRCULAR /
 # FLAG_SPLIT in arc_flags; 2: FLAG_MOTORWAY set, per-exclude hierarchies (chx*_)
 MANIFEST = "manifest.json"
@@ -83,6 +84,14 @@ ARRAYS: tuple[ArraySpec, ...] = (
     ArraySpec("geom_first", "int64", "[c+1]", "offsets of each chain's shape points", _CORE, "legs, snapping"),
     ArraySpec("geom_lon", "int32", "[p]", "1e-7 degree", _CORE, "legs, snapping"),
     ArraySpec("geom_lat", "int32", "[p]", "1e-7 degree", _CORE, "legs, snapping"),
+    ArraySpec(
+        "geom_osm_id",
+        "int64",
+        "[p]",
+        "OSM node id of each shape point (0 unknown)",
+        _CORE,
+        "annotations=nodes, nearest",
+    ),  # fmt: skip
     ArraySpec(
         "str_offsets", "int64", "[s+1]", "byte offsets of the string table (string 0 is empty)", _CORE, "names"
     ),  # fmt: skip

@@ -113,6 +113,7 @@ def build_arrays(ways: WayTable, nodes: NodeTable) -> tuple[dict[str, np.ndarray
     pos = np.repeat(c0, npts) + (np.arange(geom_first[-1]) - np.repeat(geom_first[:-1], npts))
     geom_lon = lon[pos]
     geom_lat = lat[pos]
+    geom_osm_id = nodes.osm_id[ni][pos]
 
     # graph node ids: junctions get one id; blocking barriers one id per chain end that touches them
     a_node = ni[c0]
@@ -201,6 +202,7 @@ def build_arrays(ways: WayTable, nodes: NodeTable) -> tuple[dict[str, np.ndarray
         geom_first=geom_first,
         geom_lon=geom_lon,
         geom_lat=geom_lat,
+        geom_osm_id=geom_osm_id,
         strings=ways.strings,
     )
     comp = arrays["node_component"]

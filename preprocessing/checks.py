@@ -82,6 +82,9 @@ def check_core(arrays: Mapping[str, np.ndarray]) -> None:
     _offsets(arrays, "str_offsets", s, int(arrays["str_bytes"].shape[0]))
     for name in ("arc_name", "arc_ref", "arc_lanes", "arc_signs"):
         _ids(arrays, name, max(s, 1), "string")
+    for name in ("geom_lat", "geom_osm_id"):
+        if arrays[name].shape[0] != p:
+            raise _fail(name, f"one entry per shape point ({p})")
 
 
 def check_search_graph(arrays: Mapping[str, np.ndarray]) -> None:

@@ -123,13 +123,15 @@ def finalize_arrays(
     arc_lane_count: np.ndarray | None = None,
     arc_way: np.ndarray | None = None,
     arc_duration: np.ndarray | None = None,
+    geom_osm_id: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
     """Sort arcs by (tail, head, weight, geometry), build both CSRs and the SCC labels: the core array dict.
 
     `arc_lanes` (turn:lanes string id of the arc's direction), `arc_signs` (signage string id) and
     `arc_lane_count` (OSRM's number of lanes) are the guidance attributes; absent, they are 0 (none). `arc_way` is
     the OSM way id of each arc (turn restrictions name ways); absent, arc i is way i + 1. `arc_duration` is the
-    travel time when the weight is not (routability); absent, the weight."""
+    travel time when the weight is not (routability); absent, the weight. `geom_osm_id` is the OSM node id of each
+    shape point; absent, 0 (unknown: synthetic graphs)."""
     n = int(len(node_lon))
     m = len(arc_tail)
     if arc_lanes is None:
@@ -142,6 +144,8 @@ def finalize_arrays(
         arc_way = np.arange(1, m + 1, dtype=np.int64)
     if arc_duration is None:
         arc_duration = arc_weight
+    if geom_osm_id is None:
+        geom_osm_id = np.zeros(len(geom_lon), dtype=np.int64)
     order = np.lexsort((arc_geom, arc_weight, arc_head, arc_tail))
     tail = np.asarray(arc_tail, dtype=np.int32)[order]
     head = np.asarray(arc_head, dtype=np.int32)[order]
@@ -168,6 +172,7 @@ def finalize_arrays(
         "geom_first": np.asarray(geom_first, dtype=np.int64),
         "geom_lon": np.asarray(geom_lon, dtype=np.int32),
         "geom_lat": np.asarray(geom_lat, dtype=np.int32),
+        "geom_osm_id": np.asarray(geom_osm_id, dtype=np.int64),
     }
     in_arc = np.lexsort((np.arange(len(head)), head)).astype(np.int32)
     arrays["in_arc"] = in_arc

@@ -143,7 +143,7 @@ def test_town_answers(graph_dir: Path) -> None:
 
 def test_pipeline_writes_guidance_arrays(graph_dir: Path) -> None:
     g = load_graph(graph_dir)
-    assert FORMAT_VERSION == 4
+    assert FORMAT_VERSION >= 3  # the guidance arrays arrived with format 3
     lanes = np.asarray(g.arc_lanes)
     signs = np.asarray(g.arc_signs)
     count = np.asarray(g.arc_lane_count)

@@ -412,7 +412,7 @@ def test_route_annotations(client: httpx.Client) -> None:
     d = client.get(R + OK_2, params={"annotations": "true", "overview": "full", "geometries": "geojson"}).json()
     route = d["routes"][0]
     ann = route["legs"][0]["annotation"]
-    assert set(ann) == {"distance", "duration", "speed", "weight", "datasources", "metadata"}
+    assert set(ann) == {"distance", "duration", "speed", "weight", "datasources", "metadata", "nodes"}  # as osrm-routed
     k = len(route["geometry"]["coordinates"]) - 1
     assert all(len(ann[f]) == k for f in ("distance", "duration", "speed", "weight", "datasources"))
     assert math.isclose(sum(ann["distance"]), route["distance"], abs_tol=0.1)
@@ -441,6 +441,36 @@ def test_route_via_and_waypoints(client: httpx.Client) -> None:
     assert alt["code"] == "Ok" and len(alt["routes"]) >= 1
     pl = polyline.encode(np.array([[7.4197, 43.7311], [7.4246, 43.7384]]))
     assert client.get(R + f"polyline({pl})").json()["routes"][0]["distance"] == route["legs"][0]["distance"]
+
+
+def test_route_annotation_nodes(client: httpx.Client, engine) -> None:
+    """OSRM's `annotations=nodes`: the OSM node id behind every coordinate (one more than the segments), the snapped
+    ends standing for their segment's start and end nodes; a node that is a graph junction is a real OSM node."""
+    d = client.get(R + OK_2 + ";7.4200,43.7350", params={"annotations": "true", "overview": "full",
+                                                         "geometries": "geojson"}).json()  # fmt: skip
+    route = d["routes"][0]
+    known = set(np.asarray(engine.graph.geom_osm_id).tolist())
+    total = 0
+    for leg in route["legs"]:
+        ann = leg["annotation"]
+        nodes = ann["nodes"]
+        assert len(nodes) == len(ann["distance"]) + 1
+        assert all(isinstance(x, int) and x > 0 and x in known for x in nodes)
+        assert all(a != b for a, b in zip(nodes, nodes[1:], strict=False))  # a node per coordinate, no repeat
+        total += len(ann["distance"])
+    assert total + 1 == len(route["geometry"]["coordinates"])
+    merged = client.get(R + OK_2 + ";7.4200,43.7350", params={"annotations": "nodes", "waypoints": "0;2"}).json()
+    nodes = merged["routes"][0]["legs"][0]["annotation"]["nodes"]
+    assert nodes == route["legs"][0]["annotation"]["nodes"] + route["legs"][1]["annotation"]["nodes"][1:]
+
+
+def test_nearest_several_coordinates(client: httpx.Client) -> None:
+    """osrm-routed 26 answers one list of waypoints per coordinate when given several."""
+    d = client.get("/nearest/v1/driving/" + OK_2, params={"number": 2}).json()
+    assert d["code"] == "Ok" and len(d["waypoints"]) == 2
+    assert all(len(w) == 2 and {"nodes", "location", "distance", "name", "hint"} <= set(w[0]) for w in d["waypoints"])
+    one = client.get("/nearest/v1/driving/" + OK_2.split(";")[1], params={"number": 2}).json()
+    assert d["waypoints"][1] == one["waypoints"]
 
 
 def test_nearest_shape(client: httpx.Client) -> None:
@@ -513,16 +543,18 @@ def test_every_error_code(client: httpx.Client, engine) -> None:
             "Number of results 101 is higher than current maximum (100)",
         ),
         ("/nearest/v1/driving/7.4,43.7?number=0", "InvalidOptions", None),
-        ("/nearest/v1/driving/" + OK_2, "InvalidOptions", None),
+        ("/nearest/v1/driving/" + OK_2, "Ok", None),  # osrm-routed 26: one list of waypoints per coordinate
         ("/table/v1/driving/" + OK_2 + "?sources=5", "InvalidOptions", None),
         ("/table/v1/driving/7.4,43.7", "InvalidOptions", "Number of coordinates needs to be at least two."),
         ("/table/v1/driving/" + ";".join(["7.42,43.73"] * 101), "TooBig", "Too many table coordinates"),
-        (R + OK_2 + "?annotations=nodes", "NotImplemented", None),
+        (R + OK_2 + "?annotations=nodes", "Ok", None),
+        (R + OK_2 + ";7.42,43.735?waypoints=0;5", "InvalidOptions", ""),  # an index past the coordinates
         ("/tile/v1/driving/tile(1,2,3).mvt", "NotImplemented", None),
         (R + OK_2 + "?exclude=motorway,toll", "InvalidValue", None),  # car offers each class alone, as car.lua
         (R + OK_2 + "?exclude=boats", "InvalidValue", None),
         ("/table/v1/driving/" + OK_2 + "?exclude=hovercraft", "InvalidValue", None),
-        (R + OK_2 + "?radiuses=-1;5", "InvalidOptions", None),
+        (R + OK_2 + "?radiuses=-1;5", "NoSegment", "Could not find a matching segment for coordinate 1"),
+        (R + OK_2 + "?radiuses=-2;-1", "NoSegment", "Could not find a matching segment for coordinate 0"),
         ("/favicon.icon", "InvalidUrl", None),  # any unknown path (/ and /favicon.ico serve the start page)
     ]:
         body = client.get(url).json()

@@ -209,7 +209,7 @@ def test_tiny_component_candidates_and_choice() -> None:
     pic = parse_picture(ISLAND) | {"e": to_lonlat(1000, 300)}
     g, _ = build_map(pic, ["ab", "be", "cd"])
     assert list(g.node_component) == [0, 0, 1, 1, 0]
-    s = Snapper(g)
+    s = Snapper(g, min_component_size=3)  # the main road (3 nodes) big, the island tiny
     q = at(500, -190)  # 10 m from the island, 190 m from the main road
     cand = s.candidates(*q)
     assert cand.nearest.component == 1 and cand.nearest.distance_m == pytest.approx(10, abs=0.1)

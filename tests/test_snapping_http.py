@@ -1,7 +1,9 @@
 """Snapping as users meet it, through a real server on drawn maps: components (OSRM's tiny-component rule) and
 the native API's snapping radius.
 
-One map holds every scenario (grid 100 m, testbot: 100 m of primary = 10 s):
+One map holds every scenario (grid 100 m, testbot: 100 m of primary = 10 s). Most tests serve it with
+`min_component_size` 3, so the main network (4 nodes) is big beside tiny ones; with OSRM's default of 1000 every
+component of so small a map is tiny, and each point stays on its nearest road (`test_all_tiny_*`).
 
     a b c d e            road 1: a separate two-node road, far from the rest (tiny component)
 
@@ -42,11 +44,21 @@ WAYS = [
 
 
 @pytest.fixture(scope="module")
-def base(tmp_path_factory: pytest.TempPathFactory) -> str:
+def snap_graph(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("snapmap")
     osm = asciimap.write_osm(tmp / "map.osm", MAP, WAYS)
-    graph = preprocess(osm, tmp / "graph", profile="testbot", landmarks=4, force=True, quiet=True)
-    return api_server.shared(graph)
+    return preprocess(osm, tmp / "graph", profile="testbot", landmarks=4, force=True, quiet=True)
+
+
+@pytest.fixture(scope="module")
+def base(snap_graph: Path) -> str:
+    return api_server.shared(snap_graph, env={"STARROUTE_MIN_COMPONENT_SIZE": "3"})
+
+
+@pytest.fixture(scope="module")
+def all_tiny(snap_graph: Path) -> str:
+    """The same map served with OSRM's default `min_component_size` (1000): every component is tiny."""
+    return api_server.shared(snap_graph)
 
 
 @pytest.fixture(scope="module")
@@ -115,6 +127,22 @@ def test_tiny_component_beside_the_big_one(client: httpx.Client) -> None:
     r = osrm_route(client, on_spur, at("f"))
     assert r["code"] == "Ok", r
     assert r["waypoints"][0]["name"] != "Spur"
+
+
+def test_all_tiny_point_on_a_dead_end_is_routed_to(all_tiny: str) -> None:
+    """OSRM has no exception for the largest component: on a map whose components are all tiny, a destination on
+    the one-way dead-end spur stays there and the route reaches it (f -> h 400 m, h -> k 100 m, k -> point 400 m);
+    the old rule moved it to Main Street (95 m away) and answered a route that never reached it."""
+    with httpx.Client(base_url=all_tiny, timeout=30) as c:
+        r = osrm_route(c, at("f"), at("r", east_m=-300, north_m=5))
+        assert r["code"] == "Ok", r
+        assert [w["name"] for w in r["waypoints"]] == ["Main Street", "Spur"]
+        route = r["routes"][0]
+        assert route["distance"] == pytest.approx(900, abs=0.5) and route["duration"] == pytest.approx(90, abs=0.1)
+        native = c.get("/route", params={"from": at("f"), "to": at("r", east_m=-300, north_m=5)}).json()
+        assert native["properties"]["distance_m"] == pytest.approx(900, abs=0.5)
+        # the island stays an island: no route leaves it
+        assert osrm_route(c, at("m", north_m=20), at("g"))["code"] == "NoRoute"
 
 
 def test_table_uses_the_same_rule(client: httpx.Client) -> None:

@@ -11,7 +11,7 @@ them. `bearings` filter the snapped segments; `approaches=curb|opposite` keep th
 its right / left; `continue_straight` (default: the profile's; car true) forbids turning back at via points on an
 edge-based graph. `alternatives=true|N` adds up to N (true: 1) alternative routes between two coordinates
 (`app.engine.alternatives`). Accepted but without effect (as OSRM allows): `hints`, `snapping`.
-Not supported: `annotations=nodes` (the graph keeps no OSM ids for shape points), the `flatbuffers` format and the
+`annotations=nodes` gives the OSM node id behind every coordinate. Not supported: the `flatbuffers` format and the
 `match`, `trip` and `tile` services (`NotImplemented`).
 """
 
@@ -36,8 +36,8 @@ from app.api import polyline
 from app.api.errors import JSON_TYPE, error_body, status_for
 from app.api.geometry import segment_lengths_m, simplify
 from app.api.service import Service, check_coordinate
-from app.engine.errors import EngineError, InvalidValue, NotImplementedOption, TooBig
-from app.engine.facade import NearestRequest, RouteRequest, TableRequest, Waypoints
+from app.engine.errors import EngineError, InvalidValue, NoSegment, NotImplementedOption, TooBig
+from app.engine.facade import Engine, NearestRequest, RouteRequest, TableRequest, Waypoints
 from app.engine.legs import merge_legs, segment_figures
 from app.engine.types import Leg, Phantom, Route
 
@@ -111,7 +111,14 @@ def _indices(v: str) -> list[int] | None:
 
 
 def _radiuses(v: str) -> list[float | None]:
-    return [None if x in ("", "unlimited") else _double(x) for x in v.split(";")]
+    """Per coordinate: a radius in metres; empty, `unlimited` or -1 (osrm-routed's own "unlimited") for none. Any
+    other negative radius finds no road, as in osrm-routed (here: a radius of 0 m, which only a point lying on a
+    road meets)."""
+    out: list[float | None] = []
+    for x in v.split(";"):
+        r = None if x in ("", "unlimited") else _double(x)
+        out.append(None if r == -1 else (0.0 if r is not None and r < 0 else r))  # 0 m: only a point on a road
+    return out
 
 
 def _bearings(v: str) -> list[tuple[int, int] | None]:
@@ -137,7 +144,7 @@ def _hint(v: str) -> str:
 
 def _route_annotations(v: str) -> tuple[str, ...]:
     if v in ("true", "false"):
-        return tuple(a for a in _ANNOTATIONS if a != "nodes") if v == "true" else ()
+        return _ANNOTATIONS if v == "true" else ()
     parts = tuple(v.split(","))
     if not parts or any(p not in _ANNOTATIONS for p in parts):
         raise ValueError(v)
@@ -342,10 +349,7 @@ def _check_common(req: OsrmRequest) -> list[float | None] | None:
     for b in req.options.get("bearings") or ():
         if b is not None and not (b[0] <= 360 and b[1] <= 180):
             raise EngineError("Bearing must be in 0..360 and its range in 0..180", "InvalidOptions")
-    radiuses = req.options.get("radiuses")
-    if radiuses is not None and any(r is not None and r < 0 for r in radiuses):
-        raise EngineError("Radius must be non-negative", "InvalidOptions")
-    return radiuses
+    return req.options.get("radiuses")
 
 
 def _bearings_of(req: OsrmRequest) -> list[tuple[float, float] | None] | None:
@@ -365,10 +369,13 @@ def _check_coordinates(req: OsrmRequest) -> None:
         check_coordinate(lon, lat)
 
 
-def annotation(leg: Leg, fields: tuple[str, ...]) -> dict[str, Any]:
-    """Per-segment annotation arrays (one value per pair of consecutive coordinates), pieces split by length."""
+def annotation(leg: Leg, fields: tuple[str, ...], engine: Engine | None = None) -> dict[str, Any]:
+    """Per-segment annotation arrays (one value per pair of consecutive coordinates), pieces split by length;
+    `nodes`: the OSM node id behind every coordinate (one more than the segments), from `engine`."""
     dist, dur, wgt = segment_figures(leg)
     out: dict[str, Any] = {}
+    if "nodes" in fields and engine is not None:
+        out["nodes"] = engine.leg_nodes(leg)
     if "distance" in fields:
         out["distance"] = np.round(dist, 8)
     if "duration" in fields:
@@ -400,12 +407,12 @@ async def route(svc: Service, req: OsrmRequest) -> dict[str, Any]:
     _check_coordinates(req)
     wps = o.get("waypoints")
     if wps is not None:
+        if any(i >= n for i in wps):  # osrm-routed: InvalidOptions, no message
+            raise EngineError("", "InvalidOptions")
         if wps[0] != 0 or wps[-1] != n - 1:
             raise InvalidValue("First and last coordinates must be specified as waypoints.")
         if any(b <= a for a, b in zip(wps, wps[1:], strict=False)) or wps[-1] >= n:
             raise InvalidValue("Waypoints must be supplied in increasing order")
-    if "nodes" in o.get("annotations", ()):
-        raise NotImplementedOption("annotations=nodes is not supported: the graph keeps no OSM ids for shape points")
     straight = {"true": True, "false": False}.get(o.get("continue_straight", "default"))
     engine_req = RouteRequest(
         _waypoints(req, radiuses),
@@ -445,7 +452,7 @@ def _route_object(svc: Service, r: Route, wps: list[int] | None, o: dict[str, An
             "distance": round(leg.distance_m, 1),
         }
         if fields:
-            obj["annotation"] = annotation(leg, fields)
+            obj["annotation"] = annotation(leg, fields, engine)
         if overview == "by_legs":
             obj["geometry"] = geom(leg.coordinates)
         legs_out.append(obj)
@@ -464,21 +471,25 @@ def _route_object(svc: Service, r: Route, wps: list[int] | None, o: dict[str, An
 
 
 async def nearest(svc: Service, req: OsrmRequest) -> dict[str, Any]:
-    """Answer `/nearest/v1`: up to `number` snapped points with their segment's OSM node ids."""
+    """Answer `/nearest/v1`: up to `number` snapped points with their segment's OSM node ids; for several
+    coordinates (as osrm-routed 26 answers them) one such list per coordinate."""
     radiuses = _check_common(req)
-    if len(req.coordinates) != 1:
-        raise EngineError("Only one input coordinate is supported", "InvalidOptions")
     number = req.options.get("number", 1)
     if number < 1:
         raise EngineError("Number of results must be at least 1", "InvalidOptions")
     if number > svc.settings.max_nearest:
         raise TooBig(f"Number of results {number} is higher than current maximum ({svc.settings.max_nearest})")
     _check_coordinates(req)
-    lon, lat = req.coordinates[0]
-    radius = radiuses[0] if radiuses else None
-    found = svc.nearest(NearestRequest(lon, lat, number, radius, req.options.get("exclude") or ()))
     hints = req.options.get("generate_hints", True)
-    return {"code": "Ok", "waypoints": [{"nodes": list(ph.osm_nodes), **waypoint(ph, hints)} for ph in found]}
+    lists = []
+    for i, (lon, lat) in enumerate(req.coordinates):
+        radius = radiuses[i] if radiuses else None
+        try:
+            found = svc.nearest(NearestRequest(lon, lat, number, radius, req.options.get("exclude") or ()))
+        except NoSegment:
+            raise NoSegment(f"Could not find a matching segment for coordinate {i}") from None
+        lists.append([{"nodes": list(ph.osm_nodes), **waypoint(ph, hints)} for ph in found])
+    return {"code": "Ok", "waypoints": lists[0] if len(lists) == 1 else lists}
 
 
 async def table(svc: Service, req: OsrmRequest) -> dict[str, Any]:

@@ -37,7 +37,9 @@ def _assemble(
     s_lon, s_lat, s_chain, s_seg, s_kind, s_arc, s_w, s_d, s_t,
     t_lon, t_lat, t_chain, t_seg, t_kind, t_arc, t_w, t_d, t_t, direct, turns, turn_times,
 ):  # fmt: skip  # pragma: no cover - numba
-    """Coordinates [k, 2] and pieces (arc, weight, dist, coordinate end index, travel time) of a leg.
+    """Coordinates [k, 2] and pieces (arc, weight, dist, coordinate end index, travel time) of a leg, and the shape
+    point (geometry index) behind each coordinate: the point itself, and for the snapped points OSRM's choice, the
+    node their segment starts at (source) or ends at (target) in the direction of travel.
 
     The source part is the snapped point plus the chain points up to the seed node, then every arc's chain without
     its first point (the joint), then the chain points from the target seed node (left out) to the snapped point.
@@ -73,6 +75,7 @@ def _assemble(
         c = arc_geom[arcs[j]] >> 1
         total += gf[c + 1] - gf[c] - 1
     out = np.empty((total, 2), dtype=np.float64)
+    gi = np.empty(total, dtype=np.int64)  # shape point of each coordinate
     ends = np.empty(n_pieces, dtype=np.int64)
     p_arc = np.empty(n_pieces, dtype=np.int32)
     p_w = np.empty(n_pieces, dtype=np.int64)
@@ -82,10 +85,20 @@ def _assemble(
     k = 0
     out[k, 0] = s_lon
     out[k, 1] = s_lat
+    # the source's segment start in the direction of travel (on a node: that node)
+    if s_kind == 0:
+        gi[k] = sp0 + s_seg
+    elif s_kind == 1:
+        gi[k] = sp0 + s_seg + 1
+    elif s_kind == 2:
+        gi[k] = sp0
+    else:
+        gi[k] = sp1 - 1
     k += 1
     for i in range(sa, sb, sstep):
         out[k, 0] = glon[i] / COORD_SCALE
         out[k, 1] = glat[i] / COORD_SCALE
+        gi[k] = i
         k += 1
     if not direct:
         ends[0] = k - 1
@@ -99,11 +112,13 @@ def _assemble(
                 for i in range(p1 - 2, p0 - 1, -1):
                     out[k, 0] = glon[i] / COORD_SCALE
                     out[k, 1] = glat[i] / COORD_SCALE
+                    gi[k] = i
                     k += 1
             else:
                 for i in range(p0 + 1, p1):
                     out[k, 0] = glon[i] / COORD_SCALE
                     out[k, 1] = glat[i] / COORD_SCALE
+                    gi[k] = i
                     k += 1
             ends[j + 1] = k - 1
             p_arc[j + 1], p_w[j + 1], p_d[j + 1] = a, arc_weight[a] + turns[j], arc_dist[a]
@@ -111,11 +126,22 @@ def _assemble(
         for i in range(ta, tb, tstep):
             out[k, 0] = glon[i] / COORD_SCALE
             out[k, 1] = glat[i] / COORD_SCALE
+            gi[k] = i
             k += 1
         p_arc[n_pieces - 1], p_w[n_pieces - 1], p_d[n_pieces - 1] = t_arc, t_w, t_d
         p_t[n_pieces - 1] = t_t
     out[k, 0] = t_lon
     out[k, 1] = t_lat
+    # the target's segment end in the direction of travel (on a node: that node)
+    t_dir = s_kind if direct else t_kind
+    if t_dir == 0:
+        gi[k] = tp0 + t_seg + 1
+    elif t_dir == 1:
+        gi[k] = tp0 + t_seg
+    elif t_dir == 2:
+        gi[k] = tp0
+    else:
+        gi[k] = tp1 - 1
     k += 1
     ends[n_pieces - 1] = k - 1
     # drop consecutive duplicates, remapping piece ends onto the kept point they coincide with
@@ -131,6 +157,7 @@ def _assemble(
             continue
         out[w, 0] = out[i, 0]
         out[w, 1] = out[i, 1]
+        gi[w] = gi[i]
         newidx[i] = w
         w += 1
     for p in range(n_pieces):
@@ -145,6 +172,7 @@ def _assemble(
     if w < 2:  # a zero-length leg is still a line: the point twice
         out[1, 0] = out[0, 0]
         out[1, 1] = out[0, 1]
+        gi[1] = gi[k - 1]
         w = 2
         for p in range(n_pieces):
             ends[p] = 1
@@ -155,6 +183,7 @@ def _assemble(
         p_d[first:last].copy(),
         ends[first:last].copy(),
         p_t[first:last].copy(),
+        gi[:w].copy(),
     )
 
 
@@ -249,6 +278,7 @@ def _leg(
     piece_d: np.ndarray,
     ends: np.ndarray,
     piece_t: np.ndarray,
+    coord_geom: np.ndarray,
     stats: SearchStats,
     src: Phantom,
     tgt: Phantom,
@@ -266,6 +296,7 @@ def _leg(
         source=src,
         target=tgt,
         piece_weight=piece_w / WEIGHT_PER_SECOND,
+        coord_geom=coord_geom,
     )
 
 

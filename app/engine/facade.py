@@ -25,7 +25,7 @@ from .errors import InvalidValue, NoSegment, TooBig
 from .roads import RoadGraph
 from .router import Router
 from .snap import MIN_COMPONENT_SIZE
-from .types import ExcludeSet, Phantom, RouteOptions, RouteResult, SearchTrace, Table
+from .types import ExcludeSet, Leg, Phantom, RouteOptions, RouteResult, SearchTrace, Table
 
 
 @dataclass(frozen=True)
@@ -199,6 +199,10 @@ class Engine:
         from .basemap import tile_areas
 
         return tile_areas(self.graph, z, x, y)
+
+    def leg_nodes(self, leg: Leg) -> np.ndarray:
+        """int64 OSM node ids behind a leg's coordinates (OSRM's `annotations=nodes`; 0 where unknown)."""
+        return self.router.legs.osm_nodes(leg)
 
     def info(self) -> dict[str, Any]:
         return self.router.info()

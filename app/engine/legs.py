@@ -39,6 +39,10 @@ class Legs:
         self.assembler = assembler
         self.snapper = snapper
 
+    def osm_nodes(self, leg: Leg) -> np.ndarray:
+        """The OSM node id behind each coordinate of `leg` (`Leg.coord_geom`; 0 where the graph has none)."""
+        return np.asarray(self.space.graph.geom_osm_id)[leg.coord_geom]
+
     def direct(self, src: Phantom, tgt: Phantom) -> tuple[int, int, int, int] | None:
         """(weight, dist, FWD|BWD, travel time) of the best stretch along the chain both phantoms share, or None."""
         if src.chain != tgt.chain:
@@ -181,6 +185,7 @@ def merge_legs(legs: Sequence[Leg]) -> Leg:
         source=legs[0].source,
         target=legs[-1].target,
         piece_weight=np.concatenate([leg.piece_weight for leg in legs]),
+        coord_geom=np.concatenate([legs[0].coord_geom] + [leg.coord_geom[1:] for leg in legs[1:]]),
     )
 
 

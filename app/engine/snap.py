@@ -8,12 +8,14 @@ centred on the query point. A segment popped from the heap is therefore exactly 
 the segment lengths; k-nearest, radius limits and filters come for free.
 
 Components as OSRM treats them. Two trees split the snappable segments (ferries are no start points, as in OSRM's
-profiles): those of *big* strongly connected components (at least `min_component_size` nodes, OSRM's default 1000,
-and always the largest one) and those of *tiny* ones. `candidates` finds a point's nearest segment of any kind and
-its nearest big one; `choose` applies OSRM's rule over all points of a request (`SnapPhantomNodes`): when every
-point's nearest segment lies in one and the same tiny component, the request runs there; otherwise each point whose
-nearest segment is tiny moves to its nearest big one. So a route inside an island stays on the island, and a point
-next to a car park still reaches the main network.
+profiles): those of *big* strongly connected components (at least `min_component_size` nodes, OSRM's default 1000;
+the largest one too is tiny below that, as in OSRM) and those of *tiny* ones. `candidates` finds a point's nearest
+segment of any kind and its nearest big one; `choose` applies OSRM's rule over all points of a request
+(`SnapPhantomNodes`): when every point's nearest segment lies in one and the same tiny component, the request runs
+there; otherwise each point whose nearest segment is tiny moves to its nearest big one (where there is none, as on a
+small map whose components are all tiny, it stays). So a route inside an island stays on the island, a point next to
+a car park still reaches the main network, and on a small map a point on a one-way dead end is routed to where it
+is.
 """
 
 from __future__ import annotations
@@ -416,7 +418,7 @@ def choose(cands: Sequence[Candidates]) -> list[Phantom]:
 class Snapper:
     """Spatial index over every snappable geometry-chain segment; immutable and thread-safe once built.
 
-    `min_component_size`: strongly connected components with fewer nodes are tiny (the largest never is).
+    `min_component_size`: strongly connected components with fewer nodes are tiny (the largest too, as in OSRM).
 
     >>> ph = Snapper(graph).snap(7.4200, 43.7350)  # doctest: +SKIP
     """
@@ -434,7 +436,9 @@ class Snapper:
         gf = np.asarray(graph.geom_first, dtype=np.int64)
         self._gf = gf
         ch = self.chains
-        self.big_chain = ch.snappable & ((ch.component == 0) | (ch.component_size >= self.min_component_size))
+        # OSRM's rule, with no exception for the largest component: where every component is tiny (a small map),
+        # no point has a big alternative and each stays on its nearest segment
+        self.big_chain = ch.snappable & (ch.component_size >= self.min_component_size)
         nseg = np.maximum(np.diff(gf) - 1, 0)
         nseg[~ch.snappable] = 0
         seg_chain = np.repeat(np.arange(len(nseg), dtype=np.int64), nseg)

@@ -156,6 +156,8 @@ class Leg:
     source: Phantom
     target: Phantom
     piece_weight: np.ndarray  # float64 [p] the pieces' weights in weight units (s)
+    # int64 [k] the shape point behind each coordinate (the snapped points: their segment's start / end node)
+    coord_geom: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     @property
     def weight_s(self) -> float:
