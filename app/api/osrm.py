@@ -521,6 +521,7 @@ async def table(svc: Service, req: OsrmRequest) -> dict[str, Any]:
     speed = o.get("fallback_speed")
     if speed is not None:
         missing = np.isnan(durations)
+        body["fallback_speed_cells"] = []  # as osrm-routed: present, empty when every cell was routed
         if missing.any():
             snapped = o.get("fallback_coordinate", "input") == "snapped"
             pts = np.array([(p.lon, p.lat) if snapped else (p.input_lon, p.input_lat) for p in phantoms])
