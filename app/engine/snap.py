@@ -486,6 +486,8 @@ class Snapper:
         dirs = self._dir_arcs(exclude_mask)
         found: list[tuple[float, int, Phantom]] = []
         for k, tree in enumerate((self._big, self._tiny)):
+            if found:  # a tiny segment matters only where it is no farther than the big one (ties: chain order)
+                limit = min(limit, found[0][0] * (1 + 1e-9) + 1e-9)
             s, c, d, t = tree.search(self._glon, self._glat, qlon, qlat, 1, limit, dirs, bearing)
             if len(s):
                 ph = self._phantom(qlon, qlat, int(s[0]), int(c[0]), float(t[0]), bearing, dirs)
