@@ -36,7 +36,7 @@ from .roads import RoadGraph
 from .search import CoreSearch, Searcher
 from .snap import MIN_COMPONENT_SIZE, Candidates, Snapper, choose
 from .space import search_space
-from .table import CHTable
+from .table import CHTable, table_units
 from .table import table as table_of
 from .types import ExcludeSet, Phantom, Route, RouteOptions, RouteResult, SearchOptions, Table
 
@@ -433,6 +433,23 @@ class Query:
     ) -> Table:
         """Durations (s) and distances (m) for every source x destination; NaN where unreachable
         (`app.engine.table.table`: the CH bucket table on the hierarchy without `exclude`, else core searches)."""
+        ch_table, mask = self._table_search(exclude)
+        return table_of(self.router.legs, ch_table, self.searcher, sources, destinations, mask)
+
+    def table_units(
+        self,
+        sources: Sequence[Phantom],
+        destinations: Sequence[Phantom],
+        exclude: ExcludeSet | Iterable[str] | None = None,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The same table as int64 weights (ds), distances (dm) and durations (ds), INF_WEIGHT where unreachable
+        (`app.engine.table.table_units`)."""
+        ch_table, mask = self._table_search(exclude)
+        return table_units(self.router.legs, ch_table, self.searcher, sources, destinations, mask)
+
+    def _table_search(self, exclude: ExcludeSet | Iterable[str] | None) -> tuple[CHTable | None, int]:
+        """This thread's CH table object on the hierarchy without `exclude` (None: core searches), and the
+        exclude mask."""
         r = self.router
         ex = r.exclude_set(exclude)
         prefix = CH_PREFIX if ex is None else ex.prefix
@@ -441,4 +458,4 @@ class Query:
             ch_table = self._tables.get(prefix)
             if ch_table is None:
                 ch_table = self._tables[prefix] = CHTable(r.search_graph, prefix)
-        return table_of(r.legs, ch_table, self.searcher, sources, destinations, ex.mask if ex else 0)
+        return ch_table, ex.mask if ex else 0

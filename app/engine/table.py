@@ -170,7 +170,25 @@ def table(
     destinations: Sequence[Phantom],
     exclude_flags: int = 0,
 ) -> Table:
-    """Durations (s) and distances (m) for every source x destination; NaN where unreachable.
+    """Durations (s) and distances (m) for every source x destination; NaN where unreachable (`table_units` in
+    seconds and metres)."""
+    w, d, t = table_units(legs, ch_table, searcher, sources, destinations, exclude_flags)
+    unreachable = w >= INF_WEIGHT
+    durations = np.where(unreachable, np.nan, t / WEIGHT_PER_SECOND)
+    distances = np.where(unreachable, np.nan, d / DIST_PER_METRE)
+    return Table(durations, distances, list(sources), list(destinations))
+
+
+def table_units(
+    legs: Legs,
+    ch_table: CHTable | None,
+    searcher: Searcher,
+    sources: Sequence[Phantom],
+    destinations: Sequence[Phantom],
+    exclude_flags: int = 0,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """int64 weights (ds), distances (dm) and durations (ds, of the least-weight paths) [S, T]; INF_WEIGHT in all
+    three where a pair is unreachable. What `table` reports, in the integers a solver works on (`app.engine.trip`).
 
     With `ch_table` (the hierarchy without the excluded classes) the CH bucket table, else one Dijkstra per source
     over all destination seeds; pairs on one chain take the direct stretch where it is cheaper.
@@ -196,10 +214,7 @@ def table(
             dr = legs.direct(p, destinations[j])
             if dr is not None and dr[0] <= w[i, j]:
                 w[i, j], d[i, j], t[i, j] = dr[0], dr[1], dr[3]
-    unreachable = w >= INF_WEIGHT
-    durations = np.where(unreachable, np.nan, t / WEIGHT_PER_SECOND)
-    distances = np.where(unreachable, np.nan, d / DIST_PER_METRE)
-    return Table(durations, distances, list(sources), list(destinations))
+    return w, d, t
 
 
 def many_to_many(
