@@ -22,6 +22,7 @@ class Settings(BaseSettings):
     threads: int = Field(4, ge=1, description="per-worker thread pool for long searches (dijkstra, astar, tables)")
     max_via_points: int = Field(500, ge=2, description="most coordinates in one route request")
     max_table_size: int = Field(100, ge=1, description="most sources (and destinations) in one table request")
+    max_trip_size: int = Field(100, ge=2, description="most coordinates in one trip request (OSRM's --max-trip-size)")
     max_nearest: int = Field(100, ge=1, description="largest `number` for nearest")
     max_alternatives: int = Field(3, ge=0)
     max_snap_radius_m: float | None = Field(None, gt=0, description="snapping never looks further (None: unlimited)")

@@ -151,6 +151,9 @@ async def _exercise_routing(service: Any, algorithms: tuple[str, ...] | None) ->
     except EngineError:
         pass
     engine.router.warmup(algorithms)
+    from app.engine.tsp import warm as warm_trips  # the trip solver's kernels (no graph needed)
+
+    warm_trips()
     return phantoms
 
 

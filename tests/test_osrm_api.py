@@ -37,7 +37,7 @@ PARSE_ERRORS = [
     ("/foo/v1/driving/" + OK_2, "", "InvalidService"),
     ("/route/v2/driving/" + OK_2, "", "InvalidVersion"),
     ("/match/v1/driving/" + OK_2, "", "NotImplemented"),
-    ("/trip/v1/driving/" + OK_2, "", "NotImplemented"),
+    ("/trip/v1/driving/" + OK_2, "alternatives=true", "InvalidQuery"),  # a route option trip does not take
     (R + "abc,43.7;7.42,43.73", "", "InvalidQuery"),
     (R + "nan,43.7;7.42,43.73", "", "InvalidQuery"),
     (R + "inf,43.7;7.42,43.73", "", "InvalidQuery"),
@@ -79,6 +79,8 @@ def test_parse_positions_match_osrm() -> None:
         (R + "7.4,43.7;7.42,43.73", "steps=yes", 44),
         (R + "7.4,43.7;7.42,43.73", "foo=1", 38),
         (R + "7.4,43.7;7.42,43.73.xml", "", 37),
+        ("/trip/v1/driving/7.4197,43.7311;7.4246,43.7384", "alternatives=true", 47),
+        ("/trip/v1/driving/7.4197,43.7311;7.4246,43.7384", "source=last", 54),
     ]:
         with pytest.raises(EngineError) as info:
             osrm.parse(path, query)
@@ -515,7 +517,7 @@ def test_every_error_code(client: httpx.Client, engine) -> None:
         "InvalidValue": R + "200,43.7;7.42,43.73",
         "NoSegment": R + OK_2 + "?radiuses=0.001;0.001",
         "TooBig": R + many,
-        "NotImplemented": "/trip/v1/driving/" + OK_2,
+        "NotImplemented": "/trip/v1/driving/" + OK_2 + "?roundtrip=false",  # OSRM's refused combination
     }
     for code, url in cases.items():
         r = client.get(url)

@@ -11,8 +11,8 @@ them. `bearings` filter the snapped segments; `approaches=curb|opposite` keep th
 its right / left; `continue_straight` (default: the profile's; car true) forbids turning back at via points on an
 edge-based graph. `alternatives=true|N` adds up to N (true: 1) alternative routes between two coordinates
 (`app.engine.alternatives`). Accepted but without effect (as OSRM allows): `hints`, `snapping`.
-`annotations=nodes` gives the OSM node id behind every coordinate. Not supported: the `flatbuffers` format and the
-`match`, `trip` and `tile` services (`NotImplemented`).
+`annotations=nodes` gives the OSM node id behind every coordinate. `/trip/v1` is answered by `app.api.osrm_trip`.
+Not supported: the `flatbuffers` format and the `match` and `tile` services (`NotImplemented`).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from app.engine.types import Leg, Phantom, Route
 log = logging.getLogger("starroute.osrm")
 
 SERVICES = ("route", "nearest", "table", "match", "trip", "tile")
-IMPLEMENTED = ("route", "nearest", "table")
+IMPLEMENTED = ("route", "nearest", "table", "trip")
 _NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 _COORD = re.compile(rf"({_NUM}),({_NUM})")
 _UINT = re.compile(r"\d+")
@@ -196,6 +196,14 @@ _GRAMMAR: dict[str, dict[str, Callable[[str], Any]]] = {
         "fallback_coordinate": _choice("input", "snapped"),
         "scale_factor": _double,
     },
+}
+
+# /trip/v1 (app.api.osrm_trip): the route's options but alternatives and continue_straight, and its own three
+_GRAMMAR["trip"] = {
+    **{k: v for k, v in _GRAMMAR["route"].items() if k not in ("alternatives", "continue_straight")},
+    "roundtrip": _bool,
+    "source": _choice("any", "first"),
+    "destination": _choice("any", "last"),
 }
 
 
@@ -545,6 +553,16 @@ async def table(svc: Service, req: OsrmRequest) -> dict[str, Any]:
 _HANDLERS = {"route": route, "nearest": nearest, "table": table}
 
 
+async def _trip(svc: Service, req: OsrmRequest) -> dict[str, Any]:
+    """`/trip/v1` (`app.api.osrm_trip`, imported on first use: it builds on this module)."""
+    from app.api.osrm_trip import trip
+
+    return await trip(svc, req)
+
+
+_HANDLERS["trip"] = _trip
+
+
 async def handle(svc: Service, path: str, query_string: bytes | str) -> tuple[int, bytes]:
     """Answer one OSRM request: `(HTTP status, JSON body)`. Never raises for bad input."""
     try:
@@ -597,6 +615,33 @@ async def osrm_route(
     exclude: str | None = _Opt,
 ) -> Response:
     """`{lon},{lat};{lon},{lat}[;…]` or `polyline(…)`: the fastest route through the points, OSRM v5 shapes."""
+    return await _answer(request)
+
+
+@router.get("/trip/v1/{profile}/{coordinates}", summary="OSRM trip service", responses=_ERR)
+async def osrm_trip(
+    request: Request,
+    profile: str,
+    coordinates: str,
+    roundtrip: str | None = _Opt,
+    source: str | None = _Opt,
+    destination: str | None = _Opt,
+    steps: str | None = _Opt,
+    annotations: str | None = _Opt,
+    geometries: str | None = _Opt,
+    overview: str | None = _Opt,
+    waypoints: str | None = _Opt,
+    radiuses: str | None = _Opt,
+    bearings: str | None = _Opt,
+    hints: str | None = _Opt,
+    generate_hints: str | None = _Opt,
+    approaches: str | None = _Opt,
+    snapping: str | None = _Opt,
+    skip_waypoints: str | None = _Opt,
+    exclude: str | None = _Opt,
+) -> Response:
+    """The fastest tour through the points (`roundtrip`, `source=first`, `destination=last`): `trips` holds one
+    route, `waypoints` each point's place in it. `roundtrip=false` needs a fixed end (else `NotImplemented`)."""
     return await _answer(request)
 
 

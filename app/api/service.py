@@ -22,6 +22,8 @@ from app.engine.facade import (
     RouteAnswer,
     RouteRequest,
     TableRequest,
+    TripAnswer,
+    TripRequest,
 )
 from app.engine.types import Phantom, Table
 from app.settings import Settings
@@ -122,6 +124,19 @@ class Service:
         if len(src) * len(dst) <= self.settings.inline_table_cells:
             return run(), src, dst
         return await self.run_slow(run), src, dst
+
+    async def trip(self, req: TripRequest) -> TripAnswer:
+        """A trip: resolved on the event loop; the table, the tour and the route inline when the table is small
+        (`inline_table_cells`), else in the pool."""
+        engine = self.opened
+        phantoms, options = engine.resolve_trip(req)
+
+        def run() -> TripAnswer:
+            return engine.trip(req, phantoms, options)
+
+        if len(phantoms) ** 2 <= self.settings.inline_table_cells:
+            return run()
+        return await self.run_slow(run)
 
     def nearest(self, req: NearestRequest) -> list[Phantom]:
         """Up to `number` snapped points, nearest first; `NoSegment` when none."""

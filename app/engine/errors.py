@@ -36,6 +36,10 @@ class NoTable(EngineError):
     code = "NoTable"
 
 
+class NoTrips(EngineError):
+    code = "NoTrips"
+
+
 class TooBig(EngineError):
     code = "TooBig"
 

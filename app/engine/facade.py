@@ -21,11 +21,11 @@ import numpy as np
 from preprocessing.artifacts import Graph, Manifest
 from preprocessing.units import DIST_PER_METRE, WEIGHT_PER_SECOND
 
-from .errors import InvalidValue, NoSegment, TooBig
+from .errors import EngineError, InvalidValue, NoSegment, NotImplementedOption, TooBig
 from .roads import RoadGraph
 from .router import Router
 from .snap import MIN_COMPONENT_SIZE
-from .types import ExcludeSet, Leg, Phantom, RouteOptions, RouteResult, SearchTrace, Table
+from .types import ExcludeSet, Leg, Phantom, Route, RouteOptions, RouteResult, SearchTrace, Table
 
 
 @dataclass(frozen=True)
@@ -72,6 +72,19 @@ class TableRequest:
 
 
 @dataclass(frozen=True)
+class TripRequest:
+    """A tour through every waypoint, in the order that takes least time (OSRM's `/trip`): back to the start when
+    `roundtrip`; `source` "first" starts at the first waypoint ("any": anywhere), `destination` "last" ends at the
+    last one. OSRM refuses `roundtrip=False` with neither end fixed (`NotImplemented`), and so does `Engine`."""
+
+    waypoints: Waypoints
+    roundtrip: bool = True
+    source: str = "any"
+    destination: str = "any"
+    exclude: Sequence[str] = ()
+
+
+@dataclass(frozen=True)
 class NearestRequest:
     """The `number` nearest road points to one point, within `radius_m` (None: unlimited)."""
 
@@ -111,6 +124,27 @@ class RouteAnswer:
 
 
 @dataclass
+class TripAnswer:
+    """A trip: `order` lists the waypoints (request indices) in visiting order, the start once; `route` runs through
+    them in that order (one leg each, and one back to the start on a round trip); `phantoms` are the snapped
+    waypoints in request order; `exact` says the order is proven the fastest on the table (else: local search)."""
+
+    order: list[int]
+    route: Route
+    phantoms: list[Phantom]
+    exclude: list[str]
+    exact: bool
+
+    @property
+    def waypoint_index(self) -> list[int]:
+        """Per waypoint (request order), its place in the trip (OSRM's `waypoint_index`)."""
+        place = [0] * len(self.order)
+        for k, i in enumerate(self.order):
+            place[i] = k
+        return place
+
+
+@dataclass
 class Contour:
     """One isochrone band: its limit (the request's unit), the GeoJSON geometry, the tolerance and the pieces it
     was drawn from."""
@@ -137,6 +171,7 @@ class Limits:
     max_via_points: int = 500
     max_alternatives: int = 3
     max_table_size: int = 100
+    max_trip_size: int = 100
     max_nearest: int = 100
     trace_limit: int = 100_000
     max_contours: int = 10
@@ -303,6 +338,38 @@ class Engine:
     def table(self, sources: list[Phantom], destinations: list[Phantom], exclude: ExcludeSet | None = None) -> Table:
         """Durations (s) and distances (m), NaN where unreachable."""
         return self.router.query().table(sources, destinations, exclude)
+
+    def check_trip(self, req: TripRequest) -> None:
+        """OSRM's refusals of a trip before anything is snapped, in its order: fewer than two points
+        (`InvalidOptions`), an end that is neither fixed nor returned to (`NotImplemented`), more than
+        `max_trip_size` points (`TooBig`)."""
+        n = len(req.waypoints.coordinates)
+        if n < 2:
+            raise EngineError("Number of coordinates needs to be at least two.", "InvalidOptions")
+        if req.source not in ("any", "first") or req.destination not in ("any", "last"):
+            raise InvalidValue("source is any or first, destination any or last")
+        if not (req.roundtrip or req.source == "first" or req.destination == "last"):
+            raise NotImplementedOption("This request is not supported")
+        if n > self.limits.max_trip_size:
+            raise TooBig("Too many trip coordinates")
+
+    def resolve_trip(self, req: TripRequest) -> tuple[list[Phantom], RouteOptions]:
+        """`check_trip`, then the exclude set and the snapped waypoints: (phantoms, route options)."""
+        self.check_trip(req)
+        ex = self.exclude(req.exclude)
+        phantoms = self.snap(req.waypoints, ex)
+        return phantoms, RouteOptions(algorithm=self.default_algorithm, exclude=ex, continue_straight=False)
+
+    def trip(self, req: TripRequest, phantoms: list[Phantom], options: RouteOptions) -> TripAnswer:
+        """The trip through resolved `phantoms` (`resolve_trip`): the order from the table's durations
+        (`app.engine.trip`), the route in that order. `NoTrips` when some point cannot reach another."""
+        from .trip import trip
+
+        fixed = (req.source == "first", req.destination == "last")
+        plan, result = trip(self.router.query(), phantoms, options, req.roundtrip, *fixed)
+        resolved = self.router.exclude_set(options.exclude)
+        ex = sorted(resolved.classes) if resolved is not None else []
+        return TripAnswer(plan.order, result.best, phantoms, ex, plan.exact)
 
     def nearest(self, req: NearestRequest) -> list[Phantom]:
         """Up to `number` snapped points on distinct segments, nearest first; `NoSegment` when none."""
