@@ -154,6 +154,19 @@ def test_plan_is_osrm_with_fixed_ends(roundtrip: bool, first: bool, last: bool) 
         assert cost(c, order, roundtrip) == want, (n, order)
 
 
+def test_plan_keeps_fixed_ends_above_the_exact_size() -> None:
+    """Past `EXACT_MAX` the local search works on the rewritten table: the fixed ends still hold."""
+    rng = np.random.default_rng(11)
+    for n in (17, 30, 55):
+        c = random_table(rng, n)
+        for roundtrip, first, last in ((True, True, True), (False, True, True), (False, True, False),
+                                       (False, False, True), (True, False, True)):  # fmt: skip
+            order = plan(c, roundtrip, first, last).order
+            assert sorted(order) == list(range(n))
+            assert order[0] == (n - 1 if last and roundtrip and not first else 0 if first else order[0])
+            assert not last or (roundtrip and not first) or order[-1] == n - 1
+
+
 def test_plan_refuses_unreachable_pairs() -> None:
     c = random_table(np.random.default_rng(1), 5)
     c[3, 1] = INF_WEIGHT
@@ -273,6 +286,14 @@ def test_options(client: httpx.Client, points: list[tuple[float, float]]) -> Non
     # the same point twice: a trip there and back of nothing
     same = client.get(T + path([pts[0], pts[0]])).json()
     assert same["code"] == "Ok" and same["trips"][0]["duration"] == 0 and len(same["trips"][0]["legs"]) == 2
+
+
+def test_documented_and_counted(client: httpx.Client, points: list[tuple[float, float]]) -> None:
+    """The OpenAPI schema documents the service with a "Try it out" example on this graph; /metrics counts it."""
+    op = client.get("/openapi.json").json()["paths"]["/trip/v1/{profile}/{coordinates}"]["get"]
+    example = next(p["example"] for p in op["parameters"] if p["name"] == "coordinates")
+    assert client.get(T + example).json()["code"] == "Ok"
+    assert 'endpoint="osrm_trip",status="200"' in client.get("/metrics").text
 
 
 def test_refusals(client: httpx.Client, points: list[tuple[float, float]]) -> None:

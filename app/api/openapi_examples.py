@@ -46,6 +46,7 @@ def parameter_examples(points: tuple[tuple[float, float], tuple[float, float]] |
         "/route/v1/{profile}/{coordinates}": {"profile": "driving", "coordinates": two},
         "/nearest/v1/{profile}/{coordinates}": {"profile": "driving", "coordinates": _ll(a)},
         "/table/v1/{profile}/{coordinates}": {"profile": "driving", "coordinates": f"{two};{_ll(mid)}"},
+        "/trip/v1/{profile}/{coordinates}": {"profile": "driving", "coordinates": f"{two};{_ll(mid)}"},
         "/tile/{z}/{x}/{y}": {"z": str(TILE_ZOOM), "x": str(tx), "y": f"{ty}.mvt"},
     }
 

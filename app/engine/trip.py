@@ -82,6 +82,9 @@ def plan(durations: np.ndarray, roundtrip: bool, fixed_start: bool, fixed_end: b
     c = rewrite(durations, roundtrip, fixed_start, fixed_end)
     tour = solve(c).tolist()
     cost = int(tour_cost(c, np.asarray(tour, dtype=np.int64))) if n else 0
+    if fixed_start and fixed_end and n > 2 and cost >= FORBIDDEN:  # a safeguard: the search always finds one
+        tour = [0, *(i for i in tour if i not in (0, n - 1)), n - 1]
+        cost = int(tour_cost(c, np.asarray(tour, dtype=np.int64)))
     if n:
         if not fixed_end or fixed_start:
             at = tour.index(0)
