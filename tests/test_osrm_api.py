@@ -81,6 +81,10 @@ def test_parse_positions_match_osrm() -> None:
         (R + "7.4,43.7;7.42,43.73.xml", "", 37),
         ("/trip/v1/driving/7.4197,43.7311;7.4246,43.7384", "alternatives=true", 47),
         ("/trip/v1/driving/7.4197,43.7311;7.4246,43.7384", "source=last", 54),
+        (R + "7.4197,43.7311;7.4246,43.7384", "steps=true&foo=1", 58),  # an unknown option after "&": the "&"
+        (R + "7.4197,43.7311;7.4246,43.7384", "steps=true&", 58),
+        (R + "7.4197,43.7311;7.4246,43.7384", "steps=true&overview=xx", 68),
+        (R + "7.4197,43.7311;7.4246,43.7384", "&", 48),
     ]:
         with pytest.raises(EngineError) as info:
             osrm.parse(path, query)

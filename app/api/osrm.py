@@ -293,6 +293,7 @@ def _parse_options(service: str, url: str, pos: int) -> dict[str, Any]:
     grammar = _GRAMMAR[service]
     options: dict[str, Any] = {}
     n = len(url)
+    first = pos
     while True:
         end = url.find("&", pos)
         if end < 0:
@@ -300,8 +301,8 @@ def _parse_options(service: str, url: str, pos: int) -> dict[str, Any]:
         eq = url.find("=", pos, end)
         key = url[pos:eq] if eq >= 0 else ""
         parser = grammar.get(key)
-        if parser is None:
-            raise _query_error(pos)
+        if parser is None:  # osrm-routed points at the option's start: after "?", or at the "&" before it
+            raise _query_error(pos if pos == first else pos - 1)
         try:
             options[key] = parser(url[eq + 1 : end])
         except ValueError:
