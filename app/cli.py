@@ -455,7 +455,7 @@ def parser() -> argparse.ArgumentParser:
         "--turns",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="turn costs and restrictions on an edge-based search graph (default: as the profile says; car: on)",
+        help="turn costs and restrictions on an edge-based search graph (default: on, as every OSRM profile)",
     )
     pre.add_argument("--landmarks", type=int, default=16, metavar="N", help="ALT landmarks, 0 for none (default 16)")
     pre.add_argument(

@@ -171,6 +171,31 @@ def test_via_node_restrictions(tmp_path: Path, relations: list, route: str, expe
     assert served_seconds(built, route)[(route[0], route[1])] == pytest.approx(expected_s)
 
 
+def test_every_profile_is_edge_based_by_default(tmp_path: Path) -> None:
+    """As in OSRM, whose profiles are all edge-based: testbot, bicycle and foot read their restriction keys and
+    charge their turn functions without being asked (`--no-turns` builds the node-based graph)."""
+    no_left = [restriction("no_left_turn", "ec", "c", "bc")]
+    for sub in "tnbr":
+        (tmp_path / sub).mkdir()
+    testbot = build(tmp_path / "t", PLUS, PLUS_WAYS, profile="testbot", relations=no_left, ch=True, landmarks=2)
+    assert testbot.graph.meta.search_graph == "edge"
+    # around the restriction: e -> c -> d (20 s), the u-turn at the dead end d (20 s), d -> c -> b (20 s)
+    assert served_seconds(testbot, "eb")[("e", "b")] == pytest.approx(60.0)
+    plain = build(tmp_path / "n", PLUS, PLUS_WAYS, profile="bike", turns=False, ch=True, landmarks=2)
+    edge = build(tmp_path / "b", PLUS, PLUS_WAYS, profile="bike", ch=True, landmarks=2)
+    t_plain = served_seconds(plain, "eb,ed")
+    t_edge = served_seconds(edge, "eb,ed")
+    # bicycle.lua's turn cost where four roads meet: (angle / 90)^2 x 6 s, left turns x 1.4, right ones / 1.4
+    assert t_edge[("e", "b")] == pytest.approx(t_plain[("e", "b")] + 6 * 1.4, abs=0.15)
+    assert t_edge[("e", "d")] == pytest.approx(t_plain[("e", "d")] + 6 / 1.4, abs=0.15)
+    bike_only = [
+        ([("way", "ec", "from"), ("node", "c", "via"), ("way", "bc", "to")],
+         {"type": "restriction", "restriction:bicycle": "no_left_turn"}),
+    ]  # fmt: skip
+    restricted = build(tmp_path / "r", PLUS, PLUS_WAYS, profile="bike", relations=bike_only, ch=True, landmarks=2)
+    assert served_seconds(restricted, "eb")[("e", "b")] > t_edge[("e", "b")] + 20.0  # round the restriction
+
+
 @pytest.mark.parametrize("conflicting", [False, True])
 def test_a_road_no_route_can_leave_is_a_tiny_component(tmp_path: Path, conflicting: bool) -> None:
     """Every exit from e's road forbidden (three no_*, or an only_ and a no_ on the same turn): the only turn left at

@@ -34,10 +34,10 @@ MODE = "cycling"
 EXCLUDABLE = (frozenset({"ferry"}),)  # bicycle.lua has it, commented out to save memory; ours is cheap
 
 # bicycle.lua's turns: no restrictions (use_turn_restrictions = false); node-based unless asked (`--turns`)
-TURNS = False
+TURNS = True  # edge-based like every OSRM profile: turn costs and restrictions (`--no-turns` for node-based)
 WEIGHT_NAME = "duration"  # the weight is the travel time
 CONTINUE_STRAIGHT = False  # no u-turn at via points (OSRM continue_straight_at_waypoint)
-USE_TURN_RESTRICTIONS = False
+USE_TURN_RESTRICTIONS = True  # bicycle.lua: use_turn_restrictions = true
 RESTRICTIONS = ("bicycle",)
 TURN_PENALTY_S = 6.0
 TURN_BIAS = 1.4

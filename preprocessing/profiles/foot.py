@@ -30,7 +30,7 @@ MODE = "walking"
 EXCLUDABLE = ()  # foot.lua declares none
 
 # foot.lua's turns: 2 s to turn back, no restrictions; node-based unless asked (`--turns`)
-TURNS = False
+TURNS = True  # edge-based like every OSRM profile: turn costs and restrictions (`--no-turns` for node-based)
 WEIGHT_NAME = "duration"  # the weight is the travel time
 CONTINUE_STRAIGHT = False  # no u-turn at via points (OSRM continue_straight_at_waypoint)
 USE_TURN_RESTRICTIONS = False

@@ -28,7 +28,7 @@ EXCLUDABLE = (frozenset({"motorway"}), frozenset({"toll"}), frozenset({"motorway
 
 # testbot.lua's turns: restrictions (no mode keys: plain `restriction` only) and 20 s per u-turn; node-based unless
 # asked (`starroute preprocess --turns`), so its maps stay simple to reason about
-TURNS = False
+TURNS = True  # edge-based like every OSRM profile: turn costs and restrictions (`--no-turns` for node-based)
 WEIGHT_NAME = "duration"  # the weight is the travel time
 CONTINUE_STRAIGHT = True  # no u-turn at via points (OSRM continue_straight_at_waypoint)
 USE_TURN_RESTRICTIONS = True
