@@ -25,6 +25,8 @@ from preprocessing.units import COORD_SCALE, DIST_PER_METRE, FLAG_FERRY, ROAD_CL
 from .errors import InvalidValue
 
 if TYPE_CHECKING:
+    from preprocessing.artifacts import Graph
+
     from .router import Router
 
 MAX_ZOOM = 22
@@ -64,6 +66,33 @@ def mercator(lon: np.ndarray, lat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     s = np.sin(np.radians(np.clip(np.asarray(lat, dtype=np.float64), -MAX_LAT, MAX_LAT)))
     my = 0.5 - np.log((1.0 + s) / (1.0 - s)) / (4.0 * math.pi)
     return mx, my
+
+
+def chain_boxes(g: Graph) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Every geometry chain's bounding box in Web Mercator world units: min x, min y, max x, max y [c]."""
+    gf = np.asarray(g.geom_first, dtype=np.int64)
+    mx, my = mercator(np.asarray(g.geom_lon) / COORD_SCALE, np.asarray(g.geom_lat) / COORD_SCALE)  # transient
+    if gf.shape[0] <= 1 or not mx.shape[0]:
+        return np.empty(0), np.empty(0), np.empty(0), np.empty(0)
+    # chains are contiguous runs of shape points: bounding boxes of every chain by reduceat over the runs
+    at = np.minimum(gf[:-1], mx.shape[0] - 1)
+    return (np.minimum.reduceat(mx, at), np.minimum.reduceat(my, at),
+            np.maximum.reduceat(mx, at), np.maximum.reduceat(my, at))  # fmt: skip
+
+
+def small_chains(router: Router) -> np.ndarray:
+    """Per chain: on a strongly connected component smaller than the snapping threshold, where routes cannot start
+    (OSRM's `is_tiny`, the tiles' `is_small`); the largest component never is."""
+    ch = router.chains
+    return (ch.component != 0) & (ch.component_size < router.snapper.min_component_size)
+
+
+def tile_grid(
+    mx: np.ndarray, my: np.ndarray, z: int, x: int, y: int, extent: int = EXTENT
+) -> tuple[np.ndarray, np.ndarray]:
+    """Web Mercator world units -> tile z/x/y's grid (0..extent inside the tile, y down), unrounded."""
+    n = float(1 << z)
+    return (np.asarray(mx) * n - x) * extent, (np.asarray(my) * n - y) * extent
 
 
 @dataclass(frozen=True)
@@ -117,14 +146,8 @@ class RoadTiles:
         secs = np.asarray(g.arc_duration, dtype=np.float64)[arc] / WEIGHT_PER_SECOND
         speed = np.where(secs > 0, dist / np.where(secs > 0, secs, 1.0) * 3.6, 0.0)
         gf = np.asarray(g.geom_first, dtype=np.int64)
-        mx, my = mercator(np.asarray(g.geom_lon) / COORD_SCALE, np.asarray(g.geom_lat) / COORD_SCALE)  # transient
         starts = gf[used]
-        # chains are contiguous runs of shape points: bounding boxes of every chain by reduceat over the runs
-        bb = [np.empty(0) for _ in range(4)]
-        if gf.shape[0] > 1 and mx.shape[0]:
-            at = np.minimum(gf[:-1], mx.shape[0] - 1)
-            bb = [np.minimum.reduceat(mx, at)[used], np.minimum.reduceat(my, at)[used],
-                  np.maximum.reduceat(mx, at)[used], np.maximum.reduceat(my, at)[used]]  # fmt: skip
+        bb = [b[used] for b in chain_boxes(g)]
         self.chain = used
         self.code = codes
         self.min_zoom = min_zoom
@@ -132,8 +155,7 @@ class RoadTiles:
         self.name = np.asarray(g.arc_name, dtype=np.int32)[arc]
         self.ref = np.asarray(g.arc_ref, dtype=np.int32)[arc]
         self.oneway = (ch.fwd_arc[used] < 0) | (ch.bwd_arc[used] < 0)
-        limit = router.snapper.min_component_size
-        self.small = (ch.component[used] != 0) & (ch.component_size[used] < limit)
+        self.small = small_chains(router)[used]
         self.minx, self.miny, self.maxx, self.maxy = bb
         self.start = starts
         self.count = gf[used + 1] - starts
@@ -159,9 +181,9 @@ class RoadTiles:
         feat = np.repeat(np.arange(idx.shape[0], dtype=np.int64), counts)
         first_of = np.cumsum(counts) - counts
         pos = np.repeat(self.start[idx] - first_of, counts) + np.arange(total, dtype=np.int64)
-        mx, my = mercator(self._lon[pos] / COORD_SCALE, self._lat[pos] / COORD_SCALE)
-        px = np.floor((mx * n - x) * extent + 0.5).astype(np.int64)
-        py = np.floor((my * n - y) * extent + 0.5).astype(np.int64)
+        gx, gy = tile_grid(*mercator(self._lon[pos] / COORD_SCALE, self._lat[pos] / COORD_SCALE), z, x, y, extent)
+        px = np.floor(gx + 0.5).astype(np.int64)
+        py = np.floor(gy + 0.5).astype(np.int64)
         # drop points in the same grid cell as the point before them (a cell is half a pixel of a 256-pixel tile, a
         # pixel below zoom 14), keep every line's last point; a line within one cell is not drawn at this zoom
         cell = max(1, extent // (512 if z >= 14 else 256))
