@@ -25,6 +25,7 @@ from .errors import EngineError, InvalidValue, NoSegment, NotImplementedOption, 
 from .roads import RoadGraph
 from .router import Router
 from .snap import MIN_COMPONENT_SIZE
+from .tiles import DebugTile
 from .types import ExcludeSet, Leg, Phantom, Route, RouteOptions, RouteResult, SearchTrace, Table
 
 
@@ -221,6 +222,13 @@ class Engine:
         from .tiles import road_tiles
 
         return road_tiles(self.router)
+
+    def debug_tile(self, z: int, x: int, y: int) -> DebugTile:
+        """OSRM's debug tile z/x/y of the routing graph (`/tile/v1`: segments with speeds, turns with costs, OSM
+        nodes, segregated edges; `app.engine.debug_tiles`); the per-graph tables are built on first use."""
+        from .debug_tiles import debug_tiles
+
+        return debug_tiles(self.router).tile(z, x, y)
 
     @property
     def has_basemap(self) -> bool:

@@ -239,3 +239,70 @@ def road_tiles(router: Router) -> RoadTiles:
             if t is None:
                 t = _CACHE[router] = RoadTiles(router)
     return t
+
+
+# -- OSRM's debug tiles (`/tile/v1`, built by `app.engine.debug_tiles`) ------------------------------------------------
+
+OSRM_MIN_ZOOM, OSRM_MAX_ZOOM = 12, 19  # osrm-routed answers InvalidOptions outside (TileParameters::IsValid)
+OSRM_TURNS_ZOOM = 15  # turns from this zoom on (tile.cpp's MIN_ZOOM_FOR_TURNS)
+OSRM_CLIP = 128  # lines are clipped, points kept, within this many grid units around the tile (vector_tile::BUFFER)
+# OSRM's internal turn type names (guidance's type codes index them; tile.cpp shows these, not the API's names)
+TURN_TYPE_NAMES: tuple[str, ...] = (
+    "(not set)", "new name", "continue", "turn", "merge", "on ramp", "off ramp", "fork", "end of road",
+    "notification", "enter roundabout", "enter and exit roundabout", "enter rotary", "enter and exit rotary",
+    "enter roundabout turn", "enter and exit roundabout turn", "use lane", "(noturn)", "(suppressed)", "roundabout",
+    "exit roundabout", "rotary", "exit rotary", "roundabout turn", "exit roundabout turn", "(stay on roundabout)",
+    "(sliproad)",
+)  # fmt: skip
+MODIFIER_NAMES: tuple[str, ...] = (
+    "uturn", "sharp right", "right", "slight right", "straight", "slight left", "left", "sharp left",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class DebugTile:
+    """OSRM's debug tile z/x/y of the routing graph, layer by layer, on the tile grid (0..EXTENT, y down).
+
+    `speeds`: one directed road segment (between consecutive shape points) each, from (`seg_x0`, `seg_y0`) to
+    (`seg_x1`, `seg_y1`), clipped to `OSRM_CLIP` around the tile; its arc's speed (km/h) and rate (metres per second
+    of weight, / 10, as OSRM), its share of the arc's weight and duration (s, split by length), whether it is on a
+    small component (`seg_small`) and may start a route (`seg_startpoint`), its name (index into `names`).
+    `turns` (from `OSRM_TURNS_ZOOM` on, else empty): one per turn the router may take at a junction inside the clip
+    box: the bearing in, the turn angle (degrees, + right), its duration (`turn_cost_s`) and weight, guidance's
+    type and modifier (indices into `TURN_TYPE_NAMES`, `MODIFIER_NAMES`).
+    `osmnodes`: every shape point inside the clip box once, with its OSM node id (0 unknown).
+    `internal-nodes`: the segregated edges (the short inner roads of dual carriageway junctions, as guidance finds
+    them): feature i has lines `line_feature == i`, line j the points `line_first[j]:line_first[j + 1]`.
+    """
+
+    z: int
+    x: int
+    y: int
+    seg_x0: np.ndarray  # int32 [s]
+    seg_y0: np.ndarray
+    seg_x1: np.ndarray
+    seg_y1: np.ndarray
+    seg_speed_kmh: np.ndarray  # int32 [s]
+    seg_rate: np.ndarray  # float32 [s]
+    seg_weight_s: np.ndarray  # float32 [s]
+    seg_duration_s: np.ndarray  # float32 [s]
+    seg_small: np.ndarray  # bool [s]
+    seg_startpoint: np.ndarray  # bool [s]
+    seg_name: np.ndarray  # int32 [s], index into `names`
+    names: tuple[str, ...]
+    turn_x: np.ndarray  # int32 [t]
+    turn_y: np.ndarray
+    turn_bearing_in: np.ndarray  # int32 [t], 0..359
+    turn_angle: np.ndarray  # int32 [t], -180..180
+    turn_cost_s: np.ndarray  # float32 [t]
+    turn_weight_s: np.ndarray  # float32 [t]
+    turn_type: np.ndarray  # uint8 [t], index into TURN_TYPE_NAMES
+    turn_modifier: np.ndarray  # uint8 [t], index into MODIFIER_NAMES
+    node_x: np.ndarray  # int32 [k]
+    node_y: np.ndarray
+    node_osm_id: np.ndarray  # int64 [k], 0 unknown
+    line_feature: np.ndarray  # int64 [l], non-decreasing
+    line_first: np.ndarray  # int64 [l + 1]
+    line_x: np.ndarray  # int32
+    line_y: np.ndarray
+    num_line_features: int
