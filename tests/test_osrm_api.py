@@ -38,6 +38,8 @@ PARSE_ERRORS = [
     ("/route/v2/driving/" + OK_2, "", "InvalidVersion"),
     ("/match/v1/driving/" + OK_2, "", "NotImplemented"),
     ("/trip/v1/driving/" + OK_2, "alternatives=true", "InvalidQuery"),  # a route option trip does not take
+    ("/tile/v1/driving/tile(1,2,3).mvt", "", "InvalidOptions"),  # zoom below 12, as osrm-routed
+    ("/tile/v1/driving/" + OK_2, "", "InvalidQuery"),
     (R + "abc,43.7;7.42,43.73", "", "InvalidQuery"),
     (R + "nan,43.7;7.42,43.73", "", "InvalidQuery"),
     (R + "inf,43.7;7.42,43.73", "", "InvalidQuery"),
@@ -555,7 +557,7 @@ def test_every_error_code(client: httpx.Client, engine) -> None:
         ("/table/v1/driving/" + ";".join(["7.42,43.73"] * 101), "TooBig", "Too many table coordinates"),
         (R + OK_2 + "?annotations=nodes", "Ok", None),
         (R + OK_2 + ";7.42,43.735?waypoints=0;5", "InvalidOptions", ""),  # an index past the coordinates
-        ("/tile/v1/driving/tile(1,2,3).mvt", "NotImplemented", None),
+        ("/tile/v1/driving/tile(1,2,3).mvt", "InvalidOptions", "Invalid coodinates. Only zoomlevel 12+ is supported"),
         (R + OK_2 + "?exclude=motorway,toll", "InvalidValue", None),  # car offers each class alone, as car.lua
         (R + OK_2 + "?exclude=boats", "InvalidValue", None),
         ("/table/v1/driving/" + OK_2 + "?exclude=hovercraft", "InvalidValue", None),

@@ -294,7 +294,7 @@ def test_empty_tiles_are_valid(server: str, zxy: str) -> None:
         ("/tile/1/0/0.png", "InvalidValue"),
         ("/tile/1/2", "InvalidUrl"),
         ("/tile/1/2/3/4", "InvalidUrl"),
-        ("/tile/v1/driving/tile(1,2,3).mvt", "NotImplemented"),  # OSRM's own tile service stays an OSRM URL
+        ("/tile/v1/driving/tile(1,2,3).mvt", "InvalidOptions"),  # OSRM's own tile service (zoom < 12) stays OSRM's
     ],
 )
 def test_bad_tiles_are_400(server: str, path: str, code: str) -> None:

@@ -54,7 +54,8 @@ class FrontDoor:
         native = native or tile
         if not native and method in ("GET", "HEAD"):
             status, body = await osrm.handle(self.service, path, scope["query_string"])
-            headers = [*_JSON_HEADERS, (b"content-length", str(len(body)).encode())]
+            ctype = osrm.media_type(body).encode()  # JSON, or a tile's protobuf
+            headers = [(b"content-type", ctype), (b"content-length", str(len(body)).encode())]
             await send({"type": "http.response.start", "status": status, "headers": headers})
             await send({"type": "http.response.body", "body": b"" if method == "HEAD" else body})
             metrics.observe_request(_osrm_label(path), status, time.perf_counter() - t0)

@@ -48,6 +48,7 @@ def parameter_examples(points: tuple[tuple[float, float], tuple[float, float]] |
         "/table/v1/{profile}/{coordinates}": {"profile": "driving", "coordinates": f"{two};{_ll(mid)}"},
         "/trip/v1/{profile}/{coordinates}": {"profile": "driving", "coordinates": f"{two};{_ll(mid)}"},
         "/tile/{z}/{x}/{y}": {"z": str(TILE_ZOOM), "x": str(tx), "y": f"{ty}.mvt"},
+        "/tile/v1/{profile}/{tile}": {"profile": "driving", "tile": f"tile({tx},{ty},{TILE_ZOOM}).mvt"},
     }
 
 

@@ -11,8 +11,9 @@ them. `bearings` filter the snapped segments; `approaches=curb|opposite` keep th
 its right / left; `continue_straight` (default: the profile's; car true) forbids turning back at via points on an
 edge-based graph. `alternatives=true|N` adds up to N (true: 1) alternative routes between two coordinates
 (`app.engine.alternatives`). Accepted but without effect (as OSRM allows): `hints`, `snapping`.
-`annotations=nodes` gives the OSM node id behind every coordinate. `/trip/v1` is answered by `app.api.osrm_trip`.
-Not supported: the `flatbuffers` format and the `match` and `tile` services (`NotImplemented`).
+`annotations=nodes` gives the OSM node id behind every coordinate. `/trip/v1` is answered by `app.api.osrm_trip`,
+`/tile/v1/{profile}/tile(x,y,z).mvt` by `app.api.osrm_tile` (OSRM's debug vector tiles, protobuf). Not supported:
+the `flatbuffers` format and the `match` service (`NotImplemented`).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ import orjson
 from fastapi import APIRouter, Query, Request
 from starlette.responses import Response
 
-from app.api import polyline
+from app.api import osrm_tile, polyline
 from app.api.errors import JSON_TYPE, error_body, status_for
 from app.api.geometry import segment_lengths_m, simplify
 from app.api.service import Service, check_coordinate
@@ -44,7 +45,7 @@ from app.engine.types import Leg, Phantom, Route
 log = logging.getLogger("starroute.osrm")
 
 SERVICES = ("route", "nearest", "table", "match", "trip", "tile")
-IMPLEMENTED = ("route", "nearest", "table", "trip")
+IMPLEMENTED = ("route", "nearest", "table", "trip", "tile")
 _NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 _COORD = re.compile(rf"({_NUM}),({_NUM})")
 _UINT = re.compile(r"\d+")
@@ -233,6 +234,9 @@ def parse(path: str, query: str = "") -> OsrmRequest:
         raise EngineError(f"Service {service} not found!", "InvalidVersion")
     if service not in IMPLEMENTED:
         raise NotImplementedOption(f"Service {service} is not implemented by this server")
+    if service == "tile":  # its own grammar: tile(x,y,z).mvt
+        x, y, z = osrm_tile.parse_tile(url, m.end())
+        return OsrmRequest(service, profile, [], {"x": x, "y": y, "z": z})
     pos = m.end()
     coords, pos = _parse_coordinates(url, pos)
     if url.startswith(".json", pos):
@@ -565,10 +569,13 @@ _HANDLERS["trip"] = _trip
 
 
 async def handle(svc: Service, path: str, query_string: bytes | str) -> tuple[int, bytes]:
-    """Answer one OSRM request: `(HTTP status, JSON body)`. Never raises for bad input."""
+    """Answer one OSRM request: `(HTTP status, body)`, the body JSON but for a tile (`media_type`). Never raises
+    for bad input."""
     try:
         qs = query_string.decode("latin-1") if isinstance(query_string, bytes) else query_string
         req = parse(path, unquote(qs) if "%" in qs else qs)
+        if req.service == "tile":  # protobuf, not JSON: its bytes carry their media type (`media_type`)
+            return 200, await osrm_tile.tile(svc, req)
         body = await _HANDLERS[req.service](svc, req)
         return 200, orjson.dumps(body, option=_ORJSON)
     except EngineError as exc:
@@ -578,10 +585,16 @@ async def handle(svc: Service, path: str, query_string: bytes | str) -> tuple[in
         return 500, error_body("InternalError", "internal error")
 
 
+def media_type(body: bytes) -> str:
+    """The Content-Type of a body `handle` answered: JSON, unless the body names its own (a tile's protobuf)."""
+    return str(getattr(body, "media_type", JSON_TYPE))
+
+
 # --- OpenAPI documentation of the same endpoints -------------------------------------------------------------------
 # `app.api.frontdoor` answers these paths before routing; the routes below document them (and serve them should the
 # front door be bypassed), with every option typed as a string so that the OSRM grammar, not pydantic, judges it.
 router = APIRouter(tags=["osrm"])
+router.include_router(osrm_tile.router)
 _ERR: dict[int | str, dict[str, Any]] = {
     400: {"description": "OSRM error: `{code, message}`, code one of InvalidUrl, InvalidQuery, ..."}
 }
@@ -591,7 +604,7 @@ _Opt = Query(None)
 async def _answer(request: Request) -> Response:
     svc: Service = request.app.state.service
     status, body = await handle(svc, request.url.path, request.scope.get("query_string", b""))
-    return Response(body, status_code=status, media_type=JSON_TYPE)
+    return Response(body, status_code=status, media_type=media_type(body))
 
 
 @router.get("/route/v1/{profile}/{coordinates}", summary="OSRM route service", responses=_ERR)
