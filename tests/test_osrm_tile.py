@@ -147,21 +147,17 @@ def test_every_segment_with_its_arcs_speed_weight_and_duration(bundled_graph: Pa
 # -- turns on a drawn junction ----------------------------------------------------------------------------------------
 
 
-def test_turns_at_a_crossing(tmp_path: Path) -> None:
-    """A four-way crossing of two-way roads: from the west, left, straight and right with the car profile's turn
-    durations for -90, 0 and +90 degrees (OSRM's sigmoid; four roads meet), bearing 90 in; no u-turn."""
-    from preprocessing.profiles.car import TURN_BIAS, TURN_PENALTY_S, sigmoid_turn_s
+CROSSING = """
+  c
+a b d
+  e
+"""
+CROSSING_WAYS = [("abd", {"highway": "primary", "name": "Main"}), ("cbe", {"highway": "secondary", "name": "Cross"})]
 
-    built = asciimap.build(
-        tmp_path,
-        """
-          c
-        a b d
-          e
-        """,
-        ways=[("abd", {"highway": "primary", "name": "Main"}), ("cbe", {"highway": "secondary", "name": "Cross"})],
-        profile="car",
-    )
+
+def _crossing_turns(tmp_path: Path, turns: bool | None) -> tuple[list[dict], Engine, tuple[float, float]]:
+    """The crossing's graph (car; `turns` None: the profile's edge-based graph) and the turns at b, from its tile."""
+    built = asciimap.build(tmp_path, CROSSING, ways=CROSSING_WAYS, profile="car", turns=turns)
     engine = Engine(load(built.graph.path))
     lon, lat = (c / 1e7 for c in built.coords["b"])
     z = 16
@@ -170,17 +166,32 @@ def test_turns_at_a_crossing(tmp_path: Path) -> None:
     assert set(layers) == LAYERS - {"internal-nodes"}
     bx, by = (int(v[0]) for v in grid([built.coords["b"][0]], [built.coords["b"][1]], z, x, y))
     at_b = [f["properties"] for f in layers["turns"]["features"] if f["geometry"]["coordinates"] == [bx, by]]
-    assert len(at_b) == 4 * 3  # from each of four roads onto the three others
+    assert len(at_b) == 4 * 3  # from each of four roads onto the three others, no u-turn
     west = sorted((p for p in at_b if p["bearing_in"] == 90), key=lambda p: p["turn_angle"])
     assert [p["turn_angle"] for p in west] == [-90, 0, 90]
     assert [p["modifier"] for p in west] == ["left", "straight", "right"]
     assert [p["type"] for p in west] == ["turn", "(suppressed)", "turn"]
+    return west, engine, (lon, lat)
+
+
+def test_turns_at_a_crossing(tmp_path: Path) -> None:
+    """A four-way crossing of two-way roads: from the west, left, straight and right with the car profile's turn
+    durations for -90, 0 and +90 degrees (OSRM's sigmoid; four roads meet), bearing 90 in."""
+    from preprocessing.profiles.car import TURN_BIAS, TURN_PENALTY_S, sigmoid_turn_s
+
+    west, engine, (lon, lat) = _crossing_turns(tmp_path, None)
     cost = np.round(sigmoid_turn_s(np.array([-90.0, 0.0, 90.0]), TURN_PENALTY_S, TURN_BIAS), 1)
     assert [p["cost"] for p in west] == pytest.approx(cost.tolist(), abs=1e-6)
     assert [p["weight"] for p in west] == pytest.approx(cost.tolist(), abs=1e-6)
     assert cost[0] > cost[2] > cost[1]  # left costs more than right (driving on the right)
     # below zoom 15 no turns, as osrm-routed
     assert "turns" not in decode(osrm_tile.encode(engine.debug_tile(14, *tile_of(lon, lat, 14))))
+
+
+def test_turns_on_a_node_based_graph_cost_nothing(tmp_path: Path) -> None:
+    """Without the edge-based graph (`--no-turns`) every junction pair is a turn the router takes for free."""
+    west, _, _ = _crossing_turns(tmp_path, False)
+    assert [(p["cost"], p["weight"]) for p in west] == [(0.0, 0.0)] * 3
 
 
 # -- errors -----------------------------------------------------------------------------------------------------------
