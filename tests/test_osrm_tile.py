@@ -235,6 +235,7 @@ def test_errors_and_empty_tiles_over_http(server: str) -> None:
     empty = httpx.get(f"{server}{T}tile(01,2,13).mvt")  # leading zeros are fine; no road there: 0 bytes, as OSRM
     assert empty.status_code == 200 and empty.content == b"" and decode(empty.content) == {}
     assert osrm.parse(T + "tile(01,2,13).mvt").options == {"x": 1, "y": 2, "z": 13}
+    assert 'endpoint="osrm_tile",status="200"' in httpx.get(f"{server}/metrics").text
 
 
 # -- beside osrm-routed -----------------------------------------------------------------------------------------------

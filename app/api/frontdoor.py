@@ -25,7 +25,13 @@ STATIC_PREFIX = "/static/"
 TILE_PREFIX = "/tile/"  # the map's road tiles (app.api.tiles); OSRM's own /tile/v1/... stays an OSRM URL
 OSRM_TILE_PREFIX = "/tile/v"
 BG_PREFIX = "/bgtile/"  # the map's background tiles (app.api.basemap)
-_OSRM_LABELS = {"route": "osrm_route", "nearest": "osrm_nearest", "table": "osrm_table", "trip": "osrm_trip"}
+_OSRM_LABELS = {
+    "route": "osrm_route",
+    "nearest": "osrm_nearest",
+    "table": "osrm_table",
+    "trip": "osrm_trip",
+    "tile": "osrm_tile",
+}
 _JSON_HEADERS = [(b"content-type", b"application/json; charset=UTF-8")]
 
 
