@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import json
 import math
-import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, NoReturn
@@ -56,6 +55,7 @@ from preprocessing.artifacts import Graph
 from preprocessing.jit import BOOL, I64, kernel
 from preprocessing.units import COORD_SCALE
 
+from .data import derived
 from .errors import InvalidValue
 
 MAX_VERTICES = 1000
@@ -407,9 +407,6 @@ class _ChainBoxes:
     first: np.ndarray  # int64 [c + 1]
 
 
-_BOXES: weakref.WeakKeyDictionary[Graph, _ChainBoxes] = weakref.WeakKeyDictionary()
-
-
 def _readonly(a: np.ndarray, dtype: Any) -> np.ndarray:
     """A read-only C-contiguous ndarray view (a copy only when the dtype or layout differs), so that the kernel
     compiles for one array type whether the graph was loaded (read-only) or built in memory."""
@@ -419,9 +416,11 @@ def _readonly(a: np.ndarray, dtype: Any) -> np.ndarray:
 
 
 def _chain_boxes(graph: Graph) -> _ChainBoxes:
-    cached = _BOXES.get(graph)
-    if cached is not None and cached.geom_first is graph.geom_first:
-        return cached
+    """Per graph (`app.engine.data.derived`), for the arrays it has now (an in-memory graph frozen later gets anew)."""
+    return derived(graph, f"chain_boxes:{id(graph.geom_first)}", lambda: _build_chain_boxes(graph))
+
+
+def _build_chain_boxes(graph: Graph) -> _ChainBoxes:
     gf = np.asarray(graph.geom_first, dtype=np.int64)
     c = len(gf) - 1
     boxes = []
@@ -441,9 +440,7 @@ def _chain_boxes(graph: Graph) -> _ChainBoxes:
     arcs = np.argsort(chain, kind="stable").astype(np.int32)
     first = np.zeros(c + 1, dtype=np.int64)
     np.cumsum(np.bincount(chain, minlength=c), out=first[1:])
-    result = _ChainBoxes(graph.geom_first, *boxes, chain, arcs, first)  # type: ignore[call-arg]
-    _BOXES[graph] = result
-    return result
+    return _ChainBoxes(graph.geom_first, *boxes, chain, arcs, first)  # type: ignore[call-arg]
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,10 @@ as plain `ndarray` views so that numba sees one array type whatever the graph ca
 from __future__ import annotations
 
 import os
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
@@ -53,18 +56,37 @@ def is_edge_based(graph: Graph) -> bool:
     return graph.meta.search_graph == "edge" and "eb_first_out" in graph.arrays
 
 
+_DERIVED_LOCK = threading.RLock()  # reentrant: a derived value may derive another while it is built
+_NONE = object()
+T = TypeVar("T")
+
+
+def derived(owner: object, key: str, build: Callable[[], T]) -> T:
+    """The value `key` derived from `owner` (a graph or its router), built once by `build` and kept as long as the
+    owner lives: the engine's one scheme for per-graph caches (a dict on the owner, filled under a lock so that two
+    threads asking at once build it once)."""
+    store = owner.__dict__.setdefault("_derived", {})
+    value = store.get(key, _NONE)
+    if value is _NONE:
+        with _DERIVED_LOCK:
+            value = store.get(key, _NONE)
+            if value is _NONE:
+                value = store[key] = build()
+    return value  # type: ignore[return-value]
+
+
 def search_graph(graph: Graph) -> Graph:
     """The graph the searches run on: the edge-based view (the `eb_*` arrays under the road graph's names, with the
     CH and landmark stages built on it) when the graph has one, else the graph itself. Built once per graph."""
     if not is_edge_based(graph):
         return graph
-    view = graph.__dict__.get("_search_view")
-    if view is None:
+
+    def view() -> Graph:
         arrays = search_view_arrays(graph.arrays)
         arrays.update({k: v for k, v in graph.arrays.items() if built_on_search_graph(k)})
-        view = freeze(Graph(graph.path, graph.manifest, arrays))
-        graph.__dict__["_search_view"] = view
-    return view
+        return freeze(Graph(graph.path, graph.manifest, arrays))
+
+    return derived(graph, "search_view", view)
 
 
 def has_ch(graph: Graph) -> bool:

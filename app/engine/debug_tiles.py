@@ -26,8 +26,6 @@ and for its edges shorter than a segregated edge can be.
 
 from __future__ import annotations
 
-import threading
-import weakref
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -35,7 +33,7 @@ import numpy as np
 from preprocessing.geometry import haversine_m
 from preprocessing.units import COORD_SCALE, DIST_PER_METRE, WEIGHT_PER_SECOND
 
-from .data import is_edge_based
+from .data import derived, is_edge_based
 from .tiles import (
     EXTENT,
     OSRM_CLIP,
@@ -391,16 +389,6 @@ def clip_line(px: np.ndarray, py: np.ndarray, lo: float, hi: float) -> list[tupl
     return [(np.array([p[0] for p in line]), np.array([p[1] for p in line])) for line in lines]
 
 
-_CACHE: weakref.WeakKeyDictionary[Router, DebugTiles] = weakref.WeakKeyDictionary()
-_LOCK = threading.Lock()
-
-
 def debug_tiles(router: Router) -> DebugTiles:
     """The `DebugTiles` of a router's graph, built on first use and kept as long as the router lives."""
-    t = _CACHE.get(router)
-    if t is None:
-        with _LOCK:
-            t = _CACHE.get(router)
-            if t is None:
-                t = _CACHE[router] = DebugTiles(router)
-    return t
+    return derived(router, "debug_tiles", lambda: DebugTiles(router))

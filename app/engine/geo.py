@@ -13,7 +13,6 @@ haversine formula).
 from __future__ import annotations
 
 import math
-import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,6 +21,8 @@ from preprocessing.artifacts import Graph
 from preprocessing.geometry import measured_max_speed_mps
 from preprocessing.jit import kernel
 from preprocessing.units import COORD_SCALE, EARTH_RADIUS_M
+
+from .data import derived
 
 SPEED_MARGIN = 1e-6  # relative: vmax is inflated by this so the bound stays consistent under rounding
 
@@ -85,19 +86,17 @@ class NodeGeo:
     vmax_mps: float
 
 
-_CACHE: weakref.WeakKeyDictionary[Graph, NodeGeo] = weakref.WeakKeyDictionary()
-
-
 def node_geo(graph: Graph) -> NodeGeo:
     """The `NodeGeo` of a graph, computed once (O(n + m), vectorised) and cached for the graph's lifetime."""
-    geo = _CACHE.get(graph)
-    if geo is not None:
-        return geo
+    return derived(graph, "node_geo", lambda: _node_geo(graph))
+
+
+def _node_geo(graph: Graph) -> NodeGeo:
     xyz = unit_vectors(
         np.asarray(graph.node_lon, dtype=np.float64) / COORD_SCALE,
         np.asarray(graph.node_lat, dtype=np.float64) / COORD_SCALE,
     )
-    vm = graph.manifest.get("max_speed_mps")
+    vm = graph.meta.max_speed_mps
     if vm is None:
         vm = measured_max_speed_mps(graph.arrays)
     vm = float(vm)
@@ -109,9 +108,7 @@ def node_geo(graph: Graph) -> NodeGeo:
     vmax = max(vm, gc_speed) * (1.0 + SPEED_MARGIN)
     scale = 0.0 if (not math.isfinite(vmax) or vmax <= 0.0) else 10.0 / vmax
     xyz.flags.writeable = False
-    geo = NodeGeo(xyz, scale, vmax)
-    _CACHE[graph] = geo
-    return geo
+    return NodeGeo(xyz, scale, vmax)
 
 
 def heuristic_scale(graph: Graph) -> float:

@@ -28,7 +28,7 @@ from .algorithms import ALGORITHMS, Algorithm
 from .alternatives import alternative_routes
 from .assemble import Assembler, join_route
 from .ch import CHSearch
-from .data import chain_index, excludable, freeze, has_ch, has_landmarks, search_graph
+from .data import chain_index, derived, excludable, freeze, has_ch, has_landmarks, search_graph
 from .errors import InvalidValue, NoRoute, NoSegment
 from .isochrone import own_chain, reached
 from .legs import Legs, Search
@@ -178,10 +178,7 @@ class Router:
     @property
     def roads(self) -> RoadGraph:
         """The road graph step building reads (names, modes, roundabouts, junction bearings), built on first use."""
-        r = self.__dict__.get("_roads")
-        if r is None:
-            r = self.__dict__["_roads"] = RoadGraph(self.graph, self.graph.meta.mode)
-        return r
+        return derived(self, "roads", lambda: RoadGraph(self.graph, self.graph.meta.mode))
 
     def sample_points(self) -> tuple[tuple[float, float], tuple[float, float]] | None:
         """Two road points far apart in the largest component (example links, warm-up), in degrees; None when the

@@ -13,8 +13,6 @@ their ends) and lines within one cell left out, so low zooms stay small.
 from __future__ import annotations
 
 import math
-import threading
-import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -22,6 +20,7 @@ import numpy as np
 
 from preprocessing.units import COORD_SCALE, DIST_PER_METRE, FLAG_FERRY, ROAD_CLASSES, WEIGHT_PER_SECOND
 
+from .data import derived
 from .errors import InvalidValue
 
 if TYPE_CHECKING:
@@ -225,20 +224,10 @@ class RoadTiles:
         )
 
 
-_CACHE: weakref.WeakKeyDictionary[Router, RoadTiles] = weakref.WeakKeyDictionary()
-_LOCK = threading.Lock()
-
-
 def road_tiles(router: Router) -> RoadTiles:
     """The `RoadTiles` of a router's graph, built on first use (tens of milliseconds on a city) and kept as long as
     the router lives."""
-    t = _CACHE.get(router)
-    if t is None:
-        with _LOCK:
-            t = _CACHE.get(router)
-            if t is None:
-                t = _CACHE[router] = RoadTiles(router)
-    return t
+    return derived(router, "road_tiles", lambda: RoadTiles(router))
 
 
 # -- OSRM's debug tiles (`/tile/v1`, built by `app.engine.debug_tiles`) ------------------------------------------------
