@@ -117,6 +117,7 @@ def corpus() -> list[str]:
         R + ";".join([A] * 501), N + A + "?number=0", N + A + "?number=101", T + A, T + AB + "?sources=5",
         T + AB + "?annotations=speed", T + AB + "?fallback_speed=-1", T + ";".join([A] * 101),
         M + A, M + TRACE + "?timestamps=1;2", M + TRACE + "?gaps=maybe", P + A + "?roundtrip=maybe",
+        R + AB + "?", R + AB + ".flatbuffers",
     ]  # fmt: skip
     return reqs + bad
 
@@ -128,6 +129,10 @@ DOCUMENTED: dict[str, str] = {
     R + AB + "?alternatives=2": "the same: starroute's alternatives where osrm-routed has none",
     "/": "the map page lives at /, the start page at /start (osrm-routed: InvalidUrl)",
     "/route": "the native GeoJSON route endpoint lives at /route (from/to missing: InvalidQuery)",
+    R + AB + "?": "an empty query string after '?' reaches an ASGI server as no query string at all: answered as "
+    "the URL without '?' (osrm-routed: InvalidQuery)",
+    R + AB + ".flatbuffers": "the FlatBuffers output format is not implemented (NotImplemented; osrm-routed answers "
+    "a FlatBuffers body)",
 }
 
 
