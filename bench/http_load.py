@@ -29,13 +29,14 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 import httpx  # noqa: E402
 import numpy as np  # noqa: E402
+
+from bench.osrm_corpus import _diff, _shape  # noqa: E402  (one shape comparison for both oracles)
 
 ROOT = HERE.parent
 
@@ -184,29 +185,6 @@ def oracle_requests(pairs: list) -> list[str]:
         f"/table/v1/driving/{';'.join([f'{a[0]},{a[1]}'] * 101)}",
     ]
     return good + bad
-
-
-def _shape(x: Any, depth: int = 0) -> Any:
-    """Key structure of a response (first element of lists), for comparing shapes."""
-    if depth > 6:
-        return "…"
-    if isinstance(x, dict):
-        return {k: _shape(v, depth + 1) for k, v in sorted(x.items())}
-    if isinstance(x, list):
-        return [_shape(x[0], depth + 1)] if x else []
-    return type(x).__name__ if not isinstance(x, (int, float)) or isinstance(x, bool) else "number"
-
-
-def _diff(a: Any, b: Any, path: str = "") -> list[str]:
-    if isinstance(a, dict) and isinstance(b, dict):
-        out = [f"{path}.{k}: only in starroute" for k in a.keys() - b.keys()]
-        out += [f"{path}.{k}: only in osrm" for k in b.keys() - a.keys()]
-        for k in a.keys() & b.keys():
-            out += _diff(a[k], b[k], f"{path}.{k}")
-        return out
-    if isinstance(a, list) and isinstance(b, list):
-        return _diff(a[0], b[0], path + "[0]") if a and b else []
-    return [] if a == b else [f"{path}: {a} vs {b}"]
 
 
 def run_oracle(ours: str, theirs: str, pairs: list) -> int:

@@ -73,3 +73,21 @@ def all_extracts() -> list[str]:
         if p.is_file() and p.name.endswith((".pbf", ".osm", ".osm.gz", ".osm.bz2")):
             names.append(str(p.relative_to(EXTRACTS)))
     return names
+
+
+@pytest.fixture(scope="session")
+def osrm_base():  # type: ignore[no-untyped-def]
+    """Base URL of osrm-routed (the `osrm-bindings` wheel, `bench/osrm_peer.py`) on the bundled Monaco, for the
+    tests that compare with it; started once for the session, skipped with the reason where it cannot be installed."""
+    import tempfile
+
+    from bench.osrm_peer import ensure_osrm, prepare_osrm
+    from bench.servers import start_osrm, stop
+
+    work = Path(tempfile.gettempdir()) / "starroute-osrm"
+    bin_dir = ensure_osrm(work)
+    if bin_dir is None:
+        pytest.skip("osrm-bindings (osrm-routed) cannot be installed here")
+    proc, base = start_osrm(bin_dir, prepare_osrm(bin_dir, BUNDLED, work))
+    yield base
+    stop(proc)

@@ -7,7 +7,6 @@ errors, and a slow side-by-side with osrm-routed itself on a Monaco tile."""
 from __future__ import annotations
 
 import math
-import tempfile
 from collections import Counter
 from pathlib import Path
 
@@ -22,7 +21,6 @@ from app.engine.errors import EngineError
 from app.engine.facade import Engine
 from tests import api_server, asciimap
 
-ROOT = Path(__file__).resolve().parent.parent
 CENTRE = (7.4246, 43.7384)  # Monte-Carlo
 T = "/tile/v1/driving/"
 LAYERS = {"speeds", "turns", "osmnodes", "internal-nodes"}
@@ -239,21 +237,6 @@ def test_errors_and_empty_tiles_over_http(server: str) -> None:
 
 
 # -- beside osrm-routed -----------------------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def osrm_base():
-    from bench.osrm_peer import ensure_osrm, prepare_osrm
-    from bench.servers import start_osrm, stop
-
-    work = Path(tempfile.gettempdir()) / "starroute-osrm"
-    bin_dir = ensure_osrm(work)
-    if bin_dir is None:
-        pytest.skip("osrm-bindings (osrm-routed) cannot be installed here")
-    dataset = prepare_osrm(bin_dir, ROOT / "data" / "monaco.osm.pbf", work)
-    proc, base = start_osrm(bin_dir, dataset)
-    yield base
-    stop(proc)
 
 
 @pytest.mark.slow

@@ -9,7 +9,6 @@ and against osrm-routed from the `osrm-bindings` wheel on the same map (skipped 
 from __future__ import annotations
 
 import math
-import tempfile
 from pathlib import Path
 
 import httpx
@@ -17,7 +16,6 @@ import pytest
 
 from tests import api_server
 
-ROOT = Path(__file__).resolve().parent.parent
 R = "/route/v1/driving/"
 # three points on the bundled Monaco whose route weighs more than it takes (routability)
 TRIPLES = [
@@ -55,21 +53,6 @@ def test_merged_leg_keeps_weights(client: httpx.Client, coords: str) -> None:
     # the unmerged legs' annotations carry the same weights, in the same order
     unmerged = [w for lg in route["legs"] for w in lg["annotation"]["weight"]]
     assert math.isclose(sum(unmerged), sum(ann["weight"]), abs_tol=0.05 * k + 0.1)
-
-
-@pytest.fixture(scope="module")
-def osrm_base():
-    from bench.osrm_peer import ensure_osrm, prepare_osrm
-    from bench.servers import start_osrm, stop
-
-    work = Path(tempfile.gettempdir()) / "starroute-osrm"
-    bin_dir = ensure_osrm(work)
-    if bin_dir is None:
-        pytest.skip("osrm-bindings (osrm-routed) cannot be installed here")
-    dataset = prepare_osrm(bin_dir, ROOT / "data" / "monaco.osm.pbf", work)
-    proc, base = start_osrm(bin_dir, dataset)
-    yield base
-    stop(proc)
 
 
 @pytest.mark.slow

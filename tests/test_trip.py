@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import tempfile
 from pathlib import Path
 
 import httpx
@@ -21,7 +20,6 @@ from app.engine.tsp import FORBIDDEN
 from preprocessing.units import INF_WEIGHT
 from tests import api_server
 
-ROOT = Path(__file__).resolve().parent.parent
 T = "/trip/v1/driving/"
 
 
@@ -353,20 +351,7 @@ def test_unreachable_points_answer_no_trips(client: httpx.Client, bundled_graph:
     pytest.fail("no unreachable pocket found on Monaco")
 
 
-# --- beside osrm-routed --------------------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def osrm_base():
-    from bench.osrm_peer import ensure_osrm, prepare_osrm
-    from bench.servers import start_osrm, stop
-
-    work = Path(tempfile.gettempdir()) / "starroute-osrm"
-    bin_dir = ensure_osrm(work)
-    if bin_dir is None:
-        pytest.skip("osrm-bindings (osrm-routed) cannot be installed here")
-    dataset = prepare_osrm(bin_dir, ROOT / "data" / "monaco.osm.pbf", work)
-    proc, base = start_osrm(bin_dir, dataset)
-    yield base
-    stop(proc)
+# --- beside osrm-routed (the session's `osrm_base`, tests/conftest.py) ------------------------------------------
 
 
 @pytest.mark.slow
