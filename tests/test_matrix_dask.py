@@ -55,7 +55,6 @@ def test_table_on_dask_equals_in_process(graph: starroute.Graph, client, pts: np
     np.testing.assert_array_equal(acc_there.nearest, acc_here.nearest)
 
 
-
 def flaky_table(marker: str, graph_dir: str, src, dst, exclude):
     """Fails the first time it runs for `marker` (a file: the attempts run in other processes)."""
     p = Path(marker)
