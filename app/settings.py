@@ -25,6 +25,10 @@ class Settings(BaseSettings):
     max_trip_size: int = Field(100, ge=2, description="most coordinates in one trip request (OSRM's --max-trip-size)")
     max_nearest: int = Field(100, ge=1, description="largest `number` for nearest")
     max_alternatives: int = Field(3, ge=0)
+    max_matching_size: int = Field(100, ge=2, description="most points in one /match trace")
+    max_matching_radius_m: float | None = Field(
+        None, gt=0, description="largest GPS radius (standard deviation) a /match point may give (None: unlimited)"
+    )
     max_snap_radius_m: float | None = Field(None, gt=0, description="snapping never looks further (None: unlimited)")
     snap_radius_m: float = Field(
         1000.0, gt=0, description="native API and CLI: a point farther from every road is NoSegment (OSRM: unlimited)"

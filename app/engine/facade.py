@@ -109,6 +109,23 @@ class IsochroneRequest:
     buffer_m: float = 50.0
 
 
+@dataclass(frozen=True)
+class MatchRequest:
+    """A GPS trace to match onto the roads (OSRM's `/match`): points in driving order, optional `timestamps` (s,
+    non-decreasing), per point the GPS standard deviation in metres (`radiuses`; None: 5 m) and a bearing filter;
+    `split_gaps` (OSRM's `gaps=split`): a long pause in the timestamps splits the trace; `tidy`: thin points that
+    crowd together first; `waypoints`: the points whose legs stay apart (None: all)."""
+
+    coordinates: Sequence[tuple[float, float]]
+    timestamps: Sequence[int] | None = None
+    radiuses: Sequence[float | None] | None = None
+    bearings: Sequence[tuple[float, float] | None] | None = None
+    split_gaps: bool = True
+    tidy: bool = False
+    waypoints: Sequence[int] | None = None
+    exclude: Sequence[str] = ()
+
+
 @dataclass
 class RouteAnswer:
     """The routes of a request (best first), the snapped waypoints, and per leg of the best route its search trace
@@ -165,6 +182,36 @@ class IsochroneAnswer:
     settled: int
 
 
+@dataclass
+class Tracepoint:
+    """Where one trace point was matched: its phantom, the matching it belongs to, its place among that matching's
+    waypoints (None: not a waypoint of a request with `waypoints`) and how many other candidates still led to the
+    matching's end."""
+
+    phantom: Phantom
+    matching: int
+    waypoint: int | None
+    alternatives: int
+
+
+@dataclass
+class Matching:
+    """One matched piece of a trace: its route (one leg per pair of consecutive matched points), the positions of
+    the request's waypoints among those points (legs between them merge; None: every point), the confidence."""
+
+    route: Route
+    confidence: float
+    legs_at: list[int] | None
+
+
+@dataclass
+class MatchAnswer:
+    """The matchings of a trace and per input point its tracepoint (None: left out by tidy, or not matched)."""
+
+    matchings: list[Matching]
+    tracepoints: list[Tracepoint | None]
+
+
 @dataclass(frozen=True)
 class Limits:
     """The engine's request limits (from `app.settings.Settings`; the defaults are the settings' defaults)."""
@@ -174,6 +221,8 @@ class Limits:
     max_table_size: int = 100
     max_trip_size: int = 100
     max_nearest: int = 100
+    max_matching_size: int = 100
+    max_matching_radius_m: float | None = None
     trace_limit: int = 100_000
     max_contours: int = 10
     max_minutes: float = 180.0
@@ -420,6 +469,62 @@ class Engine:
                 raise TooBig(f"isochrone of {value:g}: {exc}") from None
             out.append(Contour(float(value), geometry, tol, int(len(part))))
         return IsochroneAnswer(out[::-1], phantom, settled)
+
+    def match(self, req: MatchRequest) -> MatchAnswer:
+        """Match a trace (`app.engine.match`): OSRM's checks and limits, `tidy`, the hidden Markov model, one route
+        per matched piece. `NoSegment` when no point has a road within 3 standard deviations, `NoMatch` when no two
+        consecutive points could be matched, or the request's waypoints were not all matched into one piece."""
+        from .match import Matcher, Trace, tidy_trace
+
+        lim = self.limits
+        n = len(req.coordinates)
+        if n > lim.max_matching_size:
+            raise TooBig("Too many trace coordinates")
+        cap = lim.max_matching_radius_m
+        if cap is not None and any(r is not None and r > cap for r in req.radiuses or ()):
+            raise TooBig("Radius search size is too large for map matching.")
+        ts = req.timestamps
+        if ts and any(b < a for a, b in zip(ts, ts[1:], strict=False)):
+            raise InvalidValue("Timestamps need to be monotonically increasing.")
+        tidied = tidy_trace(req.coordinates, ts, req.waypoints, req.tidy)
+        kept = tidied.kept
+        wps = tidied.waypoints
+        if wps is not None and (not wps or wps[0] != 0 or wps[-1] != len(kept) - 1):
+            raise InvalidValue("First and last coordinates must be specified as waypoints.")
+
+        def pick(values: Sequence[Any] | None) -> list[Any] | None:
+            return None if values is None else [values[i] for i in kept]
+
+        trace = Trace([req.coordinates[i] for i in kept], pick(ts) if ts else None, pick(req.radiuses),
+                      pick(req.bearings))  # fmt: skip
+        parts = Matcher(self.router, self.exclude(req.exclude)).match(trace, req.split_gaps, wps or ())
+        if not parts:
+            raise EngineError("Could not match the trace.", "NoMatch")
+        legs_at = None
+        if wps is not None:
+            if len(parts) > 1:
+                raise EngineError("Could not match the trace with the given waypoints.", "NoMatch")
+            matched = set(parts[0].sub.indices)
+            if any(w not in matched for w in wps):
+                raise EngineError("Requested waypoint parameter could not be matched.", "NoMatch")
+            wanted = set(wps)
+            legs_at = [k for k, t in enumerate(parts[0].sub.indices) if t in wanted]
+        points: list[Tracepoint | None] = [None] * n
+        counter = 0
+        for m, part in enumerate(parts):
+            for k, (t, ph) in enumerate(zip(part.sub.indices, part.sub.phantoms, strict=True)):
+                orig = kept[t]
+                wp: int | None = k
+                if wps is not None:
+                    wp = None
+                points[orig] = Tracepoint(ph, m, wp, part.sub.alternatives[k])
+        if wps is not None:  # OSRM numbers the waypoints over the input points it was given as waypoints
+            for i in range(n):
+                tp = points[i]
+                if tp is not None and tidied.was_waypoint[i]:
+                    tp.waypoint = counter
+                    counter += 1
+        return MatchAnswer([Matching(p.route, p.sub.confidence, legs_at) for p in parts], points)
 
 
 def engine_limits(settings: Any) -> Limits:
