@@ -158,11 +158,12 @@ async def _exercise_routing(service: Any, algorithms: tuple[str, ...] | None) ->
 
 
 def exercise_options(service: Any, phantoms: list[Any]) -> None:
-    """The kernels of alternatives, areas to avoid, isochrones and their contours, and the map's tile index (straight
-    to the engine: no ASGI client to import)."""
+    """The kernels of alternatives, areas to avoid, isochrones and their contours, map matching, and the map's tile
+    index (straight to the engine: no ASGI client to import)."""
     from app.engine.areas import parse_compact
     from app.engine.contours import contour_polygons
     from app.engine.errors import EngineError
+    from app.engine.facade import MatchRequest
     from app.engine.types import RouteOptions
 
     engine = service.opened
@@ -180,6 +181,7 @@ def exercise_options(service: Any, phantoms: list[Any]) -> None:
         for part in q.isochrone(phantoms[0], [600, 1200])[0]:
             if len(part):
                 contour_polygons(part[:, 0], part[:, 1], part[:, 2], part[:, 3], 50.0)
+        engine.match(MatchRequest([(p.lon, p.lat) for p in phantoms], timestamps=[0, 3600]))
     except (EngineError, ValueError) as exc:
         log.info("warm-up of the options: %s", exc)
 

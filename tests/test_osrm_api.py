@@ -36,7 +36,7 @@ PARSE_ERRORS = [
     ("/route/v1/driving/7.4 ,43.7;7.42,43.73", "", "InvalidUrl"),
     ("/foo/v1/driving/" + OK_2, "", "InvalidService"),
     ("/route/v2/driving/" + OK_2, "", "InvalidVersion"),
-    ("/match/v1/driving/" + OK_2, "", "NotImplemented"),
+    ("/match/v1/driving/" + OK_2, "alternatives=true", "InvalidQuery"),  # a route option match does not take
     ("/trip/v1/driving/" + OK_2, "alternatives=true", "InvalidQuery"),  # a route option trip does not take
     ("/tile/v1/driving/tile(1,2,3).mvt", "", "InvalidOptions"),  # zoom below 12, as osrm-routed
     ("/tile/v1/driving/" + OK_2, "", "InvalidQuery"),

@@ -31,6 +31,7 @@ _OSRM_LABELS = {
     "table": "osrm_table",
     "trip": "osrm_trip",
     "tile": "osrm_tile",
+    "match": "osrm_match",
 }
 _JSON_HEADERS = [(b"content-type", b"application/json; charset=UTF-8")]
 

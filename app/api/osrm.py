@@ -12,8 +12,8 @@ its right / left; `continue_straight` (default: the profile's; car true) forbids
 edge-based graph. `alternatives=true|N` adds up to N (true: 1) alternative routes between two coordinates
 (`app.engine.alternatives`). Accepted but without effect (as OSRM allows): `hints`, `snapping`.
 `annotations=nodes` gives the OSM node id behind every coordinate. `/trip/v1` is answered by `app.api.osrm_trip`,
-`/tile/v1/{profile}/tile(x,y,z).mvt` by `app.api.osrm_tile` (OSRM's debug vector tiles, protobuf). Not supported:
-the `flatbuffers` format and the `match` service (`NotImplemented`).
+`/tile/v1/{profile}/tile(x,y,z).mvt` by `app.api.osrm_tile` (OSRM's debug vector tiles, protobuf), `/match/v1` by
+`app.api.osrm_match`. Not supported: the `flatbuffers` format (`NotImplemented`).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from app.engine.types import Leg, Phantom, Route
 log = logging.getLogger("starroute.osrm")
 
 SERVICES = ("route", "nearest", "table", "match", "trip", "tile")
-IMPLEMENTED = ("route", "nearest", "table", "trip", "tile")
+IMPLEMENTED = ("route", "nearest", "table", "trip", "tile", "match")
 _NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 _COORD = re.compile(rf"({_NUM}),({_NUM})")
 _UINT = re.compile(r"\d+")
@@ -105,6 +105,13 @@ def _alternatives(v: str) -> int:
 
 def _uint_list(v: str) -> list[int]:
     return [_uint(x) for x in v.split(";")]
+
+
+def _uint32_list(v: str) -> list[int]:
+    out = _uint_list(v)
+    if any(x >= 2**32 for x in out):  # OSRM's `unsigned`
+        raise ValueError(v)
+    return out
 
 
 def _indices(v: str) -> list[int] | None:
@@ -205,6 +212,14 @@ _GRAMMAR["trip"] = {
     "roundtrip": _bool,
     "source": _choice("any", "first"),
     "destination": _choice("any", "last"),
+}
+
+# /match/v1 (app.api.osrm_match): the route's options but alternatives and continue_straight, and the trace's own
+_GRAMMAR["match"] = {
+    **{k: v for k, v in _GRAMMAR["route"].items() if k not in ("alternatives", "continue_straight")},
+    "timestamps": _uint32_list,
+    "gaps": _choice("split", "ignore"),
+    "tidy": _bool,
 }
 
 
@@ -568,6 +583,16 @@ async def _trip(svc: Service, req: OsrmRequest) -> dict[str, Any]:
 _HANDLERS["trip"] = _trip
 
 
+async def _match(svc: Service, req: OsrmRequest) -> dict[str, Any]:
+    """`/match/v1` (`app.api.osrm_match`, imported on first use: it builds on this module)."""
+    from app.api.osrm_match import match
+
+    return await match(svc, req)
+
+
+_HANDLERS["match"] = _match
+
+
 async def handle(svc: Service, path: str, query_string: bytes | str) -> tuple[int, bytes]:
     """Answer one OSRM request: `(HTTP status, body)`, the body JSON but for a tile (`media_type`). Never raises
     for bad input."""
@@ -689,4 +714,27 @@ async def osrm_table(
     exclude: str | None = _Opt,
 ) -> Response:
     """Durations and/or distances between all sources and destinations (null where unreachable)."""
+    return await _answer(request)
+
+
+@router.get("/match/v1/{profile}/{coordinates}", summary="OSRM match service", responses=_ERR)
+async def osrm_match(
+    request: Request,
+    profile: str,
+    coordinates: str,
+    timestamps: str | None = _Opt,
+    radiuses: str | None = _Opt,
+    gaps: str | None = _Opt,
+    tidy: str | None = _Opt,
+    waypoints: str | None = _Opt,
+    steps: str | None = _Opt,
+    annotations: str | None = _Opt,
+    geometries: str | None = _Opt,
+    overview: str | None = _Opt,
+    bearings: str | None = _Opt,
+    generate_hints: str | None = _Opt,
+    skip_waypoints: str | None = _Opt,
+    exclude: str | None = _Opt,
+) -> Response:
+    """A GPS trace matched onto the roads: `matchings` (routes with a confidence) and a tracepoint per point."""
     return await _answer(request)
