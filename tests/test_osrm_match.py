@@ -4,7 +4,6 @@ on the same traces: the same codes and keys, matchings as close to the true road
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 
 import httpx
@@ -20,7 +19,6 @@ from tests.test_osrm_api import _check_step, _check_waypoint
 from tests.traces import drive, url
 
 M = "/match/v1/driving/"
-ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module")
@@ -153,21 +151,7 @@ def test_match_errors(client: httpx.Client, traces: list) -> None:
     assert code(path, timestamps=";".join(["7"] * n)) == "NoMatch"
 
 
-# -- beside osrm-routed ------------------------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def osrm_base():
-    from bench.osrm_peer import ensure_osrm, prepare_osrm
-    from bench.servers import start_osrm, stop
-
-    work = Path(tempfile.gettempdir()) / "starroute-osrm"
-    bin_dir = ensure_osrm(work)
-    if bin_dir is None:
-        pytest.skip("osrm-bindings (osrm-routed) cannot be installed here")
-    proc, base = start_osrm(bin_dir, prepare_osrm(bin_dir, ROOT / "data" / "monaco.osm.pbf", work))
-    yield base
-    stop(proc)
+# -- beside osrm-routed (the session's, tests/conftest.py) ------------------------------------------------------------
 
 
 @pytest.mark.slow

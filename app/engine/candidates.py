@@ -149,16 +149,20 @@ class CandidateSet:
 
     def phantoms(self, ks: Sequence[int]) -> list[Phantom]:
         """Candidates `ks` as Phantoms (what legs and the answer take)."""
-        gf = self.router.snapper._gf
+        idx = np.asarray(ks, dtype=np.int64)
+        chain = self.chain[idx]
+        seg = (self.seg[idx] - self.router.snapper._gf[chain]).tolist()
+        floats = self.fig[idx, :3].tolist()
+        ints = self.fig[idx, 3:].astype(np.int64).tolist()
+        lon, lat = self.input_lon[self.point[idx]].tolist(), self.input_lat[self.point[idx]].tolist()
         string = self.router.graph.string
+        names = {i: string(i) for i in set(self.fig[idx, 14].astype(np.int64).tolist())}
         out = []
-        for k, row in zip(ks, self.fig[list(ks)].tolist(), strict=True):
-            p, chain = int(self.point[k]), int(self.chain[k])
-            f = row[:3] + [int(x) for x in row[3:]]
+        for i, c in enumerate(chain.tolist()):
+            (x, y, d), f = floats[i], ints[i]
             out.append(Phantom(
-                float(self.input_lon[p]), float(self.input_lat[p]), f[0], f[1], f[2], chain,
-                int(self.seg[k] - gf[chain]), f[3], f[4], f[5], f[6], f[7], f[8], f[9], f[10], f[11], f[12], f[13],
-                string(f[14]), (f[15], f[16]), f[17], f[18], f[19], f[20],
+                lon[i], lat[i], x, y, d, c, seg[i], f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9], f[10],
+                names[f[11]], (f[12], f[13]), f[14], f[15], f[16], f[17],
             ))  # fmt: skip
         return out
 

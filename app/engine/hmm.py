@@ -20,8 +20,9 @@ States are the road candidates of each (kept) trace point. Per step from point p
   improve a score (plus `TURN_ALLOWANCE_S`: short routes weigh mostly turns), first at most `SOFT_DETOUR_M` (a
   longer detour costs more than the beam is wide) and OSRM's bound only when that step found nothing. On an
   edge-based graph a candidate is reached through its own road arc (its label less the part after the point), so
-  arcs turning into it from far away need not settle; one on the source's chain, or on an arc the source starts
-  on, by its leg's target seeds.
+  arcs turning into it from far away need not settle; one on the source's chain, on an arc the source starts on, or
+  with more than `LONG_AFTER_DS` of its arc after it (the search would have to go that much further), by its leg's
+  target seeds.
 - **beam** (not OSRM's): states more than `BEAM` nats below their point's best leave the running.
 - **breakage and gaps**: OSRM's. A point no previous state reaches is broken, and drops the last unbroken point
   with it; a run of more than 10 broken points, or (with timestamps and `gaps=split`) a pause in the recording of
@@ -55,6 +56,7 @@ TIME_SCALE = 0.2  # ... and costs one nat per further such fraction of it
 TURN_ALLOWANCE_S = 20.0  # a bounded search reaches this much weight beyond the distance bound at 4 m/s
 BEAM = 30.0  # states this far (nats) below a point's best are out of the running
 SOFT_DETOUR_M = (BEAM + 5.0) * BETA_M  # a longer detour costs more than the beam, whatever the emissions
+LONG_AFTER_DS = 300  # a candidate with more of its arc after it than this (ds) is reached by its seeds
 
 NO_STATE = -1
 OWN_ARC = 10  # the kind of a target entry through its candidate's own arc, plus FWD or BWD
@@ -237,6 +239,8 @@ def _routes(c, s, lo, hi, cutoff, edge_based, g, lab, p, excl, forbid, buf, out,
         use_seeds = not edge_based or c.chain[j] == c.chain[s]
         if edge_based and not use_seeds:
             for a in range(c.arc_first[j], c.arc_first[j + 1]):
+                if -c.arc_val[a, 0] > LONG_AFTER_DS:  # the search would have to reach that much past the target
+                    use_seeds = True
                 for b in range(c.src_first[s], c.src_first[s + 1]):
                     if c.arc_node[a] == c.src_node[b]:
                         use_seeds = True
