@@ -1,15 +1,17 @@
 """Map matching beside osrm-routed: synthetic GPS traces from real routes, scored by the route mismatch fraction.
 
     python bench/match.py GRAPH_DIR --extract PBF [--routes 20] [--seed 1] [--intervals 1,5,15,30]
-        [--noise 5,15,30] [--radiuses given|default] [--osrm-dir DIR]
+        [--noise 5,15,30] [--radiuses given|default] [--speeds exact|varied] [--osrm-dir DIR]
 
 Truth: `--routes` seeded routes between nodes of the largest component, 2 to 20 km, as osrm-routed drives them
 (`/route` with full geometry and per-segment durations: the truth is the peer's own, so any bias favours it). Per
 cell of the sampling interval x noise grid, each route gives one trace: the position every `interval` seconds along
 the route at its own speeds (a seeded window of at most 100 points, osrm-routed's `--max-matching-size`), moved by
 isotropic Gaussian noise of `noise` metres, with integer timestamps; `radiuses` gives each point the noise's
-standard deviation (`--radiuses default`: none, so both use OSRM's 5 m). Both servers get the same
-`/match?timestamps=…&radiuses=…&overview=full&geometries=geojson` request, one at a time, in the same run.
+standard deviation (`--radiuses default`: none, so both use OSRM's 5 m). `--speeds varied` drives each route at
+0.7 to 1.3 of its speeds and each segment at a further log-normal factor (a model that leaned on the profile's
+speeds would show it). Both servers get the same `/match?timestamps=…&radiuses=…&overview=full&geometries=geojson`
+request, trace by trace, one at a time, in the same run.
 
 Score (Newson and Krumm 2009): the route mismatch fraction = (length of the true route the matchings miss + length
 of the matchings off the true route) / length of the true route, over the stretch the trace covers, both polylines
@@ -180,9 +182,10 @@ def match_request(c: httpx.Client, trace: Trace, radius: float | None) -> tuple[
     return dt, [np.array(m["geometry"]["coordinates"], dtype=np.float64) for m in body["matchings"]]
 
 
-def run(servers: dict[str, str], routes: list[TruthRoute], intervals: list[int], noises: list[float],
-        seed: int, given: bool) -> list[dict]:  # fmt: skip
-    """Per cell and server: mean mismatch, failures, median and p90 latency (ms)."""
+def run(servers: dict[str, str], routes: list[TruthRoute], intervals: list[int], noises: list[float], seed: int,
+        given: bool, speeds: str) -> list[dict]:  # fmt: skip
+    """Per cell and server: mean mismatch, failures, median and p90 latency (ms). Each trace goes to every server
+    in turn, so a busy moment of the machine falls on both."""
     rows = []
     clients = {name: httpx.Client(base_url=b, timeout=120) for name, b in servers.items()}
     try:
@@ -193,34 +196,40 @@ def run(servers: dict[str, str], routes: list[TruthRoute], intervals: list[int],
         for interval in intervals:
             for noise in noises:
                 rng = np.random.default_rng([seed, interval, int(noise)])
-                traces = [make_trace(r, interval, noise, rng) for r in routes]
-                row: dict = {
-                    "interval": interval,
-                    "noise": noise,
-                    "points": statistics.median(len(t.points) for t in traces),
-                }
-                for name, c in clients.items():
-                    fr, lat, fails = [], [], 0
-                    for tr in traces:
-                        dt, got = match_request(c, tr, noise if given else None)
+                driven = [varied(r, rng) if speeds == "varied" else r for r in routes]
+                traces = [make_trace(r, interval, noise, rng) for r in driven]
+                got: dict[str, tuple[list[float], list[float], int]] = {name: ([], [], 0) for name in clients}
+                for tr in traces:
+                    for name, c in clients.items():
+                        dt, geo = match_request(c, tr, noise if given else None)
+                        fr, lat, fails = got[name]
                         lat.append(dt * 1000)
-                        fails += got is None
-                        fr.append(1.0 if got is None else mismatch(tr.truth, got))
+                        fr.append(1.0 if geo is None else mismatch(tr.truth, geo))
+                        got[name] = (fr, lat, fails + (geo is None))
+                row: dict = {"interval": interval, "noise": noise,
+                             "points": statistics.median(len(t.points) for t in traces)}  # fmt: skip
+                for name, (fr, lat, fails) in got.items():
                     row[name] = (float(np.mean(fr)), fails, float(np.median(lat)), float(np.percentile(lat, 90)))
                 rows.append(row)
-                print(_line(row, list(servers)), flush=True)
+                print(_line(row), flush=True)
     finally:
         for c in clients.values():
             c.close()
     return rows
 
 
-def _line(row: dict, names: list[str]) -> str:
-    cells = [f"{row['interval']:>4} s {row['noise']:>4g} m {row['points']:>5g}"]
-    for name in names:
-        fr, fails, med, p90 = row[name]
-        cells.append(f"{fr:8.4f} {fails:3d} {med:8.1f} {p90:8.1f}")
-    return " | ".join(cells)
+HEADER = (
+    "| interval | noise | points | mismatch starroute | mismatch osrm | failures | latency starroute ms "
+    "| latency osrm ms | latency ratio |\n|---|---|---|---|---|---|---|---|---|"
+)
+
+
+def _line(row: dict) -> str:
+    (fs, ns, ms, ps), (fo, no, mo, po) = row["starroute"], row["osrm"]
+    return (
+        f"| {row['interval']} s | {row['noise']:g} m | {row['points']:g} | {fs:.4f} | {fo:.4f} | {ns} / {no} "
+        f"| {ms:.1f} (p90 {ps:.1f}) | {mo:.1f} (p90 {po:.1f}) | {ms / mo:.2f} |"
+    )
 
 
 def main() -> None:
@@ -232,6 +241,8 @@ def main() -> None:
     ap.add_argument("--intervals", default="1,5,15,30", help="seconds between points")
     ap.add_argument("--noise", default="5,15,30", help="GPS noise standard deviations, metres")
     ap.add_argument("--radiuses", choices=("given", "default"), default="given")
+    ap.add_argument("--speeds", choices=("exact", "varied"), default="exact", help="driven at the route's speeds, "
+                    "or at 0.7-1.3 of them per trace and a log-normal factor per segment")  # fmt: skip
     ap.add_argument("--osrm-dir", type=Path, default=Path(tempfile.gettempdir()) / "starroute-osrm")
     args = ap.parse_args()
     bin_dir = ensure_osrm(args.osrm_dir)
@@ -241,13 +252,13 @@ def main() -> None:
     ps, bs = start_starroute(args.graph)
     try:
         routes = truth_routes(args.graph, bo, args.routes, args.seed)
-        names = ["starroute", "osrm"]
         minutes = np.median([r.times[-1] for r in routes]) / 60
-        print(f"{len(routes)} routes of {minutes:.0f} min (median), radiuses {args.radiuses}; per server: mismatch")
-        print("fraction (mean), failures, latency ms median and p90")
-        print(f"{'interval noise points':<22} | " + " | ".join(f"{n:<29}" for n in names))
+        print(f"{len(routes)} routes of {minutes:.0f} min (median) as osrm-routed drives them, speeds {args.speeds}, "
+              f"radiuses {args.radiuses}; mismatch fraction: mean over the traces (a failure counts 1); latency: "
+              "median per trace (p90), client wall time on loopback, one request at a time\n")  # fmt: skip
+        print(HEADER)
         run({"starroute": bs, "osrm": bo}, routes, [int(x) for x in args.intervals.split(",")],
-            [float(x) for x in args.noise.split(",")], args.seed, args.radiuses == "given")  # fmt: skip
+            [float(x) for x in args.noise.split(",")], args.seed, args.radiuses == "given", args.speeds)  # fmt: skip
     finally:
         stop(ps)
         stop(po)
