@@ -261,8 +261,9 @@ def _routes(c, s, lo, hi, cutoff, edge_based, g, lab, p, excl, forbid, buf, out,
         s_nodes = c.src_node[s_lo:s_hi].copy()
         s_w = c.src_val[s_lo:s_hi, 0].copy()
         t_nodes = nodes[:n_t].copy()
-        core.search(g, lab, s_nodes, s_w, t_nodes, s_w[:0].copy(), q, core.MODE_ALL, core.PK_NONE, p, 0, excl,
-                    forbid, 0, buf[:0].copy(), buf, out, cutoff + beyond)  # fmt: skip
+        zero = np.int64(0)  # not a literal: the call then takes the core's compiled signature as it is
+        core.search(g, lab, s_nodes, s_w, t_nodes, s_w[:0].copy(), q, zero + core.MODE_ALL, zero + core.PK_NONE, p,
+                    zero, excl, forbid, zero, buf[:0].copy(), buf, out, cutoff + beyond)  # fmt: skip
         stats[0] += 1
         stats[1] += out[2]
         done = 3 * q + 1
