@@ -379,6 +379,58 @@ def cmd_info(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_customize(args: argparse.Namespace) -> int:
+    from app.stoppable import run_until_signal
+    from preprocessing.artifacts import FormatError
+    from preprocessing.customize import customize, reset
+    from preprocessing.speeds import MetricFileError
+
+    segment_files = list(args.segment_speed_file or [])
+    turn_files = list(args.turn_penalty_file or [])
+    if args.reset:
+        if segment_files or turn_files:
+            raise CliError("--reset takes no files: it serves the preprocessed metric again")
+        try:
+            was = reset(args.graph_dir)
+        except FormatError as exc:
+            raise CliError(str(exc)) from None
+        print("metric reset to the preprocessed one" if was else "the graph already serves its preprocessed metric")
+        return 0
+    if not segment_files and not turn_files:
+        raise CliError("give --segment-speed-file and/or --turn-penalty-file (or --reset)")
+    say = None if args.quiet else (lambda m: print(f"starroute: {m}", file=sys.stderr, flush=True))
+    try:
+        done = run_until_signal(
+            lambda: customize(args.graph_dir, segment_files, turn_files, say=say),
+            on_stop=_abandon,
+            message="the metric was not changed",
+        )
+    except (MetricFileError, FormatError) as exc:
+        raise CliError(f"{exc}; the metric was not changed") from None
+    r = done.report
+    total = sum(done.seconds.values())
+    if not args.quiet:
+        lines = []
+        if segment_files:
+            lines.append(
+                f"segment speeds: {r.segment_lines} lines, {r.segment_keys} segments, {r.segment_keys_applied} "
+                f"applied ({r.segments_updated} arc segments), {r.segment_keys_unmatched} matched no segment; "
+                f"{r.arcs_changed} arcs changed, {r.arcs_closed} closed"
+            )
+        if turn_files:
+            lines.append(
+                f"turn penalties: {r.turn_lines} lines, {r.turn_keys} turns, {r.turn_keys_applied} applied "
+                f"({r.turns_updated} turns of the search graph), {r.turn_keys_unmatched} matched no turn"
+                + (f", {r.turns_clamped} negative clamped to 0" if r.turns_clamped else "")
+            )
+        lines.append(f"hierarchy: {done.hierarchy}; landmarks: {done.landmarks}")
+        steps = ", ".join(f"{k} {v:.2f} s" for k, v in done.seconds.items())
+        lines.append(f"metric {done.metric_id} written in {total:.2f} s ({steps})")
+        lines.append("a running `starroute serve` applies it on SIGHUP (kill -HUP <pid>)")
+        print("\n".join(lines))
+    return 0
+
+
 def cmd_download(args: argparse.Namespace) -> int:
     from app.stoppable import run_until_signal
     from preprocessing.download import DownloadError, download
@@ -521,6 +573,29 @@ def parser() -> argparse.ArgumentParser:
     inf.add_argument("graph_dir", type=Path, metavar="GRAPH_DIR", help="graph directory")
     inf.add_argument("--json", action="store_true", help="print the whole manifest as JSON instead")
     inf.set_defaults(func=cmd_info)
+
+    cu = sub.add_parser(
+        "customize",
+        help="apply OSRM segment speed / turn penalty CSV files to a graph as its new metric (no re-preprocess)",
+    )
+    cu.add_argument("graph_dir", type=Path, metavar="GRAPH_DIR", help="graph directory")
+    cu.add_argument(
+        "--segment-speed-file",
+        action="append",
+        type=Path,
+        metavar="CSV",
+        help="from_osm_node_id,to_osm_node_id,speed_kmh[,rate] per line (repeatable; later lines win)",
+    )
+    cu.add_argument(
+        "--turn-penalty-file",
+        action="append",
+        type=Path,
+        metavar="CSV",
+        help="from_osm_node_id,via_osm_node_id,to_osm_node_id,penalty_s[,weight] per line (repeatable)",
+    )
+    cu.add_argument("--reset", action="store_true", help="serve the preprocessed metric again")
+    cu.add_argument("-q", "--quiet", action="store_true", help="no report")
+    cu.set_defaults(func=cmd_customize, left="the metric was not changed")
 
     dl = sub.add_parser("download", help="download a Geofabrik extract (progress bar, MD5 check)")
     dl.add_argument("region", metavar="REGION", help="Geofabrik region path, e.g. europe/andorra")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import signal
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -14,7 +16,7 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.responses import ORJSONResponse
 from fastapi.staticfiles import StaticFiles
 
-from app.api import basemap, errors, health, native, osrm, pages, tiles
+from app.api import admin, basemap, errors, health, native, osrm, pages, tiles
 from app.api.frontdoor import FrontDoor
 from app.api.openapi_examples import add_examples
 from app.api.service import Service
@@ -49,6 +51,19 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
     return app.openapi_schema
 
 
+def install_reload_signal(service: Service) -> bool:
+    """SIGHUP makes this process reload its graph directory (the graph now at its path, with its current metric)
+    between requests (`Service.reload`); only the main thread can take a signal, elsewhere nothing is installed."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "SIGHUP"):
+        return False
+
+    def on_hup(signum: int, frame: object) -> None:
+        threading.Thread(target=service.reload_logged, name="starroute-reload", daemon=True).start()
+
+    signal.signal(signal.SIGHUP, on_hup)
+    return True
+
+
 def create_app(settings: Settings | None = None, service: Service | None = None) -> FastAPI:
     """Build the app; without `settings` they are read from `STARROUTE_*` variables (uvicorn workers do that).
 
@@ -80,11 +95,13 @@ def create_app(settings: Settings | None = None, service: Service | None = None)
         redoc_url=None,
     )
     app.state.service = service
+    install_reload_signal(service)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     errors.install(app)
     app.include_router(native.router)
     app.include_router(osrm.router)
     app.include_router(health.router)
+    app.include_router(admin.router)
     app.include_router(pages.router)
     app.include_router(tiles.router)
     app.include_router(basemap.router)  # /bgtile/: the map's background

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
+import signal
 import socket
 import sys
 import time
@@ -89,11 +91,32 @@ def run_server(settings: Settings) -> None:
     }
     if settings.workers > 1:
         settings.export()
-        uvicorn.run("app.main:create_app", factory=True, workers=settings.workers, **options)
+        config = uvicorn.Config("app.main:create_app", factory=True, workers=settings.workers, **options)
+        _supervisor()(config, sockets=[config.bind_socket()]).run()
     else:
         from app.main import create_app
 
         uvicorn.run(create_app(settings, service=service), **options)
+
+
+def _supervisor() -> type:
+    from uvicorn.supervisors import Multiprocess
+
+    class ReloadingSupervisor(Multiprocess):  # type: ignore[misc]
+        """uvicorn's worker supervisor, but a SIGHUP reloads the graph inside every worker (each switches between
+        requests, nothing restarts, no connection drops) instead of replacing the worker processes."""
+
+        def handle_hup(self) -> None:
+            log.info("SIGHUP: every worker reloads its graph")
+            for p in self.processes:
+                pid = p.process.pid
+                if pid is not None and p.process.is_alive():
+                    try:
+                        os.kill(pid, signal.SIGHUP)
+                    except ProcessLookupError:
+                        pass
+
+    return ReloadingSupervisor
 
 
 def main(argv: list[str] | None = None) -> int:

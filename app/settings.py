@@ -47,6 +47,12 @@ class Settings(BaseSettings):
         16, ge=0, description="CH tables up to this many cells run on the event loop, larger ones in the pool"
     )
     max_body_bytes: int = Field(1_000_000, ge=1024, description="largest POST body")
+    admin_token: str | None = Field(
+        None, description="bearer token of the admin endpoint (`POST /admin/metric`); unset, the endpoint is off"
+    )
+    admin_max_body_bytes: int = Field(
+        64 * 1024 * 1024, ge=1024, description="largest traffic file `POST /admin/metric` takes (bytes)"
+    )
     cors_origins: list[str] = Field(default_factory=lambda: ["*"], description="allowed CORS origins ([] disables)")
     log_level: str = "info"
     access_log: bool = False

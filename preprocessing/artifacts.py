@@ -27,6 +27,12 @@ FORMAT_VERSION = 5  # 5: geom_osm_id (OSRM's annotations=nodes, speed files by O
 # 3: guidance arrays (arc_lanes, arc_signs, arc_lane_count) and the guidance flags FLAG_TUNNEL / FLAG_CIRCULAR /
 # FLAG_SPLIT in arc_flags; 2: FLAG_MOTORWAY set, per-exclude hierarchies (chx*_)
 MANIFEST = "manifest.json"
+# A metric (`starroute customize`): replacement arrays in `metrics/<id>/` with `metric.json`, made current by the
+# symlink `metric` -> `metrics/<id>` (swapped atomically); loading a graph overlays its current metric.
+METRIC_LINK = "metric"
+METRICS_DIR = "metrics"
+METRIC_MANIFEST = "metric.json"
+METRIC_KEEP = 2  # metric directories kept: the current one and the one before (a server may still be reading it)
 
 
 @dataclass(frozen=True)
@@ -176,6 +182,18 @@ def built_on_search_graph(name: str) -> bool:
     """Whether a stored array belongs to a stage built on the search graph (CH, landmarks)."""
     spec = spec_of(name)
     return spec is not None and spec.stage in (_CH, _LM)
+
+
+METRIC_ARRAYS = ("arc_weight", "arc_duration") + tuple(
+    EB_PREFIX + name for name in ("arc_weight", "arc_duration", "arc_turn", "arc_turn_duration")
+)
+METRIC_MANIFEST_KEYS = ("ch", "excludable", "landmarks", "max_speed_mps")  # what a metric replaces in the manifest
+
+
+def metric_dependent(name: str) -> bool:
+    """Whether a metric may replace the stored array `name`: the weights and durations of arcs and turns, and the
+    hierarchies and landmark tables built on them (not the landmarks' choice)."""
+    return name in METRIC_ARRAYS or (built_on_search_graph(name) and name != "lm_nodes")
 
 
 def search_view_arrays(arrays: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -367,9 +385,10 @@ def read_manifest(path: str | os.PathLike[str]) -> dict[str, Any]:
     return manifest
 
 
-def load_graph(path: str | os.PathLike[str], mmap: bool = True, check: bool = True) -> Graph:
-    """Memory-map (read-only) every array of a graph directory after checking version, fingerprint and shapes, and
-    (`check`) the invariants of every stage it holds (`preprocessing.checks`)."""
+def load_graph(path: str | os.PathLike[str], mmap: bool = True, check: bool = True, metric: bool = True) -> Graph:
+    """Memory-map (read-only) every array of a graph directory after checking version, fingerprint and shapes, with
+    its current metric (`metric`; False: the preprocessed one), and (`check`) the invariants of every stage it holds
+    (`preprocessing.checks`)."""
     p = Path(path)
     manifest = read_manifest(p)
     arrays: dict[str, np.ndarray] = {}
@@ -388,6 +407,9 @@ def load_graph(path: str | os.PathLike[str], mmap: bool = True, check: bool = Tr
     missing = [n for n in CORE_ARRAYS if n not in arrays]
     if missing:
         raise FormatError(f"graph {p} lacks arrays {missing}: re-run `starroute preprocess`")
+    current = read_metric(p, manifest) if metric else None
+    if current is not None:
+        manifest = overlay_metric(p, manifest, arrays, current, mmap)
     if check:
         from .checks import check_graph
 
@@ -396,6 +418,132 @@ def load_graph(path: str | os.PathLike[str], mmap: bool = True, check: bool = Tr
         except FormatError as exc:
             raise FormatError(f"graph {p}: {exc}: re-run `starroute preprocess`") from None
     return Graph(p, manifest, arrays)
+
+
+def read_metric(path: str | os.PathLike[str], manifest: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
+    """The `metric.json` of the graph's current metric (None: it serves its preprocessed metric), its directory
+    resolved once under `"dir"`; `FormatError` for a metric made for another graph or unreadable."""
+    link = Path(path) / METRIC_LINK
+    if not os.path.lexists(link):
+        return None
+    where = Path(os.path.realpath(link))
+    try:
+        metric = json.loads((where / METRIC_MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise FormatError(f"metric {where} is unreadable ({exc}): re-run `starroute customize` or --reset") from None
+    manifest = manifest if manifest is not None else read_manifest(path)
+    if metric.get("base_fingerprint") != manifest.get("fingerprint"):
+        raise FormatError(f"metric {where} was made for another build of this graph: re-run `starroute customize`")
+    metric["dir"] = str(where)
+    return metric
+
+
+def overlay_metric(
+    path: Path, manifest: dict[str, Any], arrays: dict[str, np.ndarray], metric: Mapping[str, Any], mmap: bool = True
+) -> dict[str, Any]:
+    """Replace `arrays` by the metric's (in place; same shapes for the arc and turn arrays) and return the manifest
+    with the metric's fields (`METRIC_MANIFEST_KEYS`) and a `metric` entry (id, built_at, sources, report)."""
+    where = Path(metric["dir"])
+    for name, meta in metric["arrays"].items():
+        if not metric_dependent(name):
+            raise FormatError(f"metric {where} holds {name!r}, which no metric may replace")
+        arr = np.load(where / f"{name}.npy", mmap_mode="r" if mmap else None, allow_pickle=False)
+        if str(arr.dtype) != meta["dtype"] or list(arr.shape) != list(meta["shape"]):
+            raise FormatError(f"metric array {where / name} does not match {METRIC_MANIFEST}: re-run customize")
+        if name in METRIC_ARRAYS and (name not in arrays or arrays[name].shape != arr.shape):
+            raise FormatError(f"metric array {name} does not fit graph {path}: re-run `starroute customize`")
+        arrays[name] = arr
+    merged = dict(manifest)
+    merged.update({k: v for k, v in metric.get("manifest", {}).items() if k in METRIC_MANIFEST_KEYS})
+    merged["metric"] = {k: metric.get(k) for k in ("id", "built_at", "sources", "report", "seconds")}
+    return merged
+
+
+def save_metric(
+    graph_dir: str | os.PathLike[str],
+    arrays: Mapping[str, np.ndarray],
+    manifest: Mapping[str, Any],
+    info: Mapping[str, Any],
+) -> str:
+    """Write a metric into `graph_dir` and make it current atomically (its directory is complete before the
+    `metric` link is swapped onto it); keep the previous one, remove older ones. `manifest`: the manifest fields it
+    replaces (`METRIC_MANIFEST_KEYS`); `info`: sources and report. Returns the metric's id."""
+    base = read_manifest(graph_dir)
+    g = Path(graph_dir)
+    for name, a in arrays.items():
+        spec = spec_of(name)
+        if spec is None or not metric_dependent(name):
+            raise FormatError(f"array {name!r} is not part of a metric")
+        if str(a.dtype) != spec.dtype:
+            raise FormatError(f"metric array {name!r} has dtype {a.dtype}, the format says {spec.dtype}")
+    root = g / METRICS_DIR
+    root.mkdir(exist_ok=True)
+    tmp = track(Path(tempfile.mkdtemp(prefix=".tmp-", dir=root)))
+    try:
+        table = {}
+        digest = hashlib.sha256(str(base["fingerprint"]).encode())
+        for name in sorted(arrays):
+            arr = np.ascontiguousarray(arrays[name])
+            np.save(tmp / f"{name}.npy", arr, allow_pickle=False)
+            table[name] = {"dtype": str(arr.dtype), "shape": list(arr.shape)}
+            digest.update(name.encode())
+            digest.update(arr.tobytes())
+        import datetime
+
+        now = datetime.datetime.now(datetime.UTC)
+        mid = f"{now.strftime('%Y%m%dT%H%M%S%f')}-{digest.hexdigest()[:12]}"
+        meta = {
+            "id": mid,
+            "base_fingerprint": base["fingerprint"],
+            "built_at": now.isoformat(timespec="milliseconds"),
+            "arrays": table,
+            "manifest": {k: v for k, v in manifest.items() if k in METRIC_MANIFEST_KEYS},
+            **{k: v for k, v in info.items() if k not in ("id", "arrays", "manifest", "base_fingerprint")},
+        }
+        with open(tmp / METRIC_MANIFEST, "w", encoding="utf-8") as fh:
+            json.dump(meta, fh, indent=2, sort_keys=True)
+            fh.write("\n")
+        os.chmod(tmp, 0o777 & ~umask())
+        with committing():
+            os.replace(tmp, root / mid)
+            untrack(tmp)
+            _point_metric(g, Path(METRICS_DIR) / mid)
+    except BaseException:
+        untrack(tmp)
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    _prune_metrics(g)
+    return mid
+
+
+def clear_metric(graph_dir: str | os.PathLike[str]) -> bool:
+    """Serve the preprocessed metric again (the `metric` link removed atomically); False if none was current."""
+    link = Path(graph_dir) / METRIC_LINK
+    if not os.path.lexists(link):
+        return False
+    os.remove(link)
+    _prune_metrics(Path(graph_dir))
+    return True
+
+
+def _point_metric(g: Path, target: Path) -> None:
+    tmp_link = g / f".{METRIC_LINK}.tmp-{os.getpid()}"
+    if os.path.lexists(tmp_link):
+        os.remove(tmp_link)
+    os.symlink(target, tmp_link)
+    os.replace(tmp_link, g / METRIC_LINK)
+
+
+def _prune_metrics(g: Path) -> None:
+    root = g / METRICS_DIR
+    if not root.is_dir():
+        return
+    current = os.path.realpath(g / METRIC_LINK) if os.path.lexists(g / METRIC_LINK) else None
+    done = sorted((d for d in root.iterdir() if d.is_dir() and not d.name.startswith(".")), key=lambda d: d.name)
+    keep = {str(d) for d in done[-METRIC_KEEP:]}
+    for d in done:
+        if str(d) not in keep and os.path.realpath(d) != current:
+            shutil.rmtree(d, ignore_errors=True)
 
 
 def graph_in_memory(arrays: Mapping[str, np.ndarray], manifest: Mapping[str, Any] | None = None) -> Graph:

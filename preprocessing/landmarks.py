@@ -218,3 +218,24 @@ def build_landmarks(
         "layout": "node-major [n, k]",
     }
     return arrays, meta
+
+
+def landmark_tables(graph: Graph, nodes: np.ndarray) -> dict[str, np.ndarray]:
+    """The `lm_from`/`lm_to` tables of the landmarks `nodes` on `graph`'s current weights: what a new metric needs
+    once any arc got lighter (bounds from the old weights would no longer be lower bounds)."""
+    n, k = graph.num_nodes, len(nodes)
+    first_out, in_first_out = np.asarray(graph.first_out), np.asarray(graph.in_first_out)
+    in_arc, arc_head, arc_tail = np.asarray(graph.in_arc), np.asarray(graph.arc_head), np.asarray(graph.arc_tail)
+    weight = np.asarray(graph.arc_weight)
+    lm_from = np.empty((n, k), dtype=np.uint32)
+    lm_to = np.empty((n, k), dtype=np.uint32)
+    dist = np.empty(n, dtype=np.int64)
+    parent = np.empty(n, dtype=np.int32)
+    order = np.empty(n, dtype=np.int32)
+    for col, node in enumerate(np.asarray(nodes, dtype=np.int64)):
+        one_to_all(first_out, in_arc, arc_head, weight, True, int(node), dist, parent, order)
+        ok = _store(dist, lm_from, col)
+        one_to_all(in_first_out, in_arc, arc_tail, weight, False, int(node), dist, parent, order)
+        if not (ok and _store(dist, lm_to, col)):
+            raise ValueError("a landmark distance exceeds 2**32 - 1 ds: weights too large for the landmark table")
+    return {"lm_from": lm_from, "lm_to": lm_to}

@@ -9,6 +9,8 @@ WEIGHT_PER_SECOND = 10  # weights and durations in deciseconds
 DIST_PER_METRE = 10  # distances in decimetres
 EARTH_RADIUS_M = 6_371_008.8  # mean Earth radius (IUGG), used for great-circle distances everywhere
 INF_WEIGHT = 1 << 60  # int64 search sentinel (ds or dm): INF + INF does not overflow
+CLOSED_DS = 1 << 26  # int32 weight of a road closed by a speed file (0 km/h): 77 days, above any real route; a
+# path weighing at least this is no path (sums of a few fit in int32)
 LM_NONE = 0xFFFFFFFF  # uint32 landmark-distance sentinel: the pair is unreachable, no bound
 
 FLAG_FERRY = 1

@@ -41,11 +41,18 @@ def test_preprocessing_never_imports_app() -> None:
     assert not bad, bad
 
 
+# the one door from serving back into the pipeline: the admin endpoint runs the customize stage (a new metric into the
+# graph directory, which every worker then loads as it loads any graph)
+API_RUNS_STAGE = {("app/api/admin.py", "customize"), ("app/api/admin.py", "speeds")}
+
+
 def test_engine_and_api_import_only_the_floor_of_preprocessing() -> None:
     bad = []
     for folder in ("app/engine", "app/api"):
         for f in _files(folder):
             for m in _imports(f):
+                if (str(f.relative_to(ROOT)), m.split(".")[-1]) in API_RUNS_STAGE:
+                    continue
                 if m.startswith("preprocessing.") and m.split(".")[1] not in FLOOR:
                     bad.append((str(f.relative_to(ROOT)), m))
     assert not bad, f"engine/API import a preprocessing stage module: {bad}"

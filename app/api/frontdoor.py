@@ -13,6 +13,7 @@ from typing import Any
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.api import osrm
+from app.api.admin import ADMIN_PATH
 from app.api.errors import error_body
 from app.api.service import Service
 
@@ -20,6 +21,7 @@ NATIVE_PATHS = frozenset(
     {"/route", "/nearest", "/table", "/health", "/metrics", "/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json"}
     | {"/", "/start", "/favicon.ico", "/isochrone"}
     | {"/osrm-client"}  # the map page's OSRM client demo (app.api.tiles)
+    | {ADMIN_PATH}  # live traffic updates (app.api.admin), with their own body limit
 )
 STATIC_PREFIX = "/static/"
 TILE_PREFIX = "/tile/"  # the map's road tiles (app.api.tiles); OSRM's own /tile/v1/... stays an OSRM URL
@@ -67,15 +69,16 @@ class FrontDoor:
             await send({"type": "http.response.body", "body": b"" if method == "HEAD" else body})
             metrics.observe_request(_osrm_label(path), status, time.perf_counter() - t0)
             return
-        if method == "POST" and self._too_large(scope):
-            body = error_body("TooBig", f"Request body exceeds {self.service.settings.max_body_bytes} bytes")
+        limit = self._limit(path)
+        if method == "POST" and self._too_large(scope, limit):
+            body = error_body("TooBig", f"Request body exceeds {limit} bytes")
             await send({"type": "http.response.start", "status": 413, "headers": _JSON_HEADERS})
             await send({"type": "http.response.body", "body": body})
             metrics.observe_request(path if native else "other", 413, time.perf_counter() - t0)
             return
         state: dict[str, Any] = {"status": 500}
         if method == "POST":
-            receive = self._limited(receive)
+            receive = self._limited(receive, limit)
 
         async def send_wrapper(message: Message) -> None:
             if message["type"] == "http.response.start":
@@ -88,9 +91,12 @@ class FrontDoor:
             label = path if path in NATIVE_PATHS else ("tile" if tile else "static" if native else "other")
             metrics.observe_request(label, state["status"], time.perf_counter() - t0)
 
-    def _limited(self, receive: Receive) -> Receive:
+    def _limit(self, path: str) -> int:
+        s = self.service.settings
+        return s.admin_max_body_bytes if path == ADMIN_PATH else s.max_body_bytes
+
+    def _limited(self, receive: Receive, limit: int) -> Receive:
         """Wrap `receive` so a body without Content-Length cannot grow past the limit (FastAPI answers 400)."""
-        limit = self.service.settings.max_body_bytes
         seen = 0
 
         async def wrapped() -> Message:
@@ -103,11 +109,11 @@ class FrontDoor:
 
         return wrapped
 
-    def _too_large(self, scope: Scope) -> bool:
+    def _too_large(self, scope: Scope, limit: int) -> bool:
         for key, value in scope["headers"]:
             if key == b"content-length":
                 try:
-                    return int(value) > self.service.settings.max_body_bytes
+                    return int(value) > limit
                 except ValueError:
                     return True
         return False

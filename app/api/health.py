@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import datetime
 import os
 import time
 from typing import Any
@@ -108,6 +109,19 @@ def graph_summary(manifest: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def metric_summary(manifest: dict[str, Any], applied_at: float, reloads: int) -> dict[str, Any]:
+    """Which metric a worker serves and since when (`/health`)."""
+    m = manifest.get("metric") or {}
+    applied = datetime.datetime.fromtimestamp(applied_at, datetime.UTC).isoformat(timespec="milliseconds")
+    return {
+        "id": m.get("id") or "preprocessed",
+        "built_at": m.get("built_at") or manifest.get("built_at"),
+        "applied_at": applied if applied_at else None,
+        "reloads": reloads,
+        "sources": [{"kind": x.get("kind"), "sha256": x.get("sha256")} for x in m.get("sources") or []],
+    }
+
+
 router = APIRouter(tags=["service"])
 
 
@@ -124,6 +138,7 @@ async def health(request: Request) -> Response:
         "algorithms": list(svc.opened.algorithms),
         "excludable": [sorted(e.classes) for e in svc.opened.excludable],
         "graph": graph_summary(svc.opened.meta.raw),
+        "metric": metric_summary(svc.opened.meta.raw, svc.loaded_at, svc.reloads),
     }
     return Response(orjson.dumps(body), media_type="application/json")
 

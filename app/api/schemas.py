@@ -177,3 +177,8 @@ class Health(BaseModel):
     algorithms: list[str]
     excludable: list[list[str]] = Field(default_factory=list, description="the class sets `exclude=` takes")
     graph: dict[str, object]
+    metric: dict[str, object] = Field(
+        default_factory=dict,
+        description="the metric this worker serves: `id` (`preprocessed`, or the one `starroute customize` wrote), "
+        "`built_at`, `applied_at` (when this worker switched to it), `reloads` (SIGHUP or admin updates applied)",
+    )

@@ -7,7 +7,11 @@ algorithm and large tables run in a thread pool (the numba kernels release the G
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
+import os
+import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
@@ -29,6 +33,7 @@ from app.engine.types import Phantom, Table
 from app.settings import Settings
 
 T = TypeVar("T")
+log = logging.getLogger("starroute")
 
 INLINE_ALGORITHMS = frozenset({"ch"})  # searches short enough to run on the event loop
 
@@ -50,18 +55,53 @@ class Service:
         self.pool: ThreadPoolExecutor | None = None
         self.version = _version()
         self._slow_pending = 0
+        self._reload_lock = threading.Lock()
+        self.loaded_at = 0.0  # when the engine serving now was switched in (time.time())
+        self.reloads = 0
+        self.reload_seconds = 0.0
 
     # lifecycle -----------------------------------------------------------------------------------------------------
     def open(self) -> None:
         """Memory-map the graph and build the engine (raises `GraphError` on a bad graph directory)."""
+        self.engine = self._load()
+        self.loaded_at = time.time()
+        self.pool = ThreadPoolExecutor(self.settings.threads, thread_name_prefix="starroute-search")
+
+    def _load(self) -> Engine:
         from app.engine.data import load
         from app.engine.facade import Engine, engine_limits
 
         s = self.settings
-        self.engine = Engine(
+        return Engine(
             load(s.graph_dir), engine_limits(s), max_snap_m=s.max_snap_radius_m, min_component_size=s.min_component_size
         )
-        self.pool = ThreadPoolExecutor(s.threads, thread_name_prefix="starroute-search")
+
+    def reload(self) -> Engine:
+        """Load the graph now at the graph path with its current metric (checked at load), warm it, and serve it from
+        the next request on: requests already running finish on the engine they started with, and nothing changes
+        when the load fails (`GraphError`). One reload at a time; the way a `SIGHUP` and the admin endpoint apply a
+        new metric or a new graph."""
+        with self._reload_lock:
+            t0 = time.perf_counter()
+            engine = self._load()
+            engine.warmup(("ch",))  # the per-graph tables the first request would otherwise build
+            if self.engine is None:
+                raise RuntimeError("service not opened")
+            self.engine = engine
+            self.loaded_at = time.time()
+            self.reloads += 1
+            self.reload_seconds = time.perf_counter() - t0
+            return engine
+
+    def reload_logged(self) -> None:
+        """`reload`, with one log line either way (a failed load keeps the old graph serving)."""
+        try:
+            engine = self.reload()
+        except Exception as exc:  # noqa: BLE001 - logged; the old graph serves on
+            log.error("reload refused, the previous graph serves on: %s", exc)
+            return
+        metric = (engine.meta.raw.get("metric") or {}).get("id") or "preprocessed"
+        log.info("graph reloaded in %.2f s (pid %d): metric %s", self.reload_seconds, os.getpid(), metric)
 
     def close(self) -> None:
         if self.pool is not None:

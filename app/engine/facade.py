@@ -243,6 +243,11 @@ class Engine:
         self.limits = limits or Limits()
         self.router = Router(graph, max_snap_m=max_snap_m, min_component_size=min_component_size)
 
+    def warmup(self, algorithms: Sequence[str] | None = None) -> None:
+        """A few tiny queries per algorithm (all, or `algorithms`) and a table: kernels loaded, per-graph tables
+        built, before a request needs them."""
+        self.router.warmup(algorithms)
+
     # -- metadata -------------------------------------------------------------------------------------------------
     @property
     def meta(self) -> Manifest:

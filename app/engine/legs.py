@@ -15,7 +15,7 @@ from typing import Protocol
 import numpy as np
 
 from preprocessing.geometry import haversine_m
-from preprocessing.units import INF_WEIGHT
+from preprocessing.units import CLOSED_DS, INF_WEIGHT
 
 from .assemble import BWD, FWD, Assembler
 from .errors import NoRoute
@@ -140,11 +140,13 @@ class Legs:
         # no path through the network can beat the direct stretch when its weight is below the cheapest seeds
         lower = min(s.seeds.weights.tolist(), default=INF_WEIGHT) + min(t.seeds.weights.tolist(), default=INF_WEIGHT)
         if dr is not None and dr[0] <= lower:
+            if dr[0] >= CLOSED_DS:  # the stretch crosses a road a speed file closed
+                raise NoRoute(f"no route from waypoint {i} to waypoint {i + 1}")
             return self.assembler.direct_leg(src, tgt, dr[2], SearchStats(algorithm)), None, dr[2]
         res = search.run(s.seeds, t.seeds, options)
-        if dr is not None and (res.weight >= INF_WEIGHT or dr[0] <= res.weight):
+        if dr is not None and dr[0] < CLOSED_DS and (res.weight >= CLOSED_DS or dr[0] <= res.weight):
             return self.assembler.direct_leg(src, tgt, dr[2], res.stats), res.trace, dr[2]
-        if res.weight >= INF_WEIGHT:
+        if res.weight >= CLOSED_DS:  # unreachable (INF_WEIGHT), or only over a closed road
             raise NoRoute(f"no route from waypoint {i} to waypoint {i + 1}")
         arcs, turns = space.road_path(res.arcs, s, res.source_seed)
         kind = int(t.kinds[res.target_seed])

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from preprocessing.jit import kernel
-from preprocessing.units import DIST_PER_METRE, INF_WEIGHT, WEIGHT_PER_SECOND
+from preprocessing.units import CLOSED_DS, DIST_PER_METRE, INF_WEIGHT, WEIGHT_PER_SECOND
 
 from .ch import L_D, L_T, L_W, ch_arrays, ch_heap, init_seeds, new_labels, seed_arrays, settle_next
 from .core import path_dists
@@ -173,7 +173,7 @@ def table(
     """Durations (s) and distances (m) for every source x destination; NaN where unreachable (`table_units` in
     seconds and metres)."""
     w, d, t = table_units(legs, ch_table, searcher, sources, destinations, exclude_flags)
-    unreachable = w >= INF_WEIGHT
+    unreachable = w >= CLOSED_DS  # INF_WEIGHT, or only over a road a speed file closed
     durations = np.where(unreachable, np.nan, t / WEIGHT_PER_SECOND)
     distances = np.where(unreachable, np.nan, d / DIST_PER_METRE)
     return Table(durations, distances, list(sources), list(destinations))

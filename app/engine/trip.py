@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from preprocessing.units import INF_WEIGHT
+from preprocessing.units import CLOSED_DS, INF_WEIGHT
 
 from .errors import NoTrips
 from .tsp import EXACT_MAX, FORBIDDEN, solve, tour_cost
@@ -106,7 +106,7 @@ def trip(
     options' exclude set), and the route through the phantoms in its order (back to the start on a round trip), each
     leg on its own (no `continue_straight`, as OSRM)."""
     weights, _, durations = query.table_units(phantoms, phantoms, options.exclude)
-    durations = np.where(weights >= INF_WEIGHT, INF_WEIGHT, durations)
+    durations = np.where(weights >= CLOSED_DS, INF_WEIGHT, durations)  # unreachable, or over a closed road
     p = plan(durations, roundtrip, fixed_start, fixed_end)
     stops = [phantoms[i] for i in p.order]
     if roundtrip:

@@ -1,0 +1,119 @@
+"""Live traffic over HTTP: `POST /admin/metric` applies an OSRM segment speed (or turn penalty) CSV as the graph's
+new metric, `DELETE /admin/metric` goes back to the preprocessed one; both behind a bearer token.
+
+Off unless `STARROUTE_ADMIN_TOKEN` is set (404 then, as for any unknown path); a missing or wrong token gets 401 and
+changes nothing. The body is the CSV itself (`text/csv`), up to `admin_max_body_bytes`. The update runs exactly as
+`starroute customize` does (`preprocessing.customize`: read, apply, search stages, written atomically into the
+graph directory), then every worker reloads: this one at once, its siblings through the supervisor's SIGHUP. A
+malformed file is a 400 naming the line and the reason, with nothing written.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import os
+import signal
+import threading
+from typing import Any, Literal
+
+import orjson
+from fastapi import APIRouter, Query, Request
+from starlette.responses import Response
+
+from app.api.errors import JSON_TYPE, error_response
+
+ADMIN_PATH = "/admin/metric"
+router = APIRouter(tags=["admin"])
+_LOCK = threading.Lock()  # one customization at a time in this process
+
+
+def _refused(request: Request) -> Response | None:
+    """404 when the endpoint is off, 401 without the right bearer token; None when the caller may proceed."""
+    token = request.app.state.service.settings.admin_token
+    if not token:
+        return error_response("NotFound", "the admin endpoint is off (set STARROUTE_ADMIN_TOKEN to enable it)")
+    given = request.headers.get("authorization", "")
+    scheme, _, value = given.partition(" ")
+    if scheme.lower() != "bearer" or not hmac.compare_digest(value.strip().encode(), token.encode()):
+        resp = Response(
+            orjson.dumps({"code": "Unauthorized", "message": "a valid `Authorization: Bearer <token>` is required"}),
+            status_code=401,
+            media_type=JSON_TYPE,
+        )
+        resp.headers["WWW-Authenticate"] = 'Bearer realm="starroute admin"'
+        return resp
+    return None
+
+
+def _reload_everywhere(service: Any) -> str:
+    """This worker reloads now; with several workers the supervisor (our parent) makes every one of them reload."""
+    if service.settings.workers > 1:
+        os.kill(os.getppid(), signal.SIGHUP)
+        return "every worker reloads (SIGHUP to the supervisor)"
+    service.reload()
+    return "applied"
+
+
+@router.post(
+    ADMIN_PATH,
+    summary="Apply a traffic file as the new metric (admin)",
+    responses={400: {"description": "malformed file"}, 401: {"description": "no or wrong token"}},
+)
+async def post_metric(
+    request: Request,
+    kind: Literal["segment-speeds", "turn-penalties"] = Query(
+        "segment-speeds",
+        description="`segment-speeds`: from_osm_node_id,to_osm_node_id,speed_kmh[,rate] lines; `turn-penalties`: "
+        "from_osm_node_id,via_osm_node_id,to_osm_node_id,penalty_s[,weight] lines",
+    ),
+) -> Response:
+    """The body (an OSRM CSV) becomes the graph's metric on top of its preprocessed one, written into the graph
+    directory and applied by every worker; answers the counts (`starroute customize`'s report)."""
+    refused = _refused(request)
+    if refused is not None:
+        return refused
+    body = await request.body()
+    service = request.app.state.service
+    from preprocessing.artifacts import FormatError
+    from preprocessing.customize import customize
+    from preprocessing.speeds import MetricFileError
+
+    source = [("request body", body)]
+    seg, turn = (source, []) if kind == "segment-speeds" else ([], source)
+
+    def run() -> Any:
+        with _LOCK:
+            return customize(service.settings.graph_dir, seg, turn)
+
+    try:
+        done = await asyncio.to_thread(run)
+    except MetricFileError as exc:
+        return error_response("InvalidValue", f"{exc}; the metric was not changed")
+    except (FormatError, OSError) as exc:
+        return error_response("Unavailable", f"cannot write the metric into the graph directory: {exc}")
+    applied = await asyncio.to_thread(_reload_everywhere, service)
+    out = {
+        "code": "Ok",
+        "metric": done.metric_id,
+        "applied": applied,
+        "report": done.report.as_dict(),
+        "hierarchy": done.hierarchy,
+        "landmarks": done.landmarks,
+        "seconds": {k: round(v, 3) for k, v in done.seconds.items()},
+    }
+    return Response(orjson.dumps(out), media_type=JSON_TYPE)
+
+
+@router.delete(ADMIN_PATH, summary="Serve the preprocessed metric again (admin)")
+async def delete_metric(request: Request) -> Response:
+    """Drop the current metric (the graph's preprocessed weights serve again) and reload every worker."""
+    refused = _refused(request)
+    if refused is not None:
+        return refused
+    service = request.app.state.service
+    from preprocessing.customize import reset
+
+    was = await asyncio.to_thread(reset, service.settings.graph_dir)
+    applied = await asyncio.to_thread(_reload_everywhere, service) if was else "nothing to change"
+    return Response(orjson.dumps({"code": "Ok", "reset": was, "applied": applied}), media_type=JSON_TYPE)
