@@ -104,6 +104,19 @@ def summary_lines(out: Path, stages: dict[str, dict[str, float]] | None = None) 
         )
     if "landmarks" in mf:
         lines.append(f"landmarks   {mf['landmarks'].get('count', 0)}")
+    from preprocessing.artifacts import FormatError, read_metric
+
+    try:
+        metric = read_metric(out, mf)
+    except FormatError as exc:
+        lines.append(f"metric      unusable: {exc}")
+    else:
+        if metric is not None:
+            rep = metric.get("report", {})
+            lines.append(
+                f"metric      {metric['id']} (starroute customize, {metric.get('built_at')}): "
+                f"{rep.get('segment_keys_applied', 0):,} segments, {rep.get('turn_keys_applied', 0):,} turns updated"
+            )
     r = mf["report"]
     if mf.get("search_graph") == "edge":
         lines.append(
