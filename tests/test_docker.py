@@ -42,8 +42,8 @@ def test_compose_config_validates() -> None:
 def test_compose_topology() -> None:
     spec = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
     services = spec["services"]
-    assert set(services) == {"preprocess", "api"}
-    pre, api = services["preprocess"], services["api"]
+    assert set(services) == {"preprocess", "api", "lb"}
+    pre, api, lb = services["preprocess"], services["api"], services["lb"]
     # one-shot preprocess of the extract in data/ into the graph volume
     assert pre.get("restart") == "no"
     assert pre["command"][0] == "preprocess" and any("/data/" in str(c) for c in pre["command"])
@@ -58,6 +58,11 @@ def test_compose_topology() -> None:
         assert "-" in host or host.count(":") == 0, f"{port}: a single fixed host port prevents --scale"
         assert str(port).startswith("127.0.0.1:"), "publish on loopback by default"
     assert "graph" in spec["volumes"]
+    # nginx in front of the replicas, the only published port, with the config the load-balancer test runs
+    assert lb["depends_on"]["api"]["condition"] == "service_healthy"
+    assert "./deploy/nginx/nginx.conf:/etc/nginx/nginx.conf:ro" in lb["volumes"]
+    assert [str(p).startswith("127.0.0.1:") for p in lb["ports"]] == [True]
+    assert "api:5000" in (ROOT / "deploy" / "nginx" / "nginx.conf").read_text()
 
 
 def test_dockerfile_conventions() -> None:
