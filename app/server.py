@@ -74,6 +74,11 @@ def run_server(settings: Settings) -> None:
     )
     if settings.workers > 1:
         service.close()  # each worker opens its own (the kernels now load from the cache)
+        service.engine = None  # and the supervisor keeps no graph tables of its own
+        del service
+        import gc
+
+        gc.collect()
     _say(
         f"serving {settings.graph_dir} at {_url(settings.host, settings.port)} "
         f"(ready in {time.perf_counter() - started:.1f} s; open it in a browser, Ctrl-C stops)"
