@@ -41,7 +41,7 @@ class ArraySpec:
     the graph's sizes, unit or meaning, the stage that writes it and who reads it.
 
     Sizes: n road nodes, m road arcs, c chains, p shape points, s strings, N search nodes and T turns (edge-based
-    graph), r CH ranks (= the search graph's nodes), u/d upward/downward CH arcs, k landmarks.
+    graph), r CH ranks (= the search graph's nodes), u/d upward/downward CH arcs, A CCH arcs, k landmarks.
     """
 
     name: str
@@ -56,6 +56,7 @@ _CORE = "preprocessing.graph"
 _ENGINE = "engine"
 _TURNS = "preprocessing.turns"
 _CH = "preprocessing.contract"
+_CCH = "preprocessing.cch"
 _LM = "preprocessing.landmarks"
 _BG = "preprocessing.basemap"
 _PEN = "preprocessing.penalties"
@@ -133,6 +134,16 @@ ARRAYS: tuple[ArraySpec, ...] = (
     ArraySpec(
         "ch_unpack", "int32", "[u+d, 2]", "original arc, -1 / the two CH arcs of a shortcut", _CH, "path unpacking"
     ),  # fmt: skip
+    # the customizable hierarchy's metric-independent structure (nested-dissection order, chordal supergraph); a
+    # metric customized on it (`preprocessing.cch_customize`) is a hierarchy in the `ch_*` layout above
+    ArraySpec("cch_rank", "int32", "[r]", "nested-dissection rank of each search node", _CCH, "customization"),
+    ArraySpec(
+        "cch_first", "int32", "[r+1]", "CSR offsets of the CCH arcs, by their lower rank", _CCH, "customization"
+    ),  # fmt: skip
+    ArraySpec("cch_head", "int32", "[A]", "the higher rank of each CCH arc, ascending in a row", _CCH, "customization"),
+    ArraySpec(
+        "cch_arc_of", "int32", "[T]", "the CCH arc of each search arc (-1 a self-loop)", _CCH, "customization"
+    ),  # fmt: skip
     # ALT landmarks on the search graph
     ArraySpec("lm_nodes", "int32", "[k]", "landmark search nodes", _LM, "ALT"),
     ArraySpec("lm_from", "uint32", "[r, k]", "decisecond from each landmark (units.LM_NONE unreachable)", _LM, "ALT"),
@@ -157,6 +168,7 @@ CORE_ARRAYS: dict[str, str] = {a.name: a.dtype for a in ARRAYS if a.stage == _CO
 CH_PREFIX = "ch_"  # the main hierarchy
 EB_PREFIX = "eb_"
 CH_ARRAYS = tuple(a.name for a in ARRAYS if a.stage == _CH)
+CCH_ARRAYS = tuple(a.name for a in ARRAYS if a.stage == _CCH)
 # the search-graph arrays the view exposes under their road-graph twin's name (plus node_arc and the turn weights)
 VIEW_NAMES = tuple(a.name[len(EB_PREFIX) :] for a in ARRAYS if a.stage == _TURNS)
 
@@ -181,7 +193,7 @@ def spec_of(name: str) -> ArraySpec | None:
 def built_on_search_graph(name: str) -> bool:
     """Whether a stored array belongs to a stage built on the search graph (CH, landmarks)."""
     spec = spec_of(name)
-    return spec is not None and spec.stage in (_CH, _LM)
+    return spec is not None and spec.stage in (_CH, _CCH, _LM)
 
 
 METRIC_ARRAYS = ("arc_weight", "arc_duration") + tuple(
