@@ -147,6 +147,7 @@ def build_graph(
     hint: bool = True,
     turns: bool | None = None,
     basemap: bool | None = None,
+    cch: bool = True,
 ) -> Path:
     """Run the preprocess pipeline with a progress reporter; `CliError` with its one-line reason on bad input."""
     from preprocessing.pipeline import PreprocessError, preprocess
@@ -164,6 +165,7 @@ def build_graph(
             reporter=rep,
             turns=turns,
             basemap=basemap,
+            cch=cch,
         )
     except PreprocessError as exc:
         raise CliError(str(exc)) from None
@@ -202,6 +204,7 @@ def _up_to_date(output: Path, args: argparse.Namespace) -> bool:
         turns = args.turns
     return (
         ("ch" in mf) == (not args.no_ch)
+        and ("cch" in mf) == (not args.no_ch and not args.no_cch)
         and mf.get("landmarks", {}).get("count", 0) == args.landmarks
         and (mf.get("search_graph") == "edge") == bool(turns)
         and (args.basemap is None or bool(mf.get("basemap")) == args.basemap)
@@ -226,6 +229,7 @@ def cmd_preprocess(args: argparse.Namespace) -> int:
             args.quiet,
             turns=args.turns,
             basemap=args.basemap,
+            cch=not args.no_cch,
         ),
         on_stop=_abandon,
         message="no graph was written",
@@ -516,6 +520,11 @@ def parser() -> argparse.ArgumentParser:
     )
     pre.add_argument("--profile", choices=PROFILES, default="car", help="routing profile (default car)")
     pre.add_argument("--no-ch", action="store_true", help="skip the contraction hierarchy")
+    pre.add_argument(
+        "--no-cch",
+        action="store_true",
+        help="skip the customizable hierarchy (new metrics at run time); excludable sets are then contracted here",
+    )
     pre.add_argument(
         "--turns",
         action=argparse.BooleanOptionalAction,

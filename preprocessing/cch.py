@@ -49,7 +49,7 @@ def metis_order(n: int, xadj: np.ndarray, adjncy: np.ndarray) -> np.ndarray:
         return np.zeros(0, dtype=np.int32)
     if len(adjncy) == 0:
         return np.arange(n, dtype=np.int32)
-    _perm, iperm = pymetis.nested_dissection(xadj=xadj, adjncy=adjncy)
+    _perm, iperm = pymetis.nested_dissection(adjacency=pymetis.CSRAdjacency(xadj, adjncy))
     return np.asarray(iperm, dtype=np.int32)
 
 

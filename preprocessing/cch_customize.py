@@ -1,7 +1,7 @@
 """The CCH customization: a metric on the search graph's arcs -> a contraction hierarchy in the `ch_*` layout.
 
-A kernel module on the floor (like `heap`): the build customizes the default metric and the engine any later one
-(`app.engine.cch`), with the same code. Input: the metric-independent structure (`preprocessing.cch`: `cch_rank`,
+A kernel module on the floor (like `heap`): a pure function of the format's arrays, which the engine
+(`app.engine.cch`) and the offline tools (bench, a `customize` command) call alike. Input: the metric-independent structure (`preprocessing.cch`: `cch_rank`,
 `cch_first`, `cch_head`, `cch_arc_of`) and per search arc a weight (ds), distance (dm) and duration (ds), plus an
 optional mask of forbidden arcs (an excluded class set). Steps, all over flat arrays:
 

@@ -120,6 +120,33 @@ def check_ch(arrays: Mapping[str, np.ndarray], prefix: str, n: int) -> None:
         raise _fail(names["ch_unpack"], "a shortcut unpacks into two CH arcs")
 
 
+def check_cch(arrays: Mapping[str, np.ndarray], prefix: str, n: int) -> None:
+    """The customizable hierarchy's structure over the `n` nodes of the search graph under `prefix` ("eb_" or ""):
+    ranks a permutation, CSR by lower rank with strictly ascending higher ranks, every search arc on its CCH arc."""
+    rank = np.asarray(arrays["cch_rank"])
+    if rank.shape[0] != n or not np.array_equal(np.sort(rank), np.arange(n)):
+        raise _fail("cch_rank", f"a permutation of the {n} search nodes")
+    head = np.asarray(arrays["cch_head"]).astype(np.int64)
+    first = _offsets(arrays, "cch_first", n, int(head.shape[0]))
+    owner = np.repeat(np.arange(n, dtype=np.int64), np.diff(first))
+    if np.any(head <= owner) or np.any(head >= n):
+        raise _fail("cch_head", "every arc leads from its row's rank to a higher one")
+    same_row = owner[1:] == owner[:-1]
+    if np.any(same_row & (head[1:] <= head[:-1])):
+        raise _fail("cch_head", "higher ranks strictly ascending within a row")
+    tail = np.asarray(arrays[prefix + "arc_tail"])
+    arc_of = _ids(arrays, "cch_arc_of", max(int(head.shape[0]), 1), "CCH arc", allow=-1).astype(np.int64)
+    if arc_of.shape[0] != tail.shape[0]:
+        raise _fail("cch_arc_of", f"one entry per search arc ({tail.shape[0]})")
+    rt = rank[tail].astype(np.int64)
+    rh = rank[np.asarray(arrays[prefix + "arc_head"])].astype(np.int64)
+    on = arc_of >= 0
+    if np.any(on != (rt != rh)) or np.any(owner[arc_of[on]] != np.minimum(rt, rh)[on]) or np.any(
+        head[arc_of[on]] != np.maximum(rt, rh)[on]
+    ):
+        raise _fail("cch_arc_of", "each search arc (but a self-loop) lies on the CCH arc between its ends' ranks")
+
+
 def check_landmarks(arrays: Mapping[str, np.ndarray], n: int) -> None:
     """Landmark tables: one row per search node, one column per landmark node, landmarks in range."""
     nodes = _ids(arrays, "lm_nodes", max(n, 1), "search node")
@@ -132,9 +159,13 @@ def check_graph(arrays: Mapping[str, np.ndarray]) -> None:
     """Every stage the arrays hold; `FormatError` naming the first array and rule that fails."""
     check_core(arrays)
     n = int(arrays["node_lon"].shape[0])
+    search_prefix = ""
     if EB_PREFIX + "first_out" in arrays:
         check_search_graph(arrays)
         n = int(arrays[EB_PREFIX + "node_arc"].shape[0])
+        search_prefix = EB_PREFIX
+    if "cch_first" in arrays:
+        check_cch(arrays, search_prefix, n)
     prefixes = sorted({name[: name.index("_") + 1] for name in arrays if name.startswith("chx")})
     for prefix in ([CH_PREFIX] if "ch_rank" in arrays else []) + prefixes:
         check_ch(arrays, prefix, n)

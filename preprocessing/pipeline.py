@@ -1,9 +1,13 @@
 """The preprocess pipeline: a short list of named stages from an OSM extract to a graph directory.
 
-    check input -> read ways -> read nodes -> build graph -> [turns] -> [contract (CH)] -> [landmarks (ALT)] -> write
+    check input -> read ways -> read nodes -> build graph -> [turns] -> [contract (CH)] -> [cch (order)]
+                -> [landmarks (ALT)] -> write
 
 With turns (the profile's `TURNS`, or `turns=`), the restrictions are read and the search stages (CH, landmarks) run
 on the edge-based search graph (`preprocessing.turns`); the manifest's `search_graph` says which ("edge"/"node").
+With `cch` (the default with `ch`), the customizable hierarchy's structure is built too (`preprocessing.cch`): the
+engine customizes new metrics on it, and the excludable class sets become metrics of it instead of one witness
+hierarchy each (`chx{i}_`, still built with `cch=False`).
 
 Each stage logs, is timed and records peak memory in the manifest. The graph directory is written atomically by
 `preprocessing.artifacts`, so an error or Ctrl-C at any point leaves no half-written output.
@@ -63,12 +67,14 @@ def preprocess(
     reporter: Reporter | None = None,
     turns: bool | None = None,
     basemap: bool | None = None,
+    cch: bool = True,
 ) -> Path:
     """Turn an OSM extract into a graph directory for `profile`; returns the directory's path.
 
     Raises PreprocessError with a one-line reason for every bad input (missing or corrupt file, unknown profile,
     no routable ways, existing output without `force`). `turns` (default: the profile's `TURNS`) builds the
-    edge-based search graph with turn costs and restrictions.
+    edge-based search graph with turn costs and restrictions. `cch` (with `ch`) adds the customizable hierarchy's
+    structure, on which the excludable sets are customized at run time instead of contracted here.
     """
     src = Path(input_path)
     out = Path(output_dir)
@@ -164,8 +170,15 @@ def preprocess(
             warm_kernels()
     excludable = [sorted(s) for s in prof.EXCLUDABLE]
     manifest["excludable"] = [{"classes": c, "mask": class_mask(tuple(c))} for c in excludable]
+    cch = cch and ch
     if ch:
-        _contract_all(graph, arrays, manifest, rep)
+        _contract_all(graph, arrays, manifest, rep, excludes=not cch)
+    if cch:
+        from .cch import build_cch
+
+        with rep.stage("cch (order)"):
+            cch_arrays, manifest["cch"] = build_cch(graph)
+        arrays.update(cch_arrays)
     if landmarks > 0:
         from .landmarks import build_landmarks
 
@@ -194,20 +207,25 @@ def preprocess(
 CONTRACT_THREADS = 2  # the contraction kernels release the GIL: hierarchies are built two at a time
 
 
-def _contract_all(graph: Any, arrays: dict[str, np.ndarray], manifest: dict[str, Any], rep: Reporter) -> None:
-    """The main hierarchy and one per excludable class set (OSRM's per-exclude metrics), `CONTRACT_THREADS` at a
-    time on daemon threads (a stop never waits for them), as one stage. A set whose classes no arc carries is the
-    main hierarchy itself: its prefix points there and nothing is contracted."""
+def _contract_all(
+    graph: Any, arrays: dict[str, np.ndarray], manifest: dict[str, Any], rep: Reporter, excludes: bool = True
+) -> None:
+    """The main hierarchy and (`excludes`) one per excludable class set (OSRM's per-exclude metrics),
+    `CONTRACT_THREADS` at a time on daemon threads (a stop never waits for them), as one stage. A set whose classes
+    no arc carries is the main hierarchy itself: its prefix points there and nothing is contracted. Without
+    `excludes` a set that needs a hierarchy of its own gets prefix None: the engine customizes it on the CCH."""
     from .contract import build_ch
 
     flags = np.asarray(graph.arc_flags)
     jobs: list[tuple[str, int]] = [(CH_PREFIX, 0)]
     for i, item in enumerate(manifest["excludable"]):
-        if np.any(flags & item["mask"]):
+        if not np.any(flags & item["mask"]):
+            item["prefix"] = CH_PREFIX
+        elif excludes:
             item["prefix"] = exclude_prefix(i)
             jobs.append((item["prefix"], item["mask"]))
         else:
-            item["prefix"] = CH_PREFIX
+            item["prefix"] = None
     n = graph.num_nodes
     results: dict[str, tuple[dict[str, np.ndarray], dict[str, Any]]] = {}
     errors: list[BaseException] = []
@@ -251,7 +269,8 @@ def _contract_all(graph: Any, arrays: dict[str, np.ndarray], manifest: dict[str,
         if prefix == CH_PREFIX:
             manifest["ch"] = meta
     for item in manifest["excludable"]:
-        item["shortcuts"] = results[item["prefix"]][1]["shortcuts"]
+        if item["prefix"] is not None:
+            item["shortcuts"] = results[item["prefix"]][1]["shortcuts"]
 
 
 CONTRACT_COMPILE_S = 8.0  # measured cold compile of the contraction and landmark kernels, 2 cores (bench/startup.py)
@@ -260,12 +279,14 @@ CONTRACT_COMPILE_S = 8.0  # measured cold compile of the contraction and landmar
 def warm_kernels() -> None:
     """Compile (first run) or load the contraction and landmark kernels on a 3-node graph, so that a real graph's
     progress bars move from the start and the compile time is reported on its own."""
+    from .cch import build_cch
     from .contract import build_ch
     from .graph import arrays_from_arcs
     from .landmarks import build_landmarks
 
     tiny = graph_in_memory(arrays_from_arcs([0, 1, 1, 2], [1, 0, 2, 1], [10, 10, 20, 20], [100, 100, 200, 200]))
     build_ch(tiny)
+    build_cch(tiny)
     build_landmarks(tiny, count=2)
 
 

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from app.engine.cch import Metric
 from app.engine.ch import CHSearch
 from app.engine.reference import DijkstraSearch
 from app.engine.search import CoreSearch, SearchOptions
@@ -178,7 +179,8 @@ def graph_cache_free_grid() -> Graph:
 
 @pytest.mark.parametrize("name", ["andorra.osm.pbf", "porto_portugal.osm.pbf"])
 def test_real_extracts_exclude_equals_dijkstra_on_the_changed_graph(graph_cache, name: str) -> None:  # type: ignore[no-untyped-def]
-    """Every excludable class of the car profile: the hierarchy without it, ALT and the table fallback filter."""
+    """Every excludable class of the car profile: the hierarchy without it (customized on the CCH), ALT and the table
+    fallback filter."""
     from app.engine.data import excludable, load, search_graph
 
     g = search_graph(load(graph_cache(name, "car", ch=True, landmarks=8)))
@@ -189,7 +191,7 @@ def test_real_extracts_exclude_equals_dijkstra_on_the_changed_graph(graph_cache,
     flags = np.asarray(g.arc_flags)
     for e in sets:
         oracle = DijkstraSearch(filtered(g, (flags & e.mask) == 0))
-        ch = CHSearch(g, e.prefix)
+        ch = CHSearch(*Metric.stored(g).hierarchy(e))  # a witness hierarchy, or the CCH customized without e
         alt = CoreSearch(g, "alt")
         opts = SearchOptions(exclude_flags=e.mask)
         for _ in range(60):

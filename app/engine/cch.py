@@ -75,7 +75,8 @@ class Metric:
     """One metric of a graph: the arrays every search reads its weights from, and the hierarchies to query.
 
     `Metric.stored(search)` is the graph as preprocessed: its own `ch_*`/`chx*_` hierarchies where it has them
-    (`customized=False`), else its default metric customized on the CCH. `Metric.customized(search, ...)` is a new
+    (`customized=False`), else its default metric customized on the CCH (an excludable set without a stored
+    hierarchy, prefix None, always is). `Metric.customized(search, ...)` is a new
     metric on the CCH structure. `hierarchy(exclude)` gives (graph, prefix) to hand `CHSearch`/`CHTable`; a
     customized metric builds the hierarchy without an excluded set the first time that set is asked for.
     """
@@ -128,7 +129,10 @@ class Metric:
         """(graph holding the hierarchy's arrays, their prefix) for the metric without `exclude`'s classes; prefix
         None when there is no such hierarchy (a stored metric whose graph lacks it)."""
         if not self.customized:
-            return self.search, CH_PREFIX if exclude is None else exclude.prefix
+            if exclude is None:
+                return self.search, CH_PREFIX
+            if exclude.prefix is not None or not has_cch(self.search):
+                return self.search, exclude.prefix
         mask = 0 if exclude is None else exclude.mask
         return derived(self, f"hierarchy{mask}", lambda: self._build(mask)), CH_PREFIX
 

@@ -27,6 +27,7 @@ from preprocessing.units import COORD_SCALE
 from .algorithms import ALGORITHMS, Algorithm
 from .alternatives import alternative_routes
 from .assemble import Assembler, join_route
+from .cch import Metric
 from .ch import CHSearch
 from .data import chain_index, derived, excludable, freeze, has_ch, has_landmarks, search_graph
 from .errors import InvalidValue, NoRoute, NoSegment
@@ -86,8 +87,21 @@ class Router:
             self.tables = False
         self._factories = factories
         self.excludable = excludable(graph)
+        # the hierarchies the CH searches and tables query; swapped whole by `set_metric`, never changed in place
+        self.metric = Metric.stored(self.search_graph)
         self._local = threading.local()
         self.build_seconds = time.perf_counter() - t0
+
+    # -- the metric ------------------------------------------------------------------------------------------------
+
+    def set_metric(self, metric: Metric) -> None:
+        """Serve `metric` (`app.engine.cch.Metric`, customized on this graph's search graph) from the next request
+        on: one attribute store, so a request that has started finishes on the hierarchy it began with, and each
+        thread's `Query` drops its search objects of the old metric when it next runs. The core searches (Dijkstra,
+        A*, ALT, alternatives' and isochrones' searches) and snapping read the graph's own arc arrays: a metric
+        that changes weights must come with a graph carrying them for those too."""
+        assert metric.search is self.search_graph, "a metric of this router's search graph"
+        self.metric = metric
 
     # -- registry and metadata -------------------------------------------------------------------------------------
 
@@ -325,8 +339,18 @@ class Query:
     def __init__(self, router: Router) -> None:
         self.router = router
         self._searches: dict[tuple[str, str | None, int], Search] = {}
-        self._tables: dict[str, CHTable] = {}
+        self._tables: dict[int, CHTable] = {}
         self._searchers: dict[str, Searcher] = {}
+        self._metric = router.metric  # the metric the search objects above were made for
+
+    def _current(self) -> Metric:
+        """The router's metric now; the CH search and table objects of an older one are dropped."""
+        metric = self.router.metric
+        if metric is not self._metric:
+            self._searches = {k: v for k, v in self._searches.items() if not isinstance(v, CHSearch)}
+            self._tables = {}
+            self._metric = metric
+        return metric
 
     @property
     def searcher(self) -> Searcher:
@@ -342,6 +366,7 @@ class Query:
 
     def _search(self, algorithm: str, exclude: ExcludeSet | None = None) -> Search:
         """This thread's search object for `algorithm` (on the hierarchy without `exclude` for CH)."""
+        metric = self._current()
         prefix = CH_PREFIX if exclude is None else exclude.prefix
         mask = 0 if exclude is None else exclude.mask
         key = (algorithm, prefix, mask)
@@ -351,9 +376,10 @@ class Query:
             if not isinstance(f, Algorithm):
                 s = f(self.router.search_graph)
             elif f.engine == "ch":
-                if prefix is None:
+                hierarchy, ch_prefix = metric.hierarchy(exclude)
+                if ch_prefix is None:
                     raise InvalidValue("this graph has no hierarchy without the excluded classes: use algorithm alt")
-                s = CHSearch(self.router.search_graph, prefix, mask)
+                s = CHSearch(hierarchy, ch_prefix, mask)
             else:
                 s = CoreSearch(self.router.search_graph, f, searcher=self.searcher)
             self._searches[key] = s
@@ -449,10 +475,11 @@ class Query:
         exclude mask."""
         r = self.router
         ex = r.exclude_set(exclude)
-        prefix = CH_PREFIX if ex is None else ex.prefix
-        ch_table = None
-        if r.tables and prefix is not None:
-            ch_table = self._tables.get(prefix)
-            if ch_table is None:
-                ch_table = self._tables[prefix] = CHTable(r.search_graph, prefix)
-        return ch_table, ex.mask if ex else 0
+        metric = self._current()
+        mask = ex.mask if ex else 0
+        ch_table = self._tables.get(mask)
+        if ch_table is None and r.tables:
+            hierarchy, prefix = metric.hierarchy(ex)
+            if prefix is not None:
+                ch_table = self._tables[mask] = CHTable(hierarchy, prefix)
+        return ch_table, mask
