@@ -1,9 +1,10 @@
 """The CCH customization: a metric on the search graph's arcs -> a contraction hierarchy in the `ch_*` layout.
 
 A kernel module on the floor (like `heap`): a pure function of the format's arrays, which the engine
-(`app.engine.cch`) and the offline tools (bench, a `customize` command) call alike. Input: the metric-independent structure (`preprocessing.cch`: `cch_rank`,
-`cch_first`, `cch_head`, `cch_arc_of`) and per search arc a weight (ds), distance (dm) and duration (ds), plus an
-optional mask of forbidden arcs (an excluded class set). Steps, all over flat arrays:
+(`app.engine.cch`) and the offline tools (bench, a `customize` command) call alike. Input: the metric-independent
+structure (`preprocessing.cch`: `cch_rank`, `cch_first`, `cch_head`, `cch_arc_of`) and per search arc a weight
+(ds), distance (dm) and duration (ds), plus an optional mask of forbidden arcs (an excluded class set). Steps, all
+over flat arrays:
 
 1. **initial metric**: each CCH arc's up (lower -> higher rank) and down weight is its cheapest search arc that way
    (lexicographic (weight, dist), the smallest arc id on ties), INF where none;
@@ -212,7 +213,8 @@ def customize_arrays(
     a = len(chead)
     fw, fd, ft, bw, bd, bt = (np.full(a, INF32, dtype=np.int32) for _ in range(6))
     fa, fb, ba, bb = (np.full(a, -1, dtype=np.int32) for _ in range(4))
-    _initial(rank, arc_of, _ro(tail, np.int32), _ro(head, np.int32), w32, d32, t32, forb, fw, fd, ft, fa, bw, bd, bt, ba)
+    tail32, head32 = _ro(tail, np.int32), _ro(head, np.int32)
+    _initial(rank, arc_of, tail32, head32, w32, d32, t32, forb, fw, fd, ft, fa, bw, bd, bt, ba)
     inf = np.full(1, INF32, dtype=np.int32)
     sec["initial"] = time.perf_counter() - t0
     t0 = time.perf_counter()

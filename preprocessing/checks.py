@@ -141,8 +141,10 @@ def check_cch(arrays: Mapping[str, np.ndarray], prefix: str, n: int) -> None:
     rt = rank[tail].astype(np.int64)
     rh = rank[np.asarray(arrays[prefix + "arc_head"])].astype(np.int64)
     on = arc_of >= 0
-    if np.any(on != (rt != rh)) or np.any(owner[arc_of[on]] != np.minimum(rt, rh)[on]) or np.any(
-        head[arc_of[on]] != np.maximum(rt, rh)[on]
+    if (
+        np.any(on != (rt != rh))
+        or np.any(owner[arc_of[on]] != np.minimum(rt, rh)[on])
+        or np.any(head[arc_of[on]] != np.maximum(rt, rh)[on])
     ):
         raise _fail("cch_arc_of", "each search arc (but a self-loop) lies on the CCH arc between its ends' ranks")
 

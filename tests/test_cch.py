@@ -4,7 +4,8 @@ Random graphs (tests.test_ch's: self-loops, parallel arcs, zero weights, separat
 are customized with their own weights, with new random weights, and with a random set of arcs forbidden, basic and
 perfect; routes (`CHSearch`, path and distance included) and tables (`CHTable`) on the result are compared with a
 plain Dijkstra on the same metric, and the (weight, dist) labels with the witness CH's. On Monaco (edge-based, turns
-on) the router serves a new metric swapped in between requests, and the excluded class sets customized on the CCH.
+on) the router serves a new metric swapped in between requests; on Andorra the excluded class sets are customized
+on the CCH.
 """
 
 from __future__ import annotations
@@ -204,8 +205,7 @@ def test_monaco_customized_metrics_equal_dijkstra(monaco: Graph) -> None:
 
 
 def test_monaco_router_swaps_metric_and_customizes_excludes(monaco: Graph) -> None:
-    """A metric served from the next request on (the old query object finishes on the old one); each
-    excludable set is the CCH customized without it, equal to Dijkstra on the graph without its arcs."""
+    """A metric served from the next request on (the old query object finishes on the old one)."""
     from app.engine.router import Router
 
     r = Router(monaco)
@@ -226,8 +226,19 @@ def test_monaco_router_swaps_metric_and_customizes_excludes(monaco: Graph) -> No
     # equal weight; the distance never longer: the CCH's is the lexicographic minimum, the witness CH's the distance
     # of the path it found (its stalls compare weights alone)
     assert after.weight == before.weight and after.distance_m <= before.distance_m
+
+
+def test_andorra_excludes_are_customized_and_equal_dijkstra(graph_cache) -> None:  # type: ignore[no-untyped-def]
+    """Each excludable set a road carries is the CCH customized without it (no chx* hierarchy on disk), equal to
+    Dijkstra on the graph without its arcs; no path takes one of them."""
+    road = load(graph_cache("andorra.osm.pbf", "car", ch=True, landmarks=8))
+    g = search_graph(road)
+    sets = [e for e in excludable(road) if e.prefix is None]
+    assert sets and not any(name.startswith("chx") for name in road.arrays)
+    rng = np.random.default_rng(11)
+    main = np.flatnonzero(np.asarray(g.node_component) == 0)
     flags = np.asarray(g.arc_flags)
-    for e in excludable(monaco):
+    for e in sets:
         hierarchy, prefix = Metric.stored(g).hierarchy(e)
         ch = CHSearch(hierarchy, prefix)
         oracle = DijkstraSearch(reweighted_same(g, (flags & e.mask) == 0))
