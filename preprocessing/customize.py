@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from .artifacts import (
+    CH_PREFIX,
     METRIC_MANIFEST_KEYS,
     Graph,
     built_on_search_graph,
@@ -31,6 +32,7 @@ from .artifacts import (
 from .geometry import measured_max_speed_mps
 from .metric import MetricReport, new_metric
 from .speeds import Source, read_segment_speeds, read_turn_penalties
+from .units import CLOSED_DS
 
 
 @dataclass
@@ -70,13 +72,29 @@ def metric_arrays(
     view_arrays.update({k: v for k, v in base.arrays.items() if built_on_search_graph(k)})
     view = graph_in_memory(view_arrays, manifest)
     out = dict(arrays)
-    if "ch_rank" in base.arrays:
+    if "cch_first" in base.arrays:  # the customizable hierarchy: customized in a fraction of a second
+        from .cch_customize import customize_arrays
+
+        t0 = time.perf_counter()
+        closed = np.asarray(view.arc_weight) >= CLOSED_DS  # a closed road is in no hierarchy
+        out.update(
+            customize_arrays(
+                base.arrays, view.arc_tail, view.arc_head, view.arc_weight, view.arc_dist, view.arc_duration, closed
+            )
+        )
+        fields["ch"] = {**dict(manifest.get("ch") or {}), "customized": True, "shortcuts": None}
+        fields["excludable"] = [
+            {**e, "prefix": None if e.get("prefix") not in (None, CH_PREFIX) else e.get("prefix")}
+            for e in manifest.get("excludable", [])
+        ]
+        how["hierarchy"] = f"customized on the CCH ({time.perf_counter() - t0:.2f} s)"
+    elif "ch_rank" in base.arrays:
         from .pipeline import _contract_all  # noqa: PLC2701 - the pipeline's contraction, run again on new weights
         from .report import Reporter
 
         t0 = time.perf_counter()
         ch_out: dict[str, np.ndarray] = {}
-        _contract_all(view, ch_out, manifest, Reporter(quiet=True))
+        _contract_all(view, ch_out, manifest, Reporter(quiet=True))  # every hierarchy, the excluded sets' too
         out.update(ch_out)
         fields["ch"] = manifest.get("ch")
         fields["excludable"] = manifest.get("excludable")

@@ -165,6 +165,45 @@ def test_a_turn_penalty_and_a_closure_change_the_routes(drawn: asciimap.Built, t
     assert reset(g) and read_metric(g) is None and weight("ch", "a", "f") == before
 
 
+def test_a_graph_without_the_customizable_hierarchy_is_contracted_again(tmp_path: Path) -> None:
+    """The fallback for graphs built with `cch=False`: the witness hierarchies (main and excluded sets) contracted on
+    the new weights, every algorithm still exact."""
+    from app.engine.data import load
+    from app.engine.router import Router
+    from preprocessing.pipeline import preprocess
+
+    drawing = """
+        a b c d
+          e   f
+        """
+    osm = asciimap.write_osm(
+        tmp_path / "m.osm",
+        drawing,
+        [("abcd", {"highway": "primary"}), ("be", {"highway": "residential"}),
+         ("cf", {"highway": "motorway", "oneway": "yes"}), ("ef", {"highway": "residential"})],
+    )  # fmt: skip
+    g = preprocess(osm, tmp_path / "g", profile="car", ch=True, landmarks=2, force=True, quiet=True, cch=False)
+    assert "cch_first" not in load_graph(g).arrays
+    ids = {ch: asciimap.node_id(ch) for ch in "abcdef"}
+    speeds = _write(tmp_path / "s.csv", f"{ids['a']},{ids['b']},150\n{ids['b']},{ids['e']},0\n")
+    done = customize(g, [speeds])
+    assert done.hierarchy.startswith("contracted again") and done.landmarks == "recomputed"
+    r = Router(load(g))
+    coords = asciimap.coordinates(drawing)
+    pts = {k: r.snap(v[0] / 1e7, v[1] / 1e7) for k, v in coords.items()}
+    for x in "abcdef":
+        for y in "abcdef":
+            if x == y:
+                continue
+            got = set()
+            for alg in ("dijkstra", "ch", "alt"):
+                try:
+                    got.add(r.route([pts[x], pts[y]], alg).weight)
+                except Exception as exc:  # noqa: BLE001 - NoRoute on every algorithm alike
+                    got.add(type(exc).__name__)
+            assert len(got) == 1, (x, y, got)
+
+
 def _turn_ds(built: asciimap.Built, f: int, v: int, t: int) -> int:
     g = built.graph
     osm, gf, geom = np.asarray(g.geom_osm_id), np.asarray(g.geom_first), np.asarray(g.arc_geom)

@@ -23,12 +23,18 @@ import numpy as np
 
 from preprocessing.artifacts import CH_PREFIX, Graph
 from preprocessing.cch_customize import customize_arrays
+from preprocessing.units import CLOSED_DS
 
 from .data import derived, freeze
 from .errors import GraphError
 from .types import ExcludeSet
 
 NO_CCH_MESSAGE = "graph has no customizable hierarchy: re-run `starroute preprocess` (the cch stage)"
+
+
+def closed_arcs(weight: np.ndarray) -> np.ndarray:
+    """bool per search arc: the arcs of a road a speed file closed (`units.CLOSED_DS`), which no path may take."""
+    return np.asarray(weight) >= CLOSED_DS
 
 
 def has_cch(graph: Graph) -> bool:
@@ -137,9 +143,10 @@ class Metric:
         return derived(self, f"hierarchy{mask}", lambda: self._build(mask)), CH_PREFIX
 
     def _build(self, mask: int) -> Graph:
-        forbidden = None
+        weight = np.asarray(self.search.arc_weight if self.weight is None else self.weight)
+        forbidden = closed_arcs(weight)  # a road a speed file closed is in no hierarchy
         if mask:
-            forbidden = (np.asarray(self.search.arc_flags).astype(np.int64) & mask) != 0
+            forbidden |= (np.asarray(self.search.arc_flags).astype(np.int64) & mask) != 0
         return customize(self.search, self.weight, self.dist, self.duration, forbidden, self.perfect)
 
     def info(self) -> dict[str, Any]:
