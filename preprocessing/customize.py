@@ -105,10 +105,14 @@ def metric_arrays(
         base_w = np.asarray(base.arrays["eb_arc_weight" if edge else "arc_weight"])
         new_w = np.asarray(view_arrays["arc_weight"])
         if np.any(new_w < base_w):
-            from .landmarks import landmark_tables
+            from .landmarks import landmark_tables, landmark_tables_on_hierarchy
 
             t0 = time.perf_counter()
-            out.update(landmark_tables(view, np.asarray(base.arrays["lm_nodes"])))
+            nodes = np.asarray(base.arrays["lm_nodes"])
+            if "ch_rank" in out:  # the new main hierarchy: two sweeps per landmark instead of a Dijkstra
+                out.update(landmark_tables_on_hierarchy(out, nodes))
+            else:
+                out.update(landmark_tables(view, nodes))
             how["landmarks"] = "recomputed"
             lm = dict(manifest.get("landmarks") or {})
             lm["seconds"] = round(time.perf_counter() - t0, 3)
@@ -133,8 +137,10 @@ def customize(
     turns = read_turn_penalties(turn_files) if turn_files else None
     secs["read files"] = time.perf_counter() - t0
     t1 = time.perf_counter()
-    base = load_graph(graph_dir, metric=False)
+    base = load_graph(graph_dir, metric=False, check=False)  # checked when it was written; the metric is at load
     arrays, report = new_metric(dict(base.arrays), speeds, turns)
+    if turns is None:  # the turns' own values stay the preprocessed ones: nothing to store
+        arrays = {k: v for k, v in arrays.items() if k not in ("eb_arc_turn", "eb_arc_turn_duration")}
     secs["apply"] = time.perf_counter() - t1
     t2 = time.perf_counter()
     stored, fields, how = metric_arrays(base, arrays, say)

@@ -28,7 +28,7 @@ constant `max_j (lm_to[t_j, L] - tw_j)`, which keeps the bound consistent on the
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -238,4 +238,65 @@ def landmark_tables(graph: Graph, nodes: np.ndarray) -> dict[str, np.ndarray]:
         one_to_all(in_first_out, in_arc, arc_tail, weight, False, int(node), dist, parent, order)
         if not (ok and _store(dist, lm_to, col)):
             raise ValueError("a landmark distance exceeds 2**32 - 1 ds: weights too large for the landmark table")
+    return {"lm_from": lm_from, "lm_to": lm_to}
+
+
+@kernel
+def _phast(up_first, up_arcs, down_first, down_arcs, src, forward, dist):  # pragma: no cover - numba
+    """Exact weights from (`forward`) or to rank `src` for every rank, by two linear sweeps over a hierarchy
+    (PHAST, Delling et al.): up the ranks from `src` over its upward arcs, then down the ranks over the downward
+    ones. Valid on any hierarchy that keeps an up-down shortest path for every pair (witness CH or customized CCH).
+    Backward, the downward arcs (stored by head) are climbed in reverse and the upward ones (stored by tail)
+    descended in reverse. `dist` int64 [r], INF_WEIGHT where unreachable."""
+    r = dist.shape[0]
+    for v in range(r):
+        dist[v] = INF_WEIGHT
+    dist[src] = 0
+    for u in range(src, r):  # up: every arc into a rank comes from a lower one, already final
+        du = dist[u]
+        if du >= INF_WEIGHT:
+            continue
+        if forward:
+            for a in range(up_first[u], up_first[u + 1]):
+                x = up_arcs[a, 0]
+                nd = du + up_arcs[a, 1]
+                if nd < dist[x]:
+                    dist[x] = nd
+        else:
+            for a in range(down_first[u], down_first[u + 1]):
+                x = down_arcs[a, 0]
+                nd = du + down_arcs[a, 1]
+                if nd < dist[x]:
+                    dist[x] = nd
+    for v in range(r - 1, -1, -1):  # down: every arc out of a rank (in the sweep's direction) leads lower
+        dv = dist[v]
+        if forward:
+            for a in range(down_first[v], down_first[v + 1]):
+                nd = dist[down_arcs[a, 0]] + down_arcs[a, 1]
+                if nd < dv:
+                    dv = nd
+        else:
+            for a in range(up_first[v], up_first[v + 1]):
+                nd = dist[up_arcs[a, 0]] + up_arcs[a, 1]
+                if nd < dv:
+                    dv = nd
+        dist[v] = dv
+
+
+def landmark_tables_on_hierarchy(ch: Mapping[str, np.ndarray], nodes: np.ndarray) -> dict[str, np.ndarray]:
+    """The `lm_from`/`lm_to` tables of the landmarks `nodes` from a hierarchy's `ch_*` arrays (`ch_rank`,
+    `ch_up_*`, `ch_down_*`): two linear sweeps per landmark and direction instead of a Dijkstra each (about a tenth
+    of the time), the same exact weights."""
+    rank = np.asarray(ch["ch_rank"], dtype=np.int64)
+    up_first, up_arcs = np.asarray(ch["ch_up_first"]), np.asarray(ch["ch_up_arcs"])
+    down_first, down_arcs = np.asarray(ch["ch_down_first"]), np.asarray(ch["ch_down_arcs"])
+    n, k = len(rank), len(nodes)
+    lm_from = np.empty((n, k), dtype=np.uint32)
+    lm_to = np.empty((n, k), dtype=np.uint32)
+    dist = np.empty(n, dtype=np.int64)
+    for col, node in enumerate(np.asarray(nodes, dtype=np.int64)):
+        for forward, table in ((True, lm_from), (False, lm_to)):
+            _phast(up_first, up_arcs, down_first, down_arcs, int(rank[node]), forward, dist)
+            if not _store(dist[rank], table, col):
+                raise ValueError("a landmark distance exceeds 2**32 - 1 ds: weights too large for the landmark table")
     return {"lm_from": lm_from, "lm_to": lm_to}

@@ -304,6 +304,23 @@ def test_landmark_bounds_hold_on_the_new_metric(monaco_metric: Path) -> None:
         assert np.all(bound <= d[ok])
 
 
+def test_landmark_tables_from_the_hierarchy_equal_dijkstras(monaco_metric: Path) -> None:
+    """The tables a customization writes (two sweeps over the new hierarchy per landmark) are exactly the ones a
+    Dijkstra per landmark gives on the new weights, except that a pair joined only over a closed road has no entry
+    (LM_NONE: no bound, always valid) where Dijkstra finds that road's CLOSED_DS."""
+    from app.engine.data import load, search_graph
+    from preprocessing.landmarks import landmark_tables
+    from preprocessing.units import LM_NONE
+
+    sg = search_graph(load(monaco_metric))
+    ref = landmark_tables(sg, np.asarray(sg.lm_nodes))
+    for name in ("lm_from", "lm_to"):
+        got, want = np.asarray(getattr(sg, name)), ref[name]
+        assert np.array_equal(got[got != LM_NONE], want[got != LM_NONE]), name
+        assert np.all(want[got == LM_NONE] >= CLOSED_DS), name
+        assert np.count_nonzero(got != LM_NONE) > 0.5 * got.size
+
+
 def test_the_cli_writes_nothing_for_a_bad_file_and_reports_the_counts(monaco_metric: Path, tmp_path: Path) -> None:
     g = tmp_path / "g"
     shutil.copytree(monaco_metric, g, symlinks=True)
