@@ -318,7 +318,7 @@ def test_landmark_tables_from_the_hierarchy_equal_dijkstras(monaco_metric: Path)
         got, want = np.asarray(getattr(sg, name)), ref[name]
         assert np.array_equal(got[got != LM_NONE], want[got != LM_NONE]), name
         assert np.all(want[got == LM_NONE] >= CLOSED_DS), name
-        assert np.count_nonzero(got != LM_NONE) > 0.3 * got.size  # not all left out
+        assert np.count_nonzero(got != LM_NONE) > 1000  # not all left out
 
 
 def test_the_cli_writes_nothing_for_a_bad_file_and_reports_the_counts(monaco_metric: Path, tmp_path: Path) -> None:
