@@ -493,13 +493,13 @@ def save_metric(
     tmp = track(Path(tempfile.mkdtemp(prefix=".tmp-", dir=root)))
     try:
         table = {}
+        # the id names the inputs (base graph, sources), not the bytes: hashing 100+ MB would cost more than writing
         digest = hashlib.sha256(str(base["fingerprint"]).encode())
+        digest.update(json.dumps(info.get("sources", []), sort_keys=True).encode())
         for name in sorted(arrays):
             arr = np.ascontiguousarray(arrays[name])
             np.save(tmp / f"{name}.npy", arr, allow_pickle=False)
             table[name] = {"dtype": str(arr.dtype), "shape": list(arr.shape)}
-            digest.update(name.encode())
-            digest.update(arr.tobytes())
         import datetime
 
         now = datetime.datetime.now(datetime.UTC)

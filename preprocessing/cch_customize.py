@@ -237,6 +237,98 @@ def customize_arrays(
     return out
 
 
+_LAYOUT_SIG = NONE(
+    _RO32, _RO32, _V32, _V32, _V32, _V32, _V32, _V32, _V32, _V32, _V32, _V32, _RO8, _RO8,
+    arr(I32, 2), arr(I32, 2), arr(I32, 2), _V32, _V32, _V32,
+)  # fmt: skip
+
+
+@kernel(_LAYOUT_SIG)
+def _fill_layout(
+    first,
+    chead,
+    fw,
+    fd,
+    ft,
+    fa,
+    fb,
+    bw,
+    bd,
+    bt,
+    ba,
+    bb,
+    keep_f,
+    keep_b,
+    up_arcs,
+    down_arcs,
+    unpack,
+    up_id,
+    down_id,
+    bad,
+):  # pragma: no cover - numba
+    """Step 4's one pass: the kept arcs' rows and unpacking (`up_id`/`down_id` already numbered); `bad[0]` = 1 when a
+    kept arc would unpack into one that was dropped."""
+    n = first.shape[0] - 1
+    nup = up_arcs.shape[0]
+    for x in range(n):
+        for c in range(first[x], first[x + 1]):
+            if keep_f[c]:
+                i = up_id[c]
+                up_arcs[i, 0] = chead[c]
+                up_arcs[i, 1] = fw[c]
+                up_arcs[i, 2] = fd[c]
+                up_arcs[i, 3] = ft[c]
+                if fb[c] >= 0:  # a shortcut: the down half x' -> x ... then the up half
+                    unpack[i, 0] = down_id[fa[c]]
+                    unpack[i, 1] = up_id[fb[c]]
+                    if unpack[i, 0] < 0 or unpack[i, 1] < 0:
+                        bad[0] = 1
+                else:
+                    unpack[i, 0] = fa[c]
+                    unpack[i, 1] = -1
+            if keep_b[c]:
+                j = down_id[c]
+                down_arcs[j - nup, 0] = chead[c]
+                down_arcs[j - nup, 1] = bw[c]
+                down_arcs[j - nup, 2] = bd[c]
+                down_arcs[j - nup, 3] = bt[c]
+                if bb[c] >= 0:
+                    unpack[j, 0] = down_id[ba[c]]
+                    unpack[j, 1] = up_id[bb[c]]
+                    if unpack[j, 0] < 0 or unpack[j, 1] < 0:
+                        bad[0] = 1
+                else:
+                    unpack[j, 0] = ba[c]
+                    unpack[j, 1] = -1
+
+
+@kernel(NONE(_RO32, _RO8, _RO8, _V32, _V32, _V32, _V32))
+def _number_layout(first, keep_f, keep_b, up_first, down_first, up_id, down_id):  # pragma: no cover - numba
+    """Step 4's counts: CSR offsets of the kept arcs each way by lower rank, and each kept arc's row (down rows
+    after the up ones, as `ch_unpack` numbers them); -1 for a dropped arc."""
+    n = first.shape[0] - 1
+    nu = 0
+    for x in range(n):
+        up_first[x] = nu
+        for c in range(first[x], first[x + 1]):
+            if keep_f[c]:
+                up_id[c] = nu
+                nu += 1
+            else:
+                up_id[c] = -1
+    up_first[n] = nu
+    nd = 0
+    for x in range(n):
+        down_first[x] = nd
+        for c in range(first[x], first[x + 1]):
+            if keep_b[c]:
+                down_id[c] = nu + nd
+                nd += 1
+            else:
+                down_id[c] = -1
+    down_first[n] = nd
+
+
 def _layout(
     rank: np.ndarray,
     first: np.ndarray,
@@ -254,37 +346,33 @@ def _layout(
     keep_f: np.ndarray,
     keep_b: np.ndarray,
 ) -> dict[str, np.ndarray]:
-    """Step 4: the kept arcs in the `ch_*` layout (CSR by lower rank both ways, already sorted by higher rank)."""
+    """Step 4: the kept arcs in the `ch_*` layout (CSR by lower rank both ways, already sorted by higher rank), in
+    two kernel passes: numbering, then the rows."""
     n = len(first) - 1
-    up = np.flatnonzero(keep_f)
-    down = np.flatnonzero(keep_b)
-    nup = len(up)
-    owner = np.repeat(np.arange(n, dtype=np.int64), np.diff(first))
-    up_first = np.zeros(n + 1, dtype=np.int32)
-    np.cumsum(np.bincount(owner[up], minlength=n), out=up_first[1:])
-    down_first = np.zeros(n + 1, dtype=np.int32)
-    np.cumsum(np.bincount(owner[down], minlength=n), out=down_first[1:])
-    up_id = np.full(len(chead), -1, dtype=np.int64)
-    up_id[up] = np.arange(nup)
-    down_id = np.full(len(chead), -1, dtype=np.int64)
-    down_id[down] = nup + np.arange(len(down))
-    unpack = np.empty((nup + len(down), 2), dtype=np.int32)
-    for rows, ids, a, b in ((slice(0, nup), up, fa, fb), (slice(nup, None), down, ba, bb)):
-        first_half, second_half = a[ids].astype(np.int64), b[ids].astype(np.int64)
-        short = second_half >= 0
-        col0 = np.where(short, down_id[np.where(short, first_half, 0)], first_half)
-        col1 = np.where(short, up_id[np.where(short, second_half, 0)], -1)
-        assert not np.any((col0 < 0) | (short & (col1 < 0))), "a kept arc unpacks into kept arcs"
-        unpack[rows, 0] = col0
-        unpack[rows, 1] = col1
+    kf, kb = keep_f.view(np.uint8), keep_b.view(np.uint8)
+    kf.flags.writeable = kb.flags.writeable = False
+    up_first = np.empty(n + 1, dtype=np.int32)
+    down_first = np.empty(n + 1, dtype=np.int32)
+    up_id = np.empty(len(chead), dtype=np.int32)
+    down_id = np.empty(len(chead), dtype=np.int32)
+    _number_layout(first, kf, kb, up_first, down_first, up_id, down_id)
+    nup, ndown = int(up_first[-1]), int(down_first[-1])
+    up_arcs = np.empty((nup, 4), dtype=np.int32)
+    down_arcs = np.empty((ndown, 4), dtype=np.int32)
+    unpack = np.empty((nup + ndown, 2), dtype=np.int32)
+    bad = np.zeros(1, dtype=np.int32)
+    _fill_layout(
+        first, chead, fw, fd, ft, fa, fb, bw, bd, bt, ba, bb, kf, kb, up_arcs, down_arcs, unpack, up_id, down_id, bad
+    )
+    assert bad[0] == 0, "a kept arc unpacks into kept arcs"
     order = np.empty(n, dtype=np.int32)
     order[rank] = np.arange(n, dtype=np.int32)
     return {
         "ch_rank": np.asarray(rank, dtype=np.int32),
         "ch_order": order,
         "ch_up_first": up_first,
-        "ch_up_arcs": np.stack([chead[up], fw[up], fd[up], ft[up]], axis=1).astype(np.int32),
+        "ch_up_arcs": up_arcs,
         "ch_down_first": down_first,
-        "ch_down_arcs": np.stack([chead[down], bw[down], bd[down], bt[down]], axis=1).astype(np.int32),
+        "ch_down_arcs": down_arcs,
         "ch_unpack": unpack,
     }
