@@ -5,7 +5,8 @@
 One seeded speed file for both: `--fraction` of the graph's directed way segments (consecutive OSM nodes, in
 driving direction) at a uniform 5-100 km/h. starroute: `starroute customize` on a copy of GRAPH_DIR (the command's
 wall time, and its own per-step seconds), then a 2-worker server on the copy gets SIGHUP and the time until every
-worker's `/health` names the new metric is "in-server". OSRM: osrm-extract (car.lua) + osrm-partition once, then
+worker's `/health` names the new metric is "in-server"; then the same file is POSTed to `/admin/metric` (customized
+inside the server, every worker switched). OSRM: osrm-extract (car.lua) + osrm-partition once, then
 `osrm-customize` with no file and with the file (wall time; both on 2 threads, its default), and osrm-routed
 `--algorithm mld` on the customized data. Durations: `--routes` random node-to-node routes on both servers after
 the update, the relative difference per route (median, p90) and the share within 1 %; the same before the update
@@ -168,7 +169,7 @@ def main() -> None:
         t_file = timed([str(bin_dir / "osrm-customize"), str(ds), "--segment-speed-file", str(speeds)], cwd=work)
 
         cli = [sys.executable, "-m", "app.cli", "customize", str(g), "--segment-speed-file", str(speeds)]
-        ps, bs = start_starroute(g, workers=2)
+        ps, bs = start_starroute(g, workers=2, env={"STARROUTE_ADMIN_TOKEN": "bench"})
         try:
             rng = np.random.default_rng(args.seed)
             from preprocessing.artifacts import load_graph
@@ -189,6 +190,20 @@ def main() -> None:
                 time.sleep(0.01)
             t_apply = time.perf_counter() - t1
             s_after, lat_after = durations(bs, pairs)
+            # the same file pushed over HTTP: customized inside the server, then every worker switched
+            t2 = time.perf_counter()
+            with httpx.Client(base_url=bs, timeout=600) as c:
+                r = c.post(
+                    "/admin/metric",
+                    content=speeds.read_bytes(),
+                    headers={"Authorization": "Bearer bench", "Content-Type": "text/csv"},
+                )
+            r.raise_for_status()
+            mid2 = r.json()["metric"]
+            while metric_ids(bs, 2) != {mid2}:
+                time.sleep(0.01)
+            t_admin = time.perf_counter() - t2
+            t_admin_work = sum(r.json()["seconds"].values())
         finally:
             stop(ps)
         po, bo = start_osrm_mld(bin_dir, before_ds / base.name)
@@ -209,6 +224,10 @@ def main() -> None:
     print(f"| customize, no file (s) | - | {t_plain:.2f} | |")
     print(f"| customize with the file, command wall (s) | {t_cli:.2f} | {t_file:.2f} | {t_cli / t_file:.2f}x |")
     print(f"| applied in a running server (s, SIGHUP to every worker serving it) | {t_apply:.2f} | - | |")
+    print(
+        f"| POST /admin/metric until every worker serves it (s; of which customizing {t_admin_work:.2f}) "
+        f"| {t_admin:.2f} | - | |"
+    )
     ms = statistics.median(lat_after) * 1e3
     print(f"| route p50 after / before the update (ms) | {ms:.2f} / {statistics.median(lat_before) * 1e3:.2f} | - | |")
     print()

@@ -46,11 +46,13 @@ def stop(proc: subprocess.Popen) -> None:
             proc.wait(5)
 
 
-def start_starroute(graph: Path, workers: int = 1) -> tuple[subprocess.Popen, str]:
-    """`python -m app.server GRAPH` with `workers` workers, healthy; (process, base URL)."""
+def start_starroute(graph: Path, workers: int = 1, env: dict[str, str] | None = None) -> tuple[subprocess.Popen, str]:
+    """`python -m app.server GRAPH` with `workers` workers (and `env` added to the environment), healthy; (process,
+    base URL)."""
     port = free_port()
     cmd = [sys.executable, "-m", "app.server", str(graph), "--port", str(port), "--workers", str(workers)]
-    proc = subprocess.Popen(cmd + ["--log-level", "warning"], cwd=ROOT, stdout=subprocess.DEVNULL)
+    full_env = {**os.environ, **(env or {})}
+    proc = subprocess.Popen(cmd + ["--log-level", "warning"], cwd=ROOT, stdout=subprocess.DEVNULL, env=full_env)
     base = f"http://127.0.0.1:{port}"
     wait_ready(f"{base}/health", proc)
     return proc, base
