@@ -17,7 +17,6 @@ time, loopback, one at a time).
 from __future__ import annotations
 
 import argparse
-import hashlib
 import os
 import shutil
 import signal
@@ -34,13 +33,8 @@ sys.path.insert(0, str(HERE.parent))
 import httpx  # noqa: E402
 import numpy as np  # noqa: E402
 
-from bench.osrm_peer import ensure_osrm  # noqa: E402
-from bench.servers import (  # noqa: E402
-    free_port,  # noqa: E402
-    start_starroute,
-    stop,
-    wait_ready,
-)
+from bench.osrm_peer import ensure_osrm, prepare_osrm  # noqa: E402
+from bench.servers import start_osrm, start_starroute, stop  # noqa: E402
 
 ROOT = HERE.parent
 
@@ -59,25 +53,6 @@ def speed_file(graph: Path, out: Path, fraction: float, seed: int) -> int:
     speeds = rng.integers(5, 101, len(pick))
     out.write_text("".join(f"{f},{t},{v}\n" for (f, t), v in zip(pick, speeds, strict=True)))
     return len(pick)
-
-
-def osrm_mld(bin_dir: Path, extract: Path, work: Path) -> Path:
-    """osrm-extract + osrm-partition once per extract content (cached); the `.osrm` base path."""
-    digest = hashlib.sha256(extract.read_bytes()).hexdigest()[:12]
-    out = work / f"mld-{extract.name.split('.')[0]}-{digest}"
-    done = out / "done"
-    if done.exists():
-        return Path(done.read_text())
-    out.mkdir(parents=True, exist_ok=True)
-    local = out / extract.name
-    shutil.copy(extract, local)
-    profile = bin_dir.parent / "share" / "profiles" / "car.lua"
-    run = dict(cwd=out, check=True, capture_output=True)
-    subprocess.run([str(bin_dir / "osrm-extract"), "-p", str(profile), str(local)], **run)  # type: ignore[call-overload]
-    base = next(out.glob("*.osrm.properties")).with_suffix("")
-    subprocess.run([str(bin_dir / "osrm-partition"), str(base)], **run)  # type: ignore[call-overload]
-    done.write_text(str(base))
-    return base
 
 
 def timed(cmd: list[str], **kw: object) -> float:
@@ -121,20 +96,6 @@ def compare(a: list[float | None], b: list[float | None]) -> str:
     return f"median {med:.2f} %, p90 {100 * p90:.2f} %, within 1 %: {100 * within:.0f} % ({len(rel)} routes)"
 
 
-def start_osrm_mld(bin_dir: Path, dataset: Path) -> tuple[subprocess.Popen, str]:
-    port = free_port()
-    cmd = [str(bin_dir / "osrm-routed"), "--ip", "127.0.0.1", "--port", str(port), "-t", "2", "--algorithm", "mld"]
-    proc = subprocess.Popen(
-        [*cmd, str(dataset)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env={**os.environ, "DISABLE_ACCESS_LOGGING": "1"},
-    )
-    base = f"http://127.0.0.1:{port}"
-    wait_ready(f"{base}/nearest/v1/driving/0,0", proc)
-    return proc, base
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("graph", type=Path)
@@ -159,7 +120,7 @@ def main() -> None:
         share = f"{100 * args.fraction:g} %"
         print(f"speed file: {n} directed segments ({share} of the graph's), 5-100 km/h, seed {args.seed}")
 
-        base = osrm_mld(bin_dir, args.extract, args.osrm_dir)
+        base = prepare_osrm(bin_dir, args.extract, args.osrm_dir, algorithm="mld")
         work = tmp / "osrm"
         shutil.copytree(base.parent, work)
         ds = work / base.name
@@ -206,12 +167,12 @@ def main() -> None:
             t_admin_work = sum(r.json()["seconds"].values())
         finally:
             stop(ps)
-        po, bo = start_osrm_mld(bin_dir, before_ds / base.name)
+        po, bo = start_osrm(bin_dir, before_ds / base.name, threads=2, algorithm="mld")
         try:
             o_before, _ = durations(bo, pairs)
         finally:
             stop(po)
-        po, bo = start_osrm_mld(bin_dir, ds)
+        po, bo = start_osrm(bin_dir, ds, threads=2, algorithm="mld")
         try:
             o_after, _ = durations(bo, pairs)
         finally:

@@ -41,10 +41,16 @@ def ensure_osrm(osrm_dir: Path) -> Path | None:
     return bin_dir
 
 
-def prepare_osrm(bin_dir: Path, extract: Path, work: Path) -> Path:
-    """osrm-extract (car.lua) + osrm-contract once per extract content; returns the `.osrm` base path."""
+def prepare_osrm(bin_dir: Path, extract: Path, work: Path, algorithm: str = "ch") -> Path:
+    """osrm-extract (car.lua) + osrm-contract (`algorithm` "ch") or osrm-partition ("mld": osrm-customize is then
+    the caller's, it is what the live-weights bench times) once per extract content; returns the `.osrm` base
+    path."""
     digest = hashlib.sha256(extract.read_bytes()).hexdigest()[:12]
-    out = work / f"{extract.name.split('.')[0]}-{digest}"
+    out = (
+        work / f"{extract.name.split('.')[0]}-{digest}"
+        if algorithm == "ch"
+        else work / f"mld-{extract.name.split('.')[0]}-{digest}"
+    )
     done = out / "done"
     if done.exists():
         return Path(done.read_text())
@@ -56,6 +62,7 @@ def prepare_osrm(bin_dir: Path, extract: Path, work: Path) -> Path:
         [str(bin_dir / "osrm-extract"), "-p", str(profile), str(local)], cwd=out, check=True, capture_output=True
     )
     base = next(out.glob("*.osrm.properties")).with_suffix("")  # osrm-extract names it after the input
-    subprocess.run([str(bin_dir / "osrm-contract"), str(base)], cwd=out, check=True, capture_output=True)
+    step = "osrm-contract" if algorithm == "ch" else "osrm-partition"
+    subprocess.run([str(bin_dir / step), str(base)], cwd=out, check=True, capture_output=True)
     done.write_text(str(base))
     return base

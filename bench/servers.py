@@ -58,10 +58,12 @@ def start_starroute(graph: Path, workers: int = 1, env: dict[str, str] | None = 
     return proc, base
 
 
-def start_osrm(bin_dir: Path, dataset: Path, threads: int = 1) -> tuple[subprocess.Popen, str]:
-    """osrm-routed on a prepared dataset with `threads` threads, answering; (process, base URL)."""
+def start_osrm(bin_dir: Path, dataset: Path, threads: int = 1, algorithm: str = "ch") -> tuple[subprocess.Popen, str]:
+    """osrm-routed on a prepared dataset (`algorithm` "ch" or "mld") with `threads` threads, answering; (process,
+    base URL)."""
     port = free_port()
-    cmd = [str(bin_dir / "osrm-routed"), "--ip", "127.0.0.1", "--port", str(port), "-t", str(threads), str(dataset)]
+    cmd = [str(bin_dir / "osrm-routed"), "--ip", "127.0.0.1", "--port", str(port), "-t", str(threads)]
+    cmd += ["--algorithm", algorithm, str(dataset)]
     proc = subprocess.Popen(
         cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "DISABLE_ACCESS_LOGGING": "1"}
     )
