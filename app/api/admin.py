@@ -25,6 +25,10 @@ from app.api.errors import JSON_TYPE, error_response
 
 ADMIN_PATH = "/admin/metric"
 router = APIRouter(tags=["admin"])
+ADMIN_RESPONSES: dict[int | str, dict[str, Any]] = {
+    401: {"description": "no or wrong bearer token: nothing changed"},
+    404: {"description": "the endpoint is off (STARROUTE_ADMIN_TOKEN is not set)"},
+}
 _LOCK = threading.Lock()  # one customization at a time in this process
 
 
@@ -58,7 +62,12 @@ def _reload_everywhere(service: Any) -> str:
 @router.post(
     ADMIN_PATH,
     summary="Apply a traffic file as the new metric (admin)",
-    responses={400: {"description": "malformed file"}, 401: {"description": "no or wrong token"}},
+    responses={
+        400: {"description": "a malformed file (the line and the reason): nothing changed"},
+        413: {"description": "a body over STARROUTE_ADMIN_MAX_BODY_BYTES"},
+        503: {"description": "the graph directory cannot take the metric (read-only, ...)"},
+        **ADMIN_RESPONSES,
+    },
 )
 async def post_metric(
     request: Request,
@@ -92,7 +101,10 @@ async def post_metric(
         return error_response("InvalidValue", f"{exc}; the metric was not changed")
     except (FormatError, OSError) as exc:
         return error_response("Unavailable", f"cannot write the metric into the graph directory: {exc}")
-    applied = await asyncio.to_thread(_reload_everywhere, service)
+    try:
+        applied = await asyncio.to_thread(_reload_everywhere, service)
+    except Exception as exc:  # noqa: BLE001 - the old metric serves on; say why
+        return error_response("Unavailable", f"the metric was written but could not be applied: {exc}")
     out = {
         "code": "Ok",
         "metric": done.metric_id,
@@ -105,7 +117,11 @@ async def post_metric(
     return Response(orjson.dumps(out), media_type=JSON_TYPE)
 
 
-@router.delete(ADMIN_PATH, summary="Serve the preprocessed metric again (admin)")
+@router.delete(
+    ADMIN_PATH,
+    summary="Serve the preprocessed metric again (admin)",
+    responses={503: {"description": "the graph directory cannot be changed"}, **ADMIN_RESPONSES},
+)
 async def delete_metric(request: Request) -> Response:
     """Drop the current metric (the graph's preprocessed weights serve again) and reload every worker."""
     refused = _refused(request)
@@ -114,6 +130,11 @@ async def delete_metric(request: Request) -> Response:
     service = request.app.state.service
     from preprocessing.customize import reset
 
-    was = await asyncio.to_thread(reset, service.settings.graph_dir)
-    applied = await asyncio.to_thread(_reload_everywhere, service) if was else "nothing to change"
+    from preprocessing.artifacts import FormatError
+
+    try:
+        was = await asyncio.to_thread(reset, service.settings.graph_dir)
+        applied = await asyncio.to_thread(_reload_everywhere, service) if was else "nothing to change"
+    except (FormatError, OSError) as exc:
+        return error_response("Unavailable", f"cannot reset the metric: {exc}")
     return Response(orjson.dumps({"code": "Ok", "reset": was, "applied": applied}), media_type=JSON_TYPE)
