@@ -128,9 +128,8 @@ async def delete_metric(request: Request) -> Response:
     if refused is not None:
         return refused
     service = request.app.state.service
-    from preprocessing.customize import reset
-
     from preprocessing.artifacts import FormatError
+    from preprocessing.customize import reset
 
     try:
         was = await asyncio.to_thread(reset, service.settings.graph_dir)
