@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .geometry import haversine_m, hilbert_index
+from .geometry import hilbert_index, osrm_distances_m
 from .graph import finalize_arrays
 from .osm import NodeTable, WayTable
 from .units import COORD_SCALE
@@ -31,6 +31,25 @@ def spatial_order(lon: np.ndarray, lat: np.ndarray) -> np.ndarray:
         return ((v.astype(np.int64) - lo) * (span - 1) // max(hi - lo, 1)).astype(np.int64)
 
     return np.argsort(hilbert_index(grid(lon), grid(lat)), kind="stable")
+
+
+def segment_ds(
+    seg_m: np.ndarray, kmh: np.ndarray, duration_s: np.ndarray, way_segments: np.ndarray, rate: np.ndarray
+) -> np.ndarray:
+    """OSRM's per-segment deciseconds (`ExtractionContainers::PrepareEdges`), the one home of the rounding rule.
+
+    A segment of `seg_m` metres takes `seg_m / (kmh * rate / 3.6)` seconds, or, on a way with a `duration`
+    (NaN = none), `duration_s / way_segments / rate` (OSRM splits a way's duration evenly over its segments, not by
+    length); each rounds to whole deciseconds (halves away from zero, `std::round`) and is at least 1. `rate` = 1
+    gives the duration, the profile's rate penalty the weight. A chain's arc is the sum of its segments, so a route
+    adds up segment by segment as OSRM's does.
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        by_speed = seg_m / (kmh * rate / 3.6) * 10.0
+        by_dur = duration_s / np.maximum(way_segments, 1) / rate * 10.0
+    v = np.where(np.isnan(duration_s), by_speed, by_dur)
+    v = np.where(np.isfinite(v), v, 0.0)
+    return np.maximum(np.floor(v + 0.5), 1).astype(np.int64)
 
 
 def build_arrays(ways: WayTable, nodes: NodeTable) -> tuple[dict[str, np.ndarray], dict[str, int]]:
@@ -97,7 +116,7 @@ def build_arrays(ways: WayTable, nodes: NodeTable) -> tuple[dict[str, np.ndarray
     lon = nodes.lon[ni]
     lat = nodes.lat[ni]
     seg = np.zeros(p, dtype=np.float64)
-    seg[1:] = haversine_m(lon[:-1] / COORD_SCALE, lat[:-1] / COORD_SCALE, lon[1:] / COORD_SCALE, lat[1:] / COORD_SCALE)
+    seg[1:] = osrm_distances_m(lon[:-1] / COORD_SCALE, lat[:-1] / COORD_SCALE, lon[1:] / COORD_SCALE, lat[1:] / COORD_SCALE)
     seg[piece_start] = 0.0
     cs = np.cumsum(seg)
     chain_len = cs[c1] - cs[c0]
@@ -131,28 +150,29 @@ def build_arrays(ways: WayTable, nodes: NodeTable) -> tuple[dict[str, np.ndarray
     a_g, b_g = gid[:nc], gid[nc:]
     report["barrier_nodes_blocking"] = int(len(np.unique(ends[bar])))
 
-    # weights per direction
+    # weights per direction: OSRM's per-segment deciseconds (`segment_ds`), summed over each chain
+    seg_way = way_of_pos  # the way of the segment ending at each position (position 0 of a piece: no segment)
+    seg_edges = (np.diff(ways.first) - 1)[seg_way]  # segments of the whole way: a `duration` is split evenly
+    seg_rate = ways.rate[seg_way] if ways.rate is not None else np.ones(p)
+    in_chain = ~piece_start
+
+    def weights(kmh: np.ndarray, dur: np.ndarray, head_pen: np.ndarray, r: np.ndarray) -> np.ndarray:
+        """Deciseconds of each chain: its segments' `segment_ds` at `kmh` (or the way's `duration` split evenly
+        over its segments) slowed by the rate `r`, plus the node penalties inside and at the head."""
+        per_seg = np.where(in_chain, segment_ds(seg, kmh, dur, seg_edges, r), 0)
+        cum = np.cumsum(per_seg)
+        return (cum[c1] - cum[c0]) + interior_pen + head_pen
+
+    one = np.ones(p)
+    fk_s, bk_s = ways.fwd_kmh[seg_way], ways.bwd_kmh[seg_way]
+    fd_s, bd_s = ways.fwd_duration_s[seg_way], ways.bwd_duration_s[seg_way]
+    fpen, bpen = nodes.penalty_ds[b_node].astype(np.int64), nodes.penalty_ds[a_node].astype(np.int64)
+    fw, bw = weights(fk_s, fd_s, fpen, seg_rate), weights(bk_s, bd_s, bpen, seg_rate)  # the weight (routability)
+    ft, bt = weights(fk_s, fd_s, fpen, one), weights(bk_s, bd_s, bpen, one)  # the duration
     fk = ways.fwd_kmh[chain_way]
     bk = ways.bwd_kmh[chain_way]
     fd = ways.fwd_duration_s[chain_way]
     bd = ways.bwd_duration_s[chain_way]
-    way_len = np.bincount(chain_way, weights=chain_len, minlength=nw)[chain_way]
-    share = np.where(way_len > 0, chain_len / np.where(way_len > 0, way_len, 1), 1.0)
-
-    rate = ways.rate[chain_way] if ways.rate is not None else np.ones(len(chain_way))
-
-    def weights(kmh: np.ndarray, dur: np.ndarray, head_pen: np.ndarray, r: np.ndarray) -> np.ndarray:
-        """Deciseconds at `kmh` (or the way's duration share) slowed by the rate `r`, node penalties added."""
-        with np.errstate(divide="ignore", invalid="ignore"):
-            by_speed = np.ceil(chain_len / np.where(kmh > 0, kmh * r / 3.6, 1.0) * 10.0 - 1e-9)
-        by_dur = np.ceil(dur * 10.0 * share / r - 1e-9)
-        w = np.where(np.isnan(dur), by_speed, by_dur)
-        return np.maximum(w, 1).astype(np.int64) + interior_pen + head_pen
-
-    one = np.ones(len(chain_way))
-    fpen, bpen = nodes.penalty_ds[b_node].astype(np.int64), nodes.penalty_ds[a_node].astype(np.int64)
-    fw, bw = weights(fk, fd, fpen, rate), weights(bk, bd, bpen, rate)  # the weight (routability)
-    ft, bt = weights(fk, fd, fpen, one), weights(bk, bd, bpen, one)  # the duration
     fmask = (fk > 0) | (~np.isnan(fd))
     bmask = (bk > 0) | (~np.isnan(bd))
     chain_ids = np.arange(nc)

@@ -1,16 +1,88 @@
 """Geometry and array helpers both the build stages and the engine stand on (one home each).
 
-Vectorised numpy only: great-circle distances, the Hilbert curve that orders nodes and snapping cells, CSR offsets,
-and the measured top speed that bounds the A* heuristics. The engine's numba scalars live in `app.engine.geo`.
+Two distances, each with one home. `osrm_distance_m` (a numba scalar, usable from the engine's kernels) and
+`osrm_distances_m` (vectorised) are *the* distance formula of everything reported: arc lengths, phantom offsets,
+route and annotation distances, exactly as OSRM computes them (`util::coordinate_calculation::greatCircleDistance`).
+`haversine_m` is the great circle on the mean sphere, for bounds (the A*/ALT straight-line bound measures its own top
+speed against it, `app.engine.geo`) and for what OSRM does not report. Also the Hilbert curve that orders nodes and
+snapping cells, CSR offsets, and the measured top speed that bounds the A* heuristics.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 import numpy as np
 
-from .units import DIST_PER_METRE, EARTH_RADIUS_M, WEIGHT_PER_SECOND
+from .jit import kernel
+from .units import (
+    DIST_PER_METRE,
+    EARTH_RADIUS_M,
+    OSRM_COORD_SCALE,
+    OSRM_RULER_BANDS,
+    WEIGHT_PER_SECOND,
+    WGS84_A_KM,
+    WGS84_F,
+)
+
+_RAD = math.pi / 180.0
+_E2 = WGS84_F * (2.0 - WGS84_F)
+_BAND = int(90.0 * OSRM_COORD_SCALE / OSRM_RULER_BANDS)  # 50_000 fixed-point units = 0.05 degrees
+
+
+@kernel(inline="always")
+def osrm_fixed(deg: float) -> int:
+    """A degree value as OSRM's fixed point (`util::toFixed`: `std::round(deg * 1e6)`, halves away from zero)."""
+    v = deg * OSRM_COORD_SCALE
+    return int(math.floor(v + 0.5)) if v >= 0.0 else -int(math.floor(-v + 0.5))
+
+
+@kernel(inline="always")
+def osrm_distance_m(lon1: float, lat1: float, lon2: float, lat2: float) -> float:
+    """Metres between two degree coordinates exactly as OSRM measures them (the one formula of reported distances).
+
+    Both points are rounded to 1e-6 degrees (`osrm_fixed`); the ruler is the cheap ruler of the 0.05-degree band
+    holding the pair's mean fixed-point latitude (C++ integer division, truncating), evaluated at the band's middle:
+    `kx`, `ky` from the WGS84 normal and meridional radii of curvature, `dx = remainder(dlon, 360) * kx`.
+    `osrm_distance_m(1.0, 0.0, 1.0009, 0.0)` = 100.19 m (a thousandth of a degree of longitude at the equator).
+    """
+    x1 = osrm_fixed(lon1)
+    y1 = osrm_fixed(lat1)
+    x2 = osrm_fixed(lon2)
+    y2 = osrm_fixed(lat2)
+    s = y1 + y2
+    mean = s // 2 if s >= 0 else -((-s) // 2)
+    band = (abs(mean) - 1) // _BAND if abs(mean) >= 1 else 0
+    lat = _BAND * (band + 0.5) / OSRM_COORD_SCALE
+    mul = _RAD * WGS84_A_KM * 1000.0
+    coslat = math.cos(lat * _RAD)
+    w2 = 1.0 / (1.0 - _E2 * (1.0 - coslat * coslat))
+    w = math.sqrt(w2)
+    kx = mul * w * coslat
+    ky = mul * w * w2 * (1.0 - _E2)
+    dlon = x1 / OSRM_COORD_SCALE - x2 / OSRM_COORD_SCALE
+    if dlon > 180.0 or dlon < -180.0:
+        dlon -= 360.0 * round(dlon / 360.0)
+    dx = dlon * kx
+    dy = (y1 / OSRM_COORD_SCALE - y2 / OSRM_COORD_SCALE) * ky
+    return math.sqrt(dx * dx + dy * dy)
+
+
+@kernel
+def _osrm_distances(lon1, lat1, lon2, lat2):  # type: ignore[no-untyped-def]  # pragma: no cover - numba
+    out = np.empty(len(lon1), dtype=np.float64)
+    for i in range(len(lon1)):
+        out[i] = osrm_distance_m(lon1[i], lat1[i], lon2[i], lat2[i])
+    return out
+
+
+def osrm_distances_m(lon1: np.ndarray, lat1: np.ndarray, lon2: np.ndarray, lat2: np.ndarray) -> np.ndarray:
+    """`osrm_distance_m` over arrays of degree coordinates (float64 metres), e.g. the segments of a polyline."""
+    arrs = [np.ascontiguousarray(np.broadcast_to(np.asarray(a, dtype=np.float64), np.shape(lon1))) for a in (lon1, lat1, lon2, lat2)]
+    if arrs[0].ndim == 0:
+        return _osrm_distances(*(a.reshape(1) for a in arrs))[0]
+    return _osrm_distances(*arrs)
 
 
 def haversine_m(lon1: np.ndarray, lat1: np.ndarray, lon2: np.ndarray, lat2: np.ndarray) -> np.ndarray:

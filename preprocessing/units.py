@@ -7,7 +7,13 @@ The format module (`preprocessing.artifacts`) says which array holds which unit;
 COORD_SCALE = 10_000_000  # int32 coordinates in 1e-7 degrees (OSM's own precision)
 WEIGHT_PER_SECOND = 10  # weights and durations in deciseconds
 DIST_PER_METRE = 10  # distances in decimetres
-EARTH_RADIUS_M = 6_371_008.8  # mean Earth radius (IUGG), used for great-circle distances everywhere
+EARTH_RADIUS_M = 6_371_008.8  # mean Earth radius (IUGG): the great-circle *bounds* (A*/ALT, snapping radii, matching)
+# Reported distances are OSRM's (`preprocessing.geometry.osrm_distance_m`): coordinates rounded to 1e-6 degrees, then
+# mapbox's cheap ruler on the WGS84 ellipsoid, one ruler per 0.05-degree latitude band of the pair's mean latitude.
+OSRM_COORD_SCALE = 1_000_000  # OSRM's COORDINATE_PRECISION: FixedPointCoordinate in 1e-6 degrees
+WGS84_A_KM = 6378.137  # equatorial radius (cheap ruler's RE)
+WGS84_F = 1.0 / 298.257223563  # flattening (cheap ruler's FE)
+OSRM_RULER_BANDS = 1800  # OSRM's CheapRulerContainer: 1800 rulers over 0..90 degrees
 INF_WEIGHT = 1 << 60  # int64 search sentinel (ds or dm): INF + INF does not overflow
 CLOSED_DS = 1 << 26  # int32 weight of a road closed by a speed file (0 km/h): 77 days, above any real route; a
 # path weighing at least this is no path (sums of a few fit in int32)

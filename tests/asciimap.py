@@ -16,9 +16,11 @@ Conventions:
 - Every letter or digit of the drawing is a node; any other character (spaces, `-`, `|`, `/`, `.`, ...) is
   decoration. The drawing is dedented and leading/trailing blank lines are dropped.
 - One character column to the right is `grid_m` metres east, one row down is `grid_m` metres south (so `a b` is
-  2 grid units apart, `ab` one). The origin (top-left character) is at lon 1.0, lat 0.0, on the equator, so east-west
-  and north-south distances are exact. One grid unit is `grid_m` rounded *down* to whole 1e-7 degrees (a 100 m unit
-  is 99.998 m), so times computed as distance/speed and rounded up land on the expected whole decisecond.
+  2 grid units apart, `ab` one). The origin (top-left character) is at lon 1.0, lat 0.0, on the equator. Distances
+  are OSRM's (`preprocessing.geometry.osrm_distance_m`: 1e-6 degree coordinates, the WGS84 cheap ruler), so a grid
+  unit is `grid_m` rounded *down* to whole 1e-6 degrees on each axis: east 898e-6 degrees = 99.965 m, south 904e-6
+  degrees = 99.959 m for 100 m. Times are per segment `distance / speed` rounded to whole deciseconds
+  (`preprocessing.build.segment_ds`), so a 100 m unit at 36 km/h takes exactly 10 s either way.
 - OSM node ids are fixed per character: `a`..`z` = 1..26, `A`..`Z` = 27..52, `0`..`9` = 53..62. Way ids are 1, 2,
   ... in table order. A way is a string of node letters; it may repeat a letter to close a loop (`"abcda"`).
 - Relations (`relations=[([("way", "ab", "from"), ("node", "b", "via"), ("way", "bc", "to")], {"type":
@@ -41,7 +43,7 @@ from xml.sax.saxutils import quoteattr
 import numpy as np
 
 from preprocessing.artifacts import Graph, load_graph
-from preprocessing.geometry import haversine_m
+from preprocessing.geometry import osrm_distance_m, osrm_distances_m
 from preprocessing.pipeline import preprocess
 from preprocessing.units import COORD_SCALE, EARTH_RADIUS_M, INF_WEIGHT
 
@@ -62,10 +64,18 @@ def node_id(letter: str) -> int:
     return NODE_CHARS.index(letter) + 1
 
 
+def grid_units_e7(grid_m: float) -> tuple[int, int]:
+    """One grid unit east and one south in 1e-7 degrees: `grid_m` metres on the equator in OSRM's distance
+    formula, rounded down to whole 1e-6 degrees (OSRM's precision)."""
+    e6 = COORD_SCALE // 1_000_000
+    ux = int(math.floor(grid_m / osrm_distance_m(0.0, 0.0, 0.001, 0.0) * 1e3)) * e6
+    uy = int(math.floor(grid_m / osrm_distance_m(0.0, 0.0, 0.0, 0.001) * 1e3)) * e6
+    return ux, uy
+
+
 def grid_unit_e7(grid_m: float) -> int:
-    """One grid unit in 1e-7 degrees: `grid_m` metres on the equator, rounded down."""
-    metres_per_e7 = EARTH_RADIUS_M * math.pi / 180.0 / COORD_SCALE
-    return int(math.floor(grid_m / metres_per_e7))
+    """One grid unit east in 1e-7 degrees (`grid_units_e7`)."""
+    return grid_units_e7(grid_m)[0]
 
 
 def parse_map(drawing: str) -> dict[str, tuple[int, int]]:
@@ -87,8 +97,8 @@ def parse_map(drawing: str) -> dict[str, tuple[int, int]]:
 
 def coordinates(drawing: str, grid_m: float = 100.0) -> dict[str, tuple[int, int]]:
     """Letter -> (lon, lat) in 1e-7 degrees."""
-    unit = grid_unit_e7(grid_m)
-    return {ch: (ORIGIN_LON_E7 + c * unit, ORIGIN_LAT_E7 - r * unit) for ch, (c, r) in parse_map(drawing).items()}
+    ux, uy = grid_units_e7(grid_m)
+    return {ch: (ORIGIN_LON_E7 + c * ux, ORIGIN_LAT_E7 - r * uy) for ch, (c, r) in parse_map(drawing).items()}
 
 
 def _tags_xml(tags: Mapping[str, str], indent: str) -> str:
@@ -194,15 +204,18 @@ class Built:
         best = min(int(dijkstra_weights(self.graph, s)[v]) for s in src for v in dst)
         return None if best >= INF_WEIGHT else best
 
-    def metres(self, path: str) -> float:
-        """Great-circle length (m) along a string of letters, as the pipeline measures it."""
+    def segments_m(self, path: str) -> np.ndarray:
+        """Length (m) of each segment along a string of letters, in OSRM's formula as the pipeline measures it."""
         pts = np.array([self.coords[ch] for ch in path], dtype=np.float64) / COORD_SCALE
-        seg = haversine_m(pts[:-1, 0], pts[:-1, 1], pts[1:, 0], pts[1:, 1])
-        return float(np.sum(seg))
+        return np.asarray(osrm_distances_m(pts[:-1, 0], pts[:-1, 1], pts[1:, 0], pts[1:, 1]))
+
+    def metres(self, path: str) -> float:
+        """Length (m) along a string of letters, as the pipeline measures it."""
+        return float(np.sum(self.segments_m(path)))
 
     def expect_ds(self, path: str, kmh: float) -> int:
-        """The pipeline's arc weight for driving `path` at `kmh`: max(1, ceil(metres / m/s * 10))."""
-        return max(1, math.ceil(self.metres(path) / (kmh / 3.6) * 10.0 - 1e-9))
+        """The pipeline's arc weight for driving `path` at `kmh`: per segment max(1, round(metres / m/s * 10))."""
+        return sum(max(1, math.floor(m / (kmh / 3.6) * 10.0 + 0.5)) for m in self.segments_m(path))
 
     def expect_dm(self, path: str) -> int:
         """The pipeline's arc distance (dm) along `path`."""

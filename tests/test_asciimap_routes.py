@@ -42,19 +42,19 @@ def test_to_osm_is_deterministic_and_well_formed() -> None:
         "a b\n  c", ways=[("abc", {"highway": "primary", "name": "A & B"})], nodes={"b": {"highway": "traffic_signals"}}
     )
     assert '<node id="1" version="1" lat="0.0000000" lon="1.0000000"/>' in xml
-    assert '<node id="2" version="1" lat="0.0000000" lon="1.0017986">' in xml  # 2 units of 8993e-7 deg
-    assert '<node id="3" version="1" lat="-0.0008993" lon="1.0017986"/>' in xml
+    assert '<node id="2" version="1" lat="0.0000000" lon="1.0017960">' in xml  # 2 units of 898e-6 deg east
+    assert '<node id="3" version="1" lat="-0.0009040" lon="1.0017960"/>' in xml  # 1 unit of 904e-6 deg south
     assert 'v="A &amp; B"' in xml and '<nd ref="3"/>' in xml
     assert asciimap.node_id("a") == 1 and asciimap.node_id("Z") == 52 and asciimap.node_id("0") == 53
 
 
 def test_grid_unit_and_chain_collapse(tmp_path: Path) -> None:
     built = asciimap.build(tmp_path, "abc", ways=[("abc", {"highway": "primary"})])
-    assert abs(built.metres("ab") - 100.0) < 0.01
+    assert abs(built.metres("ab") - 99.965) < 0.001  # 898e-6 degrees of longitude on the equator, OSRM's formula
     # b has degree 2: one arc per direction a <-> c, b is only a shape point
     assert built.nodes("b") == []
-    assert built.arcs("a", "c") == [(200, 2000)]
-    assert built.arcs("c", "a") == [(200, 2000)]
+    assert built.arcs("a", "c") == [(200, 1999)]  # two segments of 99.965 m at 36 km/h: 100 ds each
+    assert built.arcs("c", "a") == [(200, 1999)]
     assert built.arc_count() == 2
     assert built.route_ds("a", "c") == 200
 
@@ -132,7 +132,7 @@ def test_testbot_roundabout_is_oneway(tmp_path: Path) -> None:
         ],
     )
     assert letters_with_arcs(built, "xacy") == {("x", "a"), ("a", "x"), ("c", "y"), ("y", "c"), ("a", "c"), ("c", "a")}
-    assert built.arcs("a", "c") == [(200, 2000)]  # only a > b > c, never back along it
+    assert built.arcs("a", "c") == [(200, 1999)]  # only a > b > c, never back along it
     assert built.weight("c", "a") == built.expect_ds("ceda", 36)
     assert arc_flags(built, "a", "c") & FLAG_ROUNDABOUT and not arc_flags(built, "x", "a") & FLAG_ROUNDABOUT
     assert built.route_ds("x", "y") == 400
@@ -223,7 +223,7 @@ def test_car_speeds_maxspeed_surface(tmp_path: Path) -> None:
         ],
         profile="car",
     )
-    assert built.weight("a", "b") == built.expect_ds("ab", 65) == 56
+    assert built.weight("a", "b") == built.expect_ds("ab", 65) == 55
     assert built.weight("c", "d") == built.expect_ds("cd", 40) == 90
     assert built.weight("e", "f") == built.expect_ds("ef", 40)
     assert built.weight("g", "h") == built.expect_ds("gh", 80) == 45
@@ -423,7 +423,7 @@ def test_bike_speeds_and_pushing(tmp_path: Path) -> None:
     assert built.weight("a", "b") == built.expect_ds("ab", 15) == 240
     assert built.weight("c", "d") == built.expect_ds("cd", 12) == 300
     assert built.weight("e", "f") == built.expect_ds("ef", 4) == 900
-    assert built.weight("g", "h") == built.expect_ds("gh", 2) == 1800
+    assert built.weight("g", "h") == built.expect_ds("gh", 2) == 1799
     assert built.nodes("i") == []
 
 

@@ -130,7 +130,8 @@ def test_mid_edge_point() -> None:
     ph = s.snap(*at(250, 20))  # 20 m north of the middle of a-c's first half... second segment's start half
     assert ph.chain == 0 and ph.segment == 0
     assert ph.distance_m == pytest.approx(20, abs=0.05)
-    assert ph.lon == pytest.approx(at(250, 0)[0], abs=1e-7) and ph.lat == pytest.approx(ORIGIN[1], abs=1e-7)
+    # the snapped point is OSRM's: a 1e-6 degree fixed-point coordinate
+    assert ph.lon == round(at(250, 0)[0], 6) and ph.lat == pytest.approx(ORIGIN[1], abs=1e-7)
     # 250 m of 1000 m: a quarter of the weight before (ds = m at 10 m/s)
     assert ph.fwd_weight_before == 250 and ph.fwd_weight_after == 750
     assert ph.bwd_weight_before == 750 and ph.bwd_weight_after == 250
@@ -155,7 +156,8 @@ def test_bent_chain_and_vertex() -> None:
     # outside the corner c: the nearest point is the corner itself, snapped exactly onto the shape point
     ph = s.snap(*at(-30, -230))
     assert ph.lon == g.geom_lon[2] / COORD_SCALE and ph.lat == g.geom_lat[2] / COORD_SCALE
-    assert ph.fwd_weight_before == 200 and ph.distance_m == pytest.approx(math.hypot(30, 30), rel=1e-3)
+    # OSRM's distances (the WGS84 ruler at 43 degrees) differ from the local metric frame of the drawing by ~0.3 %
+    assert abs(ph.fwd_weight_before - 200) <= 1 and ph.distance_m == pytest.approx(math.hypot(30, 30), rel=5e-3)
     check_phantom(g, ph)
     ph = s.snap(*at(150, -190))
     assert ph.segment == 2 and ph.fwd_weight_before == 350
@@ -180,7 +182,7 @@ def test_beyond_the_last_node() -> None:
     ph = Snapper(g).snap(*at(1300, 40))
     assert (ph.lon, ph.lat) == (g.node_lon[1] / COORD_SCALE, g.node_lat[1] / COORD_SCALE)
     assert ph.fwd_weight_after == 0 and ph.bwd_weight_before == 0 and ph.segment == 1
-    assert ph.distance_m == pytest.approx(math.hypot(300, 40), rel=1e-3)
+    assert ph.distance_m == pytest.approx(math.hypot(300, 40), rel=5e-3)  # OSRM's ruler vs the local frame
 
 
 def test_radius_limit() -> None:
@@ -213,7 +215,7 @@ def test_tiny_component_candidates_and_choice() -> None:
     q = at(500, -190)  # 10 m from the island, 190 m from the main road
     cand = s.candidates(*q)
     assert cand.nearest.component == 1 and cand.nearest.distance_m == pytest.approx(10, abs=0.1)
-    assert cand.big is not None and cand.big.component == 0 and cand.big.distance_m == pytest.approx(190, abs=0.1)
+    assert cand.big is not None and cand.big.component == 0 and cand.big.distance_m == pytest.approx(190, rel=5e-3)
     assert cand.tiny
     assert s.snap(*q).component == 1  # one point alone: its nearest segment
     main = s.candidates(*at(100, 10))
@@ -310,8 +312,9 @@ def test_snap_is_exact_against_brute_force(seed: int) -> None:
         d2, _ = _project(segs, q[0], q[1], g.geom_lon, g.geom_lat)
         ph = s.snap(*q)
         best = math.sqrt(d2.min())
-        assert local_m(q, ph) == pytest.approx(best, rel=1e-9, abs=1e-6), f"seed {seed} query {q}"
-        assert ph.distance_m == pytest.approx(best, rel=1e-3)  # haversine vs the local frame
+        # the snapped point is rounded to OSRM's 1e-6 degrees (at most ~0.08 m off the exact projection)
+        assert local_m(q, ph) == pytest.approx(best, rel=1e-9, abs=0.1), f"seed {seed} query {q}"
+        assert ph.distance_m == pytest.approx(best, rel=5e-3, abs=0.1)  # OSRM's ruler vs the local frame
         check_phantom(g, ph)
         near = s.nearest(*q, 5)
         chain_of = np.searchsorted(gf, segs, side="right") - 1
@@ -319,7 +322,7 @@ def test_snap_is_exact_against_brute_force(seed: int) -> None:
         np.minimum.at(per_chain, chain_of, np.sqrt(d2))
         want = np.sort(per_chain)[:5]
         got = np.array([local_m(q, p) for p in near])
-        assert got == pytest.approx(want, rel=1e-9, abs=1e-6), f"seed {seed} query {q}"
+        assert got == pytest.approx(want, rel=1e-9, abs=0.1), f"seed {seed} query {q}"
 
 
 def test_bearing_filter() -> None:

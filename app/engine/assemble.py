@@ -9,9 +9,12 @@ builder needs. All work is proportional to the path.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from preprocessing.artifacts import Graph
+from preprocessing.geometry import osrm_distances_m
 from preprocessing.jit import kernel
 from preprocessing.units import COORD_SCALE, DIST_PER_METRE, WEIGHT_PER_SECOND
 
@@ -271,6 +274,15 @@ class Assembler:
         return _leg(*parts, stats, src, tgt)  # type: ignore[call-arg]
 
 
+def leg_distance_m(coords: np.ndarray) -> float:
+    """A leg's distance as OSRM's `assembleLeg` computes it: OSRM's formula over consecutive points (the snapped
+    points at both ends), summed, rounded to 0.1 m (halves away from zero)."""
+    if coords.shape[0] < 2:
+        return 0.0
+    total = float(osrm_distances_m(coords[:-1, 0], coords[:-1, 1], coords[1:, 0], coords[1:, 1]).sum())
+    return math.floor(total * DIST_PER_METRE + 0.5) / DIST_PER_METRE
+
+
 def _leg(
     coords: np.ndarray,
     piece_arc: np.ndarray,
@@ -286,7 +298,7 @@ def _leg(
     return Leg(
         weight=int(piece_w.sum()),
         duration_s=int(piece_t.sum()) / WEIGHT_PER_SECOND,
-        distance_m=int(piece_d.sum()) / DIST_PER_METRE,
+        distance_m=leg_distance_m(coords),
         coordinates=coords,
         piece_arc=piece_arc,
         piece_distance_m=piece_d / DIST_PER_METRE,

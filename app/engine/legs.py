@@ -14,7 +14,7 @@ from typing import Protocol
 
 import numpy as np
 
-from preprocessing.geometry import haversine_m
+from preprocessing.geometry import osrm_distances_m
 from preprocessing.units import CLOSED_DS, INF_WEIGHT
 
 from .assemble import BWD, FWD, Assembler
@@ -193,17 +193,18 @@ def merge_legs(legs: Sequence[Leg]) -> Leg:
 
 def segment_figures(leg: Leg) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per segment of the leg's coordinates (one value per pair of consecutive points): distance (m), duration (s)
-    and weight (s of weight), each piece's figures split over its segments by length (OSRM's annotations)."""
+    and weight (s of weight): the distance is the segment's own (OSRM's formula, as its annotations), duration and
+    weight are each piece's figures split over its segments by length."""
     coords = leg.coordinates
     nseg = coords.shape[0] - 1
     if nseg <= 0 or leg.piece_arc.shape[0] == 0:
         empty = np.zeros(0)
         return empty, empty, empty
-    seg_len = haversine_m(coords[:-1, 0], coords[:-1, 1], coords[1:, 0], coords[1:, 1])
+    seg_len = osrm_distances_m(coords[:-1, 0], coords[:-1, 1], coords[1:, 0], coords[1:, 1])
     piece = np.searchsorted(leg.piece_coord_end, np.arange(nseg), side="right")
     piece = np.minimum(piece, leg.piece_arc.shape[0] - 1)
     per_piece = np.bincount(piece, weights=seg_len, minlength=leg.piece_arc.shape[0])
     count = np.bincount(piece, minlength=leg.piece_arc.shape[0])
     frac = np.where(per_piece[piece] > 0, seg_len / np.where(per_piece[piece] > 0, per_piece[piece], 1.0), 0.0)
     frac = np.where(per_piece[piece] > 0, frac, 1.0 / np.maximum(count[piece], 1))
-    return leg.piece_distance_m[piece] * frac, leg.piece_duration_s[piece] * frac, leg.piece_weight[piece] * frac
+    return seg_len, leg.piece_duration_s[piece] * frac, leg.piece_weight[piece] * frac

@@ -28,10 +28,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from preprocessing.artifacts import Graph
-from preprocessing.geometry import hilbert_index
+from preprocessing.geometry import hilbert_index, osrm_distance_m, osrm_fixed
 from preprocessing.heap import heap_pop, heap_push
 from preprocessing.jit import kernel
-from preprocessing.units import COORD_SCALE, EARTH_RADIUS_M
+from preprocessing.units import COORD_SCALE, EARTH_RADIUS_M, OSRM_COORD_SCALE
 
 from .data import ChainIndex, chain_index
 from .errors import InvalidValue, NoSegment
@@ -261,6 +261,8 @@ def _phantom_figures(
     else:
         lon = glon[s] / COORD_SCALE + t * (glon[s + 1] / COORD_SCALE - glon[s] / COORD_SCALE)
         lat = glat[s] / COORD_SCALE + t * (glat[s + 1] / COORD_SCALE - glat[s] / COORD_SCALE)
+        lon = osrm_fixed(lon) / OSRM_COORD_SCALE  # OSRM's snapped point is a 1e-6 fixed-point coordinate
+        lat = osrm_fixed(lat) / OSRM_COORD_SCALE
     before, total = _chain_offset(glon, glat, gf[chain], gf[chain + 1], seg, lon, lat)
     f = before / total if total > 0.0 else 0.0
     f = min(max(f, 0.0), 1.0)
@@ -281,7 +283,7 @@ def _phantom_figures(
         btb = min(bt, int(math.floor((1.0 - f) * bt + 0.5)))
         if fwd < 0:
             name = arc_name[bwd]
-    dist = gc_distance_m(qlon, qlat, lon, lat)
+    dist = osrm_distance_m(qlon, qlat, lon, lat)
     return (
         lon, lat, dist, fwd, bwd, fwb, fw - fwb, fdb, fd - fdb, bwb, bw - bwb, bdb, bd - bdb,
         component[chain], name, node_osm_id[first_node[chain]], node_osm_id[last_node[chain]],
@@ -291,7 +293,8 @@ def _phantom_figures(
 
 @kernel
 def _chain_offset(glon, glat, p0, p1, seg, lon, lat):  # pragma: no cover - numba
-    """(metres along the chain from its first point to (lon, lat) on local segment `seg`, chain length in metres)."""
+    """(metres along the chain from its first point to (lon, lat) on local segment `seg`, chain length in metres),
+    segment by segment in OSRM's distance formula."""
     total = 0.0
     before = 0.0
     for i in range(p0, p1 - 1):
@@ -299,7 +302,7 @@ def _chain_offset(glon, glat, p0, p1, seg, lon, lat):  # pragma: no cover - numb
         la1 = glat[i] / COORD_SCALE
         lo2 = glon[i + 1] / COORD_SCALE
         la2 = glat[i + 1] / COORD_SCALE
-        length = gc_distance_m(lo1, la1, lo2, la2)
+        length = osrm_distance_m(lo1, la1, lo2, la2)
         if i - p0 < seg:
             before += length
         elif i - p0 == seg:
