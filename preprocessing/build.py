@@ -116,7 +116,9 @@ def build_arrays(ways: WayTable, nodes: NodeTable) -> tuple[dict[str, np.ndarray
     lon = nodes.lon[ni]
     lat = nodes.lat[ni]
     seg = np.zeros(p, dtype=np.float64)
-    seg[1:] = osrm_distances_m(lon[:-1] / COORD_SCALE, lat[:-1] / COORD_SCALE, lon[1:] / COORD_SCALE, lat[1:] / COORD_SCALE)
+    seg[1:] = osrm_distances_m(
+        lon[:-1] / COORD_SCALE, lat[:-1] / COORD_SCALE, lon[1:] / COORD_SCALE, lat[1:] / COORD_SCALE
+    )
     seg[piece_start] = 0.0
     cs = np.cumsum(seg)
     chain_len = cs[c1] - cs[c0]

@@ -79,7 +79,10 @@ def _osrm_distances(lon1, lat1, lon2, lat2):  # type: ignore[no-untyped-def]  # 
 
 def osrm_distances_m(lon1: np.ndarray, lat1: np.ndarray, lon2: np.ndarray, lat2: np.ndarray) -> np.ndarray:
     """`osrm_distance_m` over arrays of degree coordinates (float64 metres), e.g. the segments of a polyline."""
-    arrs = [np.ascontiguousarray(np.broadcast_to(np.asarray(a, dtype=np.float64), np.shape(lon1))) for a in (lon1, lat1, lon2, lat2)]
+    arrs = [
+        np.ascontiguousarray(np.broadcast_to(np.asarray(a, dtype=np.float64), np.shape(lon1)))
+        for a in (lon1, lat1, lon2, lat2)
+    ]
     if arrs[0].ndim == 0:
         return _osrm_distances(*(a.reshape(1) for a in arrs))[0]
     return _osrm_distances(*arrs)

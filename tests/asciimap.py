@@ -45,7 +45,7 @@ import numpy as np
 from preprocessing.artifacts import Graph, load_graph
 from preprocessing.geometry import osrm_distance_m, osrm_distances_m
 from preprocessing.pipeline import preprocess
-from preprocessing.units import COORD_SCALE, EARTH_RADIUS_M, INF_WEIGHT
+from preprocessing.units import COORD_SCALE, INF_WEIGHT
 
 NODE_CHARS = string.ascii_lowercase + string.ascii_uppercase + string.digits
 ORIGIN_LON_E7 = 1 * COORD_SCALE

@@ -1,0 +1,58 @@
+"""starroute beside osrm-routed on small generated maps (`bench/osrm_generated.py`), number by number.
+
+Two fixed seeds of the bench's random grids (one on the equator, one at another latitude), the car profile, the same
+requests to both servers. Where both take the same path, the distances agree to 0.1 m (OSRM's formula, 1e-6 degree
+coordinates, summed over the leg's points). The full agreement the issue asks for (>= 99 % to 0.1 m and 0.1 s) is
+not there yet: durations still differ by OSRM's turn costs and node penalties (see the CHANGELOG's figures), so that
+check is an expected failure. Skipped with the reason where osrm-bindings cannot be installed.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from bench import osrm_generated as og
+
+SEEDS = [1, 5]  # map 1 is on the equator, map 5 at 14.7 degrees north (check `og.generate(seed)` when changing them)
+REQUESTS = 25
+
+
+@pytest.fixture(scope="module")
+def outcomes(tmp_path_factory: pytest.TempPathFactory) -> list[og.Outcome]:
+    from bench.osrm_peer import ensure_osrm
+
+    bin_dir = ensure_osrm(Path(tempfile.gettempdir()) / "starroute-osrm")
+    if bin_dir is None:
+        pytest.skip("osrm-bindings (osrm-routed) cannot be installed here")
+    work = tmp_path_factory.mktemp("osrm-generated")
+    got: list[og.Outcome] = []
+    for seed in SEEDS:
+        got += og.run_map(seed, "car", REQUESTS, bin_dir, work)[1]
+    return got
+
+
+def test_generated_maps_are_deterministic() -> None:
+    assert og.generate(3).to_xml() == og.generate(3).to_xml()
+    assert og.requests_for(og.generate(3), 5, 3) == og.requests_for(og.generate(3), 5, 3)
+
+
+@pytest.mark.slow
+def test_distances_agree_on_the_same_path(outcomes: list[og.Outcome]) -> None:
+    same = [o for o in outcomes if o.ours.get("code") == "Ok" and og._first(o.ours)[3] == og._first(o.theirs)[3]]
+    assert len(same) >= len(outcomes) // 3, "too few answers on the same path to compare"
+    off = [
+        (o.request.path(), og._first(o.ours)[1], og._first(o.theirs)[1])
+        for o in same
+        if abs(og._first(o.ours)[1] - og._first(o.theirs)[1]) > 0.1 + 1e-9
+    ]
+    assert len(off) <= len(same) // 20, f"distances off by more than 0.1 m: {off}"
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(reason="durations: OSRM's turn costs and node penalties are not yet reproduced", strict=False)
+def test_answers_agree_to_the_metre_and_decisecond(outcomes: list[og.Outcome]) -> None:
+    agree = sum(o.klass == "agree" for o in outcomes)
+    assert agree >= 0.99 * len(outcomes), og.summarize(outcomes, 2)
