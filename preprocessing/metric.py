@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from .geometry import haversine_m
+from .geometry import osrm_distances_m
 from .speeds import SegmentSpeeds, TurnPenalties
 from .units import CLOSED_DS, COORD_SCALE, WEIGHT_PER_SECOND
 
@@ -122,7 +122,7 @@ def arc_segments(arrays: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray,
     b = np.where(r, a - 1, a + 1)
     lon = np.asarray(arrays["geom_lon"], dtype=np.float64) / COORD_SCALE
     lat = np.asarray(arrays["geom_lat"], dtype=np.float64) / COORD_SCALE
-    length = haversine_m(lon[a], lat[a], lon[b], lat[b])
+    length = osrm_distances_m(lon[a], lat[a], lon[b], lat[b])  # OSRM's formula, as the build measured the arcs
     return arc, a, b, length
 
 
