@@ -175,7 +175,8 @@ def test_table(client: httpx.Client) -> None:
     assert len(t["sources"]) == 3 and len(t["destinations"]) == 3
     f = client.get("/route", params={"from": FROM, "to": TO}).json()["properties"]
     assert math.isclose(d[0, 1], f["duration_s"], abs_tol=1e-6)
-    assert math.isclose(t["distances_m"][0][1], f["distance_m"], abs_tol=1e-6)
+    # the route sums its points' distances (rounded per leg, as OSRM); the table its arcs' lengths held in decimetres
+    assert math.isclose(t["distances_m"][0][1], f["distance_m"], abs_tol=1.0)
     rect = client.post("/table", json={"sources": pts[:1], "destinations": pts}).json()
     assert np.array(rect["durations_s"]).shape == (1, 3)
 
