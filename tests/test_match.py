@@ -18,7 +18,7 @@ from app.engine.hmm import confidence
 from app.engine.match import pauses, thin, tidy_trace
 from app.engine.types import RouteOptions
 from bench.match import make_trace, mismatch
-from preprocessing.geometry import haversine_m
+from preprocessing.geometry import osrm_distances_m
 from tests.traces import drive, request
 
 SEA = (7.42, 43.70)  # off Monaco's coast: no road within kilometres
@@ -54,7 +54,7 @@ def test_exact_trace_matches_its_route(engine: Engine) -> None:
         assert tp is not None
         assert off_route_m((tp.phantom.lon, tp.phantom.lat), trace.truth) < 1.0
         assert tp.phantom.distance_m < 1.0
-    covered = float(haversine_m(*trace.truth[:-1].T, *trace.truth[1:].T).sum())
+    covered = float(osrm_distances_m(*trace.truth[:-1].T, *trace.truth[1:].T).sum())  # OSRM's formula, as routes
     assert abs(answer.matchings[0].route.distance_m - covered) < 1.0
     assert 0.0 <= answer.matchings[0].confidence <= 1.0
     assert mismatch(trace.truth, [answer.matchings[0].route.coordinates]) < 0.01

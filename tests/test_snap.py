@@ -17,7 +17,7 @@ from app.engine.errors import InvalidValue, NoSegment
 from app.engine.snap import Snapper, _project, choose, haversine
 from app.engine.types import Phantom
 from preprocessing.artifacts import Graph, graph_in_memory
-from preprocessing.geometry import measured_max_speed_mps
+from preprocessing.geometry import measured_max_speed_mps, osrm_distance_m
 from preprocessing.graph import finalize_arrays
 from preprocessing.units import COORD_SCALE, FLAG_FERRY
 
@@ -63,11 +63,15 @@ def build_map(
             seq = w[a : b + 1]
             c = len(gfirst) - 1
             length = sum(haversine(*pts[p], *pts[q]) for p, q in zip(seq, seq[1:], strict=False))
+            # the weight is the drawing's (its metres on the sphere), the distance OSRM's formula's, as the build's
+            fixed = [(round(pts[ch][0] * COORD_SCALE), round(pts[ch][1] * COORD_SCALE)) for ch in seq]
+            fixed = [(x / COORD_SCALE, y / COORD_SCALE) for x, y in fixed]  # as stored (1e-7 degrees)
+            osrm_m = sum(osrm_distance_m(*p, *q) for p, q in zip(fixed, fixed[1:], strict=False))
             for ch in seq:
                 glon.append(round(pts[ch][0] * COORD_SCALE))
                 glat.append(round(pts[ch][1] * COORD_SCALE))
             gfirst.append(len(glon))
-            wt, dm = max(1, round(length / speed * 10)), round(length * 10)
+            wt, dm = max(1, round(length / speed * 10)), round(osrm_m * 10)
             u, v = node_id[seq[0]], node_id[seq[-1]]
             fl = FLAG_FERRY if kind == "ferry" else 0
             if kind in ("both", "oneway", "ferry"):
@@ -135,7 +139,10 @@ def test_mid_edge_point() -> None:
     # 250 m of 1000 m: a quarter of the weight before (ds = m at 10 m/s)
     assert ph.fwd_weight_before == 250 and ph.fwd_weight_after == 750
     assert ph.bwd_weight_before == 750 and ph.bwd_weight_after == 250
-    assert ph.fwd_dist_before == 2500 and ph.bwd_dist_before == 7500
+    # a quarter of the arc's OSRM length (1003 m at 43 degrees, drawn as 1000 m on the sphere), within a decimetre
+    # (the snapped point is rounded to 1e-6 degrees)
+    d = int(g.arc_dist[ph.fwd_arc])
+    assert ph.fwd_dist_before == pytest.approx(d / 4, abs=1) and ph.fwd_dist_before + ph.bwd_dist_before == d
     assert ph.name == "Main Street" and ph.osm_nodes == (100, 101) and ph.component == 0
     check_phantom(g, ph)
     ph2 = s.snap(*at(700, -30))

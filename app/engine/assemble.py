@@ -9,14 +9,12 @@ builder needs. All work is proportional to the path.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from preprocessing.artifacts import Graph
 from preprocessing.geometry import osrm_distances_m
 from preprocessing.jit import kernel
-from preprocessing.units import COORD_SCALE, DIST_PER_METRE, WEIGHT_PER_SECOND
+from preprocessing.units import COORD_SCALE, WEIGHT_PER_SECOND
 
 from .types import Leg, Phantom, Route, SearchStats
 
@@ -274,13 +272,17 @@ class Assembler:
         return _leg(*parts, stats, src, tgt)  # type: ignore[call-arg]
 
 
-def leg_distance_m(coords: np.ndarray) -> float:
-    """A leg's distance as OSRM's `assembleLeg` computes it: OSRM's formula over consecutive points (the snapped
-    points at both ends), summed, rounded to 0.1 m (halves away from zero)."""
-    if coords.shape[0] < 2:
-        return 0.0
-    total = float(osrm_distances_m(coords[:-1, 0], coords[:-1, 1], coords[1:, 0], coords[1:, 1]).sum())
-    return math.floor(total * DIST_PER_METRE + 0.5) / DIST_PER_METRE
+def piece_distances_m(coords: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Metres per piece of a leg, as OSRM's `assembleGeometry` measures them: OSRM's formula over consecutive points
+    (the snapped points at both ends), each segment counted in the piece whose coordinates it ends in. Unrounded, so
+    the pieces add up to the leg and the legs to the route; the answer rounds to 0.1 m, as OSRM's JSON does."""
+    out = np.zeros(ends.shape[0])
+    if coords.shape[0] < 2 or ends.shape[0] == 0:
+        return out
+    seg = osrm_distances_m(coords[:-1, 0], coords[:-1, 1], coords[1:, 0], coords[1:, 1])
+    piece = np.minimum(np.searchsorted(ends, np.arange(seg.shape[0]), side="right"), ends.shape[0] - 1)
+    np.add.at(out, piece, seg)
+    return out
 
 
 def _leg(
@@ -295,13 +297,14 @@ def _leg(
     src: Phantom,
     tgt: Phantom,
 ) -> Leg:
+    piece_m = piece_distances_m(coords, ends)  # OSRM's distances, not the arcs' decimetres (`piece_d`)
     return Leg(
         weight=int(piece_w.sum()),
         duration_s=int(piece_t.sum()) / WEIGHT_PER_SECOND,
-        distance_m=leg_distance_m(coords),
+        distance_m=float(piece_m.sum()),
         coordinates=coords,
         piece_arc=piece_arc,
-        piece_distance_m=piece_d / DIST_PER_METRE,
+        piece_distance_m=piece_m,
         piece_duration_s=piece_t / WEIGHT_PER_SECOND,
         piece_coord_end=ends,
         stats=stats,
@@ -328,6 +331,6 @@ def join_route(legs: list[Leg], algorithm: str) -> Route:
         algorithm=algorithm,
         weight=weight,
         duration_s=sum(round(leg.duration_s * WEIGHT_PER_SECOND) for leg in legs) / WEIGHT_PER_SECOND,
-        distance_m=sum(round(leg.distance_m * DIST_PER_METRE) for leg in legs) / DIST_PER_METRE,
+        distance_m=sum(leg.distance_m for leg in legs),  # unrounded, as OSRM's route (its JSON rounds)
         coordinates=coords,
     )

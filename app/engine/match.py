@@ -26,10 +26,10 @@ import numpy as np
 
 from preprocessing.geometry import haversine_m
 from preprocessing.jit import kernel
-from preprocessing.units import DIST_PER_METRE, WEIGHT_PER_SECOND
+from preprocessing.units import WEIGHT_PER_SECOND
 
 from . import hmm
-from .assemble import AT_FIRST, AT_LAST, BWD, FWD, _assemble, join_route
+from .assemble import AT_FIRST, AT_LAST, BWD, FWD, _assemble, join_route, piece_distances_m
 from .candidates import CandidateSet
 from .errors import NoSegment
 from .geo import gc_distance_m
@@ -230,14 +230,16 @@ class Matcher:
         )  # fmt: skip
         legs = []
         stats = SearchStats("dijkstra")
-        arc, dist_m = pieces[:, 0].astype(np.int32), pieces[:, 2] / DIST_PER_METRE
+        arc = pieces[:, 0].astype(np.int32)
         time_s, weight_s, ends = pieces[:, 4] / WEIGHT_PER_SECOND, pieces[:, 1] / WEIGHT_PER_SECOND, pieces[:, 3]
-        for i, (w, d, t) in enumerate(totals.tolist()):
+        for i, (w, _d, t) in enumerate(totals.tolist()):
             assert w == rows[i, 0], f"match leg {i}: the path weighs {w} ds, the model found {rows[i, 0]}"
             a, b = p_first[i], p_first[i + 1]
+            leg_coords = coords[c_first[i] : c_first[i + 1]]
+            dist_m = piece_distances_m(leg_coords, ends[a:b])  # OSRM's distances, as the router's legs
             legs.append(Leg(
-                weight=w, duration_s=t / WEIGHT_PER_SECOND, distance_m=d / DIST_PER_METRE,
-                coordinates=coords[c_first[i] : c_first[i + 1]], piece_arc=arc[a:b], piece_distance_m=dist_m[a:b],
+                weight=w, duration_s=t / WEIGHT_PER_SECOND, distance_m=float(dist_m.sum()),
+                coordinates=leg_coords, piece_arc=arc[a:b], piece_distance_m=dist_m,
                 piece_duration_s=time_s[a:b], piece_coord_end=ends[a:b], stats=stats, source=phantoms[i],
                 target=phantoms[i + 1], piece_weight=weight_s[a:b], coord_geom=geom[c_first[i] : c_first[i + 1]],
             ))  # fmt: skip
