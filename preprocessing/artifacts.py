@@ -22,7 +22,8 @@ import numpy as np
 
 from .files import committing, keep_created, make_parents, remove_created, track, umask, untrack
 
-FORMAT_VERSION = 5  # 5: geom_osm_id (OSRM's annotations=nodes, speed files by OSM node pairs);
+FORMAT_VERSION = 6  # 6: arc_head_penalty (a junction's obstacles charged on the turns passing it, as OSRM's);
+# 5: geom_osm_id (OSRM's annotations=nodes, speed files by OSM node pairs);
 # 4: arc_way, arc_duration, the turn stage (edge-based graph, `eb_*`, manifest `search_graph`);
 # 3: guidance arrays (arc_lanes, arc_signs, arc_lane_count) and the guidance flags FLAG_TUNNEL / FLAG_CIRCULAR /
 # FLAG_SPLIT in arc_flags; 2: FLAG_MOTORWAY set, per-exclude hierarchies (chx*_)
@@ -86,6 +87,15 @@ ARRAYS: tuple[ArraySpec, ...] = (
     ),  # fmt: skip
     ArraySpec("arc_lane_count", "uint8", "[m]", "lanes of the way (0 unknown)", _CORE, "guidance"),
     ArraySpec("arc_way", "int64", "[m]", "OSM way id (restrictions name ways)", _CORE, "turns"),
+    ArraySpec(
+        "arc_head_penalty",
+        "int32",
+        "[m]",
+        "decisecond of the obstacles at the head node (signals, signs, gates) the turns out of the arc charge; "
+        "0 in a node-based graph, where the arc's own weight and duration hold them",
+        _CORE,
+        "turns",
+    ),  # fmt: skip
     ArraySpec("in_first_out", "int32", "[n+1]", "CSR offsets of the arcs entering each node", _CORE, "searches"),
     ArraySpec("in_arc", "int32", "[m]", "arc id, by head", _CORE, "searches"),
     ArraySpec("geom_first", "int64", "[c+1]", "offsets of each chain's shape points", _CORE, "legs, snapping"),

@@ -13,6 +13,7 @@ import numpy as np
 from .geometry import hilbert_index, osrm_distances_m
 from .graph import finalize_arrays
 from .osm import NodeTable, WayTable
+from .profiles.base import OBSTACLE_BACKWARD, OBSTACLE_FORWARD
 from .units import COORD_SCALE
 
 
@@ -52,8 +53,16 @@ def segment_ds(
     return np.maximum(np.floor(v + 0.5), 1).astype(np.int64)
 
 
-def build_arrays(ways: WayTable, nodes: NodeTable) -> tuple[dict[str, np.ndarray], dict[str, int]]:
-    """Core arrays (see docs/DESIGN.md) and a report of what was counted, split or dropped."""
+def build_arrays(
+    ways: WayTable, nodes: NodeTable, obstacles_on_turns: bool = False
+) -> tuple[dict[str, np.ndarray], dict[str, int]]:
+    """Core arrays (see docs/DESIGN.md) and a report of what was counted, split or dropped.
+
+    Node obstacles (signals, signs, gates; `NodeTable.penalty_ds`, and `directed_ds` in one direction of the ways)
+    inside a chain are charged on the arc passing them, as OSRM's graph compressor does. One at a chain's end node is
+    charged on the arc arriving there, unless `obstacles_on_turns` (an edge-based graph follows): then the arcs
+    leave it out and `arc_head_penalty` holds it for `preprocessing.turns` to charge on the turns out of the arc,
+    as OSRM's `process_turn` does, so a route ending at a signal does not wait at it."""
     report: dict[str, int] = {}
     nw = len(ways.osm_id)
     if nw == 0:
@@ -122,9 +131,15 @@ def build_arrays(ways: WayTable, nodes: NodeTable) -> tuple[dict[str, np.ndarray
     seg[piece_start] = 0.0
     cs = np.cumsum(seg)
     chain_len = cs[c1] - cs[c0]
+    # node obstacles, per direction of travel: arriving at a position along the way's order (`pen_f`) or against it
     pen = nodes.penalty_ds[ni].astype(np.int64)
-    pc = np.cumsum(pen)
-    interior_pen = pc[c1 - 1] - pc[c0]
+    pen_f, pen_b = pen.copy(), pen.copy()
+    if nodes.directed_ds is not None and nodes.direction is not None:
+        directed, direction = nodes.directed_ds[ni].astype(np.int64), nodes.direction[ni]
+        pen_f += np.where(direction == OBSTACLE_FORWARD, directed, 0)
+        pen_b += np.where(direction == OBSTACLE_BACKWARD, directed, 0)
+    pcf, pcb = np.cumsum(pen_f), np.cumsum(pen_b)
+    interior_f, interior_b = pcf[c1 - 1] - pcf[c0], pcb[c1 - 1] - pcb[c0]
     chain_way = way_of_pos[c0]
 
     # geometry: positions c0..c1 inclusive per chain
@@ -158,17 +173,20 @@ def build_arrays(ways: WayTable, nodes: NodeTable) -> tuple[dict[str, np.ndarray
     seg_rate = ways.rate[seg_way] if ways.rate is not None else np.ones(p)
     in_chain = ~piece_start
 
-    def weights(kmh: np.ndarray, dur: np.ndarray, head_pen: np.ndarray, r: np.ndarray) -> np.ndarray:
+    def weights(kmh: np.ndarray, dur: np.ndarray, pens: np.ndarray, r: np.ndarray) -> np.ndarray:
         """Deciseconds of each chain: its segments' `segment_ds` at `kmh` (or the way's `duration` split evenly
-        over its segments) slowed by the rate `r`, plus the node penalties inside and at the head."""
+        over its segments) slowed by the rate `r`, plus the node penalties `pens` (inside, and at the head unless
+        the turns charge those)."""
         per_seg = np.where(in_chain, segment_ds(seg, kmh, dur, seg_edges, r), 0)
         cum = np.cumsum(per_seg)
-        return (cum[c1] - cum[c0]) + interior_pen + head_pen
+        return (cum[c1] - cum[c0]) + pens
 
     one = np.ones(p)
     fk_s, bk_s = ways.fwd_kmh[seg_way], ways.bwd_kmh[seg_way]
     fd_s, bd_s = ways.fwd_duration_s[seg_way], ways.bwd_duration_s[seg_way]
-    fpen, bpen = nodes.penalty_ds[b_node].astype(np.int64), nodes.penalty_ds[a_node].astype(np.int64)
+    head_f, head_b = pen_f[c1], pen_b[c0]  # the obstacle at the head node, arriving forward / backward
+    on_arcs = 0 if obstacles_on_turns else 1  # OSRM charges a junction's obstacle on the turns passing it
+    fpen, bpen = interior_f + on_arcs * head_f, interior_b + on_arcs * head_b
     fw, bw = weights(fk_s, fd_s, fpen, seg_rate), weights(bk_s, bd_s, bpen, seg_rate)  # the weight (routability)
     ft, bt = weights(fk_s, fd_s, fpen, one), weights(bk_s, bd_s, bpen, one)  # the duration
     fk = ways.fwd_kmh[chain_way]
@@ -188,6 +206,7 @@ def build_arrays(ways: WayTable, nodes: NodeTable) -> tuple[dict[str, np.ndarray
     if weight.size and weight.max() >= 2**31:
         raise ValueError("an arc weight overflows int32 deciseconds")
     aw = np.concatenate([chain_way[fmask], chain_way[bmask]])
+    head_pen = np.concatenate([head_f[fmask], head_b[bmask]]) * (1 - on_arcs)
     flags = np.concatenate([ways.flags_fwd[chain_way[fmask]], ways.flags_bwd[chain_way[bmask]]])
     zeros = np.zeros(nw, dtype=np.int32)
     lanes_f = ways.lanes_fwd if ways.lanes_fwd is not None else zeros
@@ -211,6 +230,7 @@ def build_arrays(ways: WayTable, nodes: NodeTable) -> tuple[dict[str, np.ndarray
         arc_head=newid[head],
         arc_weight=weight,
         arc_duration=duration,
+        arc_head_penalty=head_pen,
         arc_dist=dist_dm[arc_chain],
         arc_geom=(2 * arc_chain + rev).astype(np.int32),
         arc_name=ways.name[aw],

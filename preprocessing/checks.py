@@ -70,9 +70,12 @@ def check_core(arrays: Mapping[str, np.ndarray]) -> None:
         if arrays[name].shape[0] != n:
             raise _fail(name, f"one entry per node ({n})")
     _ids(arrays, "node_component", max(n, 1), "component")
-    for name in ("arc_geom", "arc_name", "arc_ref", "arc_class", "arc_flags", "arc_lanes", "arc_signs", "arc_way"):
+    per_arc = ("arc_geom", "arc_name", "arc_ref", "arc_class", "arc_flags", "arc_lanes", "arc_signs", "arc_way")
+    for name in (*per_arc, "arc_head_penalty"):
         if arrays[name].shape[0] != m:
             raise _fail(name, f"one entry per arc ({m})")
+    if np.any(np.asarray(arrays["arc_head_penalty"]) < 0):
+        raise _fail("arc_head_penalty", "no negative obstacle penalty")
     p = int(arrays["geom_lon"].shape[0])
     first = np.asarray(arrays["geom_first"])
     c = int(first.shape[0]) - 1

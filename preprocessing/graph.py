@@ -124,6 +124,7 @@ def finalize_arrays(
     arc_way: np.ndarray | None = None,
     arc_duration: np.ndarray | None = None,
     geom_osm_id: np.ndarray | None = None,
+    arc_head_penalty: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
     """Sort arcs by (tail, head, weight, geometry), build both CSRs and the SCC labels: the core array dict.
 
@@ -131,7 +132,8 @@ def finalize_arrays(
     `arc_lane_count` (OSRM's number of lanes) are the guidance attributes; absent, they are 0 (none). `arc_way` is
     the OSM way id of each arc (turn restrictions name ways); absent, arc i is way i + 1. `arc_duration` is the
     travel time when the weight is not (routability); absent, the weight. `geom_osm_id` is the OSM node id of each
-    shape point; absent, 0 (unknown: synthetic graphs)."""
+    shape point; absent, 0 (unknown: synthetic graphs). `arc_head_penalty` is the obstacle at the arc's head that
+    the turns out of it charge (`preprocessing.build`); absent, 0."""
     n = int(len(node_lon))
     m = len(arc_tail)
     if arc_lanes is None:
@@ -146,6 +148,8 @@ def finalize_arrays(
         arc_duration = arc_weight
     if geom_osm_id is None:
         geom_osm_id = np.zeros(len(geom_lon), dtype=np.int64)
+    if arc_head_penalty is None:
+        arc_head_penalty = np.zeros(m, dtype=np.int32)
     order = np.lexsort((arc_geom, arc_weight, arc_head, arc_tail))
     tail = np.asarray(arc_tail, dtype=np.int32)[order]
     head = np.asarray(arc_head, dtype=np.int32)[order]
@@ -169,6 +173,7 @@ def finalize_arrays(
         "arc_signs": np.asarray(arc_signs, dtype=np.int32)[order],
         "arc_lane_count": np.asarray(arc_lane_count, dtype=np.uint8)[order],
         "arc_way": np.asarray(arc_way, dtype=np.int64)[order],
+        "arc_head_penalty": np.asarray(arc_head_penalty, dtype=np.int32)[order],
         "geom_first": np.asarray(geom_first, dtype=np.int64),
         "geom_lon": np.asarray(geom_lon, dtype=np.int32),
         "geom_lat": np.asarray(geom_lat, dtype=np.int32),

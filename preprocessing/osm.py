@@ -61,7 +61,9 @@ class NodeTable:
     lon: np.ndarray  # int32 1e-7 deg
     lat: np.ndarray
     barrier: np.ndarray  # bool [k] blocks passage
-    penalty_ds: np.ndarray  # int32 [k] added to arcs passing the node
+    penalty_ds: np.ndarray  # int32 [k] charged on passages through the node, both directions
+    directed_ds: np.ndarray | None = None  # int32 [k] charged only in `direction` of the ways through it
+    direction: np.ndarray | None = None  # uint8 [k] profiles.base.OBSTACLE_FORWARD / OBSTACLE_BACKWARD (0: none)
 
 
 def check_input(path: Path) -> None:
@@ -230,7 +232,7 @@ def read_nodes(path: Path, needed: np.ndarray, profile: ModuleType, progress: Pr
     kept_id: list[np.ndarray] = []
     kept_x: list[np.ndarray] = []
     kept_y: list[np.ndarray] = []
-    tagged: dict[int, tuple[bool, int]] = {}
+    tagged: dict[int, tuple[bool, int, int, int]] = {}
     k = len(needed)
 
     def flush(count: int) -> None:
@@ -258,8 +260,9 @@ def read_nodes(path: Path, needed: np.ndarray, profile: ModuleType, progress: Pr
             tags = n.tags
             if len(tags) and any(key in tags for key in node_keys):
                 res = profile.process_node({t.k: t.v for t in tags})
-                if res is not None and (res.barrier or res.penalty_s):
-                    tagged[nid] = (res.barrier, int(round(res.penalty_s * 10)))
+                if res is not None and (res.barrier or res.penalty_s or res.directed_s):
+                    pen, directed = int(round(res.penalty_s * 10)), int(round(res.directed_s * 10))
+                    tagged[nid] = (res.barrier, pen, directed, res.direction)
             if i == chunk:
                 flush(i)
                 i = 0
@@ -276,6 +279,8 @@ def read_nodes(path: Path, needed: np.ndarray, profile: ModuleType, progress: Pr
         order, ids = order[first], ids[first]
     barrier = np.zeros(len(ids), dtype=bool)
     penalty = np.zeros(len(ids), dtype=np.int32)
+    directed_ds = np.zeros(len(ids), dtype=np.int32)
+    direction = np.zeros(len(ids), dtype=np.uint8)
     if tagged:
         tid = np.fromiter(tagged.keys(), dtype=np.int64, count=len(tagged))
         pos = np.searchsorted(ids, tid)
@@ -284,4 +289,7 @@ def read_nodes(path: Path, needed: np.ndarray, profile: ModuleType, progress: Pr
         vals = list(tagged.values())
         barrier[pos[ok]] = np.array([v[0] for v in vals], dtype=bool)[ok]
         penalty[pos[ok]] = np.array([v[1] for v in vals], dtype=np.int32)[ok]
-    return NodeTable(ids, np.concatenate(kept_x)[order], np.concatenate(kept_y)[order], barrier, penalty)
+        directed_ds[pos[ok]] = np.array([v[2] for v in vals], dtype=np.int32)[ok]
+        direction[pos[ok]] = np.array([v[3] for v in vals], dtype=np.uint8)[ok]
+    lon, lat = np.concatenate(kept_x)[order], np.concatenate(kept_y)[order]
+    return NodeTable(ids, lon, lat, barrier, penalty, directed_ds, direction)

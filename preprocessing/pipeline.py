@@ -100,8 +100,10 @@ def preprocess(
         needed = np.unique(ways.refs)
         with rep.stage("read nodes", total=len(needed), unit="nodes") as tick:
             nodes = read_nodes(src, needed, prof, progress=tick)
+        if turns is None:
+            turns = bool(prof.TURNS)
         with rep.stage("build graph") as tick:
-            arrays, build_report = build_arrays(ways, nodes)
+            arrays, build_report = build_arrays(ways, nodes, obstacles_on_turns=turns)
     except OsmInputError as exc:
         raise PreprocessError(str(exc)) from None
     except NoRoutableWays:

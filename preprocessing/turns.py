@@ -125,15 +125,26 @@ def turn_table(
         source_restricted=(flags[fa] & FLAG_RESTRICTED) != 0,
         target_restricted=(flags[ta] & FLAG_RESTRICTED) != 0,
     )
-    secs = np.asarray(profile.turn_duration_s(turns), dtype=np.float64)
+    # OSRM's process_turn: the obstacles at the via node met arriving on the from arc (`arc_head_penalty`, left out
+    # of the arc by the build), then the angle's cost; the weight from that duration; both truncated to
+    # deciseconds (OSRM's numeric_cast of seconds * 10)
+    head_pen = arrays.get("arc_head_penalty")
+    obstacle_s = head_pen[fa] / WEIGHT_PER_SECOND if head_pen is not None else np.zeros(len(fa))
+    secs = obstacle_s + np.asarray(profile.turn_duration_s(turns), dtype=np.float64)
     w_secs = np.asarray(profile.turn_weight_s(turns, secs), dtype=np.float64)
-    duration = np.round(secs * WEIGHT_PER_SECOND).astype(np.int64)
-    weight = np.round(w_secs * WEIGHT_PER_SECOND).astype(np.int64)
+    duration = _deciseconds(secs)
+    weight = _deciseconds(w_secs)
     report["turns_allowed"] = int(len(fa))
     report["turns_u_turns"] = int(u_turn.sum())
     report["turns_with_cost"] = int((weight > 0).sum())
     report["turns_into_restricted"] = int((weight > duration).sum())
     return fa, ta, weight, duration, report
+
+
+def _deciseconds(secs: np.ndarray) -> np.ndarray:
+    """Seconds to whole deciseconds as OSRM stores a turn's penalties (truncated; a hair of slack for the sum of
+    an obstacle's whole seconds and the angle's fraction)."""
+    return np.floor(secs * WEIGHT_PER_SECOND + 1e-6).astype(np.int64)
 
 
 def split_sequences(sequences: Iterable[Sequence[int]]) -> tuple[np.ndarray, list[tuple[int, ...]]]:

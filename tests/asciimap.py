@@ -204,6 +204,25 @@ class Built:
         best = min(int(dijkstra_weights(self.graph, s)[v]) for s in src for v in dst)
         return None if best >= INF_WEIGHT else best
 
+    def turn_route_ds(self, a: str, b: str) -> int | None:
+        """Shortest travel time (ds) from letter a to letter b over the edge-based search graph: the turns' costs
+        and the junctions' obstacles (charged on the turns passing them, as OSRM's) included; None when
+        unreachable. A search node is a road arc, its label the cost of reaching the arc's head."""
+        from app.engine.data import search_graph
+        from app.engine.reference import dijkstra_weights
+
+        src, dst = set(self.nodes(a)), set(self.nodes(b))
+        g, sg = self.graph, search_graph(self.graph)
+        node_arc = np.asarray(sg.node_arc) if "node_arc" in sg.arrays else np.arange(g.num_arcs)
+        tail, head, weight = np.asarray(g.arc_tail), np.asarray(g.arc_head), np.asarray(g.arc_weight)
+        best = INF_WEIGHT
+        for s in np.flatnonzero(np.isin(tail[node_arc], list(src))):
+            dist = dijkstra_weights(sg, int(s))
+            ends = np.isin(head[node_arc], list(dst))
+            if ends.any():
+                best = min(best, int(weight[node_arc[s]]) + int(dist[ends].min()))
+        return None if best >= INF_WEIGHT else best
+
     def segments_m(self, path: str) -> np.ndarray:
         """Length (m) of each segment along a string of letters, in OSRM's formula as the pipeline measures it."""
         pts = np.array([self.coords[ch] for ch in path], dtype=np.float64) / COORD_SCALE

@@ -150,13 +150,45 @@ def test_testbot_traffic_signals(tmp_path: Path) -> None:
         ways=[("abc", {"highway": "primary"}), ("bd", {"highway": "primary"}), ("efg", {"highway": "primary"})],
         nodes={"b": {"highway": "traffic_signals"}, "f": {"highway": "traffic_signals"}},
     )
-    # signal at a junction: paid when entering it, not when leaving
-    assert built.weight("a", "b") == 170 and built.weight("b", "a") == 100
-    assert built.route_ds("a", "c") == 270
-    assert built.route_ds("d", "c") == 270
+    # signal at a junction: paid on the turns passing it (OSRM's process_turn), so not by a route ending there
+    assert built.weight("a", "b") == 100 and built.weight("b", "a") == 100
+    assert built.turn_route_ds("a", "c") == 270
+    assert built.turn_route_ds("d", "c") == 270
+    assert built.turn_route_ds("a", "b") == 100 and built.turn_route_ds("b", "c") == 100
     # signal in the middle of a chain: paid once in either direction
     assert built.nodes("f") == []
     assert built.weight("e", "g") == 270 and built.weight("g", "e") == 270
+
+
+def test_car_directed_signals_and_signs(tmp_path: Path) -> None:
+    """OSRM's obstacles with a direction (lib/obstacles.lua): `traffic_signals:direction` (or `direction`) on a
+    signal, `direction` on a stop sign, relative to the way's node order; inside a way (b, f) and at a junction (c,
+    charged on the turns passing it)."""
+    built = asciimap.build(
+        tmp_path,
+        """
+        abcx
+          y
+        efg
+        """,
+        ways=[("abcx", {"highway": "primary"}), ("cy", {"highway": "primary"}), ("efg", {"highway": "primary"})],
+        nodes={
+            "b": {"highway": "traffic_signals", "traffic_signals:direction": "forward"},
+            "c": {"highway": "stop", "direction": "backward"},
+            "f": {"highway": "traffic_signals", "direction": "backward"},
+        },
+        profile="car",
+    )
+    ac, ca = built.weight("a", "c"), built.weight("c", "a")
+    assert ac is not None and ac == ca + 20  # a > b arrives at the signal forward: 2 s
+    eg, ge = built.weight("e", "g"), built.weight("g", "e")
+    assert ge is not None and ge == eg + 20  # g > f arrives at it against the way's order
+    # the stop sign at c applies arriving from x (against abcx's order), on the turns there: straight on through c
+    # (three roads: 0.007 s of turn, truncated to 0) pays it from x only, and a route ending at c never
+    xc, cx = built.weight("x", "c"), built.weight("c", "x")
+    assert xc is not None and cx is not None and built.turn_route_ds("x", "c") == xc
+    assert built.turn_route_ds("x", "a") == xc + ca + 20
+    assert built.turn_route_ds("a", "x") == ac + cx
 
 
 def test_testbot_ferry_duration(tmp_path: Path) -> None:

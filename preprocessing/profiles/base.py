@@ -264,10 +264,20 @@ def destination(tags: Mapping[str, str], forward: bool) -> str:
 
 @dataclass(frozen=True)
 class NodeResult:
-    """A node's effect: `barrier` blocks passage through it; `penalty_s` is added to every arc passing it."""
+    """A node's effect: `barrier` blocks passage through it; `penalty_s` is charged on every passage through it, in
+    both directions; `directed_s` only on a passage arriving along a way's node order (`direction`
+    OBSTACLE_FORWARD) or against it (OBSTACLE_BACKWARD), as OSRM's directed obstacles (`traffic_signals:direction`,
+    `direction` on signals and signs)."""
 
     barrier: bool = False
     penalty_s: float = 0.0
+    directed_s: float = 0.0
+    direction: int = 0
+
+
+OBSTACLE_FORWARD = 1  # NodeResult.direction: applies arriving along the way's node order (OSRM Direction::Forward)
+OBSTACLE_BACKWARD = 2  # arriving against it (OSRM Direction::Backward)
+OBSTACLE_DIRECTIONS = {"forward": OBSTACLE_FORWARD, "backward": OBSTACLE_BACKWARD}  # OSRM's obstacle_direction
 
 
 class Profile(Protocol):

@@ -16,9 +16,10 @@ blocks, barriers block unless whitelisted; gates and lift gates pass with 60 s; 
 
 Deliberate differences from OSRM:
 - Turns (`turn_duration_s`, on the edge-based graph of `preprocessing.turns`) and OSM turn restrictions as car.lua;
-  node costs (signals, stop, give way, gates) are added to every arc entering the node rather than to the turns
-  passing it, in both directions (`traffic_signals:direction`, `stop=minor` and the short-leg stop rule are not
-  modelled).
+  node obstacles (signals, stop, give way, gates) inside a way are charged on the arc passing them, at a junction
+  on the turns passing it (as OSRM's graph compressor and process_turn), in the direction `traffic_signals:direction`
+  or `direction` gives (OSRM's Obstacle::Direction); `stop=minor` (entering by the minor road) and the short-leg
+  rule for undirected stop signs on degree-2 nodes are not modelled.
 - Weight is OSRM's routability: the rate penalties (service roads, narrow or single-lane two-way roads, no lane
   markings, alternating oneways, side roads) slow the weight, not the duration; a turn from an open road onto a
   restricted one weighs the maximum turn weight. Both are applied per chain (OSRM: per segment), so rounding differs
@@ -39,7 +40,7 @@ from dataclasses import replace
 import numpy as np
 
 from . import tags as T
-from .base import NodeResult, Turns, WayResult, directed_way, sigmoid_turn_s
+from .base import OBSTACLE_DIRECTIONS, NodeResult, Turns, WayResult, directed_way, sigmoid_turn_s
 
 NAME = "car"
 MODE = "driving"
@@ -434,7 +435,18 @@ def process_node(tags: Mapping[str, str]) -> NodeResult | None:
         )
         barrier = not passable or by_height
         penalty += BARRIER_PENALTIES_S.get(kind, 0.0)  # like OSRM, only without an access tag
-    penalty += OBSTACLE_PENALTIES_S.get(tags.get("highway", ""), 0.0)
-    if not barrier and penalty == 0.0:
+    # lib/obstacles.lua: signals, stop and give-way signs, in the direction `traffic_signals:direction` (signals) or
+    # `direction` says (forward/backward; both, none or anything else: every direction)
+    highway = tags.get("highway", "")
+    obstacle = OBSTACLE_PENALTIES_S.get(highway, 0.0)
+    direction = tags.get("direction")
+    if highway == "traffic_signals":
+        direction = tags.get("traffic_signals:direction") or direction
+    way_dir = OBSTACLE_DIRECTIONS.get(direction or "", 0)
+    directed = obstacle if way_dir else 0.0
+    penalty += 0.0 if way_dir else obstacle
+    if not barrier and penalty == 0.0 and directed == 0.0:
         return None
-    return NodeResult(barrier=barrier, penalty_s=0.0 if barrier else penalty)
+    if barrier:
+        return NodeResult(barrier=True)
+    return NodeResult(penalty_s=penalty, directed_s=directed, direction=way_dir if directed else 0)
