@@ -36,7 +36,7 @@ from .artifacts import EB_PREFIX
 from .geometry import csr_offsets
 from .graph import strong_components
 from .profiles.base import Turns
-from .units import FLAG_FERRY, FLAG_RESTRICTED, WEIGHT_PER_SECOND
+from .units import FLAG_FERRY, FLAG_RESTRICTED, FLAG_ROUNDABOUT, WEIGHT_PER_SECOND
 
 
 def chain_ends(arrays: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -124,6 +124,8 @@ def turn_table(
         mode_change=(flags[fa] & FLAG_FERRY) != (flags[ta] & FLAG_FERRY),
         source_restricted=(flags[fa] & FLAG_RESTRICTED) != 0,
         target_restricted=(flags[ta] & FLAG_RESTRICTED) != 0,
+        source_roundabout=(flags[fa] & FLAG_ROUNDABOUT) != 0,
+        target_roundabout=(flags[ta] & FLAG_ROUNDABOUT) != 0,
     )
     # OSRM's process_turn: the obstacles at the via node met arriving on the from arc (`arc_head_penalty`, left out
     # of the arc by the build), then the angle's cost; the weight from that duration; both truncated to

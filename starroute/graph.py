@@ -127,7 +127,7 @@ class Graph:
 
         >>> r = graph.route((7.4197, 43.7311), (7.4246, 43.7384))
         >>> round(r.distance_m), round(r.duration_s), r.coordinates.shape[1], len(r.legs)
-        (1806, 203, 2, 1)
+        (1806, 207, 2, 1)
         """
         points = [as_point(origin, "origin")]
         if len(via):
@@ -184,7 +184,7 @@ class Graph:
 
         >>> m = graph.table([(7.4197, 43.7311), (7.4246, 43.7384)])
         >>> m.durations_s.round(1).tolist()
-        [[0.0, 203.1], [233.0, 0.0]]
+        [[0.0, 207.4], [235.1, 0.0]]
         """
         src, dst, ex = self._snap_table(sources, destinations, exclude)
         sink = DenseSink(len(src), len(dst))

@@ -98,9 +98,13 @@ def test_car_charges_turns_only_where_more_than_two_roads_meet() -> None:
     )
     s = car.turn_duration_s(t)
     assert s[0] == 0.0  # a bend between two ways
-    assert s[1] == pytest.approx(2.105, abs=1e-3) and s[2] == pytest.approx(5.395, abs=1e-3)
+    # a left turn crosses oncoming traffic: + 2 s * 1 / (1 + e^-(13 * 90 / 180 - 3.25)) = 1.925 s (the car.lua
+    # osrm-routed ships); not at a bend, a u-turn, onto a ferry at two roads, or where a leg is a roundabout
+    assert s[1] == pytest.approx(2.105, abs=1e-3) and s[2] == pytest.approx(5.395 + 1.925, abs=1e-3)
     assert s[3] == pytest.approx(7.455 + 20.0, abs=1e-3)  # a u-turn: angle 180 and 20 s
     assert s[4] == pytest.approx(2.105, abs=1e-3)  # onto a ferry
+    on_roundabout = Turns(**{**t.__dict__, "target_roundabout": np.ones(5, bool)})
+    assert car.turn_duration_s(on_roundabout)[2] == pytest.approx(5.395, abs=1e-3)
 
 
 def test_turn_table_angles_and_u_turns(tmp_path: Path) -> None:

@@ -308,7 +308,8 @@ class Turns:
     """The turns of a junction table, one row each, as a profile's `turn_duration_s` sees them (OSRM's
     `process_turn` arguments, vectorised): the angle in degrees (0 straight, + right, - left, 180 u-turn), the
     number of roads meeting at the junction, whether it is a u-turn, whether the mode changes (e.g. onto a ferry),
-    and whether the source / target direction is restricted (`FLAG_RESTRICTED`)."""
+    whether the source / target direction is restricted (`FLAG_RESTRICTED`), and whether the source / target is
+    on a roundabout (`FLAG_ROUNDABOUT`; None: neither)."""
 
     angle: np.ndarray  # float64 degrees
     roads: np.ndarray  # int64
@@ -316,6 +317,8 @@ class Turns:
     mode_change: np.ndarray  # bool
     source_restricted: np.ndarray  # bool
     target_restricted: np.ndarray  # bool
+    source_roundabout: np.ndarray | None = None  # bool
+    target_roundabout: np.ndarray | None = None  # bool
 
 
 def sigmoid_turn_s(angle: np.ndarray, penalty_s: float, bias: float) -> np.ndarray:

@@ -54,6 +54,7 @@ RESTRICTIONS = ("motorcar", "motor_vehicle", "vehicle")
 TURN_PENALTY_S = 7.5
 TURN_BIAS = 1.075
 U_TURN_PENALTY_S = 20.0
+ONCOMING_TURN_PENALTY_S = 2.0  # the shipped car.lua's oncoming_turn_penalty (left turns, right-hand driving)
 WEIGHT_NAME = "routability"  # weight = duration slowed by the rate penalties; turns into restricted roads max out
 MAX_TURN_WEIGHT_S = 3276.7  # OSRM's max_turn_weight (int16 deciseconds)
 # rate penalties (car.lua's WayHandlers.penalties): the weight runs at speed x the smallest of these
@@ -73,12 +74,22 @@ SIDE_ROAD_PENALTY = 0.8  # side_road=yes|rotary
 
 def turn_duration_s(t: Turns) -> np.ndarray:
     """car.lua: the angle sigmoid (7.5 s at most) where more than two roads meet, the mode changes or the car turns
-    back, plus 20 s for a u-turn. Node obstacles (signals, stop, give way) are charged on the arcs entering the node
-    (see the module docstring); the max turn weight into restricted roads needs weight apart from duration (not
-    yet)."""
+    back, plus the oncoming-traffic wait of a left turn (below), plus 20 s for a u-turn. The junction's obstacles are
+    added by `preprocessing.turns` (the build's `arc_head_penalty`); the max turn weight into restricted roads is
+    `turn_weight_s`."""
     charged = (t.roads > 2) | t.mode_change | t.u_turn
     angle = np.where(t.u_turn, 180.0, t.angle)
     s = np.where(charged, sigmoid_turn_s(angle, TURN_PENALTY_S, TURN_BIAS), 0.0)
+    # the car.lua osrm-routed ships (osrm-bindings 26.10): a turn across oncoming traffic (left, right-hand driving)
+    # at a real junction, neither leg on a roundabout, waits for a gap: oncoming_turn_penalty times a sigmoid of the
+    # angle (1.93 s at 90 degrees)
+    no = np.zeros(len(angle), dtype=bool)
+    roundabout = (t.source_roundabout if t.source_roundabout is not None else no) | (
+        t.target_roundabout if t.target_roundabout is not None else no
+    )
+    crosses = (angle < 0) & ~t.u_turn & (t.roads > 2) & ~roundabout
+    sharpness = 1.0 / (1.0 + np.exp(-(13.0 * np.abs(angle) / 180.0 - 3.25)))
+    s = s + np.where(crosses, ONCOMING_TURN_PENALTY_S * sharpness, 0.0)
     return s + np.where(t.u_turn, U_TURN_PENALTY_S, 0.0)
 
 
