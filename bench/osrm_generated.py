@@ -30,8 +30,8 @@ import httpx
 from bench.osrm_peer import ensure_osrm
 from bench.servers import start_osrm, start_starroute, stop
 
-OSRM_PROFILES = {"car": "car", "bicycle": "bicycle", "foot": "foot"}  # starroute profile -> OSRM's Lua profile
-URL_PROFILE = {"car": "driving", "bicycle": "cycling", "foot": "walking"}
+OSRM_PROFILES = {"car": "car", "bike": "bicycle", "foot": "foot"}  # starroute profile -> OSRM's Lua profile
+URL_PROFILE = {"car": "driving", "bike": "cycling", "foot": "walking"}
 M_PER_DEG_LAT = 111_195.0  # about; only places the grid
 
 HIGHWAYS = (

@@ -27,7 +27,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from . import tags as T
-from .base import NodeResult, Turns, WayResult, directed_way, turn_weight_same
+from .base import OBSTACLE_DIRECTIONS, NodeResult, Turns, WayResult, directed_way, turn_weight_same
 
 NAME = "bike"
 MODE = "cycling"
@@ -320,7 +320,13 @@ def process_node(tags: Mapping[str, str]) -> NodeResult | None:
     penalty = TRAFFIC_SIGNAL_PENALTY_S if tags.get("highway") == "traffic_signals" else 0.0
     if not barrier and penalty == 0.0:
         return None
-    return NodeResult(barrier=barrier, penalty_s=0.0 if barrier else penalty)
+    if barrier:
+        return NodeResult(barrier=True)
+    # lib/traffic_signal.lua: `traffic_signals:direction` forward/backward (not `direction`) limits the signal
+    way_dir = OBSTACLE_DIRECTIONS.get(tags.get("traffic_signals:direction", ""), 0)
+    if way_dir:
+        return NodeResult(directed_s=penalty, direction=way_dir)
+    return NodeResult(penalty_s=penalty)
 
 
 turn_weight_s = turn_weight_same  # a turn weighs what it takes
