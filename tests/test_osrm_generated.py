@@ -52,7 +52,10 @@ def test_distances_agree_on_the_same_path(outcomes: list[og.Outcome]) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(reason="durations: OSRM's turn costs and node penalties are not yet reproduced", strict=False)
+@pytest.mark.xfail(
+    reason="phantoms split whole arcs, not OSRM's one segment; ties between roads at a snapped node (issue 23)",
+    strict=False,
+)
 def test_answers_agree_to_the_metre_and_decisecond(outcomes: list[og.Outcome]) -> None:
     agree = sum(o.klass == "agree" for o in outcomes)
     assert agree >= 0.99 * len(outcomes), og.summarize(outcomes, 2)
