@@ -1,0 +1,195 @@
+"""Everything issue 19 measures, starroute beside osrm-routed in the same run, printed as one table.
+
+    python bench/versus_osrm.py GRAPH_DIR [--extract PBF] [--pairs 500] [--seed 1] [--workers 2] [--duration 8]
+                              [--connections 16] [--no-osrm] [--only route,table,alternatives,nearest,mixed]
+
+Starts `python -m app.server GRAPH_DIR --workers W` and osrm-routed `-t W` (the `osrm-bindings` wheel, car.lua, CH,
+built once per extract by `bench.osrm_peer`) on loopback ports and measures, with Debian's wrk:
+- **route**: `/route/v1/driving/a;b` over `--pairs` seeded random pairs, wrk `-c --connections`: req/s, p50, p99;
+- **table 100x100**: `/table/v1/driving/…` on 100 points (5 seeded sets), one connection: p50;
+- **alternatives**: `/route/v1/driving/a;b?alternatives=true`, one connection: p50 (and how many got one);
+- **nearest**: `/nearest/v1/driving/p`, one connection: p50;
+- **mixed** (starroute only, OSRM has no slow algorithms): CH route p99 at `--connections` alone, then the same
+  while four more connections ask for native `/route?…&algorithm=dijkstra` (long searches), and the ratio.
+The ratio column is starroute / osrm-routed (below 1 is faster for latencies, above 1 is more for req/s).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+import httpx  # noqa: E402
+
+from app.engine.data import load  # noqa: E402
+from bench.http_load import LUA, _ms, find_extract, native_paths, osrm_paths, random_pairs  # noqa: E402
+from bench.osrm_peer import ensure_osrm, prepare_osrm  # noqa: E402
+from bench.servers import start_osrm, start_starroute, stop  # noqa: E402
+
+KINDS = ("route", "table", "alternatives", "nearest", "mixed")
+
+
+def wrk_start(base: str, paths: list[str], duration: float, connections: int) -> tuple[subprocess.Popen, str]:
+    """wrk in the background (`--latency`, cycling through `paths`); (process, Lua script path)."""
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as f:
+        f.write(LUA % ",".join(json.dumps(p) for p in paths))
+    threads = min(2, connections)
+    cmd = ["wrk", f"-t{threads}", f"-c{connections}", f"-d{max(1, round(duration))}s", "--latency", "--timeout", "30s", "-s", f.name]
+    proc = subprocess.Popen(cmd + [base], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    return proc, f.name
+
+
+def wrk_result(proc: subprocess.Popen, script: str) -> dict[str, float]:
+    out, _ = proc.communicate()
+    os.unlink(script)
+    import re
+
+    res: dict[str, float] = {}
+    for pct, key in (("50%", "p50"), ("99%", "p99")):
+        m = re.search(rf"^\s+{pct}\s+(\S+)", out, flags=re.M)
+        res[key] = _ms(m.group(1)) if m else float("nan")
+    m = re.search(r"Requests/sec:\s+([\d.]+)", out)
+    res["rps"] = float(m.group(1)) if m else float("nan")
+    m = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
+    res["non200"] = int(m.group(1)) if m else 0
+    return res
+
+
+def wrk(base: str, paths: list[str], duration: float, connections: int) -> dict[str, float]:
+    return wrk_result(*wrk_start(base, paths, duration, connections))
+
+
+def table_paths(graph, seed: int, n: int = 100, sets: int = 5) -> list[str]:
+    out = []
+    for k in range(sets):
+        pts = [a for a, _ in random_pairs(graph, n, seed * 1000 + k)]
+        out.append("/table/v1/driving/" + ";".join(f"{lon},{lat}" for lon, lat in pts))
+    return out
+
+
+def with_alternatives(base: str, paths: list[str]) -> float:
+    """Share of the first 100 pairs that get at least one alternative."""
+    got = 0
+    with httpx.Client(base_url=base, timeout=30.0) as c:
+        for p in paths[:100]:
+            r = c.get(p)
+            got += r.status_code == 200 and len(r.json().get("routes", ())) > 1
+    return got / min(100, len(paths))
+
+
+def measure(base: str, kinds: set[str], pairs: list, tables: list[str], args, starroute: bool) -> dict[str, dict]:
+    rows: dict[str, dict] = {}
+    route = osrm_paths(pairs)
+    d, c = args.duration, args.connections
+    wrk(base, route, 2, c)  # warm both servers alike
+    if "route" in kinds:
+        rows["route"] = wrk(base, route, d, c)
+    if "table" in kinds:
+        rows["table"] = wrk(base, tables, d / 2, 1)
+    if "alternatives" in kinds:
+        alt = [p + "?alternatives=true" for p in route]
+        rows["alternatives"] = wrk(base, alt, d / 2, 1)
+        rows["alternatives"]["share"] = with_alternatives(base, alt)
+    if "nearest" in kinds:
+        rows["nearest"] = wrk(base, [f"/nearest/v1/driving/{a[0]},{a[1]}" for a, _ in pairs], d / 2, 1)
+    if "mixed" in kinds and starroute:
+        rows["mixed alone"] = wrk(base, route, d, c)
+        slow = [p + "&algorithm=dijkstra" for p in native_paths(pairs)]
+        bg = wrk_start(base, slow, d + 2, 4)
+        time.sleep(1.0)  # the long searches under way first
+        rows["mixed beside"] = wrk(base, route, d, c)
+        rows["mixed dijkstra"] = wrk_result(*bg)
+    return rows
+
+
+def report(ours: dict[str, dict], theirs: dict[str, dict], args) -> None:
+    def line(label: str, a: float | None, b: float | None, unit: str) -> None:
+        fa = f"{a:>12.2f}" if a is not None else f"{'-':>12}"
+        fb = f"{b:>12.2f}" if b is not None else f"{'-':>12}"
+        ratio = f"{a / b:>8.2f}x" if a is not None and b else f"{'':>9}"
+        print(f"{label:<36}{fa}{fb}{ratio}  {unit}")
+
+    def get(rows: dict, kind: str, key: str) -> float | None:
+        return rows[kind][key] if kind in rows else None
+
+    w = args.workers
+    print(f"\n{'':<36}{'starroute':>12}{'osrm-routed':>12}{'ratio':>9}")
+    print(f"{'':<36}{f'{w} workers':>12}{f'-t {w}':>12}")
+    for kind, key, unit in (("route", "rps", "req/s"), ("route", "p50", "ms"), ("route", "p99", "ms")):
+        line(f"route c={args.connections} {key}", get(ours, kind, key), get(theirs, kind, key), unit)
+    line("table 100x100 p50 (c=1)", get(ours, "table", "p50"), get(theirs, "table", "p50"), "ms")
+    line("alternatives p50 (c=1)", get(ours, "alternatives", "p50"), get(theirs, "alternatives", "p50"), "ms")
+    if "alternatives" in ours:
+        a, b = ours["alternatives"]["share"], theirs.get("alternatives", {}).get("share")
+        line("  pairs with an alternative", a * 100, b * 100 if b is not None else None, "%")
+    line("nearest p50 (c=1)", get(ours, "nearest", "p50"), get(theirs, "nearest", "p50"), "ms")
+    if "mixed alone" in ours:
+        alone, beside = ours["mixed alone"]["p99"], ours["mixed beside"]["p99"]
+        print(f"{f'mixed: CH p99 alone (c={args.connections})':<36}{alone:>12.2f}{'':>21}  ms")
+        print(f"{'mixed: CH p99 beside 4 dijkstra':<36}{beside:>12.2f}{'':>12}{beside / alone:>8.2f}x  ms (vs alone)")
+        dj = ours["mixed dijkstra"]
+        print(f"{'  dijkstra clients: p50 / req/s':<36}{dj['p50']:>12.2f}{dj['rps']:>12.1f}")
+    bad = {k: int(v["non200"]) for rows in (ours, theirs) for k, v in rows.items() if v.get("non200")}
+    if bad:
+        print(f"non-200 answers: {bad}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("graph", type=Path)
+    ap.add_argument("--extract", type=Path)
+    ap.add_argument("--pairs", type=int, default=500)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--duration", type=float, default=8.0, help="seconds per wrk run (half for the c=1 runs)")
+    ap.add_argument("--connections", type=int, default=16)
+    ap.add_argument("--osrm-dir", type=Path, default=Path(tempfile.gettempdir()) / "starroute-osrm")
+    ap.add_argument("--no-osrm", action="store_true")
+    ap.add_argument("--only", default=",".join(KINDS))
+    args = ap.parse_args()
+    if shutil.which("wrk") is None:
+        sys.exit("wrk is needed (apt-get install wrk)")
+    kinds = set(args.only.split(","))
+    graph = load(args.graph)
+    pairs = random_pairs(graph, args.pairs, args.seed)
+    tables = table_paths(graph, args.seed)
+    dataset = bin_dir = None
+    if not args.no_osrm:
+        extract = args.extract or find_extract(graph)
+        bin_dir = ensure_osrm(args.osrm_dir)
+        if bin_dir is not None and extract is not None:
+            dataset = prepare_osrm(bin_dir, extract, args.osrm_dir / "data")
+    counts = graph.manifest.get("counts", {})
+    print(
+        f"graph {args.graph} ({counts.get('nodes', '?')} nodes), {args.pairs} pairs (seed {args.seed}), "
+        f"wrk {args.duration:g} s per run, {os.cpu_count()} CPUs"
+    )
+    ours: dict[str, dict] = {}
+    theirs: dict[str, dict] = {}
+    proc, base = start_starroute(args.graph, args.workers)
+    try:
+        ours = measure(base, kinds, pairs, tables, args, starroute=True)
+    finally:
+        stop(proc)
+    if dataset is not None and bin_dir is not None:
+        proc, base = start_osrm(bin_dir, dataset, args.workers)
+        try:
+            theirs = measure(base, kinds, pairs, tables, args, starroute=False)
+        finally:
+            stop(proc)
+    report(ours, theirs, args)
+
+
+if __name__ == "__main__":
+    main()
