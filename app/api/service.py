@@ -38,6 +38,21 @@ log = logging.getLogger("starroute")
 INLINE_ALGORITHMS = frozenset({"ch"})  # searches short enough to run on the event loop
 
 
+def _lower_priority() -> None:
+    """Run this thread of the search pool under Linux's `SCHED_IDLE` policy (threads have their own), so a long
+    search only ever takes CPU time the event loops leave unused: the short requests they answer inline preempt it
+    at once. The kernels run without the GIL, so the pool never holds the loops up for long."""
+    try:
+        os.sched_setscheduler(threading.get_native_id(), os.SCHED_IDLE, os.sched_param(0))
+    except (AttributeError, OSError):  # not Linux, or not permitted: the pool runs at normal priority
+        pass
+
+
+def search_pool(threads: int) -> ThreadPoolExecutor:
+    """The pool long searches run in: `threads` threads, each under `SCHED_IDLE` where Linux allows it."""
+    return ThreadPoolExecutor(threads, thread_name_prefix="starroute-search", initializer=_lower_priority)
+
+
 def check_coordinate(lon: float, lat: float) -> None:
     """OSRM's coordinate check: finite, longitude -180..180, latitude -90..90, else `InvalidValue`."""
     if not (math.isfinite(lon) and math.isfinite(lat) and -180.0 <= lon <= 180.0 and -90.0 <= lat <= 90.0):
@@ -65,7 +80,7 @@ class Service:
         """Memory-map the graph and build the engine (raises `GraphError` on a bad graph directory)."""
         self.engine = self._load()
         self.loaded_at = time.time()
-        self.pool = ThreadPoolExecutor(self.settings.threads, thread_name_prefix="starroute-search")
+        self.pool = search_pool(self.settings.threads)
 
     def _load(self) -> Engine:
         from app.engine.data import load
