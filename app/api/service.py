@@ -1,7 +1,9 @@
 """The state both APIs share: the engine (their one door into it), the search thread pool, metrics.
 
-CH searches are short (well under a millisecond on city graphs) and run inline on the event loop; every other
-algorithm and large tables run in a thread pool (the numba kernels release the GIL) under the request time limit.
+CH searches are short (well under a millisecond on city graphs) and run inline on the event loop. Longer work on
+the hierarchy (alternatives, large tables, trips) runs in a pool at normal priority; every other algorithm (the long
+searches) in a pool whose threads run at idle priority, so they never delay the short ones (both pools under the
+request time limit; the numba kernels release the GIL).
 """
 
 from __future__ import annotations
@@ -67,7 +69,8 @@ class Service:
         self.settings = settings
         self.metrics = Metrics()
         self.engine: Engine | None = None
-        self.pool: ThreadPoolExecutor | None = None
+        self.pool: ThreadPoolExecutor | None = None  # long searches, at idle priority
+        self.ch_pool: ThreadPoolExecutor | None = None  # hierarchy work too long for the loop, at normal priority
         self.version = _version()
         self._slow_pending = 0
         self._reload_lock = threading.Lock()
@@ -81,6 +84,7 @@ class Service:
         self.engine = self._load()
         self.loaded_at = time.time()
         self.pool = search_pool(self.settings.threads)
+        self.ch_pool = ThreadPoolExecutor(self.settings.threads, thread_name_prefix="starroute-ch")
 
     def _load(self) -> Engine:
         from app.engine.data import load
@@ -119,9 +123,10 @@ class Service:
         log.info("graph reloaded in %.2f s (pid %d): metric %s", self.reload_seconds, os.getpid(), metric)
 
     def close(self) -> None:
-        if self.pool is not None:
-            self.pool.shutdown(wait=False, cancel_futures=True)
-            self.pool = None
+        for pool in (self.pool, self.ch_pool):
+            if pool is not None:
+                pool.shutdown(wait=False, cancel_futures=True)
+        self.pool = self.ch_pool = None
 
     @property
     def opened(self) -> Engine:
@@ -129,9 +134,12 @@ class Service:
         assert self.engine is not None, "service not opened"
         return self.engine
 
-    async def run_slow(self, fn: Callable[[], T]) -> T:
-        """Run `fn` in the search pool under the request time limit (TooBig when exceeded or the queue is full)."""
-        assert self.pool is not None, "service not opened"
+    async def run_slow(self, fn: Callable[[], T], *, hierarchy: bool = False) -> T:
+        """Run `fn` in the search pool under the request time limit (TooBig when exceeded or the queue is full);
+        `hierarchy`: work on the contraction hierarchy (alternatives, tables, trips), run at normal priority in a
+        pool of its own, not among the long searches that only get the CPU time left over."""
+        pool = self.ch_pool if hierarchy else self.pool
+        assert pool is not None, "service not opened"
         limit = self.settings.request_time_limit_s
         if self._slow_pending >= 8 * self.settings.threads:
             raise TooBig("Too many long searches queued; retry later or use algorithm=ch")
@@ -141,7 +149,7 @@ class Service:
         try:
             message = f"Search exceeded the request time limit of {limit:g} s"
             try:
-                result = await asyncio.wait_for(loop.run_in_executor(self.pool, fn), timeout=limit)
+                result = await asyncio.wait_for(loop.run_in_executor(pool, fn), timeout=limit)
             except TimeoutError:
                 raise TooBig(message) from None
             if loop.time() - started > limit:  # an answer that came in just late is refused too
@@ -160,8 +168,8 @@ class Service:
         def run() -> RouteAnswer:
             return engine.routes(phantoms, options)
 
-        fast = algorithm in INLINE_ALGORITHMS and not options.trace and not options.alternatives
-        answer = run() if fast else await self.run_slow(run)
+        hierarchy = algorithm in INLINE_ALGORITHMS and not options.trace
+        answer = run() if hierarchy and not options.alternatives else await self.run_slow(run, hierarchy=hierarchy)
         best = answer.result.best
         for leg in best.legs:
             self.metrics.observe_search(best.algorithm, leg.stats.settled)
@@ -178,7 +186,7 @@ class Service:
 
         if len(src) * len(dst) <= self.settings.inline_table_cells:
             return run(), src, dst
-        return await self.run_slow(run), src, dst
+        return await self.run_slow(run, hierarchy=True), src, dst
 
     async def trip(self, req: TripRequest) -> TripAnswer:
         """A trip: resolved on the event loop; the table, the tour and the route inline when the table is small
@@ -191,7 +199,7 @@ class Service:
 
         if len(phantoms) ** 2 <= self.settings.inline_table_cells:
             return run()
-        return await self.run_slow(run)
+        return await self.run_slow(run, hierarchy=True)
 
     def nearest(self, req: NearestRequest) -> list[Phantom]:
         """Up to `number` snapped points, nearest first; `NoSegment` when none."""
