@@ -177,6 +177,11 @@ def test_table_equals_single_queries(seed: int, n: int) -> None:
     srcs, dsts = some(), some()
     w, d = CHTable(g).run(srcs, dsts)
     assert w.shape == d.shape == (len(srcs), len(dsts)) and w.dtype == d.dtype == np.int64
+    split = CHTable(g, split_cells=0)  # each phase in two halves, one on the helper thread
+    for _ in range(2):  # and again on the same labels (stamps carry on)
+        ws, ds, ts = split.run_with_durations(srcs, dsts)
+        assert ws.tolist() == w.tolist() and ds.tolist() == d.tolist(), f"seed={seed} n={n}: split table differs"
+        assert ts.tolist() == CHTable(g).run_with_durations(srcs, dsts)[2].tolist()
     q = CHSearch(g)
     for i, s in enumerate(srcs):
         for j, t in enumerate(dsts):

@@ -9,7 +9,9 @@ uses, and candidates are compared as (weight, dist) pairs: every entry equals `C
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -24,32 +26,29 @@ from .types import Phantom, SearchOptions, Seeds, Table
 
 
 @kernel
-def _table(
-    rank, up_first, up_arcs, down_first, down_arcs, s_nodes, s_w, s_d, s_t, s_off, t_nodes, t_w, t_d, t_t, t_off, lab,
-    keys, hnodes, cur, counters, out_w, out_d, out_t,
+def _buckets(
+    rank, up_first, up_arcs, down_first, down_arcs, t_nodes, t_w, t_d, t_t, t_off, t_lo, t_hi, lab, keys, hnodes,
+    cur, counters,
 ):  # fmt: skip  # pragma: no cover - numba
-    """Fill out_w/out_d/out_t [S, T] (preset to INF_WEIGHT; out_t the duration of the chosen path); returns (status,
-    last stamp used): -1 heap full, -2 bad seed."""
+    """The backward upward searches of targets t_lo..t_hi-1: (status, last stamp used, bucket entries [ne, 5] =
+    node, target, weight, dist, duration, in the order found); status -1 heap full, -2 bad seed."""
     nup = up_arcs.shape[0]
-    n = rank.shape[0]
-    n_t = t_off.shape[0] - 1
-    n_s = s_off.shape[0] - 1
     cap = 1024
-    bucket = np.empty((cap, 5), dtype=np.int64)  # node, target, weight, dist, duration
+    bucket = np.empty((cap, 5), dtype=np.int64)
     ne = 0
-    for t in range(n_t):
+    for t in range(t_lo, t_hi):
         cur += 1
         base = 3 * cur
         lo, hi = t_off[t], t_off[t + 1]
         size = init_seeds(rank, t_nodes[lo:hi], t_w[lo:hi], t_d[lo:hi], t_t[lo:hi], lab, keys, hnodes, base)
         if size < 0:
-            return size, cur
+            return size, cur, bucket[:0]
         while True:
             size, v, status = settle_next(
                 down_first, down_arcs, nup, up_first, up_arcs, lab, keys, hnodes, size, base, counters
             )
             if status < 0:
-                return -1, cur
+                return -1, cur, bucket[:0]
             if status == 0:
                 break
             if status == 1:
@@ -66,19 +65,37 @@ def _table(
                 bucket[ne, 3] = lab[v, L_D]
                 bucket[ne, 4] = lab[v, L_T]
                 ne += 1
-    # the buckets grouped by node (a counting sort; in each node's group, entries keep their order)
+    return 0, cur, bucket[:ne]
+
+
+@kernel
+def _group(bucket, n):  # pragma: no cover - numba
+    """The bucket entries grouped by node (a counting sort, stable): (first [n + 1], entries [ne, 4] = target,
+    weight, dist, duration), the entries of node v at first[v]..first[v+1]-1, contiguous for the scans."""
+    ne = bucket.shape[0]
     first = np.zeros(n + 1, dtype=np.int64)
     for i in range(ne):
         first[bucket[i, 0] + 1] += 1
     for v in range(n):
         first[v + 1] += first[v]
     fill = first.copy()
-    order = np.empty(ne, dtype=np.int64)
+    grouped = np.empty((ne, 4), dtype=np.int64)
     for i in range(ne):
-        v = bucket[i, 0]
-        order[fill[v]] = i
-        fill[v] += 1
-    for s in range(n_s):
+        k = fill[bucket[i, 0]]
+        fill[bucket[i, 0]] = k + 1
+        for j in range(4):
+            grouped[k, j] = bucket[i, j + 1]
+    return first, grouped
+
+
+@kernel
+def _scan(
+    rank, up_first, up_arcs, down_first, down_arcs, s_nodes, s_w, s_d, s_t, s_off, s_lo, s_hi, lab, keys, hnodes,
+    cur, counters, first, grouped, out_w, out_d, out_t,
+):  # fmt: skip  # pragma: no cover - numba
+    """The forward upward searches of sources s_lo..s_hi-1 over the grouped buckets, filling rows s_lo..s_hi-1 of
+    out_w/out_d/out_t (preset to INF_WEIGHT; out_t the duration of the chosen path): (status, last stamp used)."""
+    for s in range(s_lo, s_hi):
         cur += 1
         base = 3 * cur
         lo, hi = s_off[s], s_off[s + 1]
@@ -98,14 +115,13 @@ def _table(
                 fd = lab[v, L_D]
                 ft = lab[v, L_T]
                 for k in range(first[v], first[v + 1]):
-                    i = order[k]
-                    t = bucket[i, 1]
-                    cw = fw + bucket[i, 2]
-                    cd = fd + bucket[i, 3]
+                    t = grouped[k, 0]
+                    cw = fw + grouped[k, 1]
+                    cd = fd + grouped[k, 2]
                     if cw < out_w[s, t] or (cw == out_w[s, t] and cd < out_d[s, t]):
                         out_w[s, t] = cw
                         out_d[s, t] = cd
-                        out_t[s, t] = ft + bucket[i, 4]
+                        out_t[s, t] = ft + grouped[k, 3]
     return 0, cur
 
 
@@ -123,15 +139,41 @@ def _flatten(seeds: list[Seeds]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np
     return r, w, d, t, off
 
 
-class CHTable:
-    """One worker's many-to-many table object: `CHTable(graph).run(sources, targets) -> (weights, dists)`."""
+class _Half:
+    """The labels, heap and stamp of one thread's half of a table."""
 
-    def __init__(self, graph: object, prefix: str = "ch_") -> None:
+    def __init__(self, n: int) -> None:
+        self.lab = new_labels(n)
+        self.heap = ch_heap()
+        self.cur = 0
+        self.counters = np.zeros(3, dtype=np.int64)
+
+
+_helper: ThreadPoolExecutor | None = None
+_helper_lock = threading.Lock()
+
+
+def _helper_thread() -> ThreadPoolExecutor:
+    """The one thread per process that runs the second half of large tables (the kernels release the GIL)."""
+    global _helper
+    with _helper_lock:
+        if _helper is None:
+            _helper = ThreadPoolExecutor(1, thread_name_prefix="starroute-table")
+        return _helper
+
+
+class CHTable:
+    """One worker's many-to-many table object: `CHTable(graph).run(sources, targets) -> (weights, dists)`.
+
+    A table of at least `split_cells` cells runs its two phases (the targets' backward searches, then the sources'
+    forward searches) in two halves each, one on the calling thread and one on a helper thread."""
+
+    def __init__(self, graph: object, prefix: str = "ch_", split_cells: int = 2500) -> None:
         a = ch_arrays(graph, prefix)
         self._g = (a["ch_rank"], a["ch_up_first"], a["ch_up_arcs"], a["ch_down_first"], a["ch_down_arcs"])
-        self._lab = new_labels(int(len(a["ch_rank"])))
-        self._heap = ch_heap()
-        self._cur = 0
+        self._n = int(len(a["ch_rank"]))
+        self._halves = [_Half(self._n)]
+        self.split_cells = split_cells
         self.counters = np.zeros(3, dtype=np.int64)  # settled nodes, relaxed arcs of the last run
 
     def run(self, sources: list[Seeds], targets: list[Seeds]) -> tuple[np.ndarray, np.ndarray]:
@@ -139,27 +181,81 @@ class CHTable:
         w, d, _ = self.run_with_durations(sources, targets)
         return w, d
 
+    def _phase(self, h: _Half, run: Callable[[_Half], tuple[int, int]]) -> None:
+        """Run one half of one phase, growing the heap and rerunning it when it fills."""
+        while True:
+            status, h.cur = run(h)
+            if status == 0:
+                return
+            if status == -2:
+                raise ValueError("seed node id out of range")
+            h.heap = ch_heap(2 * len(h.heap[0]))
+
+    def _both(self, split: bool, jobs: list[Callable[[], None]]) -> None:
+        if not split:
+            for job in jobs:
+                job()
+            return
+        other = _helper_thread().submit(jobs[1])
+        try:
+            jobs[0]()
+        finally:
+            other.result()
+
     def run_with_durations(
         self, sources: list[Seeds], targets: list[Seeds]
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """int64 weights (ds), distances (dm) and durations (ds, of the same paths) [S, T]; INF_WEIGHT where a pair
         is unreachable."""
+        S, T = len(sources), len(targets)
+        split = S * T >= self.split_cells and min(S, T) >= 2
+        if split and len(self._halves) == 1:
+            self._halves.append(_Half(self._n))
+        halves = self._halves[: 1 + split]
+        for h in halves:
+            h.counters.fill(0)
         s_n, s_w, s_d, s_t, s_off = _flatten(sources)
         t_n, t_w, t_d, t_t, t_off = _flatten(targets)
-        while True:
-            out_w = np.full((len(sources), len(targets)), INF_WEIGHT, dtype=np.int64)
-            out_d = np.full((len(sources), len(targets)), INF_WEIGHT, dtype=np.int64)
-            out_t = np.full((len(sources), len(targets)), INF_WEIGHT, dtype=np.int64)
-            self.counters.fill(0)
-            status, self._cur = _table(
-                *self._g, s_n, s_w, s_d, s_t, s_off, t_n, t_w, t_d, t_t, t_off, self._lab, *self._heap, self._cur,
-                self.counters, out_w, out_d, out_t,
-            )  # fmt: skip
-            if status == 0:
-                return out_w, out_d, out_t
-            if status == -2:
-                raise ValueError("seed node id out of range")
-            self._heap = ch_heap(2 * len(self._heap[0]))
+        cuts_t = [0, T // 2, T] if split else [0, T]
+        cuts_s = [0, S // 2, S] if split else [0, S]
+        found: list[np.ndarray] = [np.zeros((0, 5), np.int64)] * len(halves)
+
+        def backward(i: int) -> Callable[[], None]:
+            def job() -> None:
+                def run(h: _Half) -> tuple[int, int]:
+                    status, cur, found[i] = _buckets(
+                        *self._g, t_n, t_w, t_d, t_t, t_off, cuts_t[i], cuts_t[i + 1], h.lab, *h.heap, h.cur,
+                        h.counters,
+                    )  # fmt: skip
+                    return status, cur
+
+                self._phase(halves[i], run)
+
+            return job
+
+        self._both(split, [backward(i) for i in range(len(halves))])
+        first, grouped = _group(np.concatenate(found) if split else found[0], self._n)
+        out_w = np.full((S, T), INF_WEIGHT, dtype=np.int64)
+        out_d = np.full((S, T), INF_WEIGHT, dtype=np.int64)
+        out_t = np.full((S, T), INF_WEIGHT, dtype=np.int64)
+
+        def forward(i: int) -> Callable[[], None]:
+            def job() -> None:
+                def run(h: _Half) -> tuple[int, int]:
+                    for out in (out_w, out_d, out_t):  # a rerun after the heap grew starts from nothing
+                        out[cuts_s[i] : cuts_s[i + 1]] = INF_WEIGHT
+                    return _scan(  # type: ignore[no-any-return]
+                        *self._g, s_n, s_w, s_d, s_t, s_off, cuts_s[i], cuts_s[i + 1], h.lab, *h.heap, h.cur,
+                        h.counters, first, grouped, out_w, out_d, out_t,
+                    )  # fmt: skip
+
+                self._phase(halves[i], run)
+
+            return job
+
+        self._both(split, [forward(i) for i in range(len(halves))])
+        self.counters[:] = sum(h.counters for h in halves)
+        return out_w, out_d, out_t
 
 
 def table(
