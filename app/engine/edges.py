@@ -13,6 +13,8 @@ is kept per seed. Snapping, geometry and guidance stay on the road graph.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from preprocessing.artifacts import Graph
@@ -22,6 +24,17 @@ from preprocessing.jit import kernel
 from .types import Phantom, Seeds
 
 FWD, BWD, AT_FIRST, AT_LAST = 0, 1, 2, 3  # as app.engine.assemble
+
+
+class FlatSeeds(NamedTuple):
+    """The seeds of many phantoms in flat arrays: phantom i's at off[i]..off[i+1]-1 (node ids int32; weights (ds),
+    dists (dm), travel times (ds) int64), each phantom's as its `Seeds` lists them (the kernels' input)."""
+
+    nodes: np.ndarray
+    weights: np.ndarray
+    dists: np.ndarray
+    times: np.ndarray
+    off: np.ndarray
 
 
 class EdgeMap:
@@ -82,6 +95,30 @@ class EdgeMap:
         )  # fmt: skip
         seeds = Seeds(nodes, vals[:, 0].copy(), vals[:, 1].copy(), ph.lon, ph.lat, vals[:, 2].copy())
         return seeds, vals[:, 3].copy(), vals[:, 4:6].copy()
+
+    def seeds_many(
+        self, phantoms: list[Phantom], as_source: bool, at_nodes: np.ndarray, at_kinds: np.ndarray
+    ) -> FlatSeeds:
+        """The seeds of many phantoms at once, flattened (`FlatSeeds`; phantom i's at off[i]..off[i+1]-1): the same
+        seeds as `seeds` gives for each, in one kernel call (a table's sources or destinations)."""
+        rows = []
+        for ph in phantoms:
+            fb, fa, bb, ba = ph.times()
+            if as_source:
+                rows.append((ph.fwd_arc, ph.fwd_weight_after, ph.fwd_dist_after, fa,
+                             ph.bwd_arc, ph.bwd_weight_after, ph.bwd_dist_after, ba))  # fmt: skip
+            else:
+                rows.append((ph.fwd_arc, ph.fwd_weight_before, ph.fwd_dist_before, fb,
+                             ph.bwd_arc, ph.bwd_weight_before, ph.bwd_dist_before, bb))  # fmt: skip
+        f = np.array(rows, dtype=np.int64).reshape(-1, 8)
+        return FlatSeeds(
+            *_edge_seeds_many(
+                as_source, np.asarray(at_nodes, dtype=np.int64), np.asarray(at_kinds, dtype=np.int64), f,
+                self.road_first_out, self.road_in_first, self.road_in_arc, self.road_weight, self.road_dist,
+                self.road_time, self._copies_first, self._copies, self._has_copies, self.in_first, self.in_arc,
+                self.s_tail, self.arc_turn, self.arc_turn_time,
+            )  # fmt: skip
+        )
 
     def road_path(self, search_arcs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(road arcs int32, the turn onto each as int64 [n, 2] (weight, travel time)) of a search path between its
@@ -195,3 +232,51 @@ def _edge_seeds(
                 out_r[p, col] = rows[i, col]
             m += 1
     return out_n, out_r
+
+
+@kernel
+def _edge_seeds_many(
+    as_source, at_nodes, at_kinds, f, road_first_out, road_in_first, road_in_arc, road_weight, road_dist, road_time,
+    copies_first, copies, has_copies, in_first, in_arc, s_tail, arc_turn, arc_turn_time,
+):  # fmt: skip  # pragma: no cover - numba
+    """`_edge_seeds` of every phantom (f [p, 8] = fwd arc, weight, dist, time, bwd arc, weight, dist, time), flat:
+    (nodes int32, weights, dists, times int64, off int64 [p + 1])."""
+    p = f.shape[0]
+    off = np.zeros(p + 1, dtype=np.int64)
+    cap = 8 * p + 8
+    nodes = np.empty(cap, dtype=np.int32)
+    vals = np.empty((cap, 3), dtype=np.int64)
+    k = 0
+    for i in range(p):
+        n_i, r_i = _edge_seeds(
+            as_source, at_nodes[i], at_kinds[i], f[i, 0], f[i, 1], f[i, 2], f[i, 3], f[i, 4], f[i, 5], f[i, 6],
+            f[i, 7], road_first_out, road_in_first, road_in_arc, road_weight, road_dist, road_time, copies_first,
+            copies, has_copies, in_first, in_arc, s_tail, arc_turn, arc_turn_time,
+        )  # fmt: skip
+        m = n_i.shape[0]
+        if k + m > cap:
+            cap = 2 * (k + m)
+            bigger_n = np.empty(cap, dtype=np.int32)
+            bigger_v = np.empty((cap, 3), dtype=np.int64)
+            for j in range(k):
+                bigger_n[j] = nodes[j]
+                for c in range(3):
+                    bigger_v[j, c] = vals[j, c]
+            nodes, vals = bigger_n, bigger_v
+        for j in range(m):
+            nodes[k] = n_i[j]
+            for c in range(3):
+                vals[k, c] = r_i[j, c]
+            k += 1
+        off[i + 1] = k
+    w = np.empty(k, dtype=np.int64)
+    d = np.empty(k, dtype=np.int64)
+    t = np.empty(k, dtype=np.int64)
+    for j in range(k):
+        w[j] = vals[j, 0]
+        d[j] = vals[j, 1]
+        t[j] = vals[j, 2]
+    out = np.empty(k, dtype=np.int32)
+    for j in range(k):
+        out[j] = nodes[j]
+    return out, w, d, t, off

@@ -13,6 +13,7 @@ chain's first / last node and the seed is that node, at no cost).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import NamedTuple
 
@@ -24,7 +25,7 @@ from preprocessing.units import COORD_SCALE
 
 from .assemble import AT_FIRST, AT_LAST, BWD, FWD
 from .data import ChainIndex, is_edge_based
-from .edges import EdgeMap
+from .edges import EdgeMap, FlatSeeds
 from .types import Phantom, Seeds
 
 
@@ -78,6 +79,10 @@ class SearchSpace:
         return -1, 0
 
     # -- paths --------------------------------------------------------------------------------------------------
+    def seeds_many(self, phantoms: Sequence[Phantom], as_source: bool) -> FlatSeeds:
+        """The seeds of many phantoms, flattened (`FlatSeeds`): each phantom's `seeds(p, as_source).seeds` in turn."""
+        return flat_seeds([self.seeds(p, as_source).seeds for p in phantoms])
+
     def road_path(self, arcs: np.ndarray, seeds: SeedSet, seed: int) -> tuple[np.ndarray, np.ndarray | None]:
         """(road arcs int32, the turn onto each as int64 [n, 2] or None) of a search path `arcs` that starts at
         source seed `seed` of `seeds`."""
@@ -157,6 +162,13 @@ class EdgeSpace(SearchSpace):
         at, kind = self.at_chain_end(ph)
         return SeedSet(*self.edges.seeds(ph, as_source, at, kind))
 
+    def seeds_many(self, phantoms: Sequence[Phantom], as_source: bool) -> FlatSeeds:
+        """The seeds of many phantoms in one kernel call (`EdgeMap.seeds_many`), as `seeds` gives them one by one."""
+        ends = [self.at_chain_end(p) for p in phantoms]
+        at = np.array([e[0] for e in ends], dtype=np.int64)
+        kinds = np.array([e[1] for e in ends], dtype=np.int64)
+        return self.edges.seeds_many(list(phantoms), as_source, at, kinds)
+
     def road_path(self, arcs: np.ndarray, seeds: SeedSet, seed: int) -> tuple[np.ndarray, np.ndarray | None]:
         road, turns = self.edges.road_path(arcs)
         if seeds.kinds[seed] in (AT_FIRST, AT_LAST):  # started on the seed's whole arc
@@ -165,6 +177,22 @@ class EdgeSpace(SearchSpace):
 
     def forbidden(self, road_arcs: np.ndarray | None) -> np.ndarray | None:
         return None if road_arcs is None else self.edges.forbidden(road_arcs)
+
+
+def flat_seeds(seeds: Sequence[Seeds]) -> FlatSeeds:
+    """Seed sets in flat arrays (`FlatSeeds`), set i at off[i]..off[i+1]-1."""
+    off = np.zeros(len(seeds) + 1, dtype=np.int64)
+    np.cumsum([len(s.nodes) for s in seeds], out=off[1:])
+    if not seeds:
+        empty = np.zeros(0, np.int64)
+        return FlatSeeds(np.zeros(0, np.int32), empty, empty, empty, off)
+    return FlatSeeds(
+        np.concatenate([s.nodes for s in seeds]).astype(np.int32),
+        np.concatenate([s.weights for s in seeds]).astype(np.int64),
+        np.concatenate([s.dists for s in seeds]).astype(np.int64),
+        np.concatenate([s.duration_array() for s in seeds]).astype(np.int64),
+        off,
+    )
 
 
 def search_space(graph: Graph, search: Graph, chains: ChainIndex) -> SearchSpace:

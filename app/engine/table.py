@@ -18,10 +18,12 @@ import numpy as np
 from preprocessing.jit import kernel
 from preprocessing.units import CLOSED_DS, DIST_PER_METRE, INF_WEIGHT, WEIGHT_PER_SECOND
 
-from .ch import L_D, L_T, L_W, ch_arrays, ch_heap, init_seeds, new_labels, seed_arrays, settle_next
+from .ch import L_D, L_T, L_W, ch_arrays, ch_heap, init_seeds, new_labels, settle_next
 from .core import path_dists
+from .edges import FlatSeeds
 from .legs import Legs
 from .search import Searcher
+from .space import flat_seeds
 from .types import Phantom, SearchOptions, Seeds, Table
 
 
@@ -125,20 +127,6 @@ def _scan(
     return 0, cur
 
 
-def _flatten(seeds: list[Seeds]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    parts = [(*seed_arrays(s), s.duration_array()) for s in seeds]
-    off = np.zeros(len(parts) + 1, dtype=np.int64)
-    np.cumsum([len(p[0]) for p in parts], out=off[1:])
-    if parts:
-        r = np.concatenate([p[0] for p in parts]).astype(np.int32)
-        w = np.concatenate([p[1] for p in parts]).astype(np.int64)
-        d = np.concatenate([p[2] for p in parts]).astype(np.int64)
-        t = np.concatenate([p[3] for p in parts]).astype(np.int64)
-    else:
-        r, w, d, t = np.zeros(0, np.int32), np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
-    return r, w, d, t, off
-
-
 class _Half:
     """The labels, heap and stamp of one thread's half of a table."""
 
@@ -207,15 +195,19 @@ class CHTable:
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """int64 weights (ds), distances (dm) and durations (ds, of the same paths) [S, T]; INF_WEIGHT where a pair
         is unreachable."""
-        S, T = len(sources), len(targets)
+        return self.run_flat(flat_seeds(sources), flat_seeds(targets))
+
+    def run_flat(self, sources: FlatSeeds, targets: FlatSeeds) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """`run_with_durations` on seed sets already flattened (`SearchSpace.seeds_many`)."""
+        S, T = len(sources.off) - 1, len(targets.off) - 1
         split = S * T >= self.split_cells and min(S, T) >= 2
         if split and len(self._halves) == 1:
             self._halves.append(_Half(self._n))
         halves = self._halves[: 1 + split]
         for h in halves:
             h.counters.fill(0)
-        s_n, s_w, s_d, s_t, s_off = _flatten(sources)
-        t_n, t_w, t_d, t_t, t_off = _flatten(targets)
+        s_n, s_w, s_d, s_t, s_off = sources
+        t_n, t_w, t_d, t_t, t_off = targets
         cuts_t = [0, T // 2, T] if split else [0, T]
         cuts_s = [0, S // 2, S] if split else [0, S]
         found: list[np.ndarray] = [np.zeros((0, 5), np.int64)] * len(halves)
@@ -290,16 +282,16 @@ def table_units(
     over all destination seeds; pairs on one chain take the direct stretch where it is cheaper.
     """
     space = legs.space
-    src = [space.seeds(p, True).seeds for p in sources]
-    dst = [space.seeds(p, False).seeds for p in destinations]
-    S, T = len(src), len(dst)
+    S, T = len(sources), len(destinations)
     if S == 0 or T == 0:
         w = np.zeros((S, T), dtype=np.int64)
         d = np.zeros((S, T), dtype=np.int64)
         t = np.zeros((S, T), dtype=np.int64)
     elif ch_table is not None:
-        w, d, t = (np.array(x, dtype=np.int64) for x in ch_table.run_with_durations(src, dst))
+        w, d, t = ch_table.run_flat(space.seeds_many(sources, True), space.seeds_many(destinations, False))
     else:
+        src = [space.seeds(p, True).seeds for p in sources]
+        dst = [space.seeds(p, False).seeds for p in destinations]
         w, d, t = many_to_many(searcher, src, dst, exclude_flags)
     # pairs on one chain: the direct stretch may beat any path through the network
     by_chain: dict[int, list[int]] = {}

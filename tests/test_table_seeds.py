@@ -1,0 +1,54 @@
+"""Tables on the edge-based Monaco graph: the seeds of many phantoms in one kernel call are each phantom's own seeds,
+and every table cell is the plain CH route's weight, distance and duration between its two points."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from app.engine.data import load
+from app.engine.router import Router
+from app.engine.space import flat_seeds
+from app.engine.types import RouteOptions
+from preprocessing.units import COORD_SCALE, DIST_PER_METRE, WEIGHT_PER_SECOND
+
+
+@pytest.fixture(scope="module")
+def monaco(bundled_graph) -> Router:
+    return Router(load(bundled_graph))
+
+
+def some_phantoms(router: Router, k: int, seed: int) -> list:
+    """k phantoms near random nodes, every third exactly on a node (a chain's end, seeded on its arcs)."""
+    g = router.graph
+    rng = np.random.default_rng(seed)
+    main = np.flatnonzero(np.asarray(g.node_component) == 0)
+    lon, lat = np.asarray(g.node_lon) / COORD_SCALE, np.asarray(g.node_lat) / COORD_SCALE
+    pts = []
+    for i, v in enumerate(rng.choice(main, k, replace=False)):
+        jitter = (0.0, 0.0) if i % 3 == 0 else tuple(rng.normal(0, 2e-5, 2))
+        pts.append((float(lon[v] + jitter[0]), float(lat[v] + jitter[1])))
+    return router.snap_waypoints(pts)
+
+
+def test_seeds_many_are_each_phantoms_seeds(monaco: Router) -> None:
+    space = monaco.space
+    assert space.edge_based, "the bundled car graph has turns"
+    phantoms = some_phantoms(monaco, 40, seed=7)
+    assert any(space.at_chain_end(p)[0] >= 0 for p in phantoms), "some phantom on a chain's end"
+    for as_source in (True, False):
+        many = space.seeds_many(phantoms, as_source)
+        one = flat_seeds([space.seeds(p, as_source).seeds for p in phantoms])
+        for name, a, b in zip(many._fields, many, one, strict=True):
+            assert a.dtype == b.dtype and a.tolist() == b.tolist(), f"as_source={as_source}: {name} differs"
+
+
+def test_table_cells_are_the_routes(monaco: Router) -> None:
+    phantoms = some_phantoms(monaco, 12, seed=11)
+    q = monaco.query()
+    tbl = q.table(phantoms[:6], phantoms[6:])
+    for i, a in enumerate(phantoms[:6]):
+        for j, b in enumerate(phantoms[6:]):
+            best = q.routes([a, b], RouteOptions()).best
+            assert round(tbl.durations_s[i, j] * WEIGHT_PER_SECOND) == round(best.duration_s * WEIGHT_PER_SECOND)
+            assert round(tbl.distances_m[i, j] * DIST_PER_METRE) == round(best.distance_m * DIST_PER_METRE)
