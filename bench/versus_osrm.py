@@ -1,10 +1,12 @@
 """Everything issue 19 measures, starroute beside osrm-routed in the same run, printed as one table.
 
     python bench/versus_osrm.py GRAPH_DIR [--extract PBF] [--pairs 500] [--seed 1] [--workers 2] [--duration 8]
-                              [--connections 16] [--no-osrm] [--only route,table,alternatives,nearest,mixed]
+        [--connections 16] [--rounds 3] [--no-osrm] [--only route,table,alternatives,nearest,mixed]
 
 Starts `python -m app.server GRAPH_DIR --workers W` and osrm-routed `-t W` (the `osrm-bindings` wheel, car.lua, CH,
-built once per extract by `bench.osrm_peer`) on loopback ports and measures, with Debian's wrk:
+built once per extract by `bench.osrm_peer`) on loopback ports, both running throughout, and measures with Debian's
+wrk, each kind `--rounds` times with the two servers back to back in every round (the median is shown; whatever
+else the machine does then hits both alike):
 - **route**: `/route/v1/driving/a;b` over `--pairs` seeded random pairs, wrk `-c --connections`: req/s, p50, p99;
 - **table 100x100**: `/table/v1/driving/…` on 100 points (5 seeded sets), one connection: p50;
 - **alternatives**: `/route/v1/driving/a;b?alternatives=true`, one connection: p50 (and how many got one);
@@ -19,8 +21,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
+import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -45,7 +48,8 @@ def wrk_start(base: str, paths: list[str], duration: float, connections: int) ->
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as f:
         f.write(LUA % ",".join(json.dumps(p) for p in paths))
     threads = min(2, connections)
-    cmd = ["wrk", f"-t{threads}", f"-c{connections}", f"-d{max(1, round(duration))}s", "--latency", "--timeout", "30s", "-s", f.name]
+    seconds = max(1, round(duration))
+    cmd = ["wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "--latency", "--timeout", "30s", "-s", f.name]
     proc = subprocess.Popen(cmd + [base], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     return proc, f.name
 
@@ -53,8 +57,6 @@ def wrk_start(base: str, paths: list[str], duration: float, connections: int) ->
 def wrk_result(proc: subprocess.Popen, script: str) -> dict[str, float]:
     out, _ = proc.communicate()
     os.unlink(script)
-    import re
-
     res: dict[str, float] = {}
     for pct, key in (("50%", "p50"), ("99%", "p99")):
         m = re.search(rf"^\s+{pct}\s+(\S+)", out, flags=re.M)
@@ -88,29 +90,58 @@ def with_alternatives(base: str, paths: list[str]) -> float:
     return got / min(100, len(paths))
 
 
-def measure(base: str, kinds: set[str], pairs: list, tables: list[str], args, starroute: bool) -> dict[str, dict]:
-    rows: dict[str, dict] = {}
+def measure_kind(kind: str, base: str, pairs: list, tables: list[str], args) -> dict[str, dict]:
+    """One measurement of one kind against one server: {row name: wrk result}."""
     route = osrm_paths(pairs)
     d, c = args.duration, args.connections
-    wrk(base, route, 2, c)  # warm both servers alike
-    if "route" in kinds:
-        rows["route"] = wrk(base, route, d, c)
-    if "table" in kinds:
-        rows["table"] = wrk(base, tables, d / 2, 1)
-    if "alternatives" in kinds:
-        alt = [p + "?alternatives=true" for p in route]
-        rows["alternatives"] = wrk(base, alt, d / 2, 1)
-        rows["alternatives"]["share"] = with_alternatives(base, alt)
-    if "nearest" in kinds:
-        rows["nearest"] = wrk(base, [f"/nearest/v1/driving/{a[0]},{a[1]}" for a, _ in pairs], d / 2, 1)
-    if "mixed" in kinds and starroute:
-        rows["mixed alone"] = wrk(base, route, d, c)
-        slow = [p + "&algorithm=dijkstra" for p in native_paths(pairs)]
-        bg = wrk_start(base, slow, d + 2, 4)
-        time.sleep(1.0)  # the long searches under way first
-        rows["mixed beside"] = wrk(base, route, d, c)
-        rows["mixed dijkstra"] = wrk_result(*bg)
+    if kind == "route":
+        return {"route": wrk(base, route, d, c)}
+    if kind == "table":
+        return {"table": wrk(base, tables, d / 2, 1)}
+    if kind == "alternatives":
+        return {"alternatives": wrk(base, [p + "?alternatives=true" for p in route], d / 2, 1)}
+    if kind == "nearest":
+        return {"nearest": wrk(base, [f"/nearest/v1/driving/{a[0]},{a[1]}" for a, _ in pairs], d / 2, 1)}
+    assert kind == "mixed", kind
+    rows = {"mixed alone": wrk(base, route, d, c)}
+    slow = [p + "&algorithm=dijkstra" for p in native_paths(pairs)]
+    bg = wrk_start(base, slow, d + 2, 4)
+    time.sleep(1.0)  # the long searches under way first
+    rows["mixed beside"] = wrk(base, route, d, c)
+    rows["mixed dijkstra"] = wrk_result(*bg)
     return rows
+
+
+def median_rows(runs: list[dict[str, dict]]) -> dict[str, dict]:
+    """Per row and figure, the median over the rounds."""
+    out: dict[str, dict] = {}
+    for name in runs[0]:
+        out[name] = {k: statistics.median(r[name][k] for r in runs) for k in runs[0][name]}
+    return out
+
+
+def measure_both(servers: dict[str, str], kinds: list[str], pairs: list, tables: list[str], args) -> dict:
+    """Every kind, `--rounds` times, the servers back to back within each round (so that whatever else the machine
+    does hits both alike); the median of each figure."""
+    route = osrm_paths(pairs)
+    for base in servers.values():
+        wrk(base, route, 2, args.connections)  # warm both alike
+    result: dict[str, dict[str, dict]] = {name: {} for name in servers}
+    for kind in kinds:
+        runs: dict[str, list] = {name: [] for name in servers}
+        for _ in range(args.rounds):
+            for name, base in servers.items():
+                if kind == "mixed" and name != "starroute":
+                    continue  # OSRM has no slow algorithms
+                runs[name].append(measure_kind(kind, base, pairs, tables, args))
+        for name in servers:
+            if runs[name]:
+                result[name].update(median_rows(runs[name]))
+    for name, base in servers.items():
+        if "alternatives" in kinds:
+            alt = [p + "?alternatives=true" for p in route]
+            result[name]["alternatives"]["share"] = with_alternatives(base, alt)
+    return result
 
 
 def report(ours: dict[str, dict], theirs: dict[str, dict], args) -> None:
@@ -157,10 +188,10 @@ def main() -> None:
     ap.add_argument("--osrm-dir", type=Path, default=Path(tempfile.gettempdir()) / "starroute-osrm")
     ap.add_argument("--no-osrm", action="store_true")
     ap.add_argument("--only", default=",".join(KINDS))
+    ap.add_argument("--rounds", type=int, default=3, help="measurements per kind and server (the median is shown)")
     args = ap.parse_args()
     if shutil.which("wrk") is None:
         sys.exit("wrk is needed (apt-get install wrk)")
-    kinds = set(args.only.split(","))
     graph = load(args.graph)
     pairs = random_pairs(graph, args.pairs, args.seed)
     tables = table_paths(graph, args.seed)
@@ -173,21 +204,19 @@ def main() -> None:
     counts = graph.manifest.get("counts", {})
     print(
         f"graph {args.graph} ({counts.get('nodes', '?')} nodes), {args.pairs} pairs (seed {args.seed}), "
-        f"wrk {args.duration:g} s per run, {os.cpu_count()} CPUs"
+        f"wrk {args.duration:g} s per run, medians of {args.rounds} rounds (the servers back to back in each), "
+        f"{os.cpu_count()} CPUs"
     )
-    ours: dict[str, dict] = {}
-    theirs: dict[str, dict] = {}
-    proc, base = start_starroute(args.graph, args.workers)
+    running = {"starroute": start_starroute(args.graph, args.workers)}
     try:
-        ours = measure(base, kinds, pairs, tables, args, starroute=True)
+        if dataset is not None and bin_dir is not None:
+            running["osrm-routed"] = start_osrm(bin_dir, dataset, args.workers)
+        kinds = [k for k in KINDS if k in set(args.only.split(","))]
+        result = measure_both({k: v[1] for k, v in running.items()}, kinds, pairs, tables, args)
     finally:
-        stop(proc)
-    if dataset is not None and bin_dir is not None:
-        proc, base = start_osrm(bin_dir, dataset, args.workers)
-        try:
-            theirs = measure(base, kinds, pairs, tables, args, starroute=False)
-        finally:
+        for proc, _ in running.values():
             stop(proc)
+    ours, theirs = result["starroute"], result.get("osrm-routed", {})
     report(ours, theirs, args)
 
 
