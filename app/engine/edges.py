@@ -111,14 +111,13 @@ class EdgeMap:
                 rows.append((ph.fwd_arc, ph.fwd_weight_before, ph.fwd_dist_before, fb,
                              ph.bwd_arc, ph.bwd_weight_before, ph.bwd_dist_before, bb))  # fmt: skip
         f = np.array(rows, dtype=np.int64).reshape(-1, 8)
-        return FlatSeeds(
-            *_edge_seeds_many(
-                as_source, np.asarray(at_nodes, dtype=np.int64), np.asarray(at_kinds, dtype=np.int64), f,
-                self.road_first_out, self.road_in_first, self.road_in_arc, self.road_weight, self.road_dist,
-                self.road_time, self._copies_first, self._copies, self._has_copies, self.in_first, self.in_arc,
-                self.s_tail, self.arc_turn, self.arc_turn_time,
-            )  # fmt: skip
-        )
+        at, kinds = np.asarray(at_nodes, dtype=np.int64), np.asarray(at_kinds, dtype=np.int64)
+        flat = _edge_seeds_many(
+            as_source, at, kinds, f, self.road_first_out, self.road_in_first, self.road_in_arc, self.road_weight,
+            self.road_dist, self.road_time, self._copies_first, self._copies, self._has_copies, self.in_first,
+            self.in_arc, self.s_tail, self.arc_turn, self.arc_turn_time,
+        )  # fmt: skip
+        return FlatSeeds(*flat)
 
     def road_path(self, search_arcs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(road arcs int32, the turn onto each as int64 [n, 2] (weight, travel time)) of a search path between its
