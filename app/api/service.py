@@ -2,7 +2,7 @@
 
 CH searches are short (well under a millisecond on city graphs) and run inline on the event loop. Longer work on
 the hierarchy (alternatives, large tables, trips) runs in a pool at normal priority; every other algorithm (the long
-searches) in a pool whose threads run at idle priority, so they never delay the short ones (both pools under the
+searches) in a pool whose threads run at the lowest priority (nice 19), so they hardly delay the short ones (both pools under the
 request time limit; the numba kernels release the GIL).
 """
 
@@ -40,18 +40,22 @@ log = logging.getLogger("starroute")
 INLINE_ALGORITHMS = frozenset({"ch"})  # searches short enough to run on the event loop
 
 
+SEARCH_NICE = 19  # the search pool's threads: CPU weight 15 against the event loops' 1024
+
+
 def _lower_priority() -> None:
-    """Run this thread of the search pool under Linux's `SCHED_IDLE` policy (threads have their own), so a long
-    search only ever takes CPU time the event loops leave unused: the short requests they answer inline preempt it
-    at once. The kernels run without the GIL, so the pool never holds the loops up for long."""
+    """Run this thread of the search pool at nice `SEARCH_NICE` (Linux threads have their own nice value), so a long
+    search takes little CPU time from the event loops: the short requests they answer inline preempt it at once.
+    Not `SCHED_IDLE`: a pool thread holding the GIL (its short Python part) would then wait for an idle CPU while the
+    event loop waits for the GIL, hundreds of milliseconds on a busy machine; at nice 19 it still gets its turn."""
     try:
-        os.sched_setscheduler(threading.get_native_id(), os.SCHED_IDLE, os.sched_param(0))
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), SEARCH_NICE)
     except (AttributeError, OSError):  # not Linux, or not permitted: the pool runs at normal priority
         pass
 
 
 def search_pool(threads: int) -> ThreadPoolExecutor:
-    """The pool long searches run in: `threads` threads, each under `SCHED_IDLE` where Linux allows it."""
+    """The pool long searches run in: `threads` threads, each at nice `SEARCH_NICE` where Linux allows it."""
     return ThreadPoolExecutor(threads, thread_name_prefix="starroute-search", initializer=_lower_priority)
 
 
@@ -69,7 +73,7 @@ class Service:
         self.settings = settings
         self.metrics = Metrics()
         self.engine: Engine | None = None
-        self.pool: ThreadPoolExecutor | None = None  # long searches, at idle priority
+        self.pool: ThreadPoolExecutor | None = None  # long searches, at the lowest priority
         self.ch_pool: ThreadPoolExecutor | None = None  # hierarchy work too long for the loop, at normal priority
         self.version = _version()
         self._slow_pending = 0
@@ -137,7 +141,7 @@ class Service:
     async def run_slow(self, fn: Callable[[], T], *, hierarchy: bool = False) -> T:
         """Run `fn` in the search pool under the request time limit (TooBig when exceeded or the queue is full);
         `hierarchy`: work on the contraction hierarchy (alternatives, tables, trips), run at normal priority in a
-        pool of its own, not among the long searches that only get the CPU time left over."""
+        pool of its own, not among the long searches that get little CPU time while the loop is busy."""
         pool = self.ch_pool if hierarchy else self.pool
         assert pool is not None, "service not opened"
         limit = self.settings.request_time_limit_s
