@@ -2,8 +2,8 @@
 
 CH searches are short (well under a millisecond on city graphs) and run inline on the event loop. Longer work on
 the hierarchy (alternatives, large tables, trips) runs in a pool at normal priority; every other algorithm (the long
-searches) in a pool whose threads run at the lowest priority (nice 19), so they hardly delay the short ones (both pools under the
-request time limit; the numba kernels release the GIL).
+searches) in a pool whose threads run at the lowest priority (nice 19), so they hardly delay the short ones (both
+pools under the request time limit; the numba kernels release the GIL).
 """
 
 from __future__ import annotations
