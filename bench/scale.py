@@ -1,0 +1,152 @@
+"""Scale figures on real structure, with turns: 1 M to 3 M node networks, starroute beside OSRM in one run.
+
+    python bench/scale.py [--sizes 1000000,2000000,3000000] [--work /tmp/starroute-scale] [--duration 10]
+                          [--pairs 500] [--osrm-dir DIR]
+
+Per size N: `../shared/tools/tile_extracts.py --nodes N` tiles the real extracts into one network (cached in
+`--work`); `starroute preprocess` (car, turns, CH + CCH + 16 landmarks, as by default) is timed as a command, with
+its peak RSS and its stages' seconds from the manifest; OSRM's `osrm-extract` (car.lua) + `osrm-contract` the same
+way. Then both serve the same `--pairs` random routes (starroute `serve --workers 2`, osrm-routed `-t 2`; wrk, 16
+connections, `--duration` seconds): p50 and req/s. Memory: the server's processes' PSS with 1 worker and with 2,
+after the same requests, so the difference is what one more worker costs (the graph's pages are shared).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+import httpx  # noqa: E402
+
+from app.engine.data import load  # noqa: E402
+from bench.http_load import osrm_paths, random_pairs, run_wrk  # noqa: E402
+from bench.osrm_peer import ensure_osrm  # noqa: E402
+from bench.servers import start_osrm, start_starroute, stop  # noqa: E402
+from bench.soak import memory  # noqa: E402
+
+ROOT = HERE.parent
+TILER = ROOT.parent / "shared" / "tools" / "tile_extracts.py"
+
+
+def timed(cmd: list[str], cwd: Path | None = None) -> tuple[float, float]:
+    """(wall seconds, peak RSS MiB) of a command, by GNU time."""
+    out = subprocess.run(
+        ["/usr/bin/time", "-f", "TIME %e %M", *cmd], cwd=cwd, capture_output=True, text=True, check=False
+    )
+    m = re.search(r"TIME ([\d.]+) (\d+)", out.stderr)
+    if out.returncode != 0 or not m:
+        raise RuntimeError(f"{cmd[0]} failed: {out.stderr[-800:]}")
+    return float(m.group(1)), int(m.group(2)) / 1024
+
+
+def tiled(n: int, work: Path) -> Path:
+    out = work / f"tiled-{n}.osm.pbf"
+    if not out.exists():
+        subprocess.run([sys.executable, str(TILER), "--nodes", str(n), "--output", str(out)], check=True)
+    return out
+
+
+def osrm_build(bin_dir: Path, extract: Path, work: Path) -> tuple[Path, dict[str, tuple[float, float]]]:
+    d = work / f"osrm-{extract.stem.split('.')[0]}"
+    d.mkdir(exist_ok=True)
+    local = d / extract.name
+    if not local.exists():
+        local.symlink_to(extract)
+    profile = bin_dir.parent / "share" / "profiles" / "car.lua"
+    figures = {"extract": timed([str(bin_dir / "osrm-extract"), "-p", str(profile), str(local)], cwd=d)}
+    base = next(d.glob("*.osrm.properties")).with_suffix("")
+    figures["contract"] = timed([str(bin_dir / "osrm-contract"), str(base)], cwd=d)
+    return base, figures
+
+
+def pss_after(graph: Path, workers: int, paths: list[str]) -> float:
+    proc, base = start_starroute(graph, workers=workers)
+    try:
+        with httpx.Client(base_url=base, timeout=60) as c:
+            for p in paths[:200]:
+                c.get(p)
+        return memory(proc.pid)[1]
+    finally:
+        stop(proc)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", default="1000000,2000000,3000000")
+    ap.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "starroute-scale")
+    ap.add_argument("--duration", type=int, default=10)
+    ap.add_argument("--pairs", type=int, default=500)
+    ap.add_argument("--osrm-dir", type=Path, default=Path(tempfile.gettempdir()) / "starroute-osrm")
+    args = ap.parse_args()
+    bin_dir = ensure_osrm(args.osrm_dir)
+    args.work.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for n in (int(x) for x in args.sizes.split(",")):
+        src = tiled(n, args.work)
+        g = args.work / f"g-{n}"
+        cmd = [sys.executable, "-m", "app.cli", "preprocess", str(src), "--output", str(g), "--force", "--quiet"]
+        s_wall, s_rss = timed(cmd, cwd=ROOT)
+        graph = load(g)
+        stages = graph.meta.raw.get("stages", {})
+        row: dict[str, object] = {"n": n, "s_wall": s_wall, "s_rss": s_rss, "stages": stages}
+        row["search_nodes"] = graph.meta.raw.get("report", {}).get("search_nodes")
+        pairs = random_pairs(graph, args.pairs, 1)
+        paths = osrm_paths(pairs)
+        proc, base = start_starroute(g, workers=2)
+        try:
+            row["s_http"] = run_wrk(base, paths, args.duration, 16, 2)
+        finally:
+            stop(proc)
+        row["pss1"], row["pss2"] = pss_after(g, 1, paths), pss_after(g, 2, paths)
+        if bin_dir is not None:
+            ds, figures = osrm_build(bin_dir, src, args.work)
+            row["o_build"] = figures
+            po, bo = start_osrm(bin_dir, ds, threads=2)
+            try:
+                row["o_http"] = run_wrk(bo, paths, args.duration, 16, 2)
+            finally:
+                stop(po)
+        rows.append(row)
+        print_table(rows)
+        sys.stdout.flush()
+
+
+def print_table(rows: list[dict]) -> None:
+    nan = float("nan")
+    print()
+    print(
+        "| OSM nodes | search nodes | starroute preprocess s (peak MiB) | OSRM extract + contract s (peak MiB) | "
+        "ratio | p50 ms starroute / OSRM | req/s starroute / OSRM | ratio | PSS 1 worker / 2 workers MiB |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        o = r.get("o_build") or {}
+        o_wall = sum(v[0] for v in o.values()) if o else nan
+        o_rss = max((v[1] for v in o.values()), default=nan)
+        sh, oh = r.get("s_http") or {}, r.get("o_http") or {}
+        rps_s, rps_o = sh.get("rps", nan), oh.get("rps", nan)
+        build = f"{r['s_wall']:.0f} ({r['s_rss']:.0f}) | {o_wall:.0f} ({o_rss:.0f}) | {r['s_wall'] / o_wall:.2f}x"
+        p50 = f"{sh.get('p50_ms', nan):.2f} / {oh.get('p50_ms', nan):.2f}"
+        rps = f"{rps_s:.0f} / {rps_o:.0f} | {rps_s / rps_o:.2f}x"
+        print(f"| {r['n']:,} | {r['search_nodes']:,} | {build} | {p50} | {rps} | {r['pss1']:.0f} / {r['pss2']:.0f} |")
+    last = rows[-1]
+    stages = ", ".join(f"{k} {v['seconds']:.1f} s" for k, v in last["stages"].items())
+    print(f"\nstages at {last['n']:,} nodes: {stages}")
+    if len(rows) > 1:
+        a, b = rows[0], rows[-1]
+        grow = b["n"] / a["n"]
+        print(
+            f"growth {a['n']:,} -> {b['n']:,} nodes ({grow:.1f}x): preprocess {b['s_wall'] / a['s_wall']:.2f}x, "
+            f"peak RSS {b['s_rss'] / a['s_rss']:.2f}x"
+        )
+
+
+if __name__ == "__main__":
+    main()
