@@ -175,10 +175,14 @@ def _crossing_turns(tmp_path: Path, turns: bool | None) -> tuple[list[dict], Eng
 def test_turns_at_a_crossing(tmp_path: Path) -> None:
     """A four-way crossing of two-way roads: from the west, left, straight and right with the car profile's turn
     durations for -90, 0 and +90 degrees (OSRM's sigmoid; four roads meet), bearing 90 in."""
-    from preprocessing.profiles.car import TURN_BIAS, TURN_PENALTY_S, sigmoid_turn_s
+    from preprocessing.profiles.car import ONCOMING_TURN_PENALTY_S, TURN_BIAS, TURN_PENALTY_S, sigmoid_turn_s
 
     west, engine, (lon, lat) = _crossing_turns(tmp_path, None)
-    cost = np.round(sigmoid_turn_s(np.array([-90.0, 0.0, 90.0]), TURN_PENALTY_S, TURN_BIAS), 1)
+    angles = np.array([-90.0, 0.0, 90.0])
+    seconds = sigmoid_turn_s(angles, TURN_PENALTY_S, TURN_BIAS)
+    # the left turn also waits for oncoming traffic (the car.lua osrm-routed ships); OSRM truncates to deciseconds
+    seconds[0] += ONCOMING_TURN_PENALTY_S / (1.0 + np.exp(-(13.0 * 90.0 / 180.0 - 3.25)))
+    cost = np.floor(seconds * 10 + 1e-9) / 10
     assert [p["cost"] for p in west] == pytest.approx(cost.tolist(), abs=1e-6)
     assert [p["weight"] for p in west] == pytest.approx(cost.tolist(), abs=1e-6)
     assert cost[0] > cost[2] > cost[1]  # left costs more than right (driving on the right)
