@@ -114,6 +114,11 @@ def run_wrk(base: str, paths: list[str], duration: int, connections: int, thread
     cmd = ["wrk", f"-t{threads}", f"-c{connections}", f"-d{duration}s", "--latency", "-s", f.name, base]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=duration + 60).stdout
     os.unlink(f.name)
+    return parse_wrk(out)
+
+
+def parse_wrk(out: str) -> dict[str, float]:
+    """wrk's `--latency` report: p50_ms, p99_ms, rps (NaN where absent) and non200 (the non-2xx/3xx count)."""
     res: dict[str, float] = {}
     for pct, key in (("50%", "p50_ms"), ("99%", "p99_ms")):
         m = re.search(rf"^\s+{pct}\s+(\S+)", out, flags=re.M)

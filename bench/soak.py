@@ -32,7 +32,7 @@ sys.path.insert(0, str(HERE.parent))
 import psutil  # noqa: E402
 
 from app.engine.data import load  # noqa: E402
-from bench.http_load import _ms, random_pairs  # noqa: E402
+from bench.http_load import parse_wrk, random_pairs  # noqa: E402
 from bench.servers import start_starroute, stop  # noqa: E402
 
 # wrk runs `request`/`response` in each thread's own Lua state; `done` reads every thread's counters back (globals)
@@ -101,17 +101,12 @@ def run_kind(base: str, paths: list[str], conns: int, expect: int, duration: int
     cmd = ["wrk", "-t1", f"-c{conns}", f"-d{duration}s", "--latency", "-s", f.name, base]
     text = subprocess.run(cmd, capture_output=True, text=True, timeout=duration + 120).stdout
     os.unlink(f.name)
-    res: dict[str, float] = {}
-    for pct, key in (("50%", "p50"), ("99%", "p99")):
-        m = re.search(rf"^\s+{pct}\s+(\S+)", text, flags=re.M)
-        res[key] = _ms(m.group(1)) if m else float("nan")
-    m = re.search(r"Requests/sec:\s+([\d.]+)", text)
-    res["rps"] = float(m.group(1)) if m else float("nan")
+    res = parse_wrk(text)
     m = re.search(r"SOAK errors5xx=(\d+) wrong=(\d+)", text)
     res["5xx"], res["wrong"] = (int(m.group(1)), int(m.group(2))) if m else (-1, -1)
     m = re.search(r"Socket errors: (.*)", text)
-    res["socket"] = m.group(1) if m else "none"  # type: ignore[assignment]
     out.update(res)
+    out["socket"] = m.group(1) if m else "none"
 
 
 def memory(pid: int) -> tuple[float, float]:
@@ -165,8 +160,8 @@ def main() -> None:
     for k, (_, c, _) in plan.items():
         r = results[k]
         print(
-            f"| {k} | {c} | {r.get('rps', float('nan')):.0f} | {r.get('p50', float('nan')):.2f} | "
-            f"{r.get('p99', float('nan')):.2f} | {r.get('5xx')} | {r.get('wrong')} | {r.get('socket')} |"
+            f"| {k} | {c} | {r.get('rps', float('nan')):.0f} | {r.get('p50_ms', float('nan')):.2f} | "
+            f"{r.get('p99_ms', float('nan')):.2f} | {r.get('5xx')} | {r.get('wrong')} | {r.get('socket')} |"
         )
     print()
     if samples:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import shutil
 import statistics
 import subprocess
@@ -36,7 +35,7 @@ sys.path.insert(0, str(HERE.parent))
 import httpx  # noqa: E402
 
 from app.engine.data import load  # noqa: E402
-from bench.http_load import LUA, _ms, find_extract, native_paths, osrm_paths, random_pairs  # noqa: E402
+from bench.http_load import LUA, find_extract, native_paths, osrm_paths, parse_wrk, random_pairs  # noqa: E402
 from bench.osrm_peer import ensure_osrm, prepare_osrm  # noqa: E402
 from bench.servers import start_osrm, start_starroute, stop  # noqa: E402
 
@@ -57,15 +56,7 @@ def wrk_start(base: str, paths: list[str], duration: float, connections: int) ->
 def wrk_result(proc: subprocess.Popen, script: str) -> dict[str, float]:
     out, _ = proc.communicate()
     os.unlink(script)
-    res: dict[str, float] = {}
-    for pct, key in (("50%", "p50"), ("99%", "p99")):
-        m = re.search(rf"^\s+{pct}\s+(\S+)", out, flags=re.M)
-        res[key] = _ms(m.group(1)) if m else float("nan")
-    m = re.search(r"Requests/sec:\s+([\d.]+)", out)
-    res["rps"] = float(m.group(1)) if m else float("nan")
-    m = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
-    res["non200"] = int(m.group(1)) if m else 0
-    return res
+    return parse_wrk(out)
 
 
 def wrk(base: str, paths: list[str], duration: float, connections: int) -> dict[str, float]:
@@ -157,20 +148,21 @@ def report(ours: dict[str, dict], theirs: dict[str, dict], args) -> None:
     w = args.workers
     print(f"\n{'':<36}{'starroute':>12}{'osrm-routed':>12}{'ratio':>9}")
     print(f"{'':<36}{f'{w} workers':>12}{f'-t {w}':>12}")
-    for kind, key, unit in (("route", "rps", "req/s"), ("route", "p50", "ms"), ("route", "p99", "ms")):
-        line(f"route c={args.connections} {key}", get(ours, kind, key), get(theirs, kind, key), unit)
-    line("table 100x100 p50 (c=1)", get(ours, "table", "p50"), get(theirs, "table", "p50"), "ms")
-    line("alternatives p50 (c=1)", get(ours, "alternatives", "p50"), get(theirs, "alternatives", "p50"), "ms")
+    for kind, key, unit in (("route", "rps", "req/s"), ("route", "p50_ms", "ms"), ("route", "p99_ms", "ms")):
+        label = f"route c={args.connections} {key.removesuffix('_ms')}"
+        line(label, get(ours, kind, key), get(theirs, kind, key), unit)
+    line("table 100x100 p50 (c=1)", get(ours, "table", "p50_ms"), get(theirs, "table", "p50_ms"), "ms")
+    line("alternatives p50 (c=1)", get(ours, "alternatives", "p50_ms"), get(theirs, "alternatives", "p50_ms"), "ms")
     if "alternatives" in ours:
         a, b = ours["alternatives"]["share"], theirs.get("alternatives", {}).get("share")
         line("  pairs with an alternative", a * 100, b * 100 if b is not None else None, "%")
-    line("nearest p50 (c=1)", get(ours, "nearest", "p50"), get(theirs, "nearest", "p50"), "ms")
+    line("nearest p50 (c=1)", get(ours, "nearest", "p50_ms"), get(theirs, "nearest", "p50_ms"), "ms")
     if "mixed alone" in ours:
-        alone, beside = ours["mixed alone"]["p99"], ours["mixed beside"]["p99"]
+        alone, beside = ours["mixed alone"]["p99_ms"], ours["mixed beside"]["p99_ms"]
         print(f"{f'mixed: CH p99 alone (c={args.connections})':<36}{alone:>12.2f}{'':>21}  ms")
         print(f"{'mixed: CH p99 beside 4 dijkstra':<36}{beside:>12.2f}{'':>12}{beside / alone:>8.2f}x  ms (vs alone)")
         dj = ours["mixed dijkstra"]
-        print(f"{'  dijkstra clients: p50 / req/s':<36}{dj['p50']:>12.2f}{dj['rps']:>12.1f}")
+        print(f"{'  dijkstra clients: p50 / req/s':<36}{dj['p50_ms']:>12.2f}{dj['rps']:>12.1f}")
     bad = {k: int(v["non200"]) for rows in (ours, theirs) for k, v in rows.items() if v.get("non200")}
     if bad:
         print(f"non-200 answers: {bad}")
