@@ -172,11 +172,10 @@ def build_landmarks(
     is_lm = np.zeros(n, dtype=np.uint8)
     roundtrip = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
 
+    csr = (first_out, in_first_out, in_arc, arc_head, arc_tail, weight)
+
     def tables(node: int, col: int) -> None:
-        one_to_all(first_out, in_arc, arc_head, weight, True, node, dist, parent, order)
-        one_to_all(in_first_out, in_arc, arc_tail, weight, False, node, dist2, parent, order)
-        if not (_store(dist, lm_from, col) and _store(dist2, lm_to, col)):
-            raise ValueError("a landmark distance exceeds 2**32 - 1 ds: weights too large for the landmark table")
+        _columns(csr, node, col, lm_from, lm_to, dist, dist2, parent, order)
         if method == "farthest":
             np.minimum(roundtrip, dist + dist2, out=roundtrip)
 
@@ -220,24 +219,43 @@ def build_landmarks(
     return arrays, meta
 
 
+def _columns(
+    csr: tuple[np.ndarray, ...],
+    node: int,
+    col: int,
+    lm_from: np.ndarray,
+    lm_to: np.ndarray,
+    dist: np.ndarray,
+    dist2: np.ndarray,
+    parent: np.ndarray,
+    order: np.ndarray,
+) -> None:
+    """Column `col` of both tables: a Dijkstra from and one to `node` over `csr` = (first_out, in_first_out,
+    in_arc, arc_head, arc_tail, weight); `dist`/`dist2` keep the two distance arrays."""
+    first_out, in_first_out, in_arc, arc_head, arc_tail, weight = csr
+    one_to_all(first_out, in_arc, arc_head, weight, True, node, dist, parent, order)
+    one_to_all(in_first_out, in_arc, arc_tail, weight, False, node, dist2, parent, order)
+    _store_columns(dist, dist2, lm_from, lm_to, col)
+
+
+def _store_columns(dist: np.ndarray, dist2: np.ndarray, lm_from: np.ndarray, lm_to: np.ndarray, col: int) -> None:
+    if not (_store(dist, lm_from, col) and _store(dist2, lm_to, col)):
+        raise ValueError("a landmark distance exceeds 2**32 - 1 ds: weights too large for the landmark table")
+
+
 def landmark_tables(graph: Graph, nodes: np.ndarray) -> dict[str, np.ndarray]:
     """The `lm_from`/`lm_to` tables of the landmarks `nodes` on `graph`'s current weights: what a new metric needs
     once any arc got lighter (bounds from the old weights would no longer be lower bounds)."""
     n, k = graph.num_nodes, len(nodes)
-    first_out, in_first_out = np.asarray(graph.first_out), np.asarray(graph.in_first_out)
-    in_arc, arc_head, arc_tail = np.asarray(graph.in_arc), np.asarray(graph.arc_head), np.asarray(graph.arc_tail)
-    weight = np.asarray(graph.arc_weight)
+    names = ("first_out", "in_first_out", "in_arc", "arc_head", "arc_tail", "arc_weight")
+    csr = tuple(np.asarray(getattr(graph, a)) for a in names)
     lm_from = np.empty((n, k), dtype=np.uint32)
     lm_to = np.empty((n, k), dtype=np.uint32)
-    dist = np.empty(n, dtype=np.int64)
+    dist, dist2 = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
     parent = np.empty(n, dtype=np.int32)
     order = np.empty(n, dtype=np.int32)
     for col, node in enumerate(np.asarray(nodes, dtype=np.int64)):
-        one_to_all(first_out, in_arc, arc_head, weight, True, int(node), dist, parent, order)
-        ok = _store(dist, lm_from, col)
-        one_to_all(in_first_out, in_arc, arc_tail, weight, False, int(node), dist, parent, order)
-        if not (ok and _store(dist, lm_to, col)):
-            raise ValueError("a landmark distance exceeds 2**32 - 1 ds: weights too large for the landmark table")
+        _columns(csr, int(node), col, lm_from, lm_to, dist, dist2, parent, order)
     return {"lm_from": lm_from, "lm_to": lm_to}
 
 
@@ -293,10 +311,9 @@ def landmark_tables_on_hierarchy(ch: Mapping[str, np.ndarray], nodes: np.ndarray
     n, k = len(rank), len(nodes)
     lm_from = np.empty((n, k), dtype=np.uint32)
     lm_to = np.empty((n, k), dtype=np.uint32)
-    dist = np.empty(n, dtype=np.int64)
+    dist, dist2 = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
     for col, node in enumerate(np.asarray(nodes, dtype=np.int64)):
-        for forward, table in ((True, lm_from), (False, lm_to)):
-            _phast(up_first, up_arcs, down_first, down_arcs, int(rank[node]), forward, dist)
-            if not _store(dist[rank], table, col):
-                raise ValueError("a landmark distance exceeds 2**32 - 1 ds: weights too large for the landmark table")
+        _phast(up_first, up_arcs, down_first, down_arcs, int(rank[node]), True, dist)
+        _phast(up_first, up_arcs, down_first, down_arcs, int(rank[node]), False, dist2)
+        _store_columns(dist[rank], dist2[rank], lm_from, lm_to, col)
     return {"lm_from": lm_from, "lm_to": lm_to}
