@@ -107,7 +107,7 @@ def arc_values(arrays: Mapping[str, np.ndarray], name: str) -> np.ndarray:
         return _IS_LINK[np.asarray(arrays["arc_class"])]
     if name == "lanes":
         return np.asarray(arrays["arc_lane_count"]).astype(np.float64)
-    if ev.array not in arrays:
+    if ev.array is None or ev.array not in arrays:
         raise MissingValue(f"this graph does not store {name!r}: re-run `starroute preprocess` to add it")
     stored = np.asarray(arrays[ev.array])
     if ev.kind != "number":
