@@ -22,7 +22,8 @@ import numpy as np
 
 from .files import committing, keep_created, make_parents, remove_created, track, umask, untrack
 
-FORMAT_VERSION = 6  # 6: arc_head_penalty (a junction's obstacles charged on the turns passing it, as OSRM's);
+FORMAT_VERSION = 6  # 6: arc_head_penalty (a junction's obstacles charged on the turns passing it, as OSRM's), and
+# within 6, optional (older graphs load without them): the encoded values arc_environment ... arc_max_weight;
 # 5: geom_osm_id (OSRM's annotations=nodes, speed files by OSM node pairs);
 # 4: arc_way, arc_duration, the turn stage (edge-based graph, `eb_*`, manifest `search_graph`);
 # 3: guidance arrays (arc_lanes, arc_signs, arc_lane_count) and the guidance flags FLAG_TUNNEL / FLAG_CIRCULAR /
@@ -61,6 +62,7 @@ _CCH = "preprocessing.cch"
 _LM = "preprocessing.landmarks"
 _BG = "preprocessing.basemap"
 _PEN = "preprocessing.penalties"
+_EV = "preprocessing.way_values"  # written by preprocessing.build; optional: graphs built before have none
 
 # Every array of every stage, in one table. The core arrays are written by `preprocessing.graph.finalize_arrays`.
 ARRAYS: tuple[ArraySpec, ...] = (
@@ -113,6 +115,19 @@ ARRAYS: tuple[ArraySpec, ...] = (
         "str_offsets", "int64", "[s+1]", "byte offsets of the string table (string 0 is empty)", _CORE, "names"
     ),  # fmt: skip
     ArraySpec("str_bytes", "uint8", "[*]", "UTF-8", _CORE, "names"),
+    # GraphHopper's encoded values per road arc (`preprocessing.encoded_values`: constants, units, decoding), from the
+    # way's tags (`preprocessing.way_values`); absent in graphs built before them (`encoded_values.has_value`)
+    ArraySpec("arc_environment", "uint8", "[m]", "ROAD_ENVIRONMENT code", _EV, "custom models"),
+    ArraySpec("arc_toll", "uint8", "[m]", "TOLL code of the arc's direction", _EV, "custom models"),
+    ArraySpec("arc_surface", "uint8", "[m]", "SURFACE code", _EV, "custom models"),
+    ArraySpec("arc_road_access", "uint8", "[m]", "ROAD_ACCESS code (a car's, every profile)", _EV, "custom models"),
+    ArraySpec("arc_max_speed", "uint8", "[m]", "km/h limit of the arc's direction (0xFF none)", _EV, "custom models"),
+    ArraySpec("arc_max_height", "uint8", "[m]", "decimetre (0xFF none, 254 for 25.4 m and more)", _EV, "custom models"),
+    ArraySpec("arc_max_width", "uint8", "[m]", "decimetre (0xFF none, 254 for 25.4 m and more)", _EV, "custom models"),
+    ArraySpec("arc_max_length", "uint8", "[m]", "decimetre (0xFF none, 254 for 25.4 m and more)", _EV, "custom models"),
+    ArraySpec(
+        "arc_max_weight", "uint16", "[m]", "0.1 t (0xFFFF none, 65534 for 6553.4 t and more)", _EV, "custom models"
+    ),
     # the turn stage: an edge-based search graph (search node = road arc), under `eb_` + its road twin's name
     ArraySpec("eb_first_out", "int32", "[N+1]", "CSR offsets", _TURNS, "searches (search_view_arrays)"),
     ArraySpec("eb_arc_tail", "int32", "[T]", "search node id", _TURNS, "searches"),

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from .artifacts import SPECS
 from .geometry import hilbert_index, osrm_distances_m
 from .graph import finalize_arrays
 from .osm import NodeTable, WayTable
 from .profiles.base import OBSTACLE_BACKWARD, OBSTACLE_FORWARD
 from .units import COORD_SCALE
+from .way_values import ARC_COLUMNS, ENV_FORD, ENV_OTHER, ENV_ROAD
 
 
 class NoRoutableWays(Exception):
@@ -51,6 +53,39 @@ def segment_ds(
     v = np.where(np.isnan(duration_s), by_speed, by_dur)
     v = np.where(np.isfinite(v), v, 0.0)
     return np.maximum(np.floor(v + 0.5), 1).astype(np.int64)
+
+
+def encoded_values(
+    ways: WayTable,
+    nodes: NodeTable,
+    ni: np.ndarray,
+    use: np.ndarray,
+    c0: np.ndarray,
+    c1: np.ndarray,
+    chain_way: np.ndarray,
+    fmask: np.ndarray,
+    bmask: np.ndarray,
+) -> dict[str, np.ndarray]:
+    """GraphHopper's encoded values per arc (`arc_environment`, `arc_toll`, ...; `preprocessing.way_values`), in
+    the arc order of `build_arrays` before sorting (the forward arcs of the chains in `fmask`, then the backward ones
+    of `bmask`). A chain never spans two ways (ways are cut at their ends), so an arc takes its way's codes, the
+    direction's for toll and max speed; a ford node that is no junction (`ni` positions used once, as GraphHopper
+    ignores barriers at junctions) turns a ROAD or OTHER chain through it FORD (GraphHopper's barrier edge)."""
+    if ways.values is None:
+        return {}
+    fw, bw = chain_way[fmask], chain_way[bmask]
+    out = {
+        name: np.concatenate([ways.values[fw, fcol], ways.values[bw, bcol]]).astype(SPECS[name].dtype)
+        for name, fcol, bcol in ARC_COLUMNS
+    }
+    if nodes.ford is not None and nodes.ford.any():
+        at = np.zeros(len(ni) + 1, dtype=np.int64)
+        np.cumsum(nodes.ford[ni] & (use[ni] == 1), out=at[1:])
+        chain_ford = at[c1 + 1] - at[c0] > 0
+        ford = np.concatenate([chain_ford[fmask], chain_ford[bmask]])
+        env = out["arc_environment"]
+        env[ford & ((env == ENV_ROAD) | (env == ENV_OTHER))] = ENV_FORD
+    return out
 
 
 def build_arrays(
@@ -214,6 +249,7 @@ def build_arrays(
     arc_lanes = np.concatenate([lanes_f[chain_way[fmask]], lanes_b[chain_way[bmask]]])
     signs = ways.signs if ways.signs is not None else zeros
     lane_count = ways.lane_count if ways.lane_count is not None else zeros.astype(np.uint8)
+    encoded = encoded_values(ways, nodes, ni, use, c0, c1, chain_way, fmask, bmask)
 
     # spatial renumbering of graph nodes
     n = len(node_src)
@@ -241,6 +277,7 @@ def build_arrays(
         arc_signs=signs[aw],
         arc_lane_count=lane_count[aw],
         arc_way=ways.osm_id[aw],
+        arc_values=encoded,
         geom_first=geom_first,
         geom_lon=geom_lon,
         geom_lat=geom_lat,

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from .artifacts import CH_PREFIX, EB_PREFIX, FormatError, ch_names
+from .encoded_values import ENCODED_VALUES, MAX_SPEED_NONE_KMH, NO_LIMIT_U8
 
 
 def _fail(name: str, rule: str) -> FormatError:
@@ -88,6 +89,22 @@ def check_core(arrays: Mapping[str, np.ndarray]) -> None:
     for name in ("geom_lat", "geom_osm_id"):
         if arrays[name].shape[0] != p:
             raise _fail(name, f"one entry per shape point ({p})")
+    check_encoded_values(arrays, m)
+
+
+def check_encoded_values(arrays: Mapping[str, np.ndarray], m: int) -> None:
+    """The encoded values a graph stores (`preprocessing.encoded_values`; older graphs have none): one per arc, an
+    enum's codes within its constants, a max speed at most `MAX_SPEED_NONE_KMH` km/h or none stated."""
+    for ev in ENCODED_VALUES.values():
+        if ev.array is None or ev.array not in arrays:
+            continue
+        a = np.asarray(arrays[ev.array])
+        if a.ndim != 1 or a.shape[0] != m:
+            raise _fail(ev.array, f"one entry per arc ({m})")
+        if a.size and ev.kind == "enum" and int(a.max()) >= len(ev.constants):
+            raise _fail(ev.array, f"every entry is a {ev.name} code in 0..{len(ev.constants) - 1}")
+        if a.size and ev.name == "max_speed" and np.any((a > MAX_SPEED_NONE_KMH) & (a != NO_LIMIT_U8)):
+            raise _fail(ev.array, f"km/h up to {MAX_SPEED_NONE_KMH}, or {NO_LIMIT_U8} for none")
 
 
 def check_search_graph(arrays: Mapping[str, np.ndarray]) -> None:

@@ -6,6 +6,8 @@ from OSM (`preprocessing.build`) and for synthetic graphs in tests (`arrays_from
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 import numpy.typing as npt
 
@@ -125,6 +127,7 @@ def finalize_arrays(
     arc_duration: np.ndarray | None = None,
     geom_osm_id: np.ndarray | None = None,
     arc_head_penalty: np.ndarray | None = None,
+    arc_values: Mapping[str, np.ndarray] | None = None,
 ) -> dict[str, np.ndarray]:
     """Sort arcs by (tail, head, weight, geometry), build both CSRs and the SCC labels: the core array dict.
 
@@ -133,7 +136,8 @@ def finalize_arrays(
     the OSM way id of each arc (turn restrictions name ways); absent, arc i is way i + 1. `arc_duration` is the
     travel time when the weight is not (routability); absent, the weight. `geom_osm_id` is the OSM node id of each
     shape point; absent, 0 (unknown: synthetic graphs). `arc_head_penalty` is the obstacle at the arc's head that
-    the turns out of it charge (`preprocessing.build`); absent, 0."""
+    the turns out of it charge (`preprocessing.build`); absent, 0. `arc_values`: more per-arc arrays by name (the
+    encoded values, `preprocessing.way_values`), sorted with the arcs and stored as given; absent, none."""
     n = int(len(node_lon))
     m = len(arc_tail)
     if arc_lanes is None:
@@ -179,6 +183,9 @@ def finalize_arrays(
         "geom_lat": np.asarray(geom_lat, dtype=np.int32),
         "geom_osm_id": np.asarray(geom_osm_id, dtype=np.int64),
     }
+    for name, values in (arc_values or {}).items():
+        assert name not in arrays and len(values) == m, f"{name}: a new array, one value per arc"
+        arrays[name] = np.asarray(values)[order]
     in_arc = np.lexsort((np.arange(len(head)), head)).astype(np.int32)
     arrays["in_arc"] = in_arc
     arrays["in_first_out"] = csr_offsets(head[in_arc], n)

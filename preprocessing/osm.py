@@ -8,6 +8,7 @@ the node-location index used to build the graph.
 from __future__ import annotations
 
 import math
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +19,7 @@ import osmium
 
 from .profiles.base import WayResult, road_class_code
 from .units import COORD_SCALE
+from .way_values import COLUMNS, is_ford_node, way_row
 
 SUFFIXES = (".osm.pbf", ".pbf", ".osm", ".osm.gz", ".osm.bz2", ".xml", ".osm.xml")
 
@@ -50,6 +52,7 @@ class WayTable:
     signs: np.ndarray | None = None  # int32 [w] string id of "destinations\x1fexits\x1fpronunciation" (0 = none)
     lane_count: np.ndarray | None = None  # uint8 [w] OSRM's number of lanes (0 = unknown)
     rate: np.ndarray | None = None  # float64 [w] routability rate penalty (weight only; 1 = none)
+    values: np.ndarray | None = None  # uint16 [w, len(way_values.COLUMNS)] GraphHopper's encoded values (codes)
     report: dict[str, int] = field(default_factory=dict)
 
 
@@ -64,6 +67,7 @@ class NodeTable:
     penalty_ds: np.ndarray  # int32 [k] charged on passages through the node, both directions
     directed_ds: np.ndarray | None = None  # int32 [k] charged only in `direction` of the ways through it
     direction: np.ndarray | None = None  # uint8 [k] profiles.base.OBSTACLE_FORWARD / OBSTACLE_BACKWARD (0: none)
+    ford: np.ndarray | None = None  # bool [k] a ford node (`way_values.is_ford_node`)
 
 
 def check_input(path: Path) -> None:
@@ -136,6 +140,7 @@ def read_ways(path: Path, profile: ModuleType, progress: Progress | None = None)
         k: []
         for k in ("osm_id", "fk", "bk", "fd", "bd", "cls", "ff", "bf", "name", "ref", "lf", "lb", "signs", "lc", "rate")
     }
+    values = array("H")  # way_values.way_row of each way, flat
     strings: list[str] = [""]
     string_id: dict[str, int] = {"": 0}
     report = {"ways_read": 0, "ways_routable": 0, "ways_rejected": 0, "ways_too_short": 0}
@@ -190,6 +195,7 @@ def read_ways(path: Path, profile: ModuleType, progress: Progress | None = None)
             cols["signs"].append(sid(signs_string(res)))
             cols["lc"].append(min(max(int(res.lane_count), 0), 255))
             cols["rate"].append(min(max(float(res.rate), 0.01), 1.0))
+            values.extend(way_row(tags))
     except (RuntimeError, ValueError, OSError) as exc:
         raise _osmium_error(path, exc) from None
     if progress is not None:
@@ -214,6 +220,7 @@ def read_ways(path: Path, profile: ModuleType, progress: Progress | None = None)
         signs=np.asarray(cols["signs"], dtype=np.int32),
         lane_count=np.asarray(cols["lc"], dtype=np.uint8),
         rate=np.asarray(cols["rate"], dtype=np.float64),
+        values=np.frombuffer(values, dtype=np.uint16).reshape(-1, len(COLUMNS)).copy(),
     )
 
 
@@ -233,6 +240,7 @@ def read_nodes(path: Path, needed: np.ndarray, profile: ModuleType, progress: Pr
     kept_x: list[np.ndarray] = []
     kept_y: list[np.ndarray] = []
     tagged: dict[int, tuple[bool, int, int, int]] = {}
+    fords: list[int] = []
     k = len(needed)
 
     def flush(count: int) -> None:
@@ -263,6 +271,8 @@ def read_nodes(path: Path, needed: np.ndarray, profile: ModuleType, progress: Pr
                 if res is not None and (res.barrier or res.penalty_s or res.directed_s):
                     pen, directed = int(round(res.penalty_s * 10)), int(round(res.directed_s * 10))
                     tagged[nid] = (res.barrier, pen, directed, res.direction)
+            if len(tags) and "ford" in tags and is_ford_node({"ford": tags["ford"]}):
+                fords.append(nid)
             if i == chunk:
                 flush(i)
                 i = 0
@@ -291,5 +301,11 @@ def read_nodes(path: Path, needed: np.ndarray, profile: ModuleType, progress: Pr
         penalty[pos[ok]] = np.array([v[1] for v in vals], dtype=np.int32)[ok]
         directed_ds[pos[ok]] = np.array([v[2] for v in vals], dtype=np.int32)[ok]
         direction[pos[ok]] = np.array([v[3] for v in vals], dtype=np.uint8)[ok]
+    ford = np.zeros(len(ids), dtype=bool)
+    if fords:
+        fid = np.asarray(fords, dtype=np.int64)
+        pos = np.minimum(np.searchsorted(ids, fid), max(len(ids) - 1, 0))
+        hit = ids[pos] == fid if len(ids) else np.zeros(0, dtype=bool)
+        ford[pos[hit]] = True
     lon, lat = np.concatenate(kept_x)[order], np.concatenate(kept_y)[order]
-    return NodeTable(ids, lon, lat, barrier, penalty, directed_ds, direction)
+    return NodeTable(ids, lon, lat, barrier, penalty, directed_ds, direction, ford)
