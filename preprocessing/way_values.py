@@ -419,8 +419,27 @@ def max_weight_tonnes(tags: Tags) -> float:
     return t
 
 
+# every key a rule above reads besides `highway`: a way with none of them has its highway type's row
+_KEYS = frozenset(
+    {"route", "bridge", "tunnel", "ford", "toll", "toll:forward", "toll:backward", *_HGV_TOLL_KEYS, "surface",
+     *CAR_RESTRICTIONS, *(k + ":conditional" for k in CAR_RESTRICTIONS), *_HGV_CONDITIONALS,
+     "maxspeed", "maxspeed:forward", "maxspeed:backward", *HEIGHT_KEYS, *WIDTH_KEYS, *LENGTH_KEYS, *WEIGHT_KEYS}
+)  # fmt: skip
+_PLAIN_ROWS: dict[str | None, tuple[int, ...]] = {}
+
+
 def way_row(tags: Tags) -> tuple[int, ...]:
-    """A way's codes in `COLUMNS` order."""
+    """A way's codes in `COLUMNS` order (most ways have none of the keys read: their highway type's row, cached)."""
+    if _KEYS.isdisjoint(tags):
+        highway = tags.get("highway")
+        row = _PLAIN_ROWS.get(highway)
+        if row is None:
+            row = _PLAIN_ROWS[highway] = _way_row({} if highway is None else {"highway": highway})
+        return row
+    return _way_row(tags)
+
+
+def _way_row(tags: Tags) -> tuple[int, ...]:
     toll_f, toll_b = toll(tags)
     speed_f, speed_b = max_speed(tags)
     return (
