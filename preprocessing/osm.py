@@ -271,7 +271,7 @@ def read_nodes(path: Path, needed: np.ndarray, profile: ModuleType, progress: Pr
                 if res is not None and (res.barrier or res.penalty_s or res.directed_s):
                     pen, directed = int(round(res.penalty_s * 10)), int(round(res.directed_s * 10))
                     tagged[nid] = (res.barrier, pen, directed, res.direction)
-            if len(tags) and "ford" in tags and is_ford_node({"ford": tags["ford"]}):
+            if len(tags) and "ford" in tags and is_ford_node(tags["ford"]):
                 fords.append(nid)
             if i == chunk:
                 flush(i)
@@ -302,10 +302,9 @@ def read_nodes(path: Path, needed: np.ndarray, profile: ModuleType, progress: Pr
         directed_ds[pos[ok]] = np.array([v[2] for v in vals], dtype=np.int32)[ok]
         direction[pos[ok]] = np.array([v[3] for v in vals], dtype=np.uint8)[ok]
     ford = np.zeros(len(ids), dtype=bool)
-    if fords:
+    if fords and len(ids):
         fid = np.asarray(fords, dtype=np.int64)
-        pos = np.minimum(np.searchsorted(ids, fid), max(len(ids) - 1, 0))
-        hit = ids[pos] == fid if len(ids) else np.zeros(0, dtype=bool)
-        ford[pos[hit]] = True
+        pos = np.minimum(np.searchsorted(ids, fid), len(ids) - 1)
+        ford[pos[ids[pos] == fid]] = True
     lon, lat = np.concatenate(kept_x)[order], np.concatenate(kept_y)[order]
     return NodeTable(ids, lon, lat, barrier, penalty, directed_ds, direction, ford)

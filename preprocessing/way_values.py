@@ -457,7 +457,6 @@ def _way_row(tags: Tags) -> tuple[int, ...]:
     )
 
 
-def is_ford_node(tags: Tags) -> bool:
-    """A node GraphHopper splits into a FORD barrier edge: a `ford` tag (not `no`)."""
-    v = tags.get("ford")
-    return v is not None and v != "no"
+def is_ford_node(ford: str | None) -> bool:
+    """Whether a node's `ford` value makes it one GraphHopper splits into a FORD barrier edge (any but `no`)."""
+    return ford is not None and ford != "no"
