@@ -9,8 +9,11 @@ Each function follows the GraphHopper parser of the same value (`core/.../routin
   DEU, HUN) and keeps the OSM-wiki implied defaults by highway type;
 - `ford=no` is no ford (GraphHopper tests only that a `ford` key exists);
 - `road_access` is GraphHopper's car value (`motorcar`, `motor_vehicle`, `vehicle`, `access`) for every profile;
-- country-coded speeds (`maxspeed=DE:urban`) are no limit, as in `OSMMaxSpeedParser` (GraphHopper derives legal
-  defaults in a separate `max_speed_estimated`, not stored here).
+- country-coded speeds (`maxspeed=DE:urban`) are no limit, as in `OSMMaxSpeedParser`; GraphHopper's
+  `DefaultMaxSpeedParser` then fills in legal defaults by country and urban density (flagged `max_speed_estimated`),
+  which starroute does not: a way without a usable `maxspeed` has no limit stated;
+- speeds are whole km/h (GraphHopper stores steps of 2 km/h: 3 mph is 5 here, 4 there), limits whole decimetres
+  and tenths of a tonne up to 25.4 m and 6553.4 t (GraphHopper: 12.6 m and 51 t).
 
 Numbers are coded as the format stores them: km/h for `max_speed` (at most `MAX_SPEED_NONE_KMH`), decimetres for
 heights, widths and lengths (values of 25.4 m and more stored as 254), 0.1 t for weights (6553.4 t and more as
