@@ -2,19 +2,27 @@
 
 from __future__ import annotations
 
+import multiprocessing
+import os
+from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 
 import pytest
+
+from .graph_builds import Key, build, lower_priority
 
 ROOT = Path(__file__).resolve().parent.parent
 EXTRACTS = (ROOT.parent / "shared" / "data" / "osm").resolve()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Every test that builds a graph of a real extract is an `extracts` test (so `-m "not extracts"` leaves it)."""
+    """Every test that builds a graph of a real extract is an `extracts` test (so `-m "not extracts"` leaves it); the
+    graphs they will ask for, in order of first use, are queued for the background builder."""
+    _AHEAD.clear()
     for item in items:
         if "graph_cache" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.extracts)
+            _AHEAD.extend(k for k in _graph_keys(item) if k not in _AHEAD)
 
 
 def extract(name: str) -> Path:
@@ -25,28 +33,56 @@ def extract(name: str) -> Path:
     return p
 
 
-@pytest.fixture(scope="session")
-def graph_cache(tmp_path_factory: pytest.TempPathFactory):
-    """Build each (extract, profile, ch, landmarks) graph once per test session; returns a loader function."""
-    from preprocessing.pipeline import preprocess
-
+@pytest.fixture(scope="session", autouse=True)
+def _graph_builds(tmp_path_factory: pytest.TempPathFactory):
+    """The session's graph folder, and the graphs the selected tests will ask for (`_AHEAD`, found at collection)
+    queued from the session's start, in order of first use, to one background process at nice 10, which builds them
+    while the tests before them run (STARROUTE_TEST_PREBUILD=0: none)."""
     base = tmp_path_factory.mktemp("graphs")
-    built: dict[tuple, Path] = {}
+    ahead = [k for k in _AHEAD if (EXTRACTS / k[0]).exists()]
+    if not ahead or os.environ.get("STARROUTE_TEST_PREBUILD", "1") == "0":
+        yield base, {}
+        return
+    pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"), initializer=lower_priority)
+    queued = {k: pool.submit(build, EXTRACTS, base, k) for k in ahead}
+    yield base, queued
+    pool.shutdown(wait=True, cancel_futures=True)
+
+
+@pytest.fixture(scope="session")
+def graph_cache(_graph_builds: tuple[Path, dict[Key, Future[Path]]]):
+    """Build each (extract, profile, ch, landmarks) graph once per test session; returns a loader function. A graph
+    still waiting in the background builder's queue is taken off it and built here."""
+    base, queued = _graph_builds
+    built: dict[Key, Path] = {}
 
     def get(name: str, profile: str = "car", ch: bool = True, landmarks: int = 8) -> Path:
         key = (name, profile, ch, landmarks)
         if key not in built:
-            out = base / f"{name.replace('/', '_')}-{profile}-{int(ch)}-{landmarks}"
-            # No background layer (the map page's, not routing's; it costs a pass). The real extracts run car on its
-            # edge-based graph; bike and foot node-based (`--no-turns`), which keeps that mode tested and the suite's
-            # time: their edge-based graphs take 2.4x as long to build, and the ASCII-map tables run them.
-            built[key] = preprocess(
-                extract(name), out, profile=profile, ch=ch, landmarks=landmarks, force=True, quiet=True, basemap=False,
-                turns=None if profile == "car" else False,
-            )  # fmt: skip
+            fut = queued.pop(key, None)
+            if fut is not None and not fut.cancel():
+                built[key] = fut.result()  # being built (or done): wait for it
+            else:
+                extract(name)  # skips the test when the shared folder is absent
+                built[key] = build(EXTRACTS, base, key)
         return built[key]
 
     return get
+
+
+_AHEAD: list[Key] = []
+
+
+def _graph_keys(item: pytest.Item) -> list[Key]:
+    """The graphs a test will ask `graph_cache` for: its module's `GRAPHS`, or for a test parametrized by extract
+    `name` (and `profile`), its module's `graph_key(name, profile)` or else the default build (CH, 8 landmarks)."""
+    module = getattr(item, "module", None)
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    if "name" in params:
+        name, profile = params["name"], params.get("profile", "car")
+        key_of = getattr(module, "graph_key", None)
+        return [key_of(name, profile) if key_of else (name, profile, True, 8)]
+    return list(getattr(module, "GRAPHS", ()))
 
 
 BUNDLED = ROOT / "data" / "monaco.osm.pbf"

@@ -29,6 +29,8 @@ from preprocessing.graph import arrays_from_arcs
 from .test_ch import check_path, random_graph, seeds
 
 SEEDS = range(60)
+# the graphs these tests ask `graph_cache` for, built ahead by conftest's background builder
+GRAPHS = [("monaco.osm.gz", "car", True, 0), ("andorra.osm.pbf", "car", True, 8)]
 
 
 def with_cch(graph: Graph) -> Graph:

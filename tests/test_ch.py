@@ -27,6 +27,8 @@ from preprocessing.graph import arrays_from_arcs
 from .conftest import all_extracts
 
 INF = int(INF_WEIGHT)
+# the graphs these tests ask `graph_cache` for, built ahead by conftest's background builder
+GRAPHS = [("andorra.osm.pbf", "car", True, 8)]  # and each parametrized extract's default build
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 

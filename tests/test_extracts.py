@@ -11,15 +11,21 @@ from preprocessing.units import COORD_SCALE
 from .conftest import all_extracts
 
 PROFILES = ("car", "bike", "foot")
+# the graphs these tests ask `graph_cache` for, built ahead by conftest's background builder
+GRAPHS = [(n, "car", False, 0) for n in ("maribor_clean.osm.gz", "heidelberg.ors.pbf", "apidb-test-data.pbf")]
+
+
+def graph_key(name: str, profile: str) -> tuple[str, str, bool, int]:
+    """car and foot graphs get CH + landmarks (the query tests reuse them); bike checks import and graph only."""
+    full = profile in ("car", "foot")
+    return (name, profile, full, 8 if full else 0)
 
 
 @pytest.mark.extracts
 @pytest.mark.parametrize("profile", PROFILES)
 @pytest.mark.parametrize("name", all_extracts())
 def test_extract_preprocesses(graph_cache, name: str, profile: str) -> None:
-    # car and foot graphs get CH + landmarks (the query tests reuse them); bike checks import and graph only
-    full = profile in ("car", "foot")
-    g = load_graph(graph_cache(name, profile, ch=full, landmarks=8 if full else 0))
+    g = load_graph(graph_cache(*graph_key(name, profile)))
     mf = g.manifest
     c = mf["counts"]
     n, m = g.num_nodes, g.num_arcs
@@ -46,7 +52,7 @@ def test_extract_preprocesses(graph_cache, name: str, profile: str) -> None:
     assert np.array_equal(g.geom_lon[first_pt], g.node_lon[g.arc_tail])
     assert np.array_equal(g.geom_lat[first_pt], g.node_lat[g.arc_tail])
     assert 0 < mf["max_speed_mps"] < 100
-    if full:
+    if graph_key(name, profile)[2]:
         assert "ch" in mf and "landmarks" in mf
 
 

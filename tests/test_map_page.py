@@ -496,6 +496,8 @@ def test_swagger_try_it_out(page: tuple[Page, Recorder], server: str) -> None:
 # -- first paint on a city (Porto), for the numbers --------------------------------------------------------------------
 
 PORTO = "porto_portugal.osm.pbf"
+# the graphs these tests ask `graph_cache` for, built ahead by conftest's background builder
+GRAPHS = [(PORTO, "car", True, 8)]
 PORTO_A = (-8.6110, 41.1480)  # Avenida dos Aliados
 PORTO_B = (-8.6010, 41.1810)  # Hospital de São João
 

@@ -30,6 +30,8 @@ from preprocessing.units import COORD_SCALE
 from .test_snap import at, build_map, to_lonlat
 
 INF = int(INF_WEIGHT)
+# the graphs these tests ask `graph_cache` for, built ahead by conftest's background builder
+GRAPHS = [("monaco.osm.gz", "car", True, 8)]
 
 
 class RefDijkstra:
