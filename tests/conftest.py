@@ -52,7 +52,8 @@ def _graph_builds(tmp_path_factory: pytest.TempPathFactory):
 @pytest.fixture(scope="session")
 def graph_cache(_graph_builds: tuple[Path, dict[Key, Future[Path]]]):
     """Build each (extract, profile, ch, landmarks) graph once per test session; returns a loader function. A graph
-    still waiting in the background builder's queue is taken off it and built here."""
+    still waiting in the background builder's queue is taken off it and built here; while one the builder is on is
+    awaited, the next ones waiting are built here, so both cores build."""
     base, queued = _graph_builds
     built: dict[Key, Path] = {}
 
@@ -60,8 +61,10 @@ def graph_cache(_graph_builds: tuple[Path, dict[Key, Future[Path]]]):
         key = (name, profile, ch, landmarks)
         if key not in built:
             fut = queued.pop(key, None)
-            if fut is not None and not fut.cancel():
-                built[key] = fut.result()  # being built (or done): wait for it
+            if fut is not None and not fut.cancel():  # being built (or done): meanwhile build the next ones here
+                while not fut.done() and (k := _next_waiting(queued)) is not None:
+                    built[k] = build(EXTRACTS, base, k)
+                built[key] = fut.result()
             else:
                 extract(name)  # skips the test when the shared folder is absent
                 built[key] = build(EXTRACTS, base, key)
@@ -71,6 +74,15 @@ def graph_cache(_graph_builds: tuple[Path, dict[Key, Future[Path]]]):
 
 
 _AHEAD: list[Key] = []
+
+
+def _next_waiting(queued: dict[Key, Future[Path]]) -> Key | None:
+    """The first queued graph the background builder has not started, taken off its queue; None when none is left."""
+    for k in list(queued):
+        if queued[k].cancel():
+            del queued[k]
+            return k
+    return None
 
 
 def _graph_keys(item: pytest.Item) -> list[Key]:
