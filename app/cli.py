@@ -639,6 +639,13 @@ def _quiet_exit(signum: int, frame: Any) -> None:
     os._exit(0)
 
 
+def _terminate_as_interrupt(signum: int, frame: Any) -> None:
+    """SIGTERM outside the phases that handle it (the imports): unwind as an interrupt that says it was SIGTERM."""
+    stop = KeyboardInterrupt()
+    stop.signum = signum  # type: ignore[attr-defined]
+    raise stop
+
+
 class Stopped(Exception):
     """A command stopped by a signal; `status` is its exit status (130 Ctrl-C, 143 SIGTERM, 0 for serve)."""
 
@@ -650,11 +657,18 @@ class Stopped(Exception):
 def main(argv: Sequence[str] | None = None) -> int:
     """Console-script entry point: `run`, and on a signal exit at once with the status that says why (an interrupt
     landing inside a C extension's import can otherwise make the interpreter kill itself with SIGINT at shutdown,
-    whatever was returned)."""
+    whatever was returned). SIGTERM stops a command the way Ctrl-C does from the start, imports included, so the
+    exit status and the line saying what was left are the same whenever it lands."""
+    if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _terminate_as_interrupt)
     try:
         status = run(argv)
     except Stopped as stop:
         status = stop.status
+    except KeyboardInterrupt as exc:  # before the command began (parsing its arguments, importing its modules)
+        term = getattr(exc, "signum", signal.SIGINT) == signal.SIGTERM
+        print(f"starroute: {'terminated' if term else 'interrupted'}; nothing was written", file=sys.stderr)
+        status = 128 + signal.SIGTERM if term else EXIT_INTERRUPTED
     # end the process at once: interpreter shutdown with numba loaded costs a tenth of a second, and there is nothing
     # left to do (outputs are written and closed, no thread still works)
     sys.stdout.flush()

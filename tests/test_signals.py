@@ -152,7 +152,10 @@ def test_preprocess_stops_and_leaves_nothing(tmp_path: Path, sig: int, after_s: 
     if proc.poll() is not None:
         pytest.skip(f"preprocess finished within {after_s} s on this machine: nothing to interrupt")
     status, seconds, out = stop(proc, sig)
+    if status == -sig:
+        pytest.skip(f"the signal landed within {after_s} s, before the interpreter reached starroute's code")
     assert status != 0, out
     assert status == (130 if sig == signal.SIGINT else 143), out
-    assert "no graph was written" in out and "Traceback" not in out, out
+    # "nothing was written": stopped while its modules were still importing, before the command began
+    assert ("no graph was written" in out or "nothing was written" in out) and "Traceback" not in out, out
     assert list(work.iterdir()) == [], "an output, a temporary directory or a parent folder was left behind"
