@@ -22,6 +22,9 @@ from app.api.schemas import (
     TableRequest,
     TableResponse,
 )
+from app.api.schemas import (
+    IsochroneRequest as IsochroneBody,
+)
 from app.api.service import Service
 from app.engine import facade
 from app.engine.errors import InvalidValue, TooBig
@@ -94,6 +97,7 @@ def feature(
     result: RouteResult | None = None,
     trace: list[dict[str, Any]] | None = None,
     exclude: list[str] | None = None,
+    custom_model: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The route as a GeoJSON Feature (see `schemas.RouteFeature`)."""
     coords = route.coordinates
@@ -128,6 +132,8 @@ def feature(
     }
     if trace is not None:
         props["trace"] = trace
+    if custom_model is not None:
+        props["custom_model"] = custom_model
     if result is not None and route is result.best and len(result.routes) > 1:
         props["alternatives"] = [feature(r, phantoms, overview, None, None, exclude) for r in result.routes[1:]]
     return {
@@ -142,7 +148,8 @@ async def _route(svc: Service, req: facade.RouteRequest, overview: str) -> Respo
         raise InvalidValue("alternatives are looked for between two points only: drop the via points")
     answer = await svc.route(req)
     trace = answer.traces if req.trace else None
-    return _json(feature(answer.best, answer.phantoms, overview, answer.result, trace, answer.exclude), _JSON)
+    body = feature(answer.best, answer.phantoms, overview, answer.result, trace, answer.exclude, answer.custom_model)
+    return _json(body, _JSON)
 
 
 def _waypoints(
@@ -231,8 +238,14 @@ async def post_route(request: Request, body: Annotated[RouteRequest, Body()]) ->
         body.alternatives,
         body.trace,
         body.epsilon,
+        custom_model=_model(body.custom_model),
     )
     return await _route(svc, req, body.overview)
+
+
+def _model(obj: dict[str, Any] | None) -> facade.CustomModel | None:
+    """A request's custom model, parsed and checked (`InvalidValue` naming the rule: a 400)."""
+    return None if obj is None else facade.Engine.parse_model(obj)
 
 
 def _limits(text: str, what: str, count: int, top: float) -> list[float]:
@@ -282,6 +295,40 @@ async def get_isochrone(
         values = _limits(distance_m or "", "distance_m", st.max_contours, st.max_distance_m)
         metric, limits = "distance", values
     req = IsochroneRequest(_waypoints(svc, [(lon, lat)]), limits, metric, reverse, _exclude_list(exclude), buffer_m)
+    return await _isochrone(svc, req, values)
+
+
+@router.post(
+    "/isochrone",
+    response_model=IsochroneCollection,
+    response_class=GeoJSONResponse,
+    responses=_ERRORS,
+    summary="Isochrones, with a custom model",
+)
+async def post_isochrone(request: Request, body: Annotated[IsochroneBody, Body()]) -> Response:
+    """The same as `GET /isochrone` as a JSON body, which may carry a custom model (GraphHopper's): the bands are
+    then those of the model's travel times, without the roads it closes."""
+    svc = _svc(request)
+    st = svc.settings
+    if (body.minutes is None) == (body.distance_m is None):
+        raise InvalidValue("give either minutes or distance_m")
+    if body.minutes is not None:
+        values = _limits(",".join(map(str, body.minutes)), "minutes", st.max_contours, st.max_minutes)
+        metric, limits = "duration", [v * 60.0 for v in values]
+    else:
+        given = ",".join(map(str, body.distance_m or []))
+        values = _limits(given, "distance_m", st.max_contours, st.max_distance_m)
+        metric, limits = "distance", values
+    lon, lat = float(body.point[0]), float(body.point[1])
+    req = IsochroneRequest(
+        _waypoints(svc, [(lon, lat)]), limits, metric, body.reverse, body.exclude, body.buffer_m,
+        _model(body.custom_model),
+    )  # fmt: skip
+    return await _isochrone(svc, req, values)
+
+
+async def _isochrone(svc: Service, req: IsochroneRequest, values: list[float]) -> Response:
+    metric, reverse, buffer_m = req.metric, req.reverse, req.buffer_m
     answer = await svc.isochrone(req)
     features = []
     for value, c in zip(values[::-1], answer.contours, strict=True):
@@ -296,9 +343,11 @@ async def get_isochrone(
         }
         features.append({"type": "Feature", "geometry": c.geometry, "properties": props})
     ph = answer.phantom
-    body = {"type": "FeatureCollection", "features": features, "properties": {
-        "point": [ph.lon, ph.lat], "snap_distance_m": _r1(ph.distance_m), "settled": answer.settled}}  # fmt: skip
-    return _json(body, _JSON)
+    info: dict[str, Any] = {"point": [ph.lon, ph.lat], "snap_distance_m": _r1(ph.distance_m),
+                             "settled": answer.settled}  # fmt: skip
+    if answer.custom_model is not None:
+        info["custom_model"] = answer.custom_model
+    return _json({"type": "FeatureCollection", "features": features, "properties": info}, _JSON)
 
 
 @router.get(
@@ -352,13 +401,15 @@ async def post_table(request: Request, body: Annotated[TableRequest, Body()]) ->
     if body.destinations is not None:
         points += [(float(a), float(b)) for a, b in dst_coords]
         destinations = list(range(n, len(points)))
-    req = facade.TableRequest(_waypoints(svc, points), list(range(n)), destinations, body.exclude)
+    model = _model(body.custom_model)
+    req = facade.TableRequest(_waypoints(svc, points), list(range(n)), destinations, body.exclude, model)
     tbl, src, dst = await svc.table(req)
-    return _json(
-        {
-            "durations_s": np.round(np.asarray(tbl.durations_s, dtype=np.float64), 1),
-            "distances_m": np.round(np.asarray(tbl.distances_m, dtype=np.float64), 1),
-            "sources": [_waypoint(ph) for ph in src],
-            "destinations": [_waypoint(ph) for ph in dst],
-        }
-    )
+    out: dict[str, Any] = {
+        "durations_s": np.round(np.asarray(tbl.durations_s, dtype=np.float64), 1),
+        "distances_m": np.round(np.asarray(tbl.distances_m, dtype=np.float64), 1),
+        "sources": [_waypoint(ph) for ph in src],
+        "destinations": [_waypoint(ph) for ph in dst],
+    }
+    if model is not None:
+        out["custom_model"] = svc.opened.model_info(model)
+    return _json(out)

@@ -21,6 +21,13 @@ Lon = Annotated[float, Field(ge=-180.0, le=180.0, allow_inf_nan=False)]
 Lat = Annotated[float, Field(ge=-90.0, le=90.0, allow_inf_nan=False)]
 LonLat = Annotated[tuple[Lon, Lat], Field(description="[longitude, latitude] in degrees (WGS 84)")]
 Radius = Annotated[float, Field(gt=0.0, allow_inf_nan=False)]
+CUSTOM_MODEL = (
+    "GraphHopper's custom model: `speed` and `priority` rules (`if`/`else_if`/`else` with `multiply_by`, `limit_to` or "
+    "`do`) over encoded values (road_class, road_class_link, road_environment, toll, surface, max_speed, lanes, "
+    "road_access, max_height, max_width, max_weight, max_length, in_<area id>), `distance_influence` (s per km), "
+    '`areas` (a GeoJSON FeatureCollection). Example: `{"priority": [{"if": "max_height < 4", "multiply_by": "0"}]}`'
+)
+CustomModelBody = Annotated[dict[str, Any] | None, Field(description=CUSTOM_MODEL)]
 
 
 class _Strict(BaseModel):
@@ -45,6 +52,7 @@ class RouteRequest(_Strict):
     alternatives: int = Field(
         0, ge=0, le=10, description="also look for up to this many alternative routes (two coordinates only)"
     )
+    custom_model: CustomModelBody = None
 
 
 class TableRequest(_Strict):
@@ -53,6 +61,37 @@ class TableRequest(_Strict):
     sources: list[LonLat] = Field(min_length=1)
     destinations: list[LonLat] | None = Field(None, description="defaults to the sources")
     exclude: list[str] = Field(default_factory=list, description="road classes not to use")
+    custom_model: CustomModelBody = None
+
+
+class IsochroneRequest(_Strict):
+    """`POST /isochrone`: the same as `GET /isochrone`, with a custom model."""
+
+    point: LonLat
+    minutes: list[Annotated[float, Field(gt=0, allow_inf_nan=False)]] | None = Field(
+        None, description="travel-time limits"
+    )
+    distance_m: list[Annotated[float, Field(gt=0, allow_inf_nan=False)]] | None = Field(
+        None, description="distance limits in metres instead"
+    )
+    reverse: bool = Field(False, description="who reaches the point within the limits")
+    exclude: list[str] = Field(default_factory=list, description="road classes not to use")
+    buffer_m: float = Field(50.0, ge=5, le=500, allow_inf_nan=False, description="polygon buffer around reached roads")
+    custom_model: CustomModelBody = None
+
+
+class CustomModelInfo(BaseModel):
+    """How a custom model was answered."""
+
+    key: str = Field(description="the model's hash (the cache key)")
+    method: Literal["ch-customized", "alt", "bidirectional-astar"] = Field(
+        description="ch-customized: the hierarchy customized for the model; alt: landmarks (the model only slows "
+        "roads); bidirectional-astar: great-circle bound re-measured for the model"
+    )
+    cached: bool = Field(description="the model's metric was built before this request")
+    closed_arcs: int = Field(description="road arcs the model closes (priority or speed 0)")
+    slower_only: bool = Field(description="no road got lighter than in the preprocessed metric")
+    build_ms: dict[str, float] = Field(description="what building the model's metric took, per step")
 
 
 class ErrorBody(BaseModel):
@@ -109,6 +148,7 @@ class RouteProperties(BaseModel):
     alternatives: list[RouteFeature] | None = Field(
         None, description="alternative routes found (asked with alternatives=N), best first; each without this field"
     )
+    custom_model: CustomModelInfo | None = Field(None, description="with a custom model: how it was answered")
 
 
 class RouteFeature(BaseModel):
@@ -167,6 +207,7 @@ class TableResponse(BaseModel):
     distances_m: list[list[float | None]]
     sources: list[Waypoint]
     destinations: list[Waypoint]
+    custom_model: CustomModelInfo | None = Field(None, description="with a custom model: how it was answered")
 
 
 class Health(BaseModel):

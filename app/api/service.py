@@ -21,6 +21,7 @@ from typing import TypeVar
 from app.api.health import Metrics
 from app.engine.errors import InvalidValue, TooBig
 from app.engine.facade import (
+    CustomModel,
     Engine,
     IsochroneAnswer,
     IsochroneRequest,
@@ -163,11 +164,24 @@ class Service:
             self._slow_pending -= 1
 
     # requests ------------------------------------------------------------------------------------------------------
+    async def prepare_model(self, engine: Engine, model: CustomModel | None) -> bool:
+        """Build a request's custom model metric in the search pool when the engine has not cached it (its weights,
+        the router on them; the hierarchy customizes in the background), never on the event loop. Whether it was
+        built now."""
+        if engine.model_ready(model):
+            return False
+        assert model is not None
+        await self.run_slow(lambda: engine.prepare_model(model))
+        return True
+
     async def route(self, req: RouteRequest) -> RouteAnswer:
         """The routes of a request: resolved on the event loop, searched inline for plain CH, in the pool for the
-        rest (other algorithms, traces, alternatives)."""
+        rest (other algorithms, traces, alternatives); a custom model not cached yet is built in the pool first."""
         engine = self.opened
+        built = await self.prepare_model(engine, req.custom_model)
         algorithm, phantoms, options = engine.resolve_route(req)
+        if built and options.model_info is not None:
+            options.model_info["cached"] = False
 
         def run() -> RouteAnswer:
             return engine.routes(phantoms, options)
@@ -183,10 +197,11 @@ class Service:
         """Many-to-many durations and distances (NaN where unreachable), with the snapped sources and
         destinations; small tables inline, the rest in the pool."""
         engine = self.opened
+        await self.prepare_model(engine, req.custom_model)
         src, dst, ex = engine.resolve_table(req)
 
         def run() -> Table:
-            return engine.table(src, dst, ex)
+            return engine.table(src, dst, ex, req.custom_model)
 
         if len(src) * len(dst) <= self.settings.inline_table_cells:
             return run(), src, dst
@@ -212,6 +227,7 @@ class Service:
     async def isochrone(self, req: IsochroneRequest) -> IsochroneAnswer:
         """Isochrone bands, searched and drawn in the pool."""
         engine = self.opened
+        await self.prepare_model(engine, req.custom_model)
         phantom, ex = engine.resolve_isochrone(req)
         return await self.run_slow(lambda: engine.isochrone(req, phantom, ex))
 

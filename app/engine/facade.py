@@ -21,7 +21,9 @@ import numpy as np
 from preprocessing.artifacts import Graph, Manifest
 from preprocessing.units import DIST_PER_METRE, WEIGHT_PER_SECOND
 
+from .custom_model import CustomModel, parse_model
 from .errors import EngineError, InvalidValue, NoSegment, NotImplementedOption, TooBig
+from .model_metric import ModelCache, ModelView
 from .roads import RoadGraph
 from .router import Router
 from .snap import MIN_COMPONENT_SIZE
@@ -50,7 +52,8 @@ class RouteRequest:
     """A route through `waypoints` in order. `algorithm` None: the default (CH; ALT when avoiding areas).
     `exclude`: one of the profile's excludable class sets; `avoid`: parsed areas (`app.engine.areas.Areas`);
     `alternatives`: how many more routes to look for (two points only); `trace`: the settled nodes; `epsilon`:
-    weighted A*; `continue_straight`: OSRM's option (None: the profile's default)."""
+    weighted A*; `continue_straight`: OSRM's option (None: the profile's default); `custom_model`: GraphHopper's
+    custom model (`parse_model`), answered on its metric (`app.engine.model_metric`)."""
 
     waypoints: Waypoints
     algorithm: str | None = None
@@ -60,16 +63,19 @@ class RouteRequest:
     trace: bool = False
     epsilon: float = 1.0
     continue_straight: bool | None = None
+    custom_model: CustomModel | None = None
 
 
 @dataclass(frozen=True)
 class TableRequest:
-    """Durations and distances from `sources` to `destinations` (indices into the waypoints; None: all)."""
+    """Durations and distances from `sources` to `destinations` (indices into the waypoints; None: all);
+    `custom_model`: on a custom model's metric (`parse_model`)."""
 
     waypoints: Waypoints
     sources: Sequence[int] | None = None
     destinations: Sequence[int] | None = None
     exclude: Sequence[str] = ()
+    custom_model: CustomModel | None = None
 
 
 @dataclass(frozen=True)
@@ -107,6 +113,7 @@ class IsochroneRequest:
     reverse: bool = False
     exclude: Sequence[str] = ()
     buffer_m: float = 50.0
+    custom_model: CustomModel | None = None
 
 
 @dataclass(frozen=True)
@@ -135,6 +142,7 @@ class RouteAnswer:
     phantoms: list[Phantom]
     exclude: list[str]
     traces: list[dict[str, Any]] = field(default_factory=list)
+    custom_model: dict[str, Any] | None = None  # the model's key, the method that answered, its build
 
     @property
     def best(self) -> Any:
@@ -180,6 +188,7 @@ class IsochroneAnswer:
     contours: list[Contour]
     phantom: Phantom
     settled: int
+    custom_model: dict[str, Any] | None = None
 
 
 @dataclass
@@ -227,6 +236,8 @@ class Limits:
     max_contours: int = 10
     max_minutes: float = 180.0
     max_distance_m: float = 200_000.0
+    max_custom_models: int = 8
+    custom_model_cch_max_arcs: int = 2_000_000
 
 
 class Engine:
@@ -242,6 +253,32 @@ class Engine:
         self.graph = graph
         self.limits = limits or Limits()
         self.router = Router(graph, max_snap_m=max_snap_m, min_component_size=min_component_size)
+        self.models = ModelCache(self.router, self.limits.max_custom_models, self.limits.custom_model_cch_max_arcs)
+
+    # -- custom models ---------------------------------------------------------------------------------------------
+    @staticmethod
+    def parse_model(obj: Any) -> CustomModel:
+        """A custom model (GraphHopper's JSON) parsed and checked (`app.engine.custom_model.parse_model`);
+        `InvalidValue` names the rule and the reason."""
+        return parse_model(obj)
+
+    def model_ready(self, model: CustomModel | None) -> bool:
+        """Whether a request with `model` needs no build (no model, or its metric is cached): the API builds it in
+        the search pool first otherwise (`prepare_model`)."""
+        return model is None or self.models.cached(model)
+
+    def prepare_model(self, model: CustomModel) -> dict[str, Any]:
+        """Build (or find) `model`'s metric over this graph: its weights, the router on them, the hierarchy
+        customized for it (in the background on graphs up to `custom_model_cch_max_arcs` search arcs). `InvalidValue`
+        for a model the graph cannot answer (an encoded value it does not store, a bad area)."""
+        view, cached = self.models.get(model)
+        return view.info(cached)
+
+    def _view(self, model: CustomModel | None) -> tuple[Router, ModelView | None, dict[str, Any] | None]:
+        if model is None:
+            return self.router, None, None
+        view, cached = self.models.get(model)
+        return view.router, view, view.info(cached)
 
     def warmup(self, algorithms: Sequence[str] | None = None) -> None:
         """A few tiny queries per algorithm (all, or `algorithms`) and a table: kernels loaded, per-graph tables
@@ -318,7 +355,7 @@ class Engine:
         """The request's exclude set, validated once (`Router.exclude_set`)."""
         return self.router.exclude_set(classes)
 
-    def snap(self, wp: Waypoints, ex: ExcludeSet | None = None) -> list[Phantom]:
+    def snap(self, wp: Waypoints, ex: ExcludeSet | None = None, router: Router | None = None) -> list[Phantom]:
         """Snap the waypoints of one request together (the tiny-component rule applies across them); roads of the
         excluded classes are no candidates. `NoSegment` says "Could not find a matching segment for coordinate i"."""
         radiuses = wp.radiuses
@@ -326,7 +363,7 @@ class Engine:
             given = radiuses if radiuses is not None else [None] * len(wp.coordinates)
             radiuses = [wp.default_radius_m if r is None else r for r in given]
         try:
-            return self.router.snap_waypoints(
+            return (router or self.router).snap_waypoints(
                 wp.coordinates, radiuses, wp.bearings, ex.mask if ex else 0, wp.approaches
             )
         except NoSegment as exc:
@@ -344,16 +381,19 @@ class Engine:
             raise TooBig(f"Number of points {n} is higher than the maximum ({lim.max_via_points})")
         if req.alternatives > lim.max_alternatives:
             raise TooBig(f"alternatives={req.alternatives} is more than the maximum ({lim.max_alternatives})")
-        algorithm = req.algorithm or (
-            "alt" if req.avoid is not None and "alt" in self.algorithms else self.default_algorithm
-        )
-        self.check_algorithm(algorithm)
+        router, view, info = self._view(req.custom_model)
+        default = view.algorithm if view is not None else self.default_algorithm
+        if req.avoid is not None and default == "ch":
+            default = "alt" if "alt" in router.algorithms else "bidirectional-astar"
+        algorithm = req.algorithm or default
+        if algorithm not in router.algorithms:
+            router.factory(algorithm)  # InvalidValue saying why
         ex = self.exclude(req.exclude)
-        phantoms = self.snap(req.waypoints, ex)
+        phantoms = self.snap(req.waypoints, ex, router)
         forbidden = None
         if req.avoid is not None:
-            forbidden = self.router.forbidden_arcs(req.avoid)
-            self.router.check_outside(phantoms, forbidden)
+            forbidden = router.forbidden_arcs(req.avoid)
+            router.check_outside(phantoms, forbidden)
         options = RouteOptions(
             algorithm=algorithm,
             exclude=ex,
@@ -363,16 +403,20 @@ class Engine:
             epsilon=req.epsilon,
             alternatives=req.alternatives if n == 2 else 0,
             continue_straight=req.continue_straight,
+            model=view,
+            model_info=info,
         )
         return algorithm, phantoms, options
 
     # -- answers ---------------------------------------------------------------------------------------------------
     def routes(self, phantoms: list[Phantom], options: RouteOptions) -> RouteAnswer:
         """The routes through resolved `phantoms` (`resolve_route`), their traces as coordinates when asked."""
-        result = self.router.query().routes(phantoms, options)
+        router = options.model.router if options.model is not None else self.router
+        result = router.query().routes(phantoms, options)
         resolved = self.router.exclude_set(options.exclude)
         ex = sorted(resolved.classes) if resolved is not None else []
-        return RouteAnswer(result, phantoms, ex, [self._trace(tr) for tr in result.traces] if options.trace else [])
+        traces = [self._trace(tr) for tr in result.traces] if options.trace else []
+        return RouteAnswer(result, phantoms, ex, traces, options.model_info)
 
     def route(self, req: RouteRequest) -> RouteAnswer:
         """`resolve_route` then `routes`."""
@@ -386,7 +430,8 @@ class Engine:
         return {"settled": settled, "meeting": meet, "truncated": tr.truncated}
 
     def resolve_table(self, req: TableRequest) -> tuple[list[Phantom], list[Phantom], ExcludeSet | None]:
-        """Check a table request, snap it: (sources, destinations, exclude set)."""
+        """Check a table request, snap it: (sources, destinations, exclude set). With a custom model, the points
+        are snapped on its metric: hand the same model to `table`."""
         lim = self.limits
         n = len(req.waypoints.coordinates)
         src = list(range(n)) if req.sources is None else list(req.sources)
@@ -394,12 +439,23 @@ class Engine:
         if len(src) > lim.max_table_size or len(dst) > lim.max_table_size:
             raise TooBig(f"a table has at most {lim.max_table_size} sources and {lim.max_table_size} destinations")
         ex = self.exclude(req.exclude)
-        phantoms = self.snap(req.waypoints, ex)
+        phantoms = self.snap(req.waypoints, ex, self._view(req.custom_model)[0])
         return [phantoms[i] for i in src], [phantoms[j] for j in dst], ex
 
-    def table(self, sources: list[Phantom], destinations: list[Phantom], exclude: ExcludeSet | None = None) -> Table:
-        """Durations (s) and distances (m), NaN where unreachable."""
-        return self.router.query().table(sources, destinations, exclude)
+    def table(
+        self,
+        sources: list[Phantom],
+        destinations: list[Phantom],
+        exclude: ExcludeSet | None = None,
+        model: CustomModel | None = None,
+    ) -> Table:
+        """Durations (s) and distances (m), NaN where unreachable; on `model`'s metric when given (the one
+        `resolve_table` snapped with)."""
+        return self._view(model)[0].query().table(sources, destinations, exclude)
+
+    def model_info(self, model: CustomModel | None) -> dict[str, Any] | None:
+        """What an answer says about `model` (None for none): its key, method, build (`ModelView.info`)."""
+        return None if model is None else self._view(model)[2]
 
     def check_trip(self, req: TripRequest) -> None:
         """OSRM's refusals of a trip before anything is snapped, in its order: fewer than two points
@@ -457,7 +513,7 @@ class Engine:
             unit = f"{lim.max_minutes:g} minutes" if req.metric == "duration" else f"{lim.max_distance_m:g} m"
             raise InvalidValue(f"every limit must be > 0 and at most {unit}")
         ex = self.exclude(req.exclude)
-        return self.snap(req.waypoints, ex)[0], ex
+        return self.snap(req.waypoints, ex, self._view(req.custom_model)[0])[0], ex
 
     def isochrone(self, req: IsochroneRequest, phantom: Phantom, ex: ExcludeSet | None) -> IsochroneAnswer:
         """The contour polygon of each limit (largest first), from one search with the largest limit as cutoff."""
@@ -465,7 +521,8 @@ class Engine:
 
         scale = WEIGHT_PER_SECOND if req.metric == "duration" else DIST_PER_METRE  # seconds -> ds, metres -> dm
         units = [int(round(v * scale)) for v in req.limits]
-        pieces, settled = self.router.query().isochrone(phantom, units, req.metric, req.reverse, ex)
+        router, _, info = self._view(req.custom_model)
+        pieces, settled = router.query().isochrone(phantom, units, req.metric, req.reverse, ex)
         out = []
         for value, part in zip(req.limits, pieces, strict=True):
             try:
@@ -473,7 +530,7 @@ class Engine:
             except ValueError as exc:
                 raise TooBig(f"isochrone of {value:g}: {exc}") from None
             out.append(Contour(float(value), geometry, tol, int(len(part))))
-        return IsochroneAnswer(out[::-1], phantom, settled)
+        return IsochroneAnswer(out[::-1], phantom, settled, info)
 
     def match(self, req: MatchRequest) -> MatchAnswer:
         """Match a trace (`app.engine.match`): OSRM's checks and limits, `tidy`, the hidden Markov model, one route

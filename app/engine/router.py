@@ -13,6 +13,7 @@ through `app.engine.facade.Engine`, which resolves a request once and hands it h
 
 from __future__ import annotations
 
+import copy
 import math
 import threading
 import time
@@ -102,6 +103,61 @@ class Router:
         that changes weights must come with a graph carrying them for those too."""
         assert metric.search is self.search_graph, "a metric of this router's search graph"
         self.metric = metric
+
+    def derive(self, graph: Graph, closed: np.ndarray | None = None) -> Router:
+        """A router over `graph`, this router's graph with other metric arrays (a custom model's,
+        `app.engine.model_metric`): everything that does not depend on the weights is shared (chains, the snapping
+        index, the registry, the exclude sets), the rest reads `graph` (searches, seeds, phantoms, legs). `closed`
+        (bool per road arc): roads no point snaps onto. Its metric is the CCH's on first use (`set_metric` to give
+        one); `restrict` says which algorithms it answers with. A few milliseconds: no index is rebuilt."""
+        from .model_metric import derive_snapper
+
+        t0 = time.perf_counter()
+        r = object.__new__(Router)
+        r.graph = freeze(graph)
+        r.search_graph = search_graph(r.graph)
+        r.max_snap_m = self.max_snap_m
+        r.chains = self.chains
+        r.space = copy.copy(self.space)
+        r.space.graph, r.space.search = r.graph, r.search_graph
+        if r.space.edge_based:
+            edges = r.space.edges = copy.copy(r.space.edges)  # type: ignore[attr-defined]
+            edges.search = r.search_graph
+            edges.road_weight = np.asarray(r.graph.arc_weight)
+            edges.road_time = np.asarray(r.graph.arc_duration)
+        r.snapper = derive_snapper(self.snapper, r.graph, closed)
+        r.legs = Legs(r.space, Assembler(r.graph), r.snapper)
+        r._missing = dict(self._missing)
+        r._factories = dict(self._factories)
+        r.tables = self.tables
+        r.excludable = self.excludable
+        r.metric = Metric(r.search_graph, None, None, None, customized=True, name="derived")
+        r._local = threading.local()
+        r.build_seconds = time.perf_counter() - t0
+        return r
+
+    def restrict(self, hierarchy: bool, landmarks: bool) -> None:
+        """Drop the algorithms this (derived) router cannot answer exactly with: CH without a `hierarchy` customized
+        on its weights (and the CH tables with it), ALT without valid `landmarks`."""
+        factories = dict(self._factories)
+        if not hierarchy and "ch" in factories:
+            self._restricted = ("ch", factories.pop("ch"), self.tables)
+            self._missing["ch"] = "the hierarchy is not customized for this custom model (yet): use alt or astar"
+            self.tables = False
+        if not landmarks and "alt" in factories:
+            del factories["alt"]
+            self._missing["alt"] = "this custom model makes some road faster: landmark bounds do not hold (no alt)"
+        self._factories = factories
+
+    def allow_hierarchy(self) -> None:
+        """Answer with CH again (`restrict` took it away) once `set_metric` gave a hierarchy of this router's
+        weights."""
+        restricted = getattr(self, "_restricted", None)
+        if restricted is not None:
+            name, factory, tables = restricted
+            self._factories = {name: factory, **self._factories}  # fastest first
+            self._missing.pop(name, None)
+            self.tables = tables
 
     # -- registry and metadata -------------------------------------------------------------------------------------
 

@@ -451,16 +451,20 @@ class Snapper:
         self._big, self._tiny = (_Tree(seg[mask], seg_chain[mask], self._glon, self._glat) for mask in (big, ~big))
         self.num_segments = int(seg.shape[0])
         self._masked: dict[int, tuple[np.ndarray, np.ndarray, bool]] = {0: (ch.fwd_arc, ch.bwd_arc, False)}
+        self._closed: np.ndarray | None = None  # bool per arc: roads a custom model closed (`derive_snapper`)
         self.build_seconds = time.perf_counter() - t0
 
     def _dir_arcs(self, exclude_mask: int) -> tuple[np.ndarray, np.ndarray, bool]:
-        """The chain -> arc tables with arcs of excluded classes (`arc_flags & exclude_mask`) replaced by -1."""
+        """The chain -> arc tables with arcs of excluded classes (`arc_flags & exclude_mask`), and roads a custom
+        model closed, replaced by -1."""
         got = self._masked.get(exclude_mask)
         if got is None:
             flags = np.asarray(self.graph.arc_flags)
             out = []
             for arcs in (self.chains.fwd_arc, self.chains.bwd_arc):
                 bad = (arcs >= 0) & ((flags[np.maximum(arcs, 0)] & exclude_mask) != 0)
+                if self._closed is not None:
+                    bad |= (arcs >= 0) & self._closed[np.maximum(arcs, 0)]
                 out.append(np.where(bad, -1, arcs).astype(np.int32))
             got = self._masked[exclude_mask] = (out[0], out[1], True)
         return got

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -200,7 +201,8 @@ class RouteOptions:
     route runs); `forbidden`:
     arc ids not to use (areas to avoid, `app.engine.areas`); `alternatives`: how many more routes to look for;
     `trace`: return the settled nodes; `epsilon` >= 1: weighted A* / early stop, cost within epsilon of the optimum;
-    `continue_straight`: no u-turn at via points (OSRM's option; None: the profile's default), on edge-based graphs.
+    `continue_straight`: no u-turn at via points (OSRM's option; None: the profile's default), on edge-based graphs;
+    `model`: a custom model's view, whose router (its weights) answers instead of the engine's.
     """
 
     algorithm: str = "ch"
@@ -211,6 +213,8 @@ class RouteOptions:
     trace_limit: int = 100_000
     epsilon: float = 1.0
     continue_straight: bool | None = None
+    model: Any = None  # a custom model's view (`app.engine.model_metric.ModelView`): its router answers
+    model_info: dict[str, Any] | None = None
 
 
 @dataclass

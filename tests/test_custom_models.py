@@ -1,0 +1,326 @@
+"""Custom models (GraphHopper's format): the parser and its refusals, the vectorised evaluation against a per-arc
+oracle, routes on a model's metric against the reference Dijkstra for every method (the customized hierarchy, ALT,
+bidirectional A*), a zero priority equal to the matching exclude, and the HTTP answers (400s naming the rule, a
+route, a table, an isochrone). Everything runs on the bundled Monaco graph; the encoded values a graph may not
+store yet (toll, max_height, ...) are added in memory with seeded random values."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import numpy as np
+import pytest
+
+from app.engine.custom_model import ArcContext, evaluate, evaluate_slowly, parse_model
+from app.engine.data import load
+from app.engine.errors import InvalidValue, NoRoute, NoSegment
+from app.engine.facade import Engine, RouteRequest, TableRequest, Waypoints
+from app.engine.model_metric import PRIORITY_CAP_DS, ModelCache, model_weights
+from app.engine.reference import DijkstraSearch
+from app.engine.router import Router
+from preprocessing.artifacts import Graph
+from preprocessing.encoded_values import ENCODED_VALUES, NO_LIMIT_U8
+from preprocessing.units import CLOSED_DS, COORD_SCALE, FLAG_MOTORWAY, ROAD_CLASSES
+from tests import api_server
+
+CENTRE = {"type": "FeatureCollection", "features": [{"type": "Feature", "id": "centre", "properties": {},
+          "geometry": {"type": "Polygon", "coordinates": [[[7.418, 43.729], [7.428, 43.729], [7.428, 43.737],
+                                                           [7.418, 43.737], [7.418, 43.729]]]}}]}  # fmt: skip
+MODELS = {
+    "truck": {
+        "priority": [
+            {"if": "max_height < 4 || max_weight < 12", "multiply_by": "0"},
+            {"if": "road_access == PRIVATE", "multiply_by": 0.1},
+        ],
+        "speed": [{"if": "true", "limit_to": "80"}, {"if": "surface == COBBLESTONE", "multiply_by": "0.7"}],
+    },
+    "no_primary_di": {"priority": [{"if": "road_class == PRIMARY", "multiply_by": "0"}], "distance_influence": 70},
+    "slow_centre": {"speed": [{"if": "in_centre", "multiply_by": "0.5"}], "areas": CENTRE},
+    "faster": {
+        "speed": [
+            {"if": "road_class == RESIDENTIAL", "multiply_by": "1.6"},
+            {"else_if": "road_class == SERVICE", "limit_to": "max_speed * 0.5"},
+            {
+                "else": "",
+                "do": [
+                    {"if": "lanes >= 2 && !road_class_link", "multiply_by": "0.9"},
+                    {"if": "toll != NO", "limit_to": 30},
+                ],
+            },
+        ],  # fmt: skip
+        "priority": [{"if": "road_environment == TUNNEL", "multiply_by": "0.5"}],
+    },
+}
+
+
+def with_values(graph: Graph, seed: int = 7) -> Graph:
+    """The graph with every stored encoded value GraphHopper's models read, seeded at random (codes as stored)."""
+    rng = np.random.default_rng(seed)
+    m = graph.num_arcs
+    arrays = dict(graph.arrays)
+    for name, ev in ENCODED_VALUES.items():
+        if ev.array is None or ev.array in arrays:
+            continue
+        if ev.kind == "enum":
+            arrays[ev.array] = rng.integers(0, len(ev.constants), m).astype(np.uint8)
+        else:  # a third without a limit, the rest 2.0 to 25.0 units (km/h x 10 for max_speed)
+            hi = 150 if name == "max_speed" else 250
+            v = rng.integers(20 if hi == 250 else 10, hi, m).astype(np.uint8)
+            v[rng.random(m) < 0.33] = NO_LIMIT_U8
+            arrays[ev.array] = v
+    return Graph(graph.path, dict(graph.manifest), arrays)
+
+
+@pytest.fixture(scope="module")
+def monaco(bundled_graph: Path) -> Graph:
+    return with_values(load(bundled_graph))
+
+
+@pytest.fixture(scope="module")
+def router(monaco: Graph) -> Router:
+    return Router(monaco)
+
+
+# --- the parser ---------------------------------------------------------------------------------------------------
+
+
+def test_every_construct_parses() -> None:
+    for model in MODELS.values():
+        parsed = parse_model(model)
+        assert len(parsed.key) == 16 and parsed.key == parse_model(dict(model)).key
+    m = parse_model(MODELS["faster"])
+    assert m.names == {"road_class", "max_speed", "lanes", "road_class_link", "toll", "road_environment"}
+    assert parse_model('{"priority": [{"if": "(12 > max_weight) && true", "multiply_by": 0.5}]}').names == {
+        "max_weight"
+    }
+    assert parse_model({}).distance_influence == 0.0
+
+
+@pytest.mark.parametrize(
+    ("model", "says"),
+    [
+        ({"speed": [{"if": "road_class == MOTORWY", "multiply_by": 0.8}]}, "speed[0] ('road_class == MOTORWY')"),
+        ({"speed": [{"if": "road_class == MOTORWY", "multiply_by": 0.8}]}, "values: OTHER, MOTORWAY"),
+        ({"priority": [{"if": "max_hight < 4", "multiply_by": 0}]}, "unknown encoded value 'max_hight' (known: "),
+        ({"priority": [{"if": "max_hight < 4", "multiply_by": 0}]}, "max_height, max_length"),
+        ({"priority": [{"if": "road_class = MOTORWAY", "multiply_by": 0}]}, "priority[0]"),
+        ({"priority": [{"if": "toll == ALL &&", "multiply_by": 0}]}, "unexpected end"),
+        ({"priority": [{"if": "true", "multiply_by": 1.5}]}, "priority[0] ('1.5'): a priority factor cannot be"),
+        ({"speed": [{"if": "true", "limit_to": -5}]}, "limit_to cannot be negative"),
+        ({"speed": [{"if": "true", "multiply_by": "-1"}]}, "multiply_by cannot be negative"),
+        ({"speed": [{"if": "in_city", "multiply_by": 0.5}]}, "no feature with id 'city'"),
+        ({"speed": [{"else": "", "multiply_by": 0.5}]}, "speed[0]: 'else' must follow an 'if'"),
+        ({"speed": [{"if": "true", "multiply_by": 0.5, "limit_to": 3}]}, "exactly one operation"),
+        ({"speed": [{"if": "road_class < 3", "multiply_by": 0.5}]}, "an enum: compare it with == or !="),
+        ({"speed": [{"if": "max_speed == FAST", "multiply_by": 0.5}]}, "compare it with a number"),
+        ({"speed": [{"if": "road_class_link < 2", "multiply_by": 0.5}]}, "a boolean"),
+        ({"speed": [{"if": "true", "limit_to": "road_class"}]}, "not a number"),
+        ({"speed": [{"if": "true", "do": [{"if": "x", "multiply_by": 1}]}]}, "speed[0].do[0]"),
+        ({"turn_penalty": []}, "turn penalties are not supported"),
+        ({"distance_influence": -1}, "distance_influence cannot be negative"),
+        ({"speed": "fast"}, "a list of statements"),
+        ({"speed": [{"if": "true", "multiply_by": 0.5}], "areas": {"type": "Polygon"}}, "FeatureCollection"),
+    ],
+)
+def test_malformed_models_name_the_rule_and_the_reason(model: dict, says: str) -> None:
+    with pytest.raises(InvalidValue) as exc:
+        parse_model(model)
+    assert says in exc.value.message, exc.value.message
+
+
+def test_a_value_the_graph_lacks_says_re_run_preprocess(bundled_graph: Path) -> None:
+    g = load(bundled_graph)
+    model = parse_model({"priority": [{"if": "max_height < 4", "multiply_by": 0}]})
+    if "arc_max_height" in g.arrays:
+        pytest.skip("this graph stores max_height")
+    with pytest.raises(InvalidValue, match="re-run `starroute preprocess`"):
+        ModelCache(Router(g), background=False).get(model)
+    with pytest.raises(InvalidValue, match="larger than 1 for a priority factor"):  # only known on the arcs
+        ModelCache(Router(with_values(g)), background=False).get(
+            parse_model({"priority": [{"if": "true", "multiply_by": "max_width"}]})
+        )
+
+
+# --- evaluation and weights -----------------------------------------------------------------------------------------
+
+
+def test_vectorised_evaluation_equals_the_per_arc_oracle(monaco: Graph, router: Router) -> None:
+    from app.engine.areas import forbidden_arcs, parse_areas
+
+    n = monaco.num_arcs
+    v0 = np.asarray(monaco.arc_dist) / np.maximum(np.asarray(monaco.arc_duration), 1) * 3.6
+
+    def area(fid: str) -> np.ndarray:
+        mask = np.zeros(n, dtype=bool)
+        mask[forbidden_arcs(parse_areas(CENTRE["features"][0]), monaco)] = True
+        return mask
+
+    for name, raw in MODELS.items():
+        model = parse_model(raw)
+        fast = evaluate(model, ArcContext(monaco.arrays, n, area), v0)
+        slow = evaluate_slowly(model, ArcContext(monaco.arrays, n, area), v0)
+        for a, b in zip(fast, slow, strict=True):
+            np.testing.assert_allclose(a, b, rtol=1e-12, err_msg=name)
+        # the weights: GraphHopper's formula arc by arc
+        w = model_weights(model, monaco, lambda f: np.flatnonzero(area("centre")))
+        speed, prio = slow
+        vtop = v0.max()
+        for i in range(0, n, 7):
+            v = min(speed[i], vtop)
+            if prio[i] == 0 or v == 0:
+                assert w.road["arc_weight"][i] == CLOSED_DS and w.closed[i], (name, i)
+                continue
+            r = v0[i] / v if monaco.arc_dist[i] > 0 else 1 / (v / 1e-9)
+            secs = monaco.arc_weight[i] * r
+            want = min(secs / prio[i], secs + PRIORITY_CAP_DS) + monaco.arc_dist[i] * model.distance_influence / 1000
+            assert w.road["arc_weight"][i] == max(1, round(want)), (name, i)
+            assert w.road["arc_duration"][i] == max(1, round(monaco.arc_duration[i] * r)), (name, i)
+
+
+# --- routes against the reference ---------------------------------------------------------------------------------
+
+
+def _pairs(g: Graph, k: int, seed: int) -> list[tuple[tuple[float, float], tuple[float, float]]]:
+    rng = np.random.default_rng(seed)
+    lon, lat = np.asarray(g.node_lon) / COORD_SCALE, np.asarray(g.node_lat) / COORD_SCALE
+    idx = rng.integers(0, g.num_nodes, (k, 2))
+    return [((lon[a], lat[a]), (lon[b], lat[b])) for a, b in idx]
+
+
+@pytest.mark.parametrize("cch", [True, False])
+def test_routes_equal_the_reference_dijkstra_on_the_models_metric(monaco: Graph, router: Router, cch: bool) -> None:
+    cache = ModelCache(router, cch_max_arcs=10**9 if cch else 0, background=False)
+    seen = set()
+    for name, raw in MODELS.items():
+        view, _ = cache.get(parse_model(raw))
+        seen.add(view.method)
+        assert view.method == ("ch-customized" if cch else "alt" if view.slower_only else "bidirectional-astar")
+        oracle = Router(view.router.graph, algorithms={"reference": DijkstraSearch})
+        q, ref = view.router.query(), oracle.query()
+        for k, (a, b) in enumerate(_pairs(monaco, 25, seed=len(name))):
+            try:
+                phs = view.router.snap_waypoints([a, b])
+            except NoSegment:
+                continue
+            try:
+                want = ref.route(phs, "reference")
+            except NoRoute:
+                with pytest.raises(NoRoute):
+                    q.route(phs, view.algorithm)
+                continue
+            got = q.route(phs, view.algorithm)
+            msg = f"{name} {view.method} pair {k}: {got.weight} != reference {want.weight}"
+            assert got.weight == want.weight, msg
+            assert got.duration_s == pytest.approx(want.duration_s, abs=0.11), msg
+            arcs = np.concatenate([leg.piece_arc for leg in got.legs])
+            assert (np.asarray(view.router.graph.arc_weight)[arcs] < CLOSED_DS).all(), msg  # no closed road
+    assert seen == ({"ch-customized"} if cch else {"alt", "bidirectional-astar"})
+
+
+def test_a_zero_priority_answers_what_the_matching_exclude_answers(monaco: Graph) -> None:
+    """Monaco's primary roads made motorways (class and flag): `road_class == MOTORWAY multiply_by 0` routes and
+    snaps exactly as `exclude=motorway`."""
+    arrays = dict(monaco.arrays)
+    cls, flags = np.asarray(arrays["arc_class"]).copy(), np.asarray(arrays["arc_flags"]).copy()
+    prim = cls == ROAD_CLASSES.index("primary")
+    cls[prim], flags[prim] = ROAD_CLASSES.index("motorway"), flags[prim] | FLAG_MOTORWAY
+    onto = np.asarray(arrays["eb_node_arc"])[np.asarray(arrays["eb_arc_head"])]
+    arrays.update(arc_class=cls, arc_flags=flags, eb_arc_flags=flags[onto], eb_arc_class=cls[onto])
+    manifest = dict(monaco.manifest)
+    manifest["excludable"] = [dict(e, prefix=None) for e in manifest["excludable"]]
+    engine = Engine(Graph(monaco.path, manifest, arrays))
+    model = engine.parse_model({"priority": [{"if": "road_class == MOTORWAY", "multiply_by": "0"}]})
+    engine.models.background = False
+    compared = 0
+    for a, b in _pairs(monaco, 40, seed=3):
+        wp = Waypoints((a, b))
+        outcome = []
+        for req in (RouteRequest(wp, exclude=("motorway",)), RouteRequest(wp, custom_model=model)):
+            try:
+                outcome.append(engine.route(req).best)
+            except (NoRoute, NoSegment) as exc:
+                outcome.append(type(exc).__name__)
+        ex, cm = outcome
+        assert type(ex) is type(cm), (a, b, ex, cm)
+        if not isinstance(ex, str):
+            assert (ex.weight, ex.duration_s, ex.distance_m) == (cm.weight, cm.duration_s, cm.distance_m), (a, b)
+            np.testing.assert_array_equal(ex.coordinates, cm.coordinates)
+            compared += 1
+    assert compared >= 10
+    points = [p for pair in _pairs(monaco, 4, seed=9) for p in pair]
+    tables = []
+    for req in (
+        TableRequest(Waypoints(points), exclude=("motorway",)),
+        TableRequest(Waypoints(points), custom_model=model),
+    ):
+        src, dst, ex = engine.resolve_table(req)
+        tables.append(engine.table(src, dst, ex, req.custom_model))
+    np.testing.assert_array_equal(tables[0].durations_s, tables[1].durations_s)
+    np.testing.assert_array_equal(tables[0].distances_m, tables[1].distances_m)
+
+
+def test_the_cache_is_bounded_and_builds_once(router: Router) -> None:
+    cache = ModelCache(router, size=2, background=False)
+    models = [parse_model({"speed": [{"if": "true", "limit_to": v}]}) for v in (30, 40, 50)]
+    first, cached = cache.get(models[0])
+    assert not cached and cache.get(models[0]) == (first, True)
+    cache.get(models[1])
+    cache.get(models[2])
+    assert cache.info()["models"] == [models[1].key, models[2].key] and cache.built == 3
+
+
+def test_background_customization_switches_to_the_hierarchy(router: Router) -> None:
+    cache = ModelCache(router, background=True)
+    model = parse_model(MODELS["truck"])
+    view, _ = cache.get(model)
+    assert view.method in ("alt", "ch-customized")
+    view = cache.wait(model)
+    assert view.method == "ch-customized" and "ch" in view.router.algorithms
+
+
+# --- HTTP ---------------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def client(bundled_graph: Path):  # type: ignore[no-untyped-def]
+    with httpx.Client(base_url=api_server.shared(bundled_graph), timeout=60) as c:
+        yield c
+
+
+POINTS = [[7.4197, 43.7311], [7.4246, 43.7384]]
+
+
+def test_http_route_table_isochrone_with_a_model(client: httpx.Client) -> None:
+    model = {"speed": [{"if": "road_class == PRIMARY", "multiply_by": "0.5"}, {"if": "in_centre", "limit_to": 20}],
+             "areas": CENTRE}  # fmt: skip
+    plain = client.post("/route", json={"coordinates": POINTS}).json()
+    r = client.post("/route", json={"coordinates": POINTS, "custom_model": model})
+    assert r.status_code == 200, r.text
+    props = r.json()["properties"]
+    assert props["custom_model"]["method"] in ("ch-customized", "alt", "bidirectional-astar")
+    assert props["duration_s"] >= plain["properties"]["duration_s"]
+    again = client.post("/route", json={"coordinates": POINTS, "custom_model": model}).json()["properties"]
+    assert again["custom_model"]["cached"] and again["duration_s"] == props["duration_s"]
+    t = client.post("/table", json={"sources": POINTS, "custom_model": model})
+    assert t.status_code == 200, t.text
+    assert t.json()["durations_s"][0][1] == pytest.approx(props["duration_s"], abs=0.2)
+    assert t.json()["custom_model"]["key"] == props["custom_model"]["key"]
+    iso = client.post("/isochrone", json={"point": POINTS[0], "minutes": [2, 4], "custom_model": model})
+    assert iso.status_code == 200, iso.text
+    assert iso.json()["properties"]["custom_model"]["key"] == props["custom_model"]["key"]
+    assert len(iso.json()["features"]) == 2
+
+
+def test_http_400s_name_the_rule(client: httpx.Client) -> None:
+    bad = {"priority": [{"if": "true", "multiply_by": 0.5}, {"if": "road_class == MOTORWY", "multiply_by": 0}]}
+    for path, body in (
+        ("/route", {"coordinates": POINTS, "custom_model": bad}),
+        ("/table", {"sources": POINTS, "custom_model": bad}),
+        ("/isochrone", {"point": POINTS[0], "minutes": [3], "custom_model": bad}),
+    ):
+        r = client.post(path, json=body)
+        assert r.status_code == 400, (path, r.text)
+        assert r.json()["code"] == "InvalidValue" and "priority[1]" in r.json()["message"], r.text
+    r = client.post("/route", json={"coordinates": POINTS, "custom_model": {"speed": [{"if": "wat", "limit_to": 5}]}})
+    assert r.status_code == 400 and "known: lanes, max_height" in r.json()["message"], r.text
