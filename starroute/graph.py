@@ -118,12 +118,14 @@ class Graph:
         avoid: Mapping[str, Any] | str | None = None,
         radius_m: float | None = None,
         epsilon: float = 1.0,
+        custom_model: Mapping[str, Any] | str | None = None,
     ) -> Route:
         """The fastest route from `origin` through each `via` point to `destination`, points as (lon, lat).
 
         `algorithm`: one of `algorithms` (None: "ch", or "alt" when avoiding areas); `exclude`: road classes not to
         use ("motorway"); `alternatives`: up to this many more routes (no via points); `avoid`: GeoJSON polygons
-        not to enter; `radius_m`: snapping radius of every point (default 1000 m); `epsilon` > 1: weighted A*.
+        not to enter; `radius_m`: snapping radius of every point (default 1000 m); `epsilon` > 1: weighted A*;
+        `custom_model`: GraphHopper's custom model (a dict or its JSON), routed on its weights.
 
         >>> r = graph.route((7.4197, 43.7311), (7.4246, 43.7384))
         >>> round(r.distance_m), round(r.duration_s), r.coordinates.shape[1], len(r.legs)
@@ -140,9 +142,11 @@ class Graph:
             from app.engine.areas import parse_areas
 
             areas = parse_areas(avoid, max_vertices=MAX_VERTICES, max_polygons=MAX_POLYGONS)
+        model = None if custom_model is None else self.engine.parse_model(custom_model)
         req = RouteRequest(
-            self._waypoints(points, radius_m), algorithm, _exclude(exclude), areas, alternatives, False, epsilon
-        )
+            self._waypoints(points, radius_m), algorithm, _exclude(exclude), areas, alternatives, False, epsilon,
+            custom_model=model,
+        )  # fmt: skip
         return Route.of(self.engine.route(req))
 
     def _snap_table(
@@ -282,9 +286,11 @@ class Graph:
         reverse: bool = False,
         exclude: Exclude = None,
         buffer_m: float = 50.0,
+        custom_model: Mapping[str, Any] | str | None = None,
     ) -> Isochrone:
         """What is reached from `point` within each of `minutes` (or `distance_m` metres instead); with `reverse`,
-        who reaches it. One band per limit, largest first, polygons around the reached roads (`buffer_m`, 5-500).
+        who reaches it. One band per limit, largest first, polygons around the reached roads (`buffer_m`, 5-500);
+        `custom_model`: on a custom model's travel times.
 
         >>> iso = graph.isochrone((7.4197, 43.7311), minutes=[2, 4])
         >>> [b.value for b in iso.bands], iso.geojson["features"][0]["geometry"]["type"] in ("Polygon", "MultiPolygon")
@@ -303,7 +309,10 @@ class Graph:
             assert distance_m is not None
             values = _values(distance_m, "distance_m", lim.max_contours, lim.max_distance_m)
             metric, limits = "distance", values
-        req = IsochroneRequest(self._waypoints([(lon, lat)]), limits, metric, reverse, _exclude(exclude), buffer_m)
+        model = None if custom_model is None else self.engine.parse_model(custom_model)
+        req = IsochroneRequest(
+            self._waypoints([(lon, lat)]), limits, metric, reverse, _exclude(exclude), buffer_m, model
+        )
         phantom, ex = self.engine.resolve_isochrone(req)
         return Isochrone.of(self.engine.isochrone(req, phantom, ex), values, metric, reverse, buffer_m)
 

@@ -324,3 +324,15 @@ def test_http_400s_name_the_rule(client: httpx.Client) -> None:
         assert r.json()["code"] == "InvalidValue" and "priority[1]" in r.json()["message"], r.text
     r = client.post("/route", json={"coordinates": POINTS, "custom_model": {"speed": [{"if": "wat", "limit_to": 5}]}})
     assert r.status_code == 400 and "known: lanes, max_height" in r.json()["message"], r.text
+
+
+def test_the_library_routes_and_isochrones_with_a_model(bundled_graph: Path) -> None:
+    import starroute
+
+    g = starroute.load(bundled_graph)
+    slow = {"speed": [{"if": "true", "limit_to": 20}]}
+    a, b = tuple(POINTS[0]), tuple(POINTS[1])
+    assert g.route(a, b, custom_model=slow).duration_s > g.route(a, b).duration_s
+    with pytest.raises(InvalidValue, match="speed\\[0\\]"):
+        g.route(a, b, custom_model={"speed": [{"if": "true", "limit_to": -1}]})
+    assert len(g.isochrone(a, minutes=[2], custom_model=slow).bands) == 1
