@@ -418,6 +418,27 @@ def test_errors_shown_over_the_map(page: tuple[Page, Recorder], server: str) -> 
     shot(pg, "map-error.png")
 
 
+def test_custom_model_box(page: tuple[Page, Recorder], server: str) -> None:
+    """An example model routes beside the default route (orange over blue), with the method that answered; a
+    malformed model shows the server's 400 naming the rule."""
+    pg, rec = page
+    pg.goto(f"{server}/#loc={ll(START)};{ll(DEST)}")
+    wait_ready(pg)
+    wait_route(pg)
+    pg.select_option("#model-example", "slow-centre")
+    pg.wait_for_function("document.querySelector('#map').getAttribute('data-model-route')")
+    assert pg.locator("path.sr-model-route").count() >= 1 and pg.locator("path.sr-route").count() >= 1
+    text = pg.locator("#model-result").inner_text()
+    assert "model" in text and "default" in text and "road arcs closed" in text, text
+    shot(pg, "map-custom-model.png")
+    pg.fill("#model-text", '{"priority": [{"if": "road_class == MOTORWY", "multiply_by": 0}]}')
+    pg.click("#model-apply")
+    pg.wait_for_function("document.querySelector('#model-result .error')")
+    assert "priority[0]" in pg.locator("#model-result").inner_text()
+    assert pg.locator("path.sr-model-route").count() == 0
+    rec.errors[:] = [e for e in rec.errors if "400 (Bad Request)" not in e]  # the refused request itself
+
+
 def test_osrm_client(page: tuple[Page, Recorder], server: str) -> None:
     """Leaflet Routing Machine, unmodified, gets a route from /route/v1 and draws it with its instructions."""
     pg, rec = page

@@ -175,7 +175,7 @@
   function changed() {
     drawMarkers();
     writeHash();
-    route(false);
+    route(false).then(function () { if (window.StarrouteModel) window.StarrouteModel.update(); });
   }
 
   // -- routing -------------------------------------------------------------------------------------------------------
