@@ -336,3 +336,27 @@ def test_the_library_routes_and_isochrones_with_a_model(bundled_graph: Path) -> 
     with pytest.raises(InvalidValue, match="speed\\[0\\]"):
         g.route(a, b, custom_model={"speed": [{"if": "true", "limit_to": -1}]})
     assert len(g.isochrone(a, minutes=[2], custom_model=slow).bands) == 1
+
+
+def test_http_tables_and_isochrones_avoid_areas_as_closed_roads(client: httpx.Client) -> None:
+    """Avoid areas on tables and isochrones are a custom model closing the areas' roads: a table cell equals the
+    route avoiding the same area (which forbids the same roads)."""
+    west, east = [7.4197, 43.7311], [7.4300, 43.7420]
+    box = [[7.4230, 43.7360], [7.4270, 43.7360], [7.4270, 43.7380], [7.4230, 43.7380], [7.4230, 43.7360]]
+    area = {"type": "Polygon", "coordinates": [box]}
+    route = client.post("/route", json={"coordinates": [west, east], "avoid": area}).json()["properties"]
+    plain = client.post("/table", json={"sources": [west], "destinations": [east]}).json()
+    t = client.post("/table", json={"sources": [west], "destinations": [east], "avoid": area})
+    assert t.status_code == 200, t.text
+    assert t.json()["durations_s"][0][0] == pytest.approx(route["duration_s"], abs=0.2)
+    assert t.json()["durations_s"][0][0] > plain["durations_s"][0][0]
+    assert t.json()["custom_model"]["closed_arcs"] > 0
+    ring = ";".join(f"{x},{y}" for x, y in box[:-1])
+    params = {"point": f"{west[0]},{west[1]}", "minutes": "3"}
+    iso = client.get("/isochrone", params={**params, "avoid": ring})
+    assert iso.status_code == 200, iso.text
+    assert iso.json()["properties"]["custom_model"]["closed_arcs"] > 0
+    assert (
+        iso.json()["features"][0]["properties"]["pieces"]
+        < client.get("/isochrone", params=params).json()["features"][0]["properties"]["pieces"]
+    )

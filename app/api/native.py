@@ -279,10 +279,14 @@ async def get_isochrone(
     buffer_m: Annotated[
         float, Query(ge=5, le=500, allow_inf_nan=False, description="polygon buffer around reached roads")
     ] = 50.0,
+    avoid: Annotated[
+        str | None, Query(description="areas not to enter: polygons `lon,lat;lon,lat;...` separated by `|`")
+    ] = None,
 ) -> Response:
     """One GeoJSON Polygon/MultiPolygon Feature per limit, largest first, covering the roads reached within it (and
     `buffer_m` around them), with holes where the network is not reached; built from a one-to-all search with a
-    cutoff, partly reached roads cut where the limit runs out."""
+    cutoff, partly reached roads cut where the limit runs out. `avoid`: no road touching the areas is used (the
+    areas' roads are closed as a custom model closes roads)."""
     svc = _svc(request)
     lon, lat = parse_lonlat(point, "point")
     if (minutes is None) == (distance_m is None):
@@ -294,8 +298,24 @@ async def get_isochrone(
     else:
         values = _limits(distance_m or "", "distance_m", st.max_contours, st.max_distance_m)
         metric, limits = "distance", values
-    req = IsochroneRequest(_waypoints(svc, [(lon, lat)]), limits, metric, reverse, _exclude_list(exclude), buffer_m)
+    areas = None
+    if avoid:
+        from app.engine.areas import parse_compact
+
+        areas = parse_compact(avoid, **_areas_limits(svc))
+    req = IsochroneRequest(
+        _waypoints(svc, [(lon, lat)]), limits, metric, reverse, _exclude_list(exclude), buffer_m, avoid=areas
+    )
     return await _isochrone(svc, req, values)
+
+
+def _geo_areas(svc: Service, obj: dict[str, Any] | None) -> Any:
+    """A body's areas to avoid (GeoJSON), parsed and checked."""
+    if obj is None:
+        return None
+    from app.engine.areas import parse_areas
+
+    return parse_areas(obj, **_areas_limits(svc))
 
 
 @router.post(
@@ -322,7 +342,7 @@ async def post_isochrone(request: Request, body: Annotated[IsochroneBody, Body()
     lon, lat = float(body.point[0]), float(body.point[1])
     req = IsochroneRequest(
         _waypoints(svc, [(lon, lat)]), limits, metric, body.reverse, body.exclude, body.buffer_m,
-        _model(body.custom_model),
+        _model(body.custom_model), _geo_areas(svc, body.avoid),
     )  # fmt: skip
     return await _isochrone(svc, req, values)
 
@@ -401,8 +421,11 @@ async def post_table(request: Request, body: Annotated[TableRequest, Body()]) ->
     if body.destinations is not None:
         points += [(float(a), float(b)) for a, b in dst_coords]
         destinations = list(range(n, len(points)))
-    model = _model(body.custom_model)
-    req = facade.TableRequest(_waypoints(svc, points), list(range(n)), destinations, body.exclude, model)
+    req = facade.TableRequest(
+        _waypoints(svc, points), list(range(n)), destinations, body.exclude, _model(body.custom_model),
+        _geo_areas(svc, body.avoid),
+    )  # fmt: skip
+    model = req.model
     tbl, src, dst = await svc.table(req)
     out: dict[str, Any] = {
         "durations_s": np.round(np.asarray(tbl.durations_s, dtype=np.float64), 1),

@@ -62,6 +62,11 @@ class TableRequest(_Strict):
     destinations: list[LonLat] | None = Field(None, description="defaults to the sources")
     exclude: list[str] = Field(default_factory=list, description="road classes not to use")
     custom_model: CustomModelBody = None
+    avoid: dict[str, Any] | None = Field(
+        None,
+        description="areas not to enter (a GeoJSON Polygon, MultiPolygon, Feature or FeatureCollection): their "
+        "roads are closed, as a custom model closes roads; no point is snapped onto them",
+    )
 
 
 class IsochroneRequest(_Strict):
@@ -78,6 +83,11 @@ class IsochroneRequest(_Strict):
     exclude: list[str] = Field(default_factory=list, description="road classes not to use")
     buffer_m: float = Field(50.0, ge=5, le=500, allow_inf_nan=False, description="polygon buffer around reached roads")
     custom_model: CustomModelBody = None
+    avoid: dict[str, Any] | None = Field(
+        None,
+        description="areas not to enter (a GeoJSON Polygon, MultiPolygon, Feature or FeatureCollection): their "
+        "roads are closed, as a custom model closes roads; no point is snapped onto them",
+    )
 
 
 class CustomModelInfo(BaseModel):

@@ -197,11 +197,11 @@ class Service:
         """Many-to-many durations and distances (NaN where unreachable), with the snapped sources and
         destinations; small tables inline, the rest in the pool."""
         engine = self.opened
-        await self.prepare_model(engine, req.custom_model)
+        await self.prepare_model(engine, req.model)
         src, dst, ex = engine.resolve_table(req)
 
         def run() -> Table:
-            return engine.table(src, dst, ex, req.custom_model)
+            return engine.table(src, dst, ex, req.model)
 
         if len(src) * len(dst) <= self.settings.inline_table_cells:
             return run(), src, dst
@@ -227,7 +227,7 @@ class Service:
     async def isochrone(self, req: IsochroneRequest) -> IsochroneAnswer:
         """Isochrone bands, searched and drawn in the pool."""
         engine = self.opened
-        await self.prepare_model(engine, req.custom_model)
+        await self.prepare_model(engine, req.model)
         phantom, ex = engine.resolve_isochrone(req)
         return await self.run_slow(lambda: engine.isochrone(req, phantom, ex))
 

@@ -131,6 +131,15 @@ class Metric:
         metric.hierarchy(None)
         return metric
 
+    @classmethod
+    def of_hierarchy(cls, search: Graph, hierarchy: Graph, name: str = "") -> Metric:
+        """The metric of the search graph's own arc arrays whose main hierarchy is `hierarchy` (customized by the
+        caller: `customize(search, forbidden=closed_arcs(search.arc_weight))`), built without holding the engine's
+        derived-values lock, so requests on other graphs never wait for it; excluded sets on first use."""
+        metric = cls(search, None, None, None, customized=True, name=name)
+        metric.__dict__.setdefault("_derived", {})["hierarchy0"] = hierarchy
+        return metric
+
     def hierarchy(self, exclude: ExcludeSet | None = None) -> tuple[Graph, str | None]:
         """(graph holding the hierarchy's arrays, their prefix) for the metric without `exclude`'s classes; prefix
         None when there is no such hierarchy (a stored metric whose graph lacks it)."""

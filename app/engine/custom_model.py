@@ -590,3 +590,23 @@ def evaluate_slowly(model: CustomModel, ctx: ArcContext, base_speed_kmh: np.ndar
         speed[i] = run(model.speed, float(base_speed_kmh[i]), one, "speed")
         priority[i] = run(model.priority, 1.0, one, "priority")
     return speed, priority
+
+
+def closing_areas(model: CustomModel | None, polygons: Any) -> CustomModel:
+    """`model` (None: the profile's own weighting) with every road that meets one of `polygons` closed: avoid areas
+    as a custom model (a priority 0 on `in_<area>`), so tables and isochrones avoid them by the same mechanism.
+    `polygons`: `app.engine.areas.Areas.polygons` (rings of (lon, lat) rows, exterior first)."""
+    source = dict(model.source) if model is not None else {}
+    features = list((source.get("areas") or {}).get("features") or [])
+    ids = []
+    for i, rings in enumerate(polygons):
+        fid = f"starroute_avoid_{i}"
+        ids.append(fid)
+        geometry = {"type": "Polygon", "coordinates": [np.asarray(r, dtype=np.float64).tolist() for r in rings]}
+        features.append({"type": "Feature", "id": fid, "properties": {}, "geometry": geometry})
+    if not ids:
+        return model if model is not None else parse_model({})
+    rule = {"if": " || ".join(f"in_{f}" for f in ids), "multiply_by": "0"}
+    source["priority"] = [*(source.get("priority") or []), rule]
+    source["areas"] = {"type": "FeatureCollection", "features": features}
+    return parse_model(source)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -21,7 +22,7 @@ import numpy as np
 from preprocessing.artifacts import Graph, Manifest
 from preprocessing.units import DIST_PER_METRE, WEIGHT_PER_SECOND
 
-from .custom_model import CustomModel, parse_model
+from .custom_model import CustomModel, closing_areas, parse_model
 from .errors import EngineError, InvalidValue, NoSegment, NotImplementedOption, TooBig
 from .model_metric import ModelCache, ModelView
 from .roads import RoadGraph
@@ -69,13 +70,20 @@ class RouteRequest:
 @dataclass(frozen=True)
 class TableRequest:
     """Durations and distances from `sources` to `destinations` (indices into the waypoints; None: all);
-    `custom_model`: on a custom model's metric (`parse_model`)."""
+    `custom_model`: on a custom model's metric (`parse_model`); `avoid`: areas whose roads no path uses (no point is
+    snapped onto them), closed as a custom model would close them."""
 
     waypoints: Waypoints
     sources: Sequence[int] | None = None
     destinations: Sequence[int] | None = None
     exclude: Sequence[str] = ()
     custom_model: CustomModel | None = None
+    avoid: Any = None  # areas (`app.engine.areas.Areas`): their roads closed, as a custom model's (`model`)
+
+    @cached_property
+    def model(self) -> CustomModel | None:
+        """The custom model the table runs on: its own, with the areas to avoid closed."""
+        return _model_of(self.custom_model, self.avoid)
 
 
 @dataclass(frozen=True)
@@ -114,6 +122,19 @@ class IsochroneRequest:
     exclude: Sequence[str] = ()
     buffer_m: float = 50.0
     custom_model: CustomModel | None = None
+    avoid: Any = None  # areas whose roads are closed (as `TableRequest.avoid`)
+
+    @cached_property
+    def model(self) -> CustomModel | None:
+        """The custom model the isochrone runs on: its own, with the areas to avoid closed."""
+        return _model_of(self.custom_model, self.avoid)
+
+
+def _model_of(model: CustomModel | None, avoid: Any) -> CustomModel | None:
+    """A request's custom model with its areas to avoid closed (`closing_areas`); None when it has neither."""
+    if avoid is None:
+        return model
+    return closing_areas(model, avoid.polygons)
 
 
 @dataclass(frozen=True)
@@ -439,7 +460,7 @@ class Engine:
         if len(src) > lim.max_table_size or len(dst) > lim.max_table_size:
             raise TooBig(f"a table has at most {lim.max_table_size} sources and {lim.max_table_size} destinations")
         ex = self.exclude(req.exclude)
-        phantoms = self.snap(req.waypoints, ex, self._view(req.custom_model)[0])
+        phantoms = self.snap(req.waypoints, ex, self._view(req.model)[0])
         return [phantoms[i] for i in src], [phantoms[j] for j in dst], ex
 
     def table(
@@ -513,7 +534,7 @@ class Engine:
             unit = f"{lim.max_minutes:g} minutes" if req.metric == "duration" else f"{lim.max_distance_m:g} m"
             raise InvalidValue(f"every limit must be > 0 and at most {unit}")
         ex = self.exclude(req.exclude)
-        return self.snap(req.waypoints, ex, self._view(req.custom_model)[0])[0], ex
+        return self.snap(req.waypoints, ex, self._view(req.model)[0])[0], ex
 
     def isochrone(self, req: IsochroneRequest, phantom: Phantom, ex: ExcludeSet | None) -> IsochroneAnswer:
         """The contour polygon of each limit (largest first), from one search with the largest limit as cutoff."""
@@ -521,7 +542,7 @@ class Engine:
 
         scale = WEIGHT_PER_SECOND if req.metric == "duration" else DIST_PER_METRE  # seconds -> ds, metres -> dm
         units = [int(round(v * scale)) for v in req.limits]
-        router, _, info = self._view(req.custom_model)
+        router, _, info = self._view(req.model)
         pieces, settled = router.query().isochrone(phantom, units, req.metric, req.reverse, ex)
         out = []
         for value, part in zip(req.limits, pieces, strict=True):

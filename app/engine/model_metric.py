@@ -39,10 +39,11 @@ import numpy as np
 from preprocessing.artifacts import Graph
 from preprocessing.units import CLOSED_DS
 
-from .cch import Metric, has_cch
+from .cch import Metric, closed_arcs, customize, has_cch
 from .custom_model import ArcContext, CustomModel, evaluate
 from .data import freeze, is_edge_based
 from .errors import InvalidValue
+from .geo import node_geo
 
 if TYPE_CHECKING:
     from .router import Router
@@ -154,8 +155,9 @@ class ModelView:
         each: a request already running finishes with the method it started with)."""
         t0 = time.perf_counter()
         r = self.router
-        metric = Metric.customized_on(r.search_graph, name=f"model {self.key}")
-        r.set_metric(metric)
+        search = r.search_graph
+        hierarchy = customize(search, forbidden=closed_arcs(search.arc_weight))  # no lock held meanwhile
+        r.set_metric(Metric.of_hierarchy(search, hierarchy, name=f"model {self.key}"))
         r.allow_hierarchy()
         self.seconds["customize"] = time.perf_counter() - t0
         self.method, self.algorithm = "ch-customized", "ch"
@@ -199,6 +201,7 @@ def build_view(
     t1 = time.perf_counter()
     router = base.derive(graph, weights.closed if weights.closed.any() else None)
     router.restrict(False, keep_lm)
+    node_geo(router.search_graph)  # the great-circle bound's top speed on the model's arcs, before any request
     seconds["view"] = time.perf_counter() - t1
     algorithm = "alt" if keep_lm else "bidirectional-astar"
     view = ModelView(model.key, router, algorithm, algorithm, weights.slower_only, int(weights.closed.sum()), seconds)
