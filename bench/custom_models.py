@@ -116,6 +116,7 @@ def latency_table(path: Path, routes: int, seed: int) -> list[str]:
     name = path.name
     ms, _, _ = run_routes(engine, pairs, None)
     rows = [f"| {name} | default | - | - | ch {pct(ms, 0.5):.2f} / {pct(ms, 0.9):.2f} | - |"]
+    notes: list[str] = []
     plain = Engine(graph)  # no hierarchy for models: ALT or bidirectional A* only
     plain.models.cch_max_arcs = 0
     for label, raw in models(graph).items():
@@ -128,15 +129,30 @@ def latency_table(path: Path, routes: int, seed: int) -> list[str]:
         _, _, first_method = run_routes(engine, pairs[:1], model)  # builds the model's metric
         first = (time.perf_counter() - t0) * 1e3
         view = engine.models.wait(model)
-        ms, _, method = run_routes(engine, pairs, model)
+        ms, got, method = run_routes(engine, pairs, model)
         build = view.seconds.get("customize", 0.0) * 1e3
+        if label == "no motorways":  # a zero priority answers what the matching exclude answers
+            ex = [exclude_duration(engine, p) for p in pairs]
+            same = sum(1 for x, y in zip(got, ex, strict=True) if x == y)
+            notes.append(f"{name}: `no motorways` equal to exclude=motorway on {same} of {len(pairs)} routes")
         run_routes(plain, pairs[:1], model)
         ms2, _, method2 = run_routes(plain, pairs, model)
         rows.append(
             f"| {name} | {label} | {first:.0f} ({first_method}) | {build:.0f} | {method} {pct(ms, 0.5):.2f} / "
             f"{pct(ms, 0.9):.2f} | {method2} {pct(ms2, 0.5):.2f} / {pct(ms2, 0.9):.2f} |"
         )
-    return rows
+    return rows + notes
+
+
+def exclude_duration(engine: Any, pair: tuple[float, float, float, float]) -> float | None:
+    from app.engine.errors import NoRoute, NoSegment
+    from app.engine.facade import RouteRequest, Waypoints
+
+    x1, y1, x2, y2 = pair
+    try:
+        return float(engine.route(RouteRequest(Waypoints(((x1, y1), (x2, y2))), exclude=("motorway",))).best.duration_s)
+    except (NoRoute, NoSegment):
+        return None
 
 
 def equivalent_speed_file(graph_dir: Path, out: Path) -> int:
@@ -208,10 +224,16 @@ def main() -> None:
         "| graph | model | first request ms (method) | customize ms | p50 / p90 ms | without hierarchy p50 / p90 ms |"
     )
     print("|---|---|---|---|---|---|")
+    notes = []
     for path in (args.graph, args.big):
         if path is not None and (path / "manifest.json").exists():
-            for row in latency_table(path, args.routes, args.seed):
-                print(row, flush=True)
+            rows = latency_table(path, args.routes, args.seed)
+            notes += [r for r in rows if not r.startswith("|")]
+            for row in rows:
+                if row.startswith("|"):
+                    print(row, flush=True)
+    for line in notes:
+        print(line, flush=True)
     if args.extract is not None:
         print()
         for line in osrm_rows(args.graph, args.extract, args.osrm_dir, args.routes, args.seed):

@@ -12,6 +12,7 @@ import httpx
 import numpy as np
 import pytest
 
+from app.api.schemas import IsochroneCollection, RouteFeature, TableResponse
 from app.engine.custom_model import ArcContext, evaluate, evaluate_slowly, parse_model
 from app.engine.data import load
 from app.engine.errors import InvalidValue, NoRoute, NoSegment
@@ -297,6 +298,7 @@ def test_http_route_table_isochrone_with_a_model(client: httpx.Client) -> None:
     plain = client.post("/route", json={"coordinates": POINTS}).json()
     r = client.post("/route", json={"coordinates": POINTS, "custom_model": model})
     assert r.status_code == 200, r.text
+    RouteFeature.model_validate(r.json())  # the OpenAPI contract
     props = r.json()["properties"]
     assert props["custom_model"]["method"] in ("ch-customized", "alt", "bidirectional-astar")
     assert props["duration_s"] >= plain["properties"]["duration_s"]
@@ -306,10 +308,12 @@ def test_http_route_table_isochrone_with_a_model(client: httpx.Client) -> None:
     assert t.status_code == 200, t.text
     assert t.json()["durations_s"][0][1] == pytest.approx(props["duration_s"], abs=0.2)
     assert t.json()["custom_model"]["key"] == props["custom_model"]["key"]
+    TableResponse.model_validate(t.json())
     iso = client.post("/isochrone", json={"point": POINTS[0], "minutes": [2, 4], "custom_model": model})
     assert iso.status_code == 200, iso.text
     assert iso.json()["properties"]["custom_model"]["key"] == props["custom_model"]["key"]
     assert len(iso.json()["features"]) == 2
+    IsochroneCollection.model_validate(iso.json())
 
 
 def test_http_400s_name_the_rule(client: httpx.Client) -> None:
