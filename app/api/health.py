@@ -139,6 +139,7 @@ async def health(request: Request) -> Response:
         "excludable": [sorted(e.classes) for e in svc.opened.excludable],
         "graph": graph_summary(svc.opened.meta.raw),
         "metric": metric_summary(svc.opened.meta.raw, svc.loaded_at, svc.reloads),
+        "custom_models": svc.opened.custom_models_info(),
     }
     return Response(orjson.dumps(body), media_type="application/json")
 

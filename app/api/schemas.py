@@ -233,3 +233,8 @@ class Health(BaseModel):
         description="the metric this worker serves: `id` (`preprocessed`, or the one `starroute customize` wrote), "
         "`built_at`, `applied_at` (when this worker switched to it), `reloads` (SIGHUP or admin updates applied)",
     )
+    custom_models: dict[str, object] = Field(
+        default_factory=dict,
+        description="the custom models this worker keeps built: `size` (the cache's bound), `models` (their keys, "
+        "least recently used first), `built` (models built since start)",
+    )

@@ -295,6 +295,10 @@ class Engine:
         view, cached = self.models.get(model)
         return view.info(cached)
 
+    def custom_models_info(self) -> dict[str, Any]:
+        """The custom models this engine keeps built (`/health`): the bound, their keys, how many were built."""
+        return self.models.info()
+
     def _view(self, model: CustomModel | None) -> tuple[Router, ModelView | None, dict[str, Any] | None]:
         if model is None:
             return self.router, None, None
