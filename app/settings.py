@@ -45,7 +45,7 @@ class Settings(BaseSettings):
         8, ge=1, description="custom models whose weights (and hierarchy) a worker keeps, least recently used dropped"
     )
     custom_model_cch_max_arcs: int = Field(
-        2_000_000, ge=0, description="customize the hierarchy for a custom model on graphs up to this many search arcs"
+        1_000_000, ge=0, description="customize the hierarchy for a custom model on graphs up to this many search arcs"
     )
     max_polygons: int = Field(20, ge=1, description="most polygons in the areas to avoid of one request")
     max_vertices: int = Field(1000, ge=3, description="most vertices over all areas to avoid of one request")

@@ -258,7 +258,7 @@ class Limits:
     max_minutes: float = 180.0
     max_distance_m: float = 200_000.0
     max_custom_models: int = 8
-    custom_model_cch_max_arcs: int = 2_000_000
+    custom_model_cch_max_arcs: int = 1_000_000
 
 
 class Engine:

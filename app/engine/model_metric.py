@@ -16,7 +16,7 @@ On an edge-based graph a search arc weighs its turn plus its head arc (the turns
 The metric is answered by a `Router` over the graph with these arrays in place of the preprocessed ones (a shallow
 view: the other arrays, the chains, the snapping index and the registry are shared), and one of three methods:
 - **ch-customized**: the customizable hierarchy customized on the model's weights, when the graph has one and at most
-  `cch_max_arcs` search arcs (about 0.3 s on Porto's 380 k arcs); CH queries from then on;
+  `cch_max_arcs` search arcs (0.5-1.1 s on Porto's 277 k, in the background); CH queries from then on;
 - **alt**: when every search arc weighs at least its preprocessed weight (checked on the arrays), the landmark tables
   stay lower bounds (GraphHopper's rule for query models): bidirectional ALT;
 - **bidirectional-astar**: otherwise, with the great-circle bound's top speed measured again on the model's arcs.
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from .router import Router
 
 PRIORITY_CAP_DS = 1_000_000  # GraphHopper caps a priority's weight increase at 100,000 s
-CCH_MAX_ARCS = 2_000_000  # customize the hierarchy for a model up to this many search arcs (see DESIGN.md)
+CCH_MAX_ARCS = 1_000_000  # customize the hierarchy for a model up to this many search arcs (see DESIGN.md)
 CACHE_SIZE = 8
 _SEARCH_CAP = CLOSED_DS + CLOSED_DS // 4  # a search arc's cap (turn + closed arc), as `preprocessing.metric`
 
