@@ -132,27 +132,37 @@ def latency_table(path: Path, routes: int, seed: int) -> list[str]:
         ms, got, method = run_routes(engine, pairs, model)
         build = view.seconds.get("customize", 0.0) * 1e3
         if label == "no motorways":  # a zero priority answers what the matching exclude answers
-            ex = [exclude_duration(engine, p) for p in pairs]
-            same = sum(1 for x, y in zip(got, ex, strict=True) if x == y)
-            notes.append(f"{name}: `no motorways` equal to exclude=motorway on {same} of {len(pairs)} routes")
+            notes.append(equivalence(engine, pairs, got, name, "road_class == MOTORWAY", "motorway"))
         run_routes(plain, pairs[:1], model)
         ms2, _, method2 = run_routes(plain, pairs, model)
         rows.append(
             f"| {name} | {label} | {first:.0f} ({first_method}) | {build:.0f} | {method} {pct(ms, 0.5):.2f} / "
             f"{pct(ms, 0.9):.2f} | {method2} {pct(ms2, 0.5):.2f} / {pct(ms2, 0.9):.2f} |"
         )
+    if has_value(graph.arrays, "toll"):
+        notes.append(equivalence(engine, pairs, None, name, "toll == ALL", "toll"))
     return rows + notes
 
 
-def exclude_duration(engine: Any, pair: tuple[float, float, float, float]) -> float | None:
+def equivalence(engine: Any, pairs: list, got: list[float | None] | None, name: str, cond: str, ex: str) -> str:
+    """How many routes a zero priority on `cond` answers exactly as `exclude=ex` (durations to the decisecond)."""
     from app.engine.errors import NoRoute, NoSegment
     from app.engine.facade import RouteRequest, Waypoints
 
-    x1, y1, x2, y2 = pair
-    try:
-        return float(engine.route(RouteRequest(Waypoints(((x1, y1), (x2, y2))), exclude=("motorway",))).best.duration_s)
-    except (NoRoute, NoSegment):
-        return None
+    if got is None:
+        model = engine.parse_model({"priority": [{"if": cond, "multiply_by": "0"}]})
+        engine.models.wait(model)
+        _, got, _ = run_routes(engine, pairs, model)
+    same = 0
+    for (x1, y1, x2, y2), d in zip(pairs, got, strict=True):
+        try:
+            want: float | None = engine.route(
+                RouteRequest(Waypoints(((x1, y1), (x2, y2))), exclude=(ex,))
+            ).best.duration_s
+        except (NoRoute, NoSegment):
+            want = None
+        same += want == d
+    return f"{name}: priority 0 on `{cond}` equal to exclude={ex} on {same} of {len(pairs)} routes"
 
 
 def equivalent_speed_file(graph_dir: Path, out: Path) -> int:
