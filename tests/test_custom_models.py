@@ -178,6 +178,16 @@ def test_vectorised_evaluation_equals_the_per_arc_oracle(monaco: Graph, router: 
             assert w.road["arc_duration"][i] == max(1, round(monaco.arc_duration[i] * r)), (name, i)
 
 
+def test_a_road_the_metric_closed_stays_closed(monaco: Graph) -> None:
+    arrays = dict(monaco.arrays)
+    w = np.asarray(arrays["arc_weight"]).copy()
+    w[:5] = CLOSED_DS  # as a speed file closes a road
+    arrays["arc_weight"] = w
+    got = model_weights(parse_model({"speed": [{"if": "true", "multiply_by": 1.5}]}), Graph(monaco.path,
+                        monaco.manifest, arrays), lambda f: np.zeros(0, np.int32))  # fmt: skip
+    assert got.closed[:5].all() and (got.road["arc_weight"][:5] == CLOSED_DS).all()
+
+
 # --- routes against the reference ---------------------------------------------------------------------------------
 
 

@@ -9,9 +9,10 @@ rules `p` in 0..1, and with the speed ratio `r = v0 / v`:
     weight   = max(1, round(min(arc_weight * r / p, arc_weight * r + 1e6)       ds (GraphHopper's 28 h cap)
                             + arc_dist * distance_influence / 1000))            (dm x s/km -> ds)
 
-`p == 0` or `v == 0` closes the arc: it weighs `CLOSED_DS` as a road a speed file closed, which no hierarchy holds, no
-snapped point lies on, and no answer crosses ("no route"). An arc the model leaves alone keeps its weight exactly.
-On an edge-based graph a search arc weighs its turn plus its head arc (the turns are the profile's).
+`p == 0` or `v == 0` closes the arc: it weighs `CLOSED_DS` as a road a speed file closed (and such a road stays
+closed), which no hierarchy holds, no snapped point lies on, and no answer crosses ("no route"). An arc the model
+leaves alone keeps its weight exactly. On an edge-based graph a search arc weighs its turn plus its head arc (the
+turns are the profile's).
 
 The metric is answered by a `Router` over the graph with these arrays in place of the preprocessed ones (a shallow
 view: the other arrays, the chains, the snapping index and the registry are shared), and one of three methods:
@@ -87,7 +88,7 @@ def model_weights(model: CustomModel, graph: Graph, area_arcs: Any) -> ModelWeig
     speed, priority = evaluate(model, ctx, v0)
     t1 = time.perf_counter()
     speed = np.minimum(speed, vtop)
-    closed = (priority <= 0) | (speed <= 0)
+    closed = (priority <= 0) | (speed <= 0) | (w0 >= CLOSED_DS)  # a road a speed file closed stays closed
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(closed, 1.0, v0 / np.where(closed, 1.0, speed))
         pr = np.where(closed, 1.0, priority)
