@@ -16,6 +16,7 @@ a query reads is ever written in place.
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any
 
@@ -25,7 +26,7 @@ from preprocessing.artifacts import CH_PREFIX, Graph
 from preprocessing.cch_customize import customize_arrays
 from preprocessing.units import CLOSED_DS
 
-from .data import derived, freeze
+from .data import freeze
 from .errors import GraphError
 from .types import ExcludeSet
 
@@ -103,6 +104,8 @@ class Metric:
         self.name = name
         self.perfect = perfect
         self.applied_at = time.time()
+        self._hierarchies: dict[int, Graph] = {}  # per excluded class mask (0: none), customized on first use
+        self._lock = threading.Lock()
 
     @classmethod
     def stored(cls, search: Graph) -> Metric:
@@ -134,10 +137,10 @@ class Metric:
     @classmethod
     def of_hierarchy(cls, search: Graph, hierarchy: Graph, name: str = "") -> Metric:
         """The metric of the search graph's own arc arrays whose main hierarchy is `hierarchy` (customized by the
-        caller: `customize(search, forbidden=closed_arcs(search.arc_weight))`), built without holding the engine's
-        derived-values lock, so requests on other graphs never wait for it; excluded sets on first use."""
+        caller, holding no lock: `customize(search, forbidden=closed_arcs(search.arc_weight))`); the excluded sets
+        are customized on first use."""
         metric = cls(search, None, None, None, customized=True, name=name)
-        metric.__dict__.setdefault("_derived", {})["hierarchy0"] = hierarchy
+        metric._hierarchies[0] = hierarchy
         return metric
 
     def hierarchy(self, exclude: ExcludeSet | None = None) -> tuple[Graph, str | None]:
@@ -149,7 +152,13 @@ class Metric:
             if exclude.prefix is not None or not has_cch(self.search):
                 return self.search, exclude.prefix
         mask = 0 if exclude is None else exclude.mask
-        return derived(self, f"hierarchy{mask}", lambda: self._build(mask)), CH_PREFIX
+        got = self._hierarchies.get(mask)
+        if got is None:
+            with self._lock:  # this metric's own lock: a customization blocks no other graph's derived values
+                got = self._hierarchies.get(mask)
+                if got is None:
+                    got = self._hierarchies[mask] = self._build(mask)
+        return got, CH_PREFIX
 
     def _build(self, mask: int) -> Graph:
         weight = np.asarray(self.search.arc_weight if self.weight is None else self.weight)
