@@ -136,6 +136,12 @@ def test_a_value_the_graph_lacks_says_re_run_preprocess(bundled_graph: Path) -> 
     older = Graph(g.path, g.manifest, {k: v for k, v in g.arrays.items() if k != "arc_max_height"})  # built before
     with pytest.raises(InvalidValue, match="this graph does not store 'max_height'.*re-run `starroute preprocess`"):
         ModelCache(Router(older), background=False).get(model)
+    bowtie = {"type": "Polygon", "coordinates": [[[7.41, 43.73], [7.43, 43.74], [7.43, 43.73], [7.41, 43.74],
+                                                   [7.41, 43.73]]]}  # fmt: skip
+    crossed = {"speed": [{"if": "in_x", "multiply_by": 0.5}], "areas": {"type": "FeatureCollection", "features": [
+        {"type": "Feature", "id": "x", "properties": {}, "geometry": bowtie}]}}  # fmt: skip
+    with pytest.raises(InvalidValue, match=r"custom_model.areas \(x\): "):
+        ModelCache(Router(g), background=False).get(parse_model(crossed))
     with pytest.raises(InvalidValue, match="larger than 1 for a priority factor"):  # only known on the arcs
         ModelCache(Router(with_values(g)), background=False).get(
             parse_model({"priority": [{"if": "true", "multiply_by": "max_width"}]})
