@@ -27,6 +27,7 @@ Each is exact on the model's metric. Built metrics are kept per model key in a b
 from __future__ import annotations
 
 import copy
+import logging
 import os
 import threading
 import time
@@ -49,6 +50,7 @@ from .geo import node_geo
 if TYPE_CHECKING:
     from .router import Router
 
+log = logging.getLogger("starroute")
 PRIORITY_CAP_DS = 1_000_000  # GraphHopper caps a priority's weight increase at 100,000 s
 CCH_MAX_ARCS = 1_000_000  # customize the hierarchy for a model up to this many search arcs (see DESIGN.md)
 CACHE_SIZE = 8
@@ -256,6 +258,7 @@ class ModelCache:
                 if self._customizer is None:
                     self._customizer = ThreadPoolExecutor(1, "starroute-customize", initializer=_lower_priority)
                 view.pending = self._customizer.submit(view.customize)
+                view.pending.add_done_callback(_log_failure)
             with self._lock:
                 self._views[model.key] = view
                 self.built += 1
@@ -285,6 +288,13 @@ def derive_snapper(snapper: Any, graph: Graph, closed: np.ndarray | None) -> Any
     s._closed = closed
     s._masked = {} if closed is not None else {0: (s.chains.fwd_arc, s.chains.bwd_arc, False)}
     return s
+
+
+def _log_failure(done: Future[None]) -> None:
+    """A customization that failed leaves its model on ALT / A* (still exact): say so in the log."""
+    exc = done.exception()
+    if exc is not None:
+        log.error("custom model: the hierarchy's customization failed, the model stays on ALT / A*: %s", exc)
 
 
 def _lower_priority() -> None:
