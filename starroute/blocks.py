@@ -9,8 +9,9 @@ the blocking: every cell is the table's answer for that pair, whatever block it 
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -33,10 +34,16 @@ def worker_engine(graph_dir: str) -> Engine:
 
 
 def table_block(
-    engine: Engine, sources: Sequence[Phantom], destinations: Sequence[Phantom], exclude: Sequence[str] = ()
+    engine: Engine,
+    sources: Sequence[Phantom],
+    destinations: Sequence[Phantom],
+    exclude: Sequence[str] = (),
+    model: Mapping[str, Any] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """float64 durations (s) and distances (m) [S, T] of snapped points, NaN where unreachable (`Engine.table`)."""
-    t = engine.table(list(sources), list(destinations), engine.exclude(exclude))
+    """float64 durations (s) and distances (m) [S, T] of snapped points, NaN where unreachable (`Engine.table`);
+    on custom `model`'s metric (its JSON: what travels to a worker, which parses it once and keeps its metric)."""
+    parsed = None if model is None else engine.parse_model(model)
+    t = engine.table(list(sources), list(destinations), engine.exclude(exclude), parsed)
     return t.durations_s, t.distances_m
 
 
@@ -86,10 +93,14 @@ def merge_nearest(
 
 # -- what a Dask worker runs (module-level functions: pickled by reference) ------------------------------------------
 def table_task(
-    graph_dir: str, sources: Sequence[Phantom], destinations: Sequence[Phantom], exclude: Sequence[str]
+    graph_dir: str,
+    sources: Sequence[Phantom],
+    destinations: Sequence[Phantom],
+    exclude: Sequence[str],
+    model: Mapping[str, Any] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """`table_block` on this worker's engine."""
-    return table_block(worker_engine(graph_dir), sources, destinations, exclude)
+    return table_block(worker_engine(graph_dir), sources, destinations, exclude, model)
 
 
 def access_task(
@@ -99,7 +110,8 @@ def access_task(
     exclude: Sequence[str],
     spec: AccessSpec,
     weights: np.ndarray | None,
+    model: Mapping[str, Any] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """`access_block` of `table_block` on this worker's engine."""
-    durations, _ = table_block(worker_engine(graph_dir), sources, destinations, exclude)
+    durations, _ = table_block(worker_engine(graph_dir), sources, destinations, exclude, model)
     return access_block(durations, spec, weights)

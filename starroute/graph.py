@@ -150,9 +150,10 @@ class Graph:
         return Route.of(self.engine.route(req))
 
     def _snap_table(
-        self, sources: Points, destinations: Points | None, exclude: Exclude
+        self, sources: Points, destinations: Points | None, exclude: Exclude, model: Any = None
     ) -> tuple[list[Phantom], list[Phantom], tuple[str, ...]]:
-        """Sources and destinations snapped together (as one `POST /table`), and the exclude set's classes."""
+        """Sources and destinations snapped together (as one `POST /table`; on custom `model`'s metric, parsed), and
+        the exclude set's classes."""
         src = as_lonlat(sources, "sources")
         points = pairs(src)
         dst_idx = None
@@ -164,7 +165,9 @@ class Graph:
             points += pairs(dst)
         if src.shape[0] == 0:
             raise InvalidValue("sources must not be empty")
-        req = TableRequest(self._waypoints(points), list(range(src.shape[0])), dst_idx, _exclude(exclude))
+        req = TableRequest(
+            self._waypoints(points), list(range(src.shape[0])), dst_idx, _exclude(exclude), custom_model=model
+        )
         s, d, ex = self.engine.resolve_table(req)
         return s, d, tuple(sorted(ex.classes)) if ex is not None else ()
 
@@ -178,24 +181,27 @@ class Graph:
         workers: int = 2,
         block: tuple[int, int] = BLOCK,
         progress: bool = False,
+        custom_model: Mapping[str, Any] | str | None = None,
     ) -> Matrix:
         """Durations (s) and distances (m) from every source to every destination (default: the sources), NaN
         where unreachable, as `Matrix.durations_s` / `.distances_m` [N, M] float64 arrays.
 
         Computed in blocks of `block` cells: here (`scheduler=None`), or on Dask: a `distributed.Client`, a
         scheduler address "tcp://HOST:PORT", or "local" for a local cluster of `workers` processes (every worker
-        must read this graph directory at the same path). `progress`: a progress bar on stderr.
+        must read this graph directory at the same path). `progress`: a progress bar on stderr. `custom_model`:
+        GraphHopper's custom model (a dict or its JSON), every cell on its weights (each Dask worker builds it once).
 
         >>> m = graph.table([(7.4197, 43.7311), (7.4246, 43.7384)])
         >>> m.durations_s.round(1).tolist()
         [[0.0, 207.4], [235.1, 0.0]]
         """
-        src, dst, ex = self._snap_table(sources, destinations, exclude)
+        model = None if custom_model is None else self.engine.parse_model(custom_model)
+        src, dst, ex = self._snap_table(sources, destinations, exclude, model)
         sink = DenseSink(len(src), len(dst))
         self._run(
             lambda bar: run_table(
                 self.engine, self.path, src, dst, sink, ex, block=block, scheduler=scheduler, workers=workers,
-                progress=bar,
+                progress=bar, model=None if model is None else model.source,
             ),
             len(src) * len(dst),
             progress,
@@ -215,11 +221,12 @@ class Graph:
         workers: int = 2,
         block: tuple[int, int] = BLOCK,
         progress: bool = False,
+        custom_model: Mapping[str, Any] | str | None = None,
     ) -> Accessibility:
         """For every source, how many destinations (or, with `weights` per destination, their weighted sum; a
         column name of a `destinations` frame works too) are reachable within each of `minutes`, and its `k`
         nearest destinations by travel time. The same blocks as `table`, reduced where they are computed, so the
-        full matrix is never held.
+        full matrix is never held; `custom_model` as for `table`.
 
         >>> a = graph.accessibility([(7.4197, 43.7311)], [(7.4246, 43.7384), (7.4200, 43.7350)], minutes=[1, 5], k=1)
         >>> a.reached.tolist(), a.nearest.tolist()
@@ -234,14 +241,15 @@ class Graph:
         if weights is not None:
             column = destinations[weights] if isinstance(weights, str) else weights  # type: ignore[call-overload]
             w = np.asarray(column, dtype=np.float64)
-        src, dst, ex = self._snap_table(sources, destinations, exclude)
+        model = None if custom_model is None else self.engine.parse_model(custom_model)
+        src, dst, ex = self._snap_table(sources, destinations, exclude, model)
         if w is not None and w.shape != (len(dst),):
             raise InvalidValue(f"weights has {w.size} values for {len(dst)} destinations")
         spec = AccessSpec(tuple(m * 60.0 for m in limits), k)
         reached, near, near_s, _ = self._run(
             lambda bar: run_access(
                 self.engine, self.path, src, dst, spec, w, ex, block=block, scheduler=scheduler, workers=workers,
-                progress=bar,
+                progress=bar, model=None if model is None else model.source,
             ),
             len(src) * len(dst),
             progress,

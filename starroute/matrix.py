@@ -8,7 +8,7 @@ range are scattered once and each block's task gets them by reference.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -56,16 +56,18 @@ def run_table(
     workers: int = 2,
     progress: Progress | None = None,
     retries: int = 2,
+    model: Mapping[str, Any] | None = None,
 ) -> Outcome:
     """Every block's durations and distances into `sink` (closed on success, aborted on failure). `scheduler`
-    None: here, with `engine`; else a Dask client, address or "local" (`cluster.client_for`)."""
+    None: here, with `engine`; else a Dask client, address or "local" (`cluster.client_for`). `model`: a custom
+    model's JSON, every block on its metric."""
     blocks = plan(len(src), len(dst), *block)
     ex = tuple(exclude)
     try:
         if scheduler is None:
             out = run_local(
                 blocks,
-                lambda b: table_block(engine, src[b.i0 : b.i1], dst[b.j0 : b.j1], ex),
+                lambda b: table_block(engine, src[b.i0 : b.i1], dst[b.j0 : b.j1], ex, model),
                 lambda b, r: sink.write(b, *r),
                 progress,
                 retries,
@@ -77,7 +79,7 @@ def run_table(
 
                 def submit(b: Block) -> Any:
                     s, d = pts.of(b)
-                    return client.submit(table_task, gd, s, d, ex, pure=False)
+                    return client.submit(table_task, gd, s, d, ex, model, pure=False)
 
                 out = run_dask(client, blocks, submit, lambda b, r: sink.write(b, *r), progress, retries)
     except BaseException:
@@ -101,6 +103,7 @@ def run_access(
     workers: int = 2,
     progress: Progress | None = None,
     retries: int = 2,
+    model: Mapping[str, Any] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, Outcome]:
     """Accessibility over the same blocks: (reached [N, L], nearest [N, k], nearest durations [N, k], outcome);
     each block is reduced where it was computed, so only per-source figures travel."""
@@ -126,7 +129,7 @@ def run_access(
     if scheduler is None:
 
         def compute(b: Block) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-            durations, _ = table_block(engine, src[b.i0 : b.i1], dst[b.j0 : b.j1], ex)
+            durations, _ = table_block(engine, src[b.i0 : b.i1], dst[b.j0 : b.j1], ex, model)
             return access_block(durations, spec, w(b))
 
         out = run_local(blocks, compute, done, progress, retries)
@@ -137,7 +140,7 @@ def run_access(
 
             def submit(b: Block) -> Any:
                 s, d = pts.of(b)
-                return client.submit(access_task, gd, s, d, ex, spec, w(b), pure=False)
+                return client.submit(access_task, gd, s, d, ex, spec, w(b), model, pure=False)
 
             out = run_dask(client, blocks, submit, done, progress, retries)
     return reached, near, near_s, out

@@ -355,6 +355,12 @@ def test_the_library_routes_and_isochrones_with_a_model(bundled_graph: Path) -> 
     with pytest.raises(InvalidValue, match="speed\\[0\\]"):
         g.route(a, b, custom_model={"speed": [{"if": "true", "limit_to": -1}]})
     assert len(g.isochrone(a, minutes=[2], custom_model=slow).bands) == 1
+    # the table: every cell the model's route, here and (test_matrix_dask) on Dask workers
+    m = g.table([a, b], custom_model=slow)
+    assert m.durations_s[0, 1] == pytest.approx(g.route(a, b, custom_model=slow).duration_s, abs=0.1)
+    assert m.durations_s[0, 1] > g.table([a, b]).durations_s[0, 1]
+    with pytest.raises(InvalidValue, match="speed\\[0\\]"):
+        g.table([a, b], custom_model={"speed": [{"if": "true", "limit_to": -1}]})
 
 
 def test_http_tables_and_isochrones_avoid_areas_as_closed_roads(client: httpx.Client) -> None:

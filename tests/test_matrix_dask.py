@@ -55,6 +55,18 @@ def test_table_on_dask_equals_in_process(graph: starroute.Graph, client, pts: np
     np.testing.assert_array_equal(acc_there.nearest, acc_here.nearest)
 
 
+def test_a_custom_model_table_on_dask_equals_in_process(graph: starroute.Graph, client, pts: np.ndarray) -> None:
+    """The model travels as its JSON; each worker builds its metric once and answers every block on it."""
+    slow = {"speed": [{"if": "road_class == PRIMARY || road_class == SECONDARY", "multiply_by": 0.5}]}
+    here = graph.table(pts[:30], pts[20:], custom_model=slow)
+    there = graph.table(pts[:30], pts[20:], scheduler=client, block=(16, 16), custom_model=slow)
+    np.testing.assert_array_equal(there.durations_s, here.durations_s)
+    plain = graph.table(pts[:30], pts[20:])
+    assert np.nansum(here.durations_s) > np.nansum(plain.durations_s)
+    acc = graph.accessibility(pts[:30], pts[20:], minutes=[2], scheduler=client, block=(16, 16), custom_model=slow)
+    np.testing.assert_array_equal(acc.reached[:, 0], (here.durations_s <= 120).sum(axis=1))
+
+
 def flaky_table(marker: str, graph_dir: str, src, dst, exclude):
     """Fails the first time it runs for `marker` (a file: the attempts run in other processes)."""
     p = Path(marker)
