@@ -18,7 +18,6 @@ weight. A candidate whose tree prefix and suffix cross (a loop) is not a route a
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
@@ -29,7 +28,9 @@ from preprocessing.units import INF_WEIGHT
 from .assemble import join_route
 from .legs import Legs
 from .search import Searcher
+from .space import SearchSpace, SeedSet
 from .types import Phantom, Route, SearchOptions, SearchStats
+from .via_alternatives import ViaSearch
 
 MAX_STRETCH = 1.25
 MAX_SHARING = 0.75
@@ -37,28 +38,34 @@ MIN_PLATEAU = 0.10
 
 
 @kernel
-def plateaus(dist_f, pred_f, done_f, dist_b, pred_b, done_b, arc_tail, arc_head, arc_weight, limit):  # pragma: no cover
-    """Every plateau as rows (first arc, last arc, plateau weight, route weight), route weight <= limit."""
-    m = arc_tail.shape[0]
-    on = np.zeros(m, dtype=np.bool_)
-    for a in range(m):
+def plateaus(nodes, dist_f, pred_f, dist_b, pred_b, done_b, arc_tail, arc_head, arc_weight, limit):  # pragma: no cover
+    """Every plateau as rows (first arc, last arc, plateau weight, route weight), route weight <= limit.
+
+    `nodes`: the nodes both trees settled; only they and their tree arcs are visited. Arc a = pred_f[v] is a plateau
+    arc when the backward tree leaves its tail through it too, so a plateau arc is known by its head (`on[v]`)."""
+    n = dist_f.shape[0]
+    on = np.zeros(n, dtype=np.bool_)
+    for i in range(nodes.shape[0]):
+        v = nodes[i]
+        a = pred_f[v]
+        if a < 0:
+            continue
         u = arc_tail[a]
-        v = arc_head[a]
-        if done_f[v] and done_b[u] and pred_f[v] == a and pred_b[u] == a and dist_f[v] + dist_b[v] <= limit:
-            on[a] = True
+        if done_b[u] and pred_b[u] == a and dist_f[v] + dist_b[v] <= limit:
+            on[v] = True
     k = 0
-    for a in range(m):
-        if on[a]:
-            p = pred_f[arc_tail[a]]
-            if not (p >= 0 and on[p]):  # a plateau starts here
-                k += 1
+    for i in range(nodes.shape[0]):
+        v = nodes[i]
+        if on[v] and not on[arc_tail[pred_f[v]]]:  # a plateau starts at this arc (its tail's own arc is none)
+            k += 1
     out = np.empty((k, 4), dtype=np.int64)
     k = 0
-    for a in range(m):
-        if not on[a]:
+    for i in range(nodes.shape[0]):
+        v = nodes[i]
+        if not on[v]:
             continue
-        p = pred_f[arc_tail[a]]
-        if p >= 0 and on[p]:
+        a = pred_f[v]
+        if on[arc_tail[a]]:
             continue
         length = 0
         last = a
@@ -67,7 +74,7 @@ def plateaus(dist_f, pred_f, done_f, dist_b, pred_b, done_b, arc_tail, arc_head,
             length += arc_weight[b]
             last = b
             nxt = pred_b[arc_head[b]]
-            if nxt < 0 or not on[nxt]:
+            if nxt < 0 or not on[arc_head[nxt]] or pred_f[arc_head[nxt]] != nxt:
                 break
             b = nxt
         x = arc_tail[a]
@@ -127,68 +134,92 @@ def shared_weight(arcs: np.ndarray, other: np.ndarray, weight: np.ndarray) -> in
     return int(np.asarray(weight)[common].sum())
 
 
-def choose(
-    rows: np.ndarray,
-    best_weight: int,
-    want: int,
-    path: Callable[[int, int], tuple[np.ndarray, int, int]],  # (first arc, last arc) -> (arcs, source/target seed)
-    best_arcs: np.ndarray,
-    weight: np.ndarray,
-    tail: np.ndarray,
-) -> list[tuple[np.ndarray, int, int, int]]:
-    """Up to `want` alternatives as (arcs, source seed, target seed, route weight) by the module's rules; `weight` and
-    `tail` are the graph's arc weights and tails."""
-    limit = MAX_STRETCH * best_weight
-    order = np.lexsort((rows[:, 3], -rows[:, 2]))
-    taken: list[tuple[np.ndarray, int, int, int]] = []
-    kept = [np.asarray(best_arcs)]
-    for r in order.tolist():
+def acceptable(arcs: np.ndarray, total: int, best_weight: int, kept: list[np.ndarray], weight: np.ndarray,
+               tail: np.ndarray) -> bool:  # fmt: skip
+    """Whether a route of road `arcs` weighing `total` ds keeps the stretch, visits no node twice and shares at most
+    `MAX_SHARING` of its weight with each route in `kept` (`weight`, `tail`: the road arcs' weights and tails)."""
+    if total > MAX_STRETCH * best_weight or total >= INF_WEIGHT:
+        return False
+    if np.unique(tail[arcs]).size < arcs.size:  # a node twice (a plateau's prefix and suffix cross)
+        return False
+    return all(shared_weight(arcs, other, weight) <= MAX_SHARING * total for other in kept)
+
+
+Found = tuple[np.ndarray, "np.ndarray | None", int, int, int]  # road arcs, turns onto them, source/target seed, ds
+
+
+def plateau_routes(
+    space: SearchSpace, searcher: Searcher, s: SeedSet, t: SeedSet, best_weight: int, want: int,
+    options: SearchOptions, kept: list[np.ndarray],
+) -> list[Found]:  # fmt: skip
+    """Up to `want` alternatives by plateaus (the module's rules; `kept`: the routes so far, extended)."""
+    sg = space.search
+    g = space.graph
+    cutoff = int(MAX_STRETCH * best_weight) + 1
+    opts = replace(options, cutoff=cutoff, trace=False, epsilon=1.0)
+    dist_f, pred_f, done_f = searcher.bounded_tree(s.seeds, t.seeds, True, opts)
+    dist_b, pred_b, done_b = searcher.bounded_tree(t.seeds, s.seeds, False, opts)
+    both = np.flatnonzero(done_f & done_b).astype(np.int32)
+    rows = plateaus(both, dist_f, pred_f, dist_b, pred_b, done_b, sg.arc_tail, sg.arc_head, sg.arc_weight, cutoff)
+    weight, tail = np.asarray(g.arc_weight), np.asarray(g.arc_tail)
+    taken: list[Found] = []
+    for r in np.lexsort((rows[:, 3], -rows[:, 2])).tolist():
         first, last, plateau, total = (int(x) for x in rows[r])
-        if total > limit or total >= INF_WEIGHT or plateau < MIN_PLATEAU * best_weight:
+        if plateau < MIN_PLATEAU * best_weight or total > MAX_STRETCH * best_weight:
             continue
-        arcs, s_seed, t_seed = path(first, last)
-        if np.unique(np.asarray(tail)[arcs]).size < arcs.size:  # a node twice: the prefix and suffix cross
+        arcs, s_seed, t_seed = via_path(first, last, pred_f, pred_b, sg.arc_tail, sg.arc_head)
+        road, turns = space.road_path(arcs, s, s_seed)
+        if not acceptable(road, total, best_weight, kept, weight, tail):
             continue
-        if any(shared_weight(arcs, other, weight) > MAX_SHARING * total for other in kept):
+        taken.append((road, turns, s_seed, t_seed, total))
+        kept.append(road)
+        if len(taken) == want:
+            break
+    return taken
+
+
+def via_routes(
+    space: SearchSpace, via: ViaSearch, s: SeedSet, t: SeedSet, best_weight: int, want: int, kept: list[np.ndarray]
+) -> list[Found]:
+    """Up to `want` alternatives through via nodes on the hierarchy (`app.engine.via_alternatives`), the module's
+    rules checked exactly, local optimality by the T-test (`kept`: the routes so far, extended)."""
+    g = space.graph
+    weight, tail = np.asarray(g.arc_weight), np.asarray(g.arc_tail)
+    window = MIN_PLATEAU * best_weight
+    taken: list[Found] = []
+    for arcs, before, s_seed, t_seed, total in via.candidates(s.seeds, t.seeds, MAX_STRETCH):
+        road, turns = space.road_path(arcs, s, s_seed)
+        if not acceptable(road, total, best_weight, kept, weight, tail):
             continue
-        taken.append((arcs, s_seed, t_seed, total))
-        kept.append(arcs)
+        if not via.locally_optimal(arcs, before, window):
+            continue
+        taken.append((road, turns, s_seed, t_seed, total))
+        kept.append(road)
         if len(taken) == want:
             break
     return taken
 
 
 def alternative_routes(
-    legs: Legs, searcher: Searcher, src: Phantom, tgt: Phantom, best: Route, want: int, options: SearchOptions
-) -> list[Route]:
+    legs: Legs, searcher: Searcher, src: Phantom, tgt: Phantom, best: Route, want: int, options: SearchOptions,
+    via: ViaSearch | None = None,
+) -> list[Route]:  # fmt: skip
     """Up to `want` alternatives to `best` between two phantoms, on the search graph with `options`' filters
-    (excluded classes, forbidden arcs): two bounded trees, their plateaus, the module's rules."""
+    (excluded classes, forbidden arcs): via nodes on the hierarchy `via` (None: none for these options), then
+    plateaus for the rest; the module's rules."""
     space = legs.space
-    g, sg = space.graph, space.search
     s = space.seeds(src, True)
     t = space.seeds(tgt, False)
-    cutoff = int(MAX_STRETCH * best.weight) + 1
-    opts = replace(options, cutoff=cutoff, trace=False, epsilon=1.0)
-    dist_f, pred_f, done_f = searcher.bounded_tree(s.seeds, t.seeds, True, opts)
-    dist_b, pred_b, done_b = searcher.bounded_tree(t.seeds, s.seeds, False, opts)
-    rows = plateaus(dist_f, pred_f, done_f, dist_b, pred_b, done_b, sg.arc_tail, sg.arc_head, sg.arc_weight, cutoff)
-    best_arcs = np.concatenate([leg.piece_arc for leg in best.legs])
-    turns_of: dict[bytes, np.ndarray | None] = {}
-
-    def path(first: int, last: int) -> tuple[np.ndarray, int, int]:
-        """The plateau's route as road arcs (the turns onto them kept for the leg)."""
-        arcs, s_seed, t_seed = via_path(first, last, pred_f, pred_b, sg.arc_tail, sg.arc_head)
-        road, turns = space.road_path(arcs, s, s_seed)
-        turns_of[road.tobytes()] = turns
-        return road, s_seed, t_seed
-
+    kept = [np.concatenate([leg.piece_arc for leg in best.legs])]
+    found = via_routes(space, via, s, t, best.weight, want, kept) if via is not None else []
+    if len(found) < want:
+        found += plateau_routes(space, searcher, s, t, best.weight, want - len(found), options, kept)
     out = []
-    for arcs, s_seed, t_seed, total in choose(rows, best.weight, want, path, best_arcs, g.arc_weight, g.arc_tail):
-        turns = turns_of.get(np.asarray(arcs, dtype=np.int32).tobytes())
+    for arcs, turns, s_seed, t_seed, total in found:
         leg = legs.assembler.search_leg(
             src, int(s.kinds[s_seed]), arcs, tgt, int(t.kinds[t_seed]), SearchStats("alternatives"), turns,
             tuple(t.turns[t_seed]),
         )  # fmt: skip
-        assert leg.weight == total, f"alternative weighs {leg.weight} ds, its plateau said {total}"
+        assert leg.weight == total, f"alternative weighs {leg.weight} ds, its search said {total}"
         out.append(join_route([leg], best.algorithm))
     return out

@@ -356,6 +356,11 @@ class CHSearch:
         self.distance = INF_WEIGHT
         self._trace = np.zeros(0, dtype=np.int32)
 
+    @property
+    def hierarchy(self) -> tuple[np.ndarray, ...]:
+        """The arrays the kernels read: rank, up first/arcs, down first/arcs, unpack (read-only, shared)."""
+        return self._g
+
     def check(self, options: SearchOptions) -> None:
         """`InvalidValue` naming an option a hierarchy cannot honour (all but `trace` and its own exclusion)."""
         refuse_options(options, "ch", self.exclude_flags)

@@ -41,6 +41,7 @@ from .space import search_space
 from .table import CHTable, table_units
 from .table import table as table_of
 from .types import ExcludeSet, Phantom, Route, RouteOptions, RouteResult, SearchOptions, Table
+from .via_alternatives import ViaSearch
 
 _MISSING = {
     "ch": "a contraction hierarchy: re-run `starroute preprocess` without --no-ch",
@@ -396,6 +397,7 @@ class Query:
         self.router = router
         self._searches: dict[tuple[str, str | None, int], Search] = {}
         self._tables: dict[int, CHTable] = {}
+        self._vias: dict[int, ViaSearch | None] = {}
         self._searchers: dict[str, Searcher] = {}
         self._metric = router.metric  # the metric the search objects above were made for
 
@@ -405,6 +407,7 @@ class Query:
         if metric is not self._metric:
             self._searches = {k: v for k, v in self._searches.items() if not isinstance(v, CHSearch)}
             self._tables = {}
+            self._vias = {}
             self._metric = metric
         return metric
 
@@ -478,8 +481,9 @@ class Query:
         best = join_route(legs, algorithm)
         routes = [best]
         if options.alternatives > 0 and len(phantoms) == 2 and r.legs.direct(*phantoms) is None:
+            via = self._via(exclude) if search_opts.forbidden is None else None
             routes += alternative_routes(
-                r.legs, self.searcher, phantoms[0], phantoms[1], best, options.alternatives, search_opts
+                r.legs, self.searcher, phantoms[0], phantoms[1], best, options.alternatives, search_opts, via
             )
         return RouteResult(routes, traces, options.epsilon)
 
@@ -525,6 +529,16 @@ class Query:
         (`app.engine.table.table_units`)."""
         ch_table, mask = self._table_search(exclude)
         return table_units(self.router.legs, ch_table, self.searcher, sources, destinations, mask)
+
+    def _via(self, exclude: ExcludeSet | None) -> ViaSearch | None:
+        """This thread's via-node alternatives on the hierarchy without `exclude` (None: no such hierarchy)."""
+        r = self.router
+        metric = self._current()
+        mask = exclude.mask if exclude else 0
+        if mask not in self._vias:
+            hierarchy, prefix = metric.hierarchy(exclude) if r.tables else (None, None)
+            self._vias[mask] = None if prefix is None else ViaSearch(hierarchy, r.search_graph, prefix, mask)
+        return self._vias[mask]
 
     def _table_search(self, exclude: ExcludeSet | Iterable[str] | None) -> tuple[CHTable | None, int]:
         """This thread's CH table object on the hierarchy without `exclude` (None: core searches), and the

@@ -1,0 +1,310 @@
+"""Alternative routes through via nodes on the hierarchy (OSRM's CH alternatives, Abraham et al.'s via-node method).
+
+One bidirectional upward search without stall-on-demand (`via_search`), each direction until its smallest key exceeds
+`MAX_STRETCH` x the best weight W (found on the way), so every node v settled in both directions with
+`f(v) + b(v) <= 1.25 W` is a candidate via node (f, b: upward distances, upper bounds on d(s, v), d(v, t)). Each
+candidate gets OSRM's approximate sharing with the packed best path (a direction's label where its search tree
+meets that path, carried down the tree) and is preselected when approximately within the stretch, sharing at most
+`MAX_SHARING` W, and `f + b - sharing <= 1.25 (W - sharing)` (the detour itself within the stretch); candidates are
+ranked by `2 (f + b) + sharing`, OSRM's order.
+
+A candidate's route is `s -> v -> t` made of two exact shortest paths (`via_path`): an upward search from v backward
+meets the forward search's settled labels (every top node of a path s -> v within the stretch was settled, so the
+meeting is d(s, v) whenever the route can be within the stretch), one forward from v meets the backward labels;
+both halves unpacked. Its rules are checked exactly by the caller (`app.engine.alternatives`): stretch, sharing, no
+node twice, and local optimality by OSRM's T-test: the stretch from the last node at least `MIN_PLATEAU` W before v
+to the first one at least that far after it (or the route's ends) must be a shortest path (one CH query). The two
+halves are shortest paths, so every stretch of weight at most `MIN_PLATEAU` W not crossing v is one, and each
+crossing v lies inside the tested one: the route is locally optimal up to `MIN_PLATEAU` W, the plateau method's
+guarantee.
+
+Labels are `app.engine.ch`'s rows and stamps; the directions are its `settle_next` with an empty stall graph.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from preprocessing.artifacts import CH_PREFIX
+from preprocessing.heap import heap_push
+from preprocessing.jit import kernel
+
+from .ch import (
+    D_BITS,
+    L_PARC,
+    L_ST,
+    L_W,
+    CHSearch,
+    _owner,
+    _pick_seed,
+    ch_heap,
+    init_seeds,
+    new_labels,
+    seed_arrays,
+    settle_next,
+    unpack_path,
+)
+from .types import INF_WEIGHT, Seeds
+
+MAX_TRIES = 12  # candidates whose route is computed before giving up (then the plateau method answers)
+
+
+@kernel
+def via_search(
+    rank, up_first, up_arcs, down_first, down_arcs, no_first, no_arcs, s_nodes, s_w, s_d, s_t, t_nodes, t_w, t_d,
+    t_t, f_lab, b_lab, f_keys, f_nodes, b_keys, b_nodes, base, counters, f_order, b_order, mark, f_share, b_share,
+    stretch,
+):  # fmt: skip  # pragma: no cover - numba
+    """(status, best weight, candidates [k, 3] as rank, f + b, approximate sharing), unsorted.
+
+    status 0 = done, -1 = a heap is full (grow it and rerun), -2 = a bad seed. Both directions run without stalling
+    until their smallest key weighs more than `stretch` x the best weight; `f_order` / `b_order` receive the settled
+    ranks in order (room for every rank)."""
+    nup = up_arcs.shape[0]
+    none = np.zeros((0, 3), dtype=np.int64)
+    fsize = init_seeds(rank, s_nodes, s_w, s_d, s_t, f_lab, f_keys, f_nodes, base)
+    bsize = init_seeds(rank, t_nodes, t_w, t_d, t_t, b_lab, b_keys, b_nodes, base)
+    if fsize < 0 or bsize < 0:
+        return min(fsize, bsize), INF_WEIGHT, none
+    best_w = INF_WEIGHT
+    limit = INF_WEIGHT
+    meet = -1
+    nf = 0
+    nb = 0
+    f_on = True
+    b_on = True
+    while True:
+        if f_on and (fsize == 0 or (f_keys[0] >> D_BITS) > limit):
+            f_on = False
+        if b_on and (bsize == 0 or (b_keys[0] >> D_BITS) > limit):
+            b_on = False
+        if not f_on and not b_on:
+            break
+        if f_on and (not b_on or b_keys[0] >= f_keys[0]):
+            fsize, v, status = settle_next(
+                up_first, up_arcs, 0, no_first, no_arcs, f_lab, f_keys, f_nodes, fsize, base, counters
+            )
+            if status == 1:
+                f_order[nf] = v
+                nf += 1
+        else:
+            bsize, v, status = settle_next(
+                down_first, down_arcs, nup, no_first, no_arcs, b_lab, b_keys, b_nodes, bsize, base, counters
+            )
+            if status == 1:
+                b_order[nb] = v
+                nb += 1
+        if status < 0:
+            return -1, INF_WEIGHT, none
+        if status == 1 and f_lab[v, L_ST] == base + 1 and b_lab[v, L_ST] == base + 1:
+            cw = f_lab[v, L_W] + b_lab[v, L_W]
+            if cw < best_w:
+                best_w = cw
+                meet = v
+                limit = np.int64(stretch * best_w)
+    if meet < 0:
+        return 0, INF_WEIGHT, none
+    # the packed best path, then each direction's approximate sharing with it (OSRM), in settle order
+    v = meet
+    mark[v] = base
+    while f_lab[v, L_PARC] >= 0:
+        v = _owner(up_first, f_lab[v, L_PARC])
+        mark[v] = base
+    v = meet
+    while b_lab[v, L_PARC] >= 0:
+        v = _owner(down_first, b_lab[v, L_PARC] - nup)
+        mark[v] = base
+    for i in range(nf):
+        v = f_order[i]
+        if mark[v] == base:
+            f_share[v] = f_lab[v, L_W]
+        elif f_lab[v, L_PARC] >= 0:
+            f_share[v] = f_share[_owner(up_first, f_lab[v, L_PARC])]
+        else:
+            f_share[v] = 0
+    for i in range(nb):
+        v = b_order[i]
+        if mark[v] == base:
+            b_share[v] = b_lab[v, L_W]
+        elif b_lab[v, L_PARC] >= 0:
+            b_share[v] = b_share[_owner(down_first, b_lab[v, L_PARC] - nup)]
+        else:
+            b_share[v] = 0
+    out = np.empty((nf, 3), dtype=np.int64)
+    k = 0
+    for i in range(nf):
+        v = f_order[i]
+        if v == meet or b_lab[v, L_ST] != base + 1:
+            continue
+        w = f_lab[v, L_W] + b_lab[v, L_W]
+        sh = f_share[v] + b_share[v]
+        if w > limit:
+            continue
+        out[k, 0] = v
+        out[k, 1] = w
+        out[k, 2] = sh
+        k += 1
+    return 0, best_w, out[:k]
+
+
+@kernel
+def _half(
+    root, g_first, g_arcs, arc_base, no_first, no_arcs, other, other_base, h_lab, h_keys, h_nodes, hbase, counters,
+    limit,
+):  # fmt: skip  # pragma: no cover - numba
+    """(status, weight, meeting rank) of one half of a via route: an upward search from `root` over `g_*` until its
+    smallest key is not below the best meeting with `other`'s settled labels (or above `limit`)."""
+    h_lab[root, 0] = 0
+    h_lab[root, 1] = 0
+    h_lab[root, 2] = hbase
+    h_lab[root, 3] = -1
+    h_lab[root, 4] = 0
+    size = heap_push(h_keys, h_nodes, 0, np.int64(0), np.int32(root))
+    best = INF_WEIGHT
+    meet = -1
+    while size > 0:
+        top = h_keys[0] >> D_BITS
+        if top >= best or top > limit:
+            break
+        size, u, status = settle_next(
+            g_first, g_arcs, arc_base, no_first, no_arcs, h_lab, h_keys, h_nodes, size, hbase, counters
+        )
+        if status < 0:
+            return -1, INF_WEIGHT, -1
+        if status == 1 and other[u, L_ST] == other_base + 1:
+            c = other[u, L_W] + h_lab[u, L_W]
+            if c < best:
+                best = c
+                meet = u
+    return 0, best, meet
+
+
+@kernel
+def via_path(
+    v, up_first, up_arcs, down_first, down_arcs, unpack, no_first, no_arcs, f_lab, b_lab, base, h_lab, h_keys,
+    h_nodes, hbase, counters, limit,
+):  # fmt: skip  # pragma: no cover - numba
+    """(status, weight, search arcs s -> v -> t, arcs before v, source rank, target rank) of the via route through
+    rank `v`: status 0 found, 1 none within `limit`, -1 the heap is full. Uses stamps `hbase` and `hbase + 3`."""
+    none = np.zeros(0, dtype=np.int32)
+    nup = up_arcs.shape[0]
+    st, w1, x = _half(
+        v, down_first, down_arcs, nup, no_first, no_arcs, f_lab, base, h_lab, h_keys, h_nodes, hbase, counters, limit
+    )
+    if st < 0:
+        return -1, INF_WEIGHT, none, 0, -1, -1
+    if x < 0 or w1 > limit:
+        return 1, INF_WEIGHT, none, 0, -1, -1
+    first, src, _ = unpack_path(x, f_lab, h_lab, up_first, down_first, unpack)
+    st, w2, y = _half(
+        v, up_first, up_arcs, 0, no_first, no_arcs, b_lab, base, h_lab, h_keys, h_nodes, hbase + 3, counters,
+        limit - w1,
+    )  # fmt: skip
+    if st < 0:
+        return -1, INF_WEIGHT, none, 0, -1, -1
+    if y < 0 or w1 + w2 > limit:
+        return 1, INF_WEIGHT, none, 0, -1, -1
+    second, _, dst = unpack_path(y, h_lab, b_lab, up_first, down_first, unpack)
+    arcs = np.empty(first.shape[0] + second.shape[0], dtype=np.int32)
+    for i in range(first.shape[0]):
+        arcs[i] = first[i]
+    for i in range(second.shape[0]):
+        arcs[first.shape[0] + i] = second[i]
+    return 0, w1 + w2, arcs, first.shape[0], src, dst
+
+
+class ViaSearch:
+    """One worker's via-node alternatives on one hierarchy (`prefix`, contracted or customized without
+    `exclude_flags`): `candidates(...)` yields candidate routes best-ranked first, `locally_optimal` is the T-test."""
+
+    def __init__(self, graph: object, search_graph: object, prefix: str = CH_PREFIX, exclude_flags: int = 0) -> None:
+        self.ch = CHSearch(graph, prefix, exclude_flags)  # the T-test's queries
+        sg: Any = search_graph  # the routes' arcs are its arcs
+        self._tail, self._head, self._weight = (np.asarray(x) for x in (sg.arc_tail, sg.arc_head, sg.arc_weight))
+        self._g = self.ch.hierarchy
+        n = int(len(self._g[0]))
+        self._f_lab, self._b_lab, self._h_lab = new_labels(n), new_labels(n), new_labels(n)
+        self._f_heap, self._b_heap, self._h_heap = ch_heap(), ch_heap(), ch_heap()
+        self._orders = np.zeros((2, n), dtype=np.int32)
+        self._mark = np.zeros(n, dtype=np.int64)
+        self._share = np.zeros((2, n), dtype=np.int64)
+        no_first = np.zeros(n + 1, dtype=np.int32)
+        no_arcs = np.zeros((0, 4), dtype=np.int32)
+        no_first.setflags(write=False)
+        no_arcs.setflags(write=False)
+        self._no = (no_first, no_arcs)  # the empty stall graph: no stall-on-demand
+        self._counters = np.zeros(4, dtype=np.int64)
+        self._cur = 0
+
+    def candidates(self, sources: Seeds, targets: Seeds, stretch: float) -> Iterator[tuple[np.ndarray, int, int, int, int]]:
+        """Candidate via routes, OSRM's rank order, at most `MAX_TRIES`, none through a node of an earlier one: each
+        as (search arcs, arcs before the via node, source seed index, target seed index, weight ds)."""
+        rank, up_first, up_arcs, down_first, down_arcs, unpack = self._g
+        s_n, s_w, s_d = seed_arrays(sources)
+        t_n, t_w, t_d = seed_arrays(targets)
+        s_t, t_t = sources.duration_array(), targets.duration_array()
+        while True:
+            self._cur += 1
+            status, best_w, cand = via_search(
+                rank, up_first, up_arcs, down_first, down_arcs, *self._no, s_n, s_w, s_d, s_t, t_n, t_w, t_d, t_t,
+                self._f_lab, self._b_lab, *self._f_heap, *self._b_heap, 3 * self._cur, self._counters,
+                self._orders[0], self._orders[1], self._mark, self._share[0], self._share[1], stretch,
+            )  # fmt: skip
+            if status == 0:
+                break
+            if status == -2:
+                raise ValueError("seed node id out of range")
+            self._f_heap = ch_heap(2 * len(self._f_heap[0]))
+            self._b_heap = ch_heap(2 * len(self._b_heap[0]))
+        base = 3 * self._cur
+        if best_w >= INF_WEIGHT or len(cand) == 0:
+            return
+        limit = int(stretch * best_w)
+        order = np.lexsort((cand[:, 0], 2 * cand[:, 1] + cand[:, 2]))
+        seen = np.zeros(len(rank), dtype=np.bool_)  # ranks on a candidate route computed already
+        tries = 0
+        for i in order.tolist():
+            v = int(cand[i, 0])
+            if seen[v]:
+                continue
+            while True:
+                self._cur += 2
+                status, w, arcs, before, src, dst = via_path(
+                    v, up_first, up_arcs, down_first, down_arcs, unpack, *self._no, self._f_lab, self._b_lab, base,
+                    self._h_lab, *self._h_heap, 3 * self._cur, self._counters, limit,
+                )  # fmt: skip
+                if status >= 0:
+                    break
+                self._h_heap = ch_heap(2 * len(self._h_heap[0]))
+            tries += 1
+            if status == 0:
+                sg_heads = self._head[arcs] if len(arcs) else arcs
+                seen[rank[sg_heads]] = True
+                s_seed = int(_pick_seed(rank, s_n, s_w, s_d, src))
+                t_seed = int(_pick_seed(rank, t_n, t_w, t_d, dst))
+                yield arcs, int(before), s_seed, t_seed, int(w)
+            if tries == MAX_TRIES:
+                return
+
+    def locally_optimal(self, arcs: np.ndarray, before: int, window: float) -> bool:
+        """OSRM's T-test on a via route of search arcs `arcs`, its via node after `before`
+        arcs: the stretch from the last node at least `window` ds before the via node to the first one at least
+        `window` after it is a shortest path."""
+        if len(arcs) == 0:
+            return True
+        cum = np.zeros(len(arcs) + 1, dtype=np.int64)
+        np.cumsum(self._weight[arcs], out=cum[1:])
+        at = int(cum[before])
+        i = max(0, int(np.searchsorted(cum, at - window, side="right")) - 1)
+        j = min(len(arcs), int(np.searchsorted(cum, at + window, side="left")))
+        if j - i <= 1:
+            return True
+        a = int(self._tail[arcs[0]]) if i == 0 else int(self._head[arcs[i - 1]])
+        b = int(self._head[arcs[j - 1]])
+        zero = np.zeros(1, dtype=np.int64)
+        one_a, one_b = np.array([a], dtype=np.int32), np.array([b], dtype=np.int32)
+        d = self.ch.run(Seeds(one_a, zero, zero, 0.0, 0.0), Seeds(one_b, zero, zero, 0.0, 0.0)).weight
+        return bool(d == cum[j] - cum[i])
