@@ -176,8 +176,8 @@ def exercise_options(service: Any, phantoms: list[Any]) -> None:
     try:
         q.routes(phantoms, RouteOptions(algorithm=router.default_algorithm, alternatives=1))
         forbidden = router.forbidden_arcs(parse_compact(ring))
-        if core:
-            q.routes(phantoms, RouteOptions(algorithm=core[0], forbidden=forbidden))
+        if core:  # with alternatives: no hierarchy holds for an area, so plateaus answer (their kernels)
+            q.routes(phantoms, RouteOptions(algorithm=core[0], forbidden=forbidden, alternatives=1))
         for part in q.isochrone(phantoms[0], [600, 1200])[0]:
             if len(part):
                 contour_polygons(part[:, 0], part[:, 1], part[:, 2], part[:, 3], 50.0)

@@ -124,6 +124,82 @@ def test_bounded_trees_hold_every_node_a_route_within_the_cutoff_can_use(monaco:
         assert bdone_f.sum() < done_f.sum() or done_f.sum() < 50
 
 
+@pytest.mark.parametrize("method", ["via", "plateau"])
+def test_each_method_alone_obeys_the_rules(monaco: Router, method: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Via nodes on the hierarchy without the plateau fallback, and plateaus alone (no hierarchy offered)."""
+    q = monaco.query()
+    if method == "via":
+        monkeypatch.setattr(A, "plateau_routes", lambda *args: [])
+    else:
+        monkeypatch.setattr(q, "_via", lambda exclude: None)
+    rng = np.random.default_rng(8)
+    found = 0
+    for phantoms in random_phantom_pairs(monaco, 25, seed=12):
+        result = q.routes(phantoms, RouteOptions(algorithm="ch", alternatives=2))
+        check_alternatives(monaco, result.best, result.routes[1:], rng)
+        found += len(result.routes) > 1
+    assert found >= 8, f"{method}: alternatives found for only {found} of 25 pairs"
+
+
+def test_via_candidates_on_random_graphs() -> None:
+    """`ViaSearch` on random graphs (witness CH and customized CCH, zero weights, several weighted seeds) against
+    Dijkstra: each candidate is a connected path from a source seed to a target seed whose two halves are shortest
+    paths, of the stated weight, within the stretch; the T-test says exactly whether the stretch it tests around the
+    via node is a shortest path, and a route that passes it is locally optimal (every stretch of at most the window
+    is a shortest path)."""
+    from app.engine.via_alternatives import ViaSearch
+
+    from app.engine.cch import customize
+
+    from .test_cch import with_cch
+    from .test_ch import dijkstra, random_graph, with_ch
+
+    checked = tested = 0
+    for seed in range(40):
+        rng = np.random.default_rng(seed)
+        n = int(rng.integers(8, 60))
+        g = random_graph(seed, n, int(n * rng.uniform(1.5, 4.0)), zero_share=0.1)
+        g = with_ch(g) if seed % 2 else with_cch(g)
+        hierarchy = g if seed % 2 else customize(g, perfect=seed % 4 == 0)
+        tail, head, weight = (np.asarray(x) for x in (g.arc_tail, g.arc_head, g.arc_weight))
+        via = ViaSearch(hierarchy, g)
+        for _ in range(10):
+            s_nodes = rng.choice(n, size=int(rng.integers(1, 3)), replace=False)
+            t_nodes = rng.choice(n, size=int(rng.integers(1, 3)), replace=False)
+            s_w, t_w = rng.integers(0, 5, len(s_nodes)), rng.integers(0, 5, len(t_nodes))
+            d_s = dijkstra(g, list(zip(s_nodes.tolist(), s_w.tolist())))
+            best = min(d_s[int(x)] + int(w) for x, w in zip(t_nodes, t_w))
+            if best >= 10**15:
+                continue
+            window = A.MIN_PLATEAU * best
+            for arcs, before, si, ti, total in via.candidates(seeds(s_nodes.tolist(), s_w.tolist()),
+                                                               seeds(t_nodes.tolist(), t_w.tolist()), A.MAX_STRETCH):
+                msg = f"seed {seed}"
+                nodes = [int(s_nodes[si])] + head[arcs].tolist()
+                assert len(arcs) == 0 or tail[arcs[0]] == s_nodes[si], msg
+                assert np.all(head[arcs[:-1]] == tail[arcs[1:]]), msg
+                assert nodes[-1] == t_nodes[ti], msg
+                assert total == int(s_w[si]) + int(weight[arcs].sum()) + int(t_w[ti]), msg
+                assert best <= total <= A.MAX_STRETCH * best, msg
+                v = nodes[before]
+                assert d_s[v] == int(s_w[si]) + int(weight[arcs[:before]].sum()), f"{msg}: first half not shortest"
+                d_v = dijkstra(g, [(v, 0)])
+                rest = min(d_v[int(x)] + int(w) for x, w in zip(t_nodes, t_w))
+                assert rest == int(weight[arcs[before:]].sum()) + int(t_w[ti]), f"{msg}: second half not shortest"
+                cum = np.concatenate([[0], np.cumsum(weight[arcs])])
+                ok = via.locally_optimal(arcs, before, window)
+                optimal = all(
+                    dijkstra(g, [(nodes[i], 0)])[nodes[j]] == cum[j] - cum[i]
+                    for i in range(len(nodes))
+                    for j in range(i + 1, len(nodes))
+                    if cum[j] - cum[i] <= window
+                )
+                assert not ok or optimal, f"{msg}: passed the T-test but is not locally optimal"
+                checked += 1
+                tested += ok
+    assert checked >= 30 and tested >= 15, (checked, tested)
+
+
 @pytest.mark.parametrize("algorithm", ["ch", "alt", "dijkstra"])
 def test_alternatives_obey_the_rules(monaco: Router, algorithm: str) -> None:
     q = monaco.query()
