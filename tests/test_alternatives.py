@@ -147,9 +147,8 @@ def test_via_candidates_on_random_graphs() -> None:
     paths, of the stated weight, within the stretch; the T-test says exactly whether the stretch it tests around the
     via node is a shortest path, and a route that passes it is locally optimal (every stretch of at most the window
     is a shortest path)."""
-    from app.engine.via_alternatives import ViaSearch
-
     from app.engine.cch import customize
+    from app.engine.via_alternatives import ViaSearch
 
     from .test_cch import with_cch
     from .test_ch import dijkstra, random_graph, with_ch
@@ -167,13 +166,14 @@ def test_via_candidates_on_random_graphs() -> None:
             s_nodes = rng.choice(n, size=int(rng.integers(1, 3)), replace=False)
             t_nodes = rng.choice(n, size=int(rng.integers(1, 3)), replace=False)
             s_w, t_w = rng.integers(0, 5, len(s_nodes)), rng.integers(0, 5, len(t_nodes))
-            d_s = dijkstra(g, list(zip(s_nodes.tolist(), s_w.tolist())))
-            best = min(d_s[int(x)] + int(w) for x, w in zip(t_nodes, t_w))
+            d_s = dijkstra(g, list(zip(s_nodes.tolist(), s_w.tolist(), strict=True)))
+            best = min(d_s[int(x)] + int(w) for x, w in zip(t_nodes, t_w, strict=True))
             if best >= 10**15:
                 continue
             window = A.MIN_PLATEAU * best
-            for arcs, before, si, ti, total in via.candidates(seeds(s_nodes.tolist(), s_w.tolist()),
-                                                               seeds(t_nodes.tolist(), t_w.tolist()), A.MAX_STRETCH):
+            for arcs, before, si, ti, total in via.candidates(
+                seeds(s_nodes.tolist(), s_w.tolist()), seeds(t_nodes.tolist(), t_w.tolist()), A.MAX_STRETCH
+            ):
                 msg = f"seed {seed}"
                 nodes = [int(s_nodes[si])] + head[arcs].tolist()
                 assert len(arcs) == 0 or tail[arcs[0]] == s_nodes[si], msg
@@ -184,7 +184,7 @@ def test_via_candidates_on_random_graphs() -> None:
                 v = nodes[before]
                 assert d_s[v] == int(s_w[si]) + int(weight[arcs[:before]].sum()), f"{msg}: first half not shortest"
                 d_v = dijkstra(g, [(v, 0)])
-                rest = min(d_v[int(x)] + int(w) for x, w in zip(t_nodes, t_w))
+                rest = min(d_v[int(x)] + int(w) for x, w in zip(t_nodes, t_w, strict=True))
                 assert rest == int(weight[arcs[before:]].sum()) + int(t_w[ti]), f"{msg}: second half not shortest"
                 cum = np.concatenate([[0], np.cumsum(weight[arcs])])
                 ok = via.locally_optimal(arcs, before, window)
