@@ -175,6 +175,11 @@ def exercise_options(service: Any, phantoms: list[Any]) -> None:
     core = [a for a in router.algorithms if a != "ch"]
     try:
         q.routes(phantoms, RouteOptions(algorithm=router.default_algorithm, alternatives=1))
+        hierarchy, prefix = router.metric.hierarchy(None)
+        if router.tables and prefix is not None:  # every kernel of the via-node method, found or not above
+            from app.engine.alternatives import warm as warm_alternatives
+
+            warm_alternatives(hierarchy, router.search_graph, router.graph)
         forbidden = router.forbidden_arcs(parse_compact(ring))
         if core:  # with alternatives: no hierarchy holds for an area, so plateaus answer (their kernels)
             q.routes(phantoms, RouteOptions(algorithm=core[0], forbidden=forbidden, alternatives=1))

@@ -29,6 +29,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from preprocessing.artifacts import Graph
 from preprocessing.jit import kernel
 from preprocessing.units import INF_WEIGHT
 
@@ -135,22 +136,52 @@ def via_path(first, last, pred_f, pred_b, arc_tail, arc_head):  # pragma: no cov
     return out, s_seed, t_seed
 
 
-def shared_weight(arcs: np.ndarray, other: np.ndarray, weight: np.ndarray) -> int:
-    """Weight (ds) of the arcs of `arcs` that `other` uses too."""
-    common = np.intersect1d(np.asarray(arcs), np.asarray(other))
-    return int(np.asarray(weight)[common].sum())
+@kernel
+def _route_checks(arcs, kept, kept_first, weight, tail, n, m):  # pragma: no cover - numba
+    """(whether `arcs` visits a node twice, the largest weight it shares with one of the routes `kept` holds, each
+    `kept[kept_first[i]:kept_first[i + 1]]`)."""
+    seen = np.zeros(n, dtype=np.bool_)
+    for i in range(arcs.shape[0]):
+        u = tail[arcs[i]]
+        if seen[u]:
+            return True, 0
+        seen[u] = True
+    on = np.zeros(m, dtype=np.bool_)
+    most = 0
+    for r in range(kept_first.shape[0] - 1):
+        for i in range(kept_first[r], kept_first[r + 1]):
+            on[kept[i]] = True
+        shared = 0
+        for i in range(arcs.shape[0]):  # arcs are distinct: no node twice
+            if on[arcs[i]]:
+                shared += weight[arcs[i]]
+        most = max(most, shared)
+        for i in range(kept_first[r], kept_first[r + 1]):
+            on[kept[i]] = False
+    return False, most
 
 
-def acceptable(
-    arcs: np.ndarray, total: int, best_weight: int, kept: list[np.ndarray], weight: np.ndarray, tail: np.ndarray
-) -> bool:
-    """Whether a route of road `arcs` weighing `total` ds keeps the stretch, visits no node twice and shares at most
-    `MAX_SHARING` of its weight with each route in `kept` (`weight`, `tail`: the road arcs' weights and tails)."""
+def acceptable(arcs: np.ndarray, total: int, best_weight: int, kept: list[np.ndarray], graph: Graph) -> bool:
+    """Whether a route of road `arcs` weighing `total` ds keeps the stretch, visits no node twice (a plateau's prefix
+    and suffix, or a via route's halves, cross) and shares at most `MAX_SHARING` of its weight with each route in
+    `kept` (road arcs of `graph`)."""
     if total > MAX_STRETCH * best_weight or total >= INF_WEIGHT:
         return False
-    if np.unique(tail[arcs]).size < arcs.size:  # a node twice (a plateau's prefix and suffix cross)
-        return False
-    return all(shared_weight(arcs, other, weight) <= MAX_SHARING * total for other in kept)
+    first = np.zeros(len(kept) + 1, dtype=np.int64)
+    np.cumsum([len(k) for k in kept], out=first[1:])
+    flat = np.concatenate(kept).astype(np.int32, copy=False)
+    road = np.asarray(arcs, dtype=np.int32)
+    weight = graph.arc_weight
+    twice, shared = _route_checks(road, flat, first, weight, graph.arc_tail, graph.num_nodes, len(weight))
+    return not twice and shared <= MAX_SHARING * total
+
+
+def warm(hierarchy: Graph, search_graph: Graph, graph: Graph) -> None:
+    """Load (or compile) the via-node kernels on `hierarchy` and the route checks, outside any request (the plateau
+    kernels run in the warm-up's route that avoids an area)."""
+    ViaSearch(hierarchy, search_graph).warm()
+    empty = np.zeros(0, dtype=np.int32)
+    _route_checks(empty, empty, np.zeros(1, dtype=np.int64), graph.arc_weight, graph.arc_tail, graph.num_nodes, 0)
 
 
 Found = tuple[np.ndarray, "np.ndarray | None", int, int, int]  # road arcs, turns onto them, source/target seed, ds
@@ -169,7 +200,6 @@ def plateau_routes(
     dist_b, pred_b, done_b = searcher.bounded_tree(t.seeds, s.seeds, False, opts)
     both = np.flatnonzero(done_f & done_b).astype(np.int32)
     rows = plateaus(both, dist_f, pred_f, dist_b, pred_b, done_b, sg.arc_tail, sg.arc_head, sg.arc_weight, cutoff)
-    weight, tail = np.asarray(g.arc_weight), np.asarray(g.arc_tail)
     taken: list[Found] = []
     for r in np.lexsort((rows[:, 3], -rows[:, 2])).tolist():
         first, last, plateau, total = (int(x) for x in rows[r])
@@ -177,7 +207,7 @@ def plateau_routes(
             continue
         arcs, s_seed, t_seed = via_path(first, last, pred_f, pred_b, sg.arc_tail, sg.arc_head)
         road, turns = space.road_path(arcs, s, s_seed)
-        if not acceptable(road, total, best_weight, kept, weight, tail):
+        if not acceptable(road, total, best_weight, kept, g):
             continue
         taken.append((road, turns, s_seed, t_seed, total))
         kept.append(road)
@@ -192,12 +222,11 @@ def via_routes(
     """Up to `want` alternatives through via nodes on the hierarchy (`app.engine.via_alternatives`), the module's
     rules checked exactly, local optimality by the T-test (`kept`: the routes so far, extended)."""
     g = space.graph
-    weight, tail = np.asarray(g.arc_weight), np.asarray(g.arc_tail)
     window = MIN_PLATEAU * best_weight
     taken: list[Found] = []
     for arcs, before, s_seed, t_seed, total in via.candidates(s.seeds, t.seeds, MAX_STRETCH):
         road, turns = space.road_path(arcs, s, s_seed)
-        if not acceptable(road, total, best_weight, kept, weight, tail):
+        if not acceptable(road, total, best_weight, kept, g):
             continue
         if not via.locally_optimal(arcs, before, window):
             continue

@@ -356,6 +356,25 @@ class CHSearch:
         self.distance = INF_WEIGHT
         self._trace = np.zeros(0, dtype=np.int32)
 
+    def weight_between(self, source: int, target: int) -> int:
+        """The weight (ds) of a shortest path from search node `source` to `target` (INF_WEIGHT: none): `run`'s query
+        without seed arrays, statistics or result objects to build (alternatives' T-tests)."""
+        zero = np.zeros(1, dtype=np.int64)
+        s_n = np.array([source], dtype=np.int32)
+        t_n = np.array([target], dtype=np.int32)
+        while True:
+            self._cur += 1
+            status, w, _, _, _, _ = _run(
+                *self._g, s_n, zero, zero, zero, t_n, zero, zero, zero, self._f_lab, self._b_lab, *self._f_heap,
+                *self._b_heap, 3 * self._cur, self._counters, self._trace[:0],
+            )  # fmt: skip
+            if status == 0:
+                return int(w)
+            if status == -2:
+                raise ValueError("seed node id out of range")
+            self._f_heap = ch_heap(2 * len(self._f_heap[0]))
+            self._b_heap = ch_heap(2 * len(self._b_heap[0]))
+
     @property
     def hierarchy(self) -> tuple[np.ndarray, ...]:
         """The arrays the kernels read: rank, up first/arcs, down first/arcs, unpack (read-only, shared)."""

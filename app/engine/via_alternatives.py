@@ -291,6 +291,19 @@ class ViaSearch:
             if tries == MAX_TRIES:
                 return
 
+    def warm(self) -> None:
+        """Run every kernel once (search node 0 to itself), so none compiles or loads during a request."""
+        one = Seeds(np.zeros(1, dtype=np.int32), np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), 0.0, 0.0)
+        for _ in self.candidates(one, one, 1.25):
+            pass
+        rank, up_first, up_arcs, down_first, down_arcs, unpack = self._g
+        self._cur += 2
+        via_path(
+            np.int64(rank[0]), up_first, up_arcs, down_first, down_arcs, unpack, *self._no, self._f_lab, self._b_lab,
+            3 * (self._cur - 2), self._h_lab, *self._h_heap, 3 * self._cur, self._counters, 0,
+        )  # fmt: skip
+        self.ch.weight_between(0, 0)
+
     def locally_optimal(self, arcs: np.ndarray, before: int, window: float) -> bool:
         """OSRM's T-test on a via route of search arcs `arcs`, its via node after `before`
         arcs: the stretch from the last node at least `window` ds before the via node to the first one at least
@@ -306,7 +319,4 @@ class ViaSearch:
             return True
         a = int(self._tail[arcs[0]]) if i == 0 else int(self._head[arcs[i - 1]])
         b = int(self._head[arcs[j - 1]])
-        zero = np.zeros(1, dtype=np.int64)
-        one_a, one_b = np.array([a], dtype=np.int32), np.array([b], dtype=np.int32)
-        d = self.ch.run(Seeds(one_a, zero, zero, 0.0, 0.0), Seeds(one_b, zero, zero, 0.0, 0.0)).weight
-        return bool(d == cum[j] - cum[i])
+        return self.ch.weight_between(a, b) == cum[j] - cum[i]
