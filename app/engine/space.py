@@ -20,6 +20,7 @@ from typing import NamedTuple
 import numpy as np
 
 from preprocessing.artifacts import Graph
+from preprocessing.geometry import osrm_fixed
 from preprocessing.jit import kernel
 from preprocessing.units import COORD_SCALE
 
@@ -27,6 +28,8 @@ from .assemble import AT_FIRST, AT_LAST, BWD, FWD
 from .data import ChainIndex, is_edge_based
 from .edges import EdgeMap, FlatSeeds
 from .types import Phantom, Seeds
+
+_fixed = osrm_fixed.py_func  # OSRM's 1e-6 fixed point of a degree value, in Python
 
 
 class SeedSet(NamedTuple):
@@ -65,16 +68,19 @@ class SearchSpace:
         raise NotImplementedError
 
     def at_chain_end(self, ph: Phantom) -> tuple[int, int]:
-        """(road node, AT_FIRST/AT_LAST) when the phantom sits exactly on its chain's first or last node and no
-        bearing restricted its directions; (-1, 0) otherwise."""
+        """(road node, AT_FIRST/AT_LAST) when the phantom sits on its chain's first or last node, as OSRM sees
+        coordinates (both rounded to 1e-6 degrees: OSRM then takes every segment snapped to that same point as a
+        candidate, so a route may leave or reach the junction by any road), and no bearing restricted its
+        directions; (-1, 0) otherwise."""
         g, ch = self.graph, self.chains
         if not (ph.fwd_arc == ch.fwd_arc[ph.chain] and ph.bwd_arc == ch.bwd_arc[ph.chain]):
             return -1, 0
         gf = self.geom_first
         p0, p1 = int(gf[ph.chain]), int(gf[ph.chain + 1]) - 1
-        if ph.lon == g.geom_lon[p0] / COORD_SCALE and ph.lat == g.geom_lat[p0] / COORD_SCALE:
+        at = (_fixed(ph.lon), _fixed(ph.lat))
+        if at == (_fixed(g.geom_lon[p0] / COORD_SCALE), _fixed(g.geom_lat[p0] / COORD_SCALE)):
             return int(ch.first_node[ph.chain]), AT_FIRST
-        if ph.lon == g.geom_lon[p1] / COORD_SCALE and ph.lat == g.geom_lat[p1] / COORD_SCALE:
+        if at == (_fixed(g.geom_lon[p1] / COORD_SCALE), _fixed(g.geom_lat[p1] / COORD_SCALE)):
             return int(ch.last_node[ph.chain]), AT_LAST
         return -1, 0
 
