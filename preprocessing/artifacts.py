@@ -23,7 +23,8 @@ import numpy as np
 from .files import committing, keep_created, make_parents, remove_created, track, umask, untrack
 
 FORMAT_VERSION = 6  # 6: arc_head_penalty (a junction's obstacles charged on the turns passing it, as OSRM's), and
-# within 6, optional (older graphs load without them): the encoded values arc_environment ... arc_max_weight;
+# within 6, optional (older graphs load without them): the encoded values arc_environment ... arc_max_weight, the
+# per-segment values geom_seg_weight / geom_seg_duration;
 # 5: geom_osm_id (OSRM's annotations=nodes, speed files by OSM node pairs);
 # 4: arc_way, arc_duration, the turn stage (edge-based graph, `eb_*`, manifest `search_graph`);
 # 3: guidance arrays (arc_lanes, arc_signs, arc_lane_count) and the guidance flags FLAG_TUNNEL / FLAG_CIRCULAR /
@@ -63,6 +64,7 @@ _LM = "preprocessing.landmarks"
 _BG = "preprocessing.basemap"
 _PEN = "preprocessing.penalties"
 _EV = "preprocessing.way_values"  # written by preprocessing.build; optional: graphs built before have none
+_SEG = "preprocessing.build"  # per-segment values of the chains; optional: graphs built before have none
 
 # Every array of every stage, in one table. The core arrays are written by `preprocessing.graph.finalize_arrays`.
 ARRAYS: tuple[ArraySpec, ...] = (
@@ -110,6 +112,19 @@ ARRAYS: tuple[ArraySpec, ...] = (
         "OSM node id of each shape point (0 unknown)",
         _CORE,
         "annotations=nodes, nearest",
+    ),  # fmt: skip
+    # OSRM's compressed geometry values (optional: graphs built before them split a phantom's arc by length)
+    ArraySpec(
+        "geom_seg_weight",
+        "int32",
+        "[p, 4]",
+        "decisecond of weight at each shape point: the segment ending there travelled along the chain / against "
+        "it, the node obstacles there charged along / against it (0 where no arc goes; an arc sums its column pair)",
+        _SEG,
+        "snapping (phantoms), metrics",
+    ),
+    ArraySpec(
+        "geom_seg_duration", "int32", "[p, 4]", "decisecond of travel time, likewise", _SEG, "snapping, metrics"
     ),  # fmt: skip
     ArraySpec(
         "str_offsets", "int64", "[s+1]", "byte offsets of the string table (string 0 is empty)", _CORE, "names"
@@ -221,7 +236,7 @@ def built_on_search_graph(name: str) -> bool:
     return spec is not None and spec.stage in (_CH, _CCH, _LM)
 
 
-METRIC_ARRAYS = ("arc_weight", "arc_duration") + tuple(
+METRIC_ARRAYS = ("arc_weight", "arc_duration", "geom_seg_weight", "geom_seg_duration") + tuple(
     EB_PREFIX + name for name in ("arc_weight", "arc_duration", "arc_turn", "arc_turn_duration")
 )
 METRIC_MANIFEST_KEYS = ("ch", "excludable", "landmarks", "max_speed_mps")  # what a metric replaces in the manifest

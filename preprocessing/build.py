@@ -55,6 +55,40 @@ def segment_ds(
     return np.maximum(np.floor(v + 0.5), 1).astype(np.int64)
 
 
+def point_segments(
+    seg_f: np.ndarray,
+    seg_b: np.ndarray,
+    pos: np.ndarray,
+    geom_first: np.ndarray,
+    fmask: np.ndarray,
+    bmask: np.ndarray,
+    pen_f: np.ndarray,
+    pen_b: np.ndarray,
+    on_arcs: int,
+) -> np.ndarray:
+    """`geom_seg_weight` / `geom_seg_duration` (docs/DESIGN.md): per shape point, the deciseconds of the segment
+    ending there travelled along the chain (column 0) and against it (1), and of the node obstacles at the point
+    charged on the arc along the chain (2) and against it (3), as OSRM's compressed geometry keeps them. `seg_f` /
+    `seg_b` and `pen_f` / `pen_b` are per way position, `pos` the position of each shape point, `on_arcs` 1 when
+    the arcs hold their head node's obstacles (a node-based graph). A direction no arc travels is all 0; an arc is
+    the sum of its columns over its chain."""
+    nc = len(geom_first) - 1
+    npts = np.diff(geom_first)
+    chain = np.repeat(np.arange(nc), npts)
+    first = np.zeros(len(pos), dtype=bool)
+    first[geom_first[:-1]] = True
+    last = np.zeros(len(pos), dtype=bool)
+    last[geom_first[1:] - 1] = True
+    out = np.zeros((len(pos), 4), dtype=np.int64)
+    out[:, 0] = np.where(first, 0, seg_f[pos])
+    out[:, 1] = np.where(first, 0, seg_b[pos])
+    out[:, 2] = np.where(first, 0, np.where(last, on_arcs * pen_f[pos], pen_f[pos]))
+    out[:, 3] = np.where(last, 0, np.where(first, on_arcs * pen_b[pos], pen_b[pos]))
+    out[~fmask[chain], 0::2] = 0
+    out[~bmask[chain], 1::2] = 0
+    return out.astype(np.int32)
+
+
 def encoded_values(
     ways: WayTable,
     nodes: NodeTable,
@@ -208,11 +242,14 @@ def build_arrays(
     seg_rate = ways.rate[seg_way] if ways.rate is not None else np.ones(p)
     in_chain = ~piece_start
 
-    def weights(kmh: np.ndarray, dur: np.ndarray, pens: np.ndarray, r: np.ndarray) -> np.ndarray:
-        """Deciseconds of each chain: its segments' `segment_ds` at `kmh` (or the way's `duration` split evenly
-        over its segments) slowed by the rate `r`, plus the node penalties `pens` (inside, and at the head unless
+    def per_segment(kmh: np.ndarray, dur: np.ndarray, r: np.ndarray) -> np.ndarray:
+        """Deciseconds of the segment ending at each position: `segment_ds` at `kmh` (or the way's `duration`
+        split evenly over its segments) slowed by the rate `r`; 0 at a piece's first position."""
+        return np.where(in_chain, segment_ds(seg, kmh, dur, seg_edges, r), 0)
+
+    def weights(per_seg: np.ndarray, pens: np.ndarray) -> np.ndarray:
+        """Deciseconds of each chain: its segments plus the node penalties `pens` (inside, and at the head unless
         the turns charge those)."""
-        per_seg = np.where(in_chain, segment_ds(seg, kmh, dur, seg_edges, r), 0)
         cum = np.cumsum(per_seg)
         return (cum[c1] - cum[c0]) + pens
 
@@ -222,8 +259,10 @@ def build_arrays(
     head_f, head_b = pen_f[c1], pen_b[c0]  # the obstacle at the head node, arriving forward / backward
     on_arcs = 0 if obstacles_on_turns else 1  # OSRM charges a junction's obstacle on the turns passing it
     fpen, bpen = interior_f + on_arcs * head_f, interior_b + on_arcs * head_b
-    fw, bw = weights(fk_s, fd_s, fpen, seg_rate), weights(bk_s, bd_s, bpen, seg_rate)  # the weight (routability)
-    ft, bt = weights(fk_s, fd_s, fpen, one), weights(bk_s, bd_s, bpen, one)  # the duration
+    seg_fw, seg_bw = per_segment(fk_s, fd_s, seg_rate), per_segment(bk_s, bd_s, seg_rate)  # weight (routability)
+    seg_ft, seg_bt = per_segment(fk_s, fd_s, one), per_segment(bk_s, bd_s, one)  # duration
+    fw, bw = weights(seg_fw, fpen), weights(seg_bw, bpen)
+    ft, bt = weights(seg_ft, fpen), weights(seg_bt, bpen)
     fk = ways.fwd_kmh[chain_way]
     bk = ways.bwd_kmh[chain_way]
     fd = ways.fwd_duration_s[chain_way]
@@ -284,6 +323,9 @@ def build_arrays(
         geom_osm_id=geom_osm_id,
         strings=ways.strings,
     )
+    seg_args = (pos, geom_first, fmask, bmask, pen_f, pen_b, on_arcs)
+    arrays["geom_seg_weight"] = point_segments(seg_fw, seg_bw, *seg_args)
+    arrays["geom_seg_duration"] = point_segments(seg_ft, seg_bt, *seg_args)
     comp = arrays["node_component"]
     sizes = np.bincount(comp) if n else np.zeros(0, np.int64)
     report.update(

@@ -14,6 +14,7 @@ import numpy as np
 
 from .artifacts import CH_PREFIX, EB_PREFIX, FormatError, ch_names
 from .encoded_values import ENCODED_VALUES, MAX_SPEED_NONE_KMH, NO_LIMIT_U8
+from .units import CLOSED_DS
 
 
 def _fail(name: str, rule: str) -> FormatError:
@@ -90,6 +91,32 @@ def check_core(arrays: Mapping[str, np.ndarray]) -> None:
         if arrays[name].shape[0] != p:
             raise _fail(name, f"one entry per shape point ({p})")
     check_encoded_values(arrays, m)
+    check_segments(arrays, m, p)
+
+
+def check_segments(arrays: Mapping[str, np.ndarray], m: int, p: int) -> None:
+    """The per-segment values (`geom_seg_weight`, `geom_seg_duration`; older graphs have none): four non-negative
+    columns per shape point, and each arc's column pair summed over its chain equal to the arc's weight or duration
+    (an arc a metric closed, `CLOSED_DS` or more, excepted)."""
+    gf = np.asarray(arrays["geom_first"], dtype=np.int64)
+    geom = np.asarray(arrays["arc_geom"], dtype=np.int64)
+    chain, rev = geom >> 1, geom & 1
+    for name, arc_name in (("geom_seg_weight", "arc_weight"), ("geom_seg_duration", "arc_duration")):
+        if name not in arrays:
+            continue
+        a = np.asarray(arrays[name])
+        if a.ndim != 2 or a.shape != (p, 4):
+            raise _fail(name, f"four columns per shape point ({p}, 4)")
+        if a.size and int(a.min()) < 0:
+            raise _fail(name, "no negative deciseconds")
+        cum = np.zeros((p + 1, 2), dtype=np.int64)
+        np.cumsum(a[:, 0:2].astype(np.int64) + a[:, 2:4], axis=0, out=cum[1:])
+        sums = cum[gf[chain + 1], rev] - cum[gf[chain], rev]
+        arc = np.asarray(arrays[arc_name], dtype=np.int64)
+        bad = (sums != arc) & (arc < CLOSED_DS)
+        if np.any(bad):
+            k = int(np.flatnonzero(bad)[0])
+            raise _fail(name, f"an arc's segments and obstacles sum to its {arc_name} (arc {k}: {sums[k]} != {arc[k]})")
 
 
 def check_encoded_values(arrays: Mapping[str, np.ndarray], m: int) -> None:

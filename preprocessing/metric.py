@@ -155,15 +155,17 @@ def new_metric(
         rep.segments_updated = int(got.sum())
         rep.segment_keys_applied = int(len(_unique(upd)))
         arc_u, len_u = arc[got], length[got]
+        speed_mps = speeds.speed_kmh[upd] / 3.6
+        new_d = _deciseconds(len_u, speed_mps)
+        rate = np.where(speeds.has_rate[upd], speeds.rate[upd], speed_mps)
+        keep_w = np.isnan(rate)
+        if "geom_seg_weight" in arrays and "geom_seg_duration" in arrays:
+            return _per_segment(arrays, rep, turns, (a[got], b[got], arc_u, len_u), new_d, rate, keep_w)
         # each segment's share of its arc's base values, split along the arc's length
         arc_len = np.bincount(arc, weights=length, minlength=len(w0))
         nseg = np.bincount(arc, minlength=len(w0))
         with np.errstate(divide="ignore", invalid="ignore"):
             frac = np.where(arc_len[arc_u] > 0, len_u / arc_len[arc_u], 1.0 / np.maximum(nseg[arc_u], 1))
-        speed_mps = speeds.speed_kmh[upd] / 3.6
-        new_d = _deciseconds(len_u, speed_mps)
-        rate = np.where(speeds.has_rate[upd], speeds.rate[upd], speed_mps)
-        keep_w = np.isnan(rate)
         new_w = np.where(keep_w, w0[arc_u] * frac, _deciseconds(len_u, np.nan_to_num(rate)))
         closed_seg = (new_d >= CLOSED_DS) | (~keep_w & (new_w >= CLOSED_DS))
         closed[arc_u[closed_seg]] = True
@@ -171,9 +173,57 @@ def new_metric(
         w += np.bincount(arc_u, weights=np.where(new_w >= CLOSED_DS, 0.0, new_w) - w0[arc_u] * frac, minlength=len(w))
     arc_w = np.where(closed, CLOSED_DS, np.clip(np.round(w), 0, CLOSED_DS)).astype(np.int32)
     arc_d = np.where(closed, CLOSED_DS, np.clip(np.round(d), 0, CLOSED_DS)).astype(np.int32)
+    return _with_turns(arrays, rep, turns, {"arc_weight": arc_w, "arc_duration": arc_d}, closed)
+
+
+def _per_segment(
+    arrays: dict[str, np.ndarray],
+    rep: MetricReport,
+    turns: TurnPenalties | None,
+    updated: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    new_d: np.ndarray,
+    rate: np.ndarray,
+    keep_w: np.ndarray,
+) -> tuple[dict[str, np.ndarray], MetricReport]:
+    """The road arcs on a graph with per-segment values (`geom_seg_weight` / `geom_seg_duration`): each updated
+    segment `updated` = (from point, to point, arc, metres) takes its new deciseconds in its own cell, every other
+    segment and obstacle keeps its own, and an arc is their sum, as OSRM's updater; the new per-segment arrays go
+    with the metric."""
+    a, b, arc_u, length = updated
+    sw = np.asarray(arrays["geom_seg_weight"], dtype=np.int64).copy()
+    sd = np.asarray(arrays["geom_seg_duration"], dtype=np.int64).copy()
+    row, col = np.maximum(a, b), np.where(b > a, 0, 1)  # the segment's row and direction column
+    new_w = np.where(keep_w, sw[row, col], _deciseconds(length, np.nan_to_num(rate)))
+    closed = np.zeros(int(arrays["arc_weight"].shape[0]), dtype=bool)
+    closed[arc_u[(new_d >= CLOSED_DS) | (new_w >= CLOSED_DS)]] = True
+    sd[row, col] = np.minimum(new_d, CLOSED_DS)
+    sw[row, col] = np.minimum(new_w, CLOSED_DS)
+    geom = np.asarray(arrays["arc_geom"], dtype=np.int64)
+    gf = np.asarray(arrays["geom_first"], dtype=np.int64)
+    chain, rev = geom >> 1, geom & 1
+    out: dict[str, np.ndarray] = {}
+    for name, seg in (("arc_weight", sw), ("arc_duration", sd)):
+        cum = np.zeros((seg.shape[0] + 1, 2), dtype=np.int64)
+        np.cumsum(seg[:, 0:2] + seg[:, 2:4], axis=0, out=cum[1:])
+        total = cum[gf[chain + 1], rev] - cum[gf[chain], rev]
+        out[name] = np.where(closed, CLOSED_DS, np.clip(total, 0, CLOSED_DS)).astype(np.int32)
+    out["geom_seg_weight"], out["geom_seg_duration"] = sw.astype(np.int32), sd.astype(np.int32)
+    return _with_turns(arrays, rep, turns, out, closed)
+
+
+def _with_turns(
+    arrays: dict[str, np.ndarray],
+    rep: MetricReport,
+    turns: TurnPenalties | None,
+    out: dict[str, np.ndarray],
+    closed: np.ndarray,
+) -> tuple[dict[str, np.ndarray], MetricReport]:
+    """The report's arc counts, and on an edge-based graph the turns (files applied) and search arcs that follow
+    from the new road arcs in `out`."""
+    w0, d0 = np.asarray(arrays["arc_weight"]), np.asarray(arrays["arc_duration"])
+    arc_w, arc_d = out["arc_weight"], out["arc_duration"]
     rep.arcs_changed = int(np.count_nonzero((arc_w != w0) | (arc_d != d0)))
     rep.arcs_closed = int(closed.sum())
-    out = {"arc_weight": arc_w, "arc_duration": arc_d}
     if "eb_arc_head" not in arrays:
         rep.faster_arcs = int(np.count_nonzero(arc_w < w0))
         if turns is not None and len(turns):
@@ -186,6 +236,8 @@ def new_metric(
     onto = node_arc[np.asarray(arrays["eb_arc_head"], dtype=np.int64)]
     if turns is not None and len(turns):
         rep.turn_lines, rep.turn_keys = turns.lines, len(turns)
+        osm = np.asarray(arrays["geom_osm_id"], dtype=np.int64)
+        ids = _unique(osm)
         last, before, second = _arc_ends(arrays)
         table, order = _sorted_table(_keys(turns.from_id, turns.via_id, turns.to_id, ids=ids))
         hit = _lookup(table, _keys(osm[before[into]], osm[last[into]], osm[second[onto]], ids=ids))

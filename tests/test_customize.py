@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from preprocessing.artifacts import METRIC_LINK, load_graph, read_metric
+from preprocessing.checks import check_segments
 from preprocessing.customize import customize, reset
 from preprocessing.metric import arc_segments, new_metric
 from preprocessing.speeds import MetricFileError, read_segment_speeds, read_turn_penalties
@@ -118,15 +119,24 @@ def test_updated_segments_take_osrms_deciseconds_and_the_rest_keep_their_share(d
     # the reverse directions and every other arc are untouched
     changed = np.flatnonzero(out["arc_duration"] != arrays["arc_duration"])
     assert set(changed.tolist()) <= {ab_arc, bc_arc}
-    # half a chain updated: the other half keeps its share of the old value (split by length)
+    # half a chain updated: the other half keeps its own per-segment value (`geom_seg_duration`), exactly
     e_arc, e_len = seg[(ids["b"], ids["e"])]
-    ef_len = seg[(ids["e"], ids["f"])][1]
+    pts = {(int(osm[x]), int(osm[y])): (int(x), int(y)) for x, y in zip(a, b, strict=True)}
+    fx, fy = pts[(ids["e"], ids["f"])]
+    ef_d = int(arrays["geom_seg_duration"][max(fx, fy), 0 if fy > fx else 1])
     s = read_segment_speeds([("f", f"{ids['b']},{ids['e']},10,\n".encode())])  # empty rate: weight stays
     out, rep = new_metric(arrays, s, None)
-    old_d, old_w = int(arrays["arc_duration"][e_arc]), int(arrays["arc_weight"][e_arc])
-    expect = round(old_d * ef_len / (e_len + ef_len) + _segment_ds(e_len, 10))
-    assert abs(int(out["arc_duration"][e_arc]) - expect) <= 1
+    old_w = int(arrays["arc_weight"][e_arc])
+    assert int(out["arc_duration"][e_arc]) == ef_d + _segment_ds(e_len, 10)
     assert out["arc_weight"][e_arc] == old_w
+    # the metric carries its per-segment values, and they sum to its arcs
+    check_segments({**arrays, **out}, len(out["arc_weight"]), len(arrays["geom_lon"]))
+    # a graph built before the per-segment values: the other half keeps its share of the old value (by length)
+    old = {k: v for k, v in arrays.items() if not k.startswith("geom_seg_")}
+    out, rep = new_metric(old, s, None)
+    ef_len = seg[(ids["e"], ids["f"])][1]
+    expect = round(int(arrays["arc_duration"][e_arc]) * ef_len / (e_len + ef_len) + _segment_ds(e_len, 10))
+    assert abs(int(out["arc_duration"][e_arc]) - expect) <= 1 and "geom_seg_duration" not in out
     # the search graph's arcs follow their road arc: turn + the new whole arc
     node_arc = np.asarray(arrays["eb_node_arc"])
     onto = node_arc[np.asarray(arrays["eb_arc_head"])]

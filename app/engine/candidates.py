@@ -71,7 +71,8 @@ class CandidateSet:
             g.geom_lon, g.geom_lat, snapper._gf, ch.fwd_arc, ch.bwd_arc, fwd_arcs, bwd_arcs, masked, ch.first_node,
             ch.last_node, ch.component, g.arc_weight, g.arc_dist, g.arc_name, g.node_osm_id, g.arc_duration,
             np.ascontiguousarray(lon, dtype=np.float64), np.ascontiguousarray(lat, dtype=np.float64),
-            np.ascontiguousarray(radius, dtype=np.float64), bearing, brange, MAX_CANDIDATES,
+            np.ascontiguousarray(radius, dtype=np.float64), bearing, brange, MAX_CANDIDATES, snapper._seg_weight,
+            snapper._seg_time,
         )  # fmt: skip
         # one candidate per direction of a two-way chain, unless the trace may turn back at its point
         both = (fig[:, 3] >= 0) & (fig[:, 4] >= 0) & ~uturn_allowed(lon, lat)[point]
@@ -171,7 +172,7 @@ class CandidateSet:
 def _hits(
     b_minx, b_miny, b_maxx, b_maxy, b_level, b_seg, b_chain, t_minx, t_miny, t_maxx, t_maxy, t_level, t_seg, t_chain,
     glon, glat, gf, chain_fwd, chain_bwd, dir_fwd, dir_bwd, masked, first_node, last_node, component, arc_weight,
-    arc_dist, arc_name, node_osm_id, arc_time, qlon, qlat, radius, bearing, brange, want,
+    arc_dist, arc_name, node_osm_id, arc_time, qlon, qlat, radius, bearing, brange, want, seg_weight, seg_time,
 ):  # fmt: skip  # pragma: no cover - numba
     """Per point the `want` nearest chains within `radius` m of both trees (as `Snapper.nearest`): (point, chain,
     segment, figures [k, 21] as float64, metres along the chain, the chain end node it sits on or -1)."""
@@ -215,7 +216,7 @@ def _hits(
             s = o_seg[j]
             r = _phantom_figures(
                 glon, glat, gf, chain_fwd, chain_bwd, first_node, last_node, component, arc_weight, arc_dist,
-                arc_name, node_osm_id, c, s - gf[c], o_t[j], qlon[i], qlat[i], arc_time,
+                arc_name, node_osm_id, c, s - gf[c], o_t[j], qlon[i], qlat[i], arc_time, seg_weight, seg_time,
             )  # fmt: skip
             if r[2] > radius[i]:
                 continue

@@ -241,15 +241,92 @@ def _search(
     return found
 
 
+# OSRM's `latToYapprox`: the inverse Gudermannian as a Padé approximant [11/11] within 70 degrees (coefficients from
+# its web_mercator.hpp, lowest power first)
+_MERC_NUM = (
+    0.0, 1.00000000000089108431373566e00, 2.34439410386997223035693483e-06, -3.21291701673364717170998957e-04,
+    -6.62778508496089940141103135e-10, 3.68188055470304769936079078e-08, 6.31192702320492485752941578e-14,
+    -1.77274453235716299127325443e-12, -2.24563810831776747318521450e-18, 3.13524754818073129982475171e-17,
+    2.09014225025314211415458228e-23, -9.82938075991732185095509716e-23,
+)  # fmt: skip
+_MERC_DEN = (
+    1.0, 2.34439410398970701719081061e-06, -3.72061271627251952928813333e-04, -7.81802389685429267252612620e-10,
+    5.18418724186576447072888605e-08, 9.37468561198098681003717477e-14, -3.30833288607921773936702558e-12,
+    -4.78446279888774903983338274e-18, 9.32999229169156878168234191e-17, 9.17695141954265959600965170e-23,
+    -8.72130728982012387640166055e-22, -3.23083224835967391884404730e-28,
+)  # fmt: skip
+
+
+@kernel(inline="always")
+def _mercator_y(lat):  # pragma: no cover - numba
+    """OSRM's `web_mercator::latToYapprox` (degrees -> projected degrees)."""
+    if lat < -70.0 or lat > 70.0:
+        f = math.sin(lat * math.pi / 180.0)
+        return 180.0 / math.pi * 0.5 * math.log((1.0 + f) / (1.0 - f))
+    num = 0.0
+    den = 0.0
+    for k in range(11, -1, -1):
+        num = num * lat + _MERC_NUM[k]
+        den = den * lat + _MERC_DEN[k]
+    return num / den
+
+
+@kernel
+def osrm_ratio(lon1, lat1, lon2, lat2, qlon, qlat):  # pragma: no cover - numba
+    """Where OSRM puts a query point along segment (1, 2), 0..1: its projection in Web Mercator with every
+    coordinate at OSRM's 1e-6 degrees (`coordinate_calculation::perpendicularDistance`), the ratio a phantom
+    splits the segment's weight and duration by (`GeospatialQuery::MakePhantomNode`)."""
+    x1 = osrm_fixed(lon1) / OSRM_COORD_SCALE
+    y1 = _mercator_y(osrm_fixed(lat1) / OSRM_COORD_SCALE)
+    x2 = osrm_fixed(lon2) / OSRM_COORD_SCALE
+    y2 = _mercator_y(osrm_fixed(lat2) / OSRM_COORD_SCALE)
+    xq = osrm_fixed(qlon) / OSRM_COORD_SCALE
+    yq = _mercator_y(osrm_fixed(qlat) / OSRM_COORD_SCALE)
+    sx, sy = x2 - x1, y2 - y1
+    sq = sx * sx + sy * sy
+    if sq < 2.220446049250313e-16:
+        return 0.0
+    return min(max((sx * (xq - x1) + sy * (yq - y1)) / sq, 0.0), 1.0)
+
+
+@kernel
+def _osrm_before(gs, p0, p1, seg, ratio, against):  # pragma: no cover - numba
+    """(deciseconds from the arc's start to the point, the arc's total) from per-point values `gs` (the columns of
+    `geom_seg_weight`, docs/DESIGN.md) of the chain at points p0..p1-1, the point at `ratio` of local segment
+    `seg`: the whole segments and the obstacles before it, plus OSRM's truncated share of its own segment
+    (`forward_weight = weight * ratio`, and `reverse_weight -= weight * ratio` against the chain)."""
+    s = p0 + seg + 1  # the row of the point's segment
+    total = 0
+    before = 0
+    if not against:
+        for i in range(p0, p1):
+            v = gs[i, 0] + gs[i, 2]
+            total += v
+            if i < s:
+                before += v
+        before += int(math.floor(gs[s, 0] * ratio))
+    else:
+        for i in range(p0, p1):
+            v = gs[i, 1] + gs[i, 3]
+            total += v
+            if i > s:
+                before += v
+        before += gs[s, 3] + gs[s, 1] - int(math.floor(gs[s, 1] * ratio))
+    return before, total
+
+
 @kernel
 def _phantom_figures(
     glon, glat, gf, fwd_arc, bwd_arc, first_node, last_node, component, arc_weight, arc_dist, arc_name, node_osm_id,
-    chain, seg, t, qlon, qlat, arc_time,
+    chain, seg, t, qlon, qlat, arc_time, seg_weight, seg_time,
 ):  # fmt: skip  # pragma: no cover - numba
     """Everything numeric a Phantom holds, in one call.
 
-    The snapped point sits at parameter t of local segment `seg`, exactly on a vertex at t = 0 or 1. Partial weights
-    and distances split both arcs by distance along the chain; "after" = total - "before", so they add up exactly.
+    The snapped point sits at parameter t of local segment `seg`, exactly on a vertex at t = 0 or 1. Weights and
+    durations split as OSRM's phantoms do (`_osrm_before` over `seg_weight` / `seg_time`, the graph's
+    `geom_seg_weight` / `geom_seg_duration`) where those describe the arc (they sum to its value: not so on graphs
+    built before them, with 0 rows, or under a custom model's weights); otherwise, and for distances, both arcs
+    split by distance along the chain. "after" = total - "before", so they add up exactly.
     Returns (lon, lat, distance_m, fwd, bwd, fwd w before/after, d before/after, bwd likewise, component, name id,
     osm id of the first and last node, fwd time before/after, bwd time before/after).
     """
@@ -270,17 +347,50 @@ def _phantom_figures(
     bwd = bwd_arc[chain]
     fw = fwb = fd = fdb = bw = bwb = bd = bdb = ft = ftb = bt = btb = 0
     name = 0
+    p0, p1 = gf[chain], gf[chain + 1]
+    exact = seg_weight.shape[0] == glon.shape[0] and seg_time.shape[0] == glon.shape[0]
+    ratio = 0.0
+    if exact:
+        s = p0 + seg
+        ratio = osrm_ratio(
+            glon[s] / COORD_SCALE, glat[s] / COORD_SCALE, glon[s + 1] / COORD_SCALE, glat[s + 1] / COORD_SCALE,
+            qlon, qlat,
+        )  # fmt: skip
+        # a point OSRM sees on the segment's end node (equal at 1e-6 degrees) is there: the router then also takes
+        # the roads leaving or reaching that node (`app.engine.space`), and both must price it alike
+        if osrm_fixed(lon) == osrm_fixed(glon[s] / COORD_SCALE) and osrm_fixed(lat) == osrm_fixed(
+            glat[s] / COORD_SCALE
+        ):
+            ratio = 0.0
+        elif osrm_fixed(lon) == osrm_fixed(glon[s + 1] / COORD_SCALE) and osrm_fixed(lat) == osrm_fixed(
+            glat[s + 1] / COORD_SCALE
+        ):
+            ratio = 1.0
     if fwd >= 0:
         fw, fd, ft = arc_weight[fwd], arc_dist[fwd], arc_time[fwd]
         fwb = min(fw, int(math.floor(f * fw + 0.5)))
         fdb = min(fd, int(math.floor(f * fd + 0.5)))
         ftb = min(ft, int(math.floor(f * ft + 0.5)))
+        if exact:
+            wb, wt = _osrm_before(seg_weight, p0, p1, seg, ratio, False)
+            tb, tt = _osrm_before(seg_time, p0, p1, seg, ratio, False)
+            if wt == fw:
+                fwb = wb
+            if tt == ft:
+                ftb = tb
         name = arc_name[fwd]
     if bwd >= 0:
         bw, bd, bt = arc_weight[bwd], arc_dist[bwd], arc_time[bwd]
         bwb = min(bw, int(math.floor((1.0 - f) * bw + 0.5)))
         bdb = min(bd, int(math.floor((1.0 - f) * bd + 0.5)))
         btb = min(bt, int(math.floor((1.0 - f) * bt + 0.5)))
+        if exact:
+            wb, wt = _osrm_before(seg_weight, p0, p1, seg, ratio, True)
+            tb, tt = _osrm_before(seg_time, p0, p1, seg, ratio, True)
+            if wt == bw:
+                bwb = wb
+            if tt == bt:
+                btb = tb
         if fwd < 0:
             name = arc_name[bwd]
     dist = osrm_distance_m(qlon, qlat, lon, lat)
@@ -435,6 +545,9 @@ class Snapper:
         self.min_component_size = int(min_component_size)
         self._glon = graph.geom_lon
         self._arc_time = graph.arc_duration
+        none = np.zeros((0, 4), dtype=np.int32)  # graphs built before the per-segment values: split by length
+        self._seg_weight = graph.geom_seg_weight if graph.has("geom_seg_weight") else none
+        self._seg_time = graph.geom_seg_duration if graph.has("geom_seg_duration") else none
         self._glat = graph.geom_lat
         gf = np.asarray(graph.geom_first, dtype=np.int64)
         self._gf = gf
@@ -608,7 +721,7 @@ class Snapper:
         r = _phantom_figures(
             self._glon, self._glat, self._gf, ch.fwd_arc, ch.bwd_arc, ch.first_node, ch.last_node, ch.component,
             g.arc_weight, g.arc_dist, g.arc_name, g.node_osm_id, chain, seg - int(self._gf[chain]), t, qlon, qlat,
-            self._arc_time,
+            self._arc_time, self._seg_weight, self._seg_time,
         )  # fmt: skip
         masked = dirs is not None and dirs[2]
         if bearing is not None or masked:  # only the direction(s) the bearing and the excluded classes allow
