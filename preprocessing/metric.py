@@ -7,9 +7,10 @@ new weights and durations, the search graph's arc weights that follow from them,
 
 Arithmetic (OSRM's `updater.cpp`): an updated segment lasts `max(1, round(length / (speed_kmh / 3.6) * 10))` ds;
 its weight follows the duration without a rate column, stays with an empty one, and is `length / rate` otherwise;
-a speed or rate of 0 closes it. A road arc's segments that no line names keep their share of the arc's weight and
-duration (the arc's value split along its length, so node penalties inside the arc stay with it), and an arc whose
-every segment is updated is the exact sum of OSRM's per-segment deciseconds. A closed arc weighs `CLOSED_DS`: far
+a speed or rate of 0 closes it. A road arc's segments that no line names keep their own weight and duration
+(`geom_seg_weight` / `geom_seg_duration`, which the metric then carries) and its node obstacles stay, so an arc is
+the exact sum of OSRM's per-segment deciseconds; on a graph built before those arrays they keep their share of the
+arc's values (split along its length). A closed arc weighs `CLOSED_DS`: far
 above any real route, so a path weighing that much is no path (the engine says "no route"). An updated turn lasts
 `round(penalty_s * 10)` ds and weighs `round(weight * 10)` (or its duration); a negative one is clamped to 0, since
 every search needs non-negative arcs. A metric is always the base graph's metric plus the files given: applying

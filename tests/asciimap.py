@@ -223,6 +223,21 @@ class Built:
                 best = min(best, int(weight[node_arc[s]]) + int(dist[ends].min()))
         return None if best >= INF_WEIGHT else best
 
+    def point(self, a: str, b: str, t: float) -> tuple[float, float]:
+        """(lon, lat) degrees at fraction `t` of the straight line from letter a to letter b."""
+        (ax, ay), (bx, by) = self.coords[a], self.coords[b]
+        return (ax + t * (bx - ax)) / COORD_SCALE, (ay + t * (by - ay)) / COORD_SCALE
+
+    def route_s(self, *points: tuple[float, float]) -> tuple[float, float]:
+        """(duration s, weight s) of the engine's route through `points` (lon, lat degrees), snapped as OSRM
+        snaps them (phantoms in the middle of arcs), by plain Dijkstra."""
+        from app.engine.data import load
+        from app.engine.facade import Engine, RouteRequest, Waypoints
+
+        engine = Engine(load(self.graph.path), min_component_size=1)
+        best = engine.route(RouteRequest(Waypoints(tuple(points)), algorithm="dijkstra")).best
+        return round(best.duration_s, 1), round(best.weight_s, 1)
+
     def segments_m(self, path: str) -> np.ndarray:
         """Length (m) of each segment along a string of letters, in OSRM's formula as the pipeline measures it."""
         pts = np.array([self.coords[ch] for ch in path], dtype=np.float64) / COORD_SCALE

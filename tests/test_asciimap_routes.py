@@ -160,6 +160,30 @@ def test_testbot_traffic_signals(tmp_path: Path) -> None:
     assert built.weight("e", "g") == 270 and built.weight("g", "e") == 270
 
 
+def test_testbot_phantoms_split_per_segment(tmp_path: Path) -> None:
+    """A point in the middle of an arc takes the whole segments and obstacles before it plus its own segment's
+    share, truncated to deciseconds (OSRM's `MakePhantomNode`), not the arc split by length. Here a > b 100 ds,
+    b > c 200, c > d 200 forward; backward at 18 km/h 200, 400, 400; the 7 s signal at c inside the chain."""
+    built = asciimap.build(
+        tmp_path,
+        "ab c d",
+        ways=[("abcd", {"highway": "primary", "maxspeed:backward": "18"})],
+        nodes={"c": {"highway": "traffic_signals"}},
+    )
+    assert built.weight("a", "d") == 570 and built.weight("d", "a") == 1070
+    a, d = built.point("a", "b", 0), built.point("d", "c", 0)
+    p1, p2 = built.point("b", "c", 1 / 3), built.point("c", "d", 1 / 3)  # OSRM's ratio 599/1796 at 1e-6 degrees
+    # forward: before p1 = 100 + trunc(200 * r) = 166; before p2 = 100 + 200 + 70 + 66 = 436
+    assert built.route_s(a, p1) == (16.6, 16.6)  # split by length: 19.0
+    assert built.route_s(p1, d) == (40.4, 40.4)
+    assert built.route_s(p1, p2) == (27.0, 27.0)  # the signal between them counts
+    # backward: before p2 = 400 - trunc(400 * r) = 267; before p1 = 400 + 70 + 267 = 737
+    assert built.route_s(d, p2) == (26.7, 26.7)
+    assert built.route_s(p2, p1) == (47.0, 47.0)
+    assert built.route_s(p1, a) == (33.3, 33.3)
+    assert built.route_s(d, p1) == (73.7, 73.7)
+
+
 def test_car_directed_signals_and_signs(tmp_path: Path) -> None:
     """OSRM's obstacles with a direction (lib/obstacles.lua): `traffic_signals:direction` (or `direction`) on a
     signal, `direction` on a stop sign, relative to the way's node order; inside a way (b, f) and at a junction (c,
