@@ -56,25 +56,31 @@ def run_server(settings: Settings) -> None:
     A bad graph directory raises `GraphError`, a port that cannot be bound `ServerError`, both before any kernel
     work or worker process.
     """
-    from app.engine.data import load
+    from app.stoppable import run_until_signal
+    from app.warmup import is_compiled, remove_partial_cache_files
 
     started = time.perf_counter()
-    load(settings.graph_dir)  # fail fast, with the loader's sentence
-    check_port(settings.host, settings.port)
-    from app.api.service import Service
-    from app.stoppable import run_until_signal
-    from app.warmup import remove_partial_cache_files, warm_service
 
-    service = Service(settings)
-    run_until_signal(
-        lambda: warm_service(service, say=_say, background=settings.workers == 1),
-        on_stop=remove_partial_cache_files,
-        status=lambda signum: 0,
-        message="stopped during start-up",
+    def start_up() -> Any:
+        from app.engine.data import load
+
+        load(settings.graph_dir)  # fail fast, with the loader's sentence
+        check_port(settings.host, settings.port)
+        if settings.workers > 1 and is_compiled("engine"):
+            return None  # each worker loads and warms its own; nothing would compile here
+        from app.api.service import Service
+        from app.warmup import warm_service
+
+        return warm_service(Service(settings), say=_say, background=settings.workers == 1)
+
+    service = run_until_signal(
+        start_up, on_stop=remove_partial_cache_files, status=lambda signum: 0, message="stopped during start-up"
     )
-    if settings.workers > 1:
-        service.close()  # each worker opens its own (the kernels now load from the cache)
-        service.engine = None  # and the supervisor keeps no graph tables of its own
+    if settings.workers > 1 and service is not None:
+        # the kernels are compiled now (the workers load them from the cache); each worker opens its own graph,
+        # and the supervisor keeps no graph tables of its own
+        service.close()
+        service.engine = None
         del service
         import gc
 

@@ -6,8 +6,9 @@
   them and says so once, with an estimate.
 - `compile_all(jobs)` (`starroute compile`, the Docker build, a cold first `starroute serve`) compiles the
   kernels of both preprocessing and the server into the cache ahead of use, on a small built-in map, in up to two
-  processes: one runs the preprocess kernels and then the CH and ALT queries, the other the kernels that need no
-  contraction (snapping, Dijkstra, A*, leg assembly, geometry) on a graph built without it.
+  processes, group by group (`COMPILE_GROUPS`, each announced with its number and estimate): one runs the
+  preprocess kernels, then the hierarchy's queries, alternatives, areas, isochrones and trips; the other snapping,
+  the core's searches and leg assembly on a graph built without hierarchy, then map matching.
 - `is_compiled(part)` says whether that is needed without importing numba: a marker file beside the cache, named
   by a hash of the kernel sources and the numba and Python versions, written once a part ("engine" or
   "preprocess") has run warm.
@@ -27,15 +28,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from app.settings import Settings
-from preprocessing.jit import announce_compilation, remove_partial_files
-
 log = logging.getLogger("starroute")
 Say = Callable[[str], None]
 
-# Measured cold compile times on this project's 2-core reference machine (bench/startup.py), for the message.
-ENGINE_COMPILE_S = 25.0
-PREPROCESS_COMPILE_S = 12.0  # every preprocessing kernel (pipeline.CONTRACT_COMPILE_S: contraction, landmarks)
+# Measured cold compile time of the kernels a server warms on a first `python -m app.server` (no `compile_all`).
+ENGINE_COMPILE_S = 60.0
 _PROCESS_START = time.time()
 _ROOT = Path(__file__).resolve().parent.parent
 KERNEL_PACKAGES = (_ROOT / "preprocessing", _ROOT / "app" / "engine", _ROOT / "app" / "api")
@@ -94,6 +91,8 @@ def remove_partial_cache_files() -> None:
     for p in list(_CHILDREN):
         p.kill()
         p.wait()
+    from preprocessing.jit import remove_partial_files
+
     dirs = [str(p / "__pycache__") for p in KERNEL_PACKAGES]
     if os.environ.get("NUMBA_CACHE_DIR"):
         dirs = [os.environ["NUMBA_CACHE_DIR"]]
@@ -114,12 +113,11 @@ async def exercise(service: Any, algorithms: tuple[str, ...] | None = None, opti
         exercise_options(service, phantoms)
 
 
-async def _exercise_routing(service: Any, algorithms: tuple[str, ...] | None) -> list[Any] | None:
+async def _exercise_routing(service: Any, algorithms: tuple[str, ...] | None, trips: bool = True) -> list[Any] | None:
     """Routes (OSRM answers with geometry and annotations, every algorithm), a table, nearest; the sample phantoms."""
     from app.api import osrm
     from app.engine.errors import EngineError
     from app.engine.facade import Waypoints
-    from app.engine.types import RouteOptions
 
     engine = service.opened
     sample = engine.sample_points()
@@ -141,54 +139,96 @@ async def _exercise_routing(service: Any, algorithms: tuple[str, ...] | None) ->
     except EngineError as exc:
         log.info("warm-up of the other algorithms skipped: %s", exc)
         return None
+    exercise_algorithms(service, phantoms, algorithms)
+    try:
+        engine.table(phantoms, phantoms)
+    except EngineError:
+        pass
+    if trips:
+        from app.engine.tsp import warm as warm_trips  # the trip solver's kernels (no graph needed)
+
+        warm_trips()
+    return phantoms
+
+
+def exercise_algorithms(service: Any, phantoms: list[Any], algorithms: tuple[str, ...] | None) -> None:
+    """Routes on each of `algorithms` (all the graph offers by default), through the sample phantoms and the
+    router's own short queries and table."""
+    from app.engine.errors import EngineError
+    from app.engine.types import RouteOptions
+
+    engine = service.opened
     for algorithm in algorithms if algorithms is not None else engine.algorithms:
         try:
             engine.routes(phantoms, RouteOptions(algorithm=algorithm))
         except EngineError:
             pass
-    try:
-        engine.table(phantoms, phantoms)
-    except EngineError:
-        pass
     engine.router.warmup(algorithms)
-    from app.engine.tsp import warm as warm_trips  # the trip solver's kernels (no graph needed)
-
-    warm_trips()
-    return phantoms
 
 
 def exercise_options(service: Any, phantoms: list[Any]) -> None:
     """The kernels of alternatives, areas to avoid, isochrones and their contours, map matching, and the map's tile
     index (straight to the engine: no ASGI client to import)."""
+    service.opened.road_tiles()  # no kernels: tens of milliseconds on a city
+    exercise_alternatives(service, phantoms)
+    exercise_areas(service, phantoms)
+    exercise_matching(service, phantoms)
+
+
+def exercise_alternatives(service: Any, phantoms: list[Any]) -> None:
+    """Alternatives on the default algorithm, and every kernel of the via-node method when the graph has CH tables."""
+    from app.engine.errors import EngineError
+    from app.engine.types import RouteOptions
+
+    router = service.opened.router
+    try:
+        router.query().routes(phantoms, RouteOptions(algorithm=router.default_algorithm, alternatives=1))
+        hierarchy, prefix = router.metric.hierarchy(None) if router.tables else (None, None)
+        if hierarchy is not None and prefix is not None:  # every kernel of the via-node method, found or not above
+            from app.engine.alternatives import warm as warm_alternatives
+
+            warm_alternatives(hierarchy, router.search_graph, router.graph)
+    except (EngineError, ValueError) as exc:
+        log.info("warm-up of alternatives: %s", exc)
+
+
+def exercise_areas(service: Any, phantoms: list[Any]) -> None:
+    """Areas to avoid (with alternatives: no hierarchy holds for an area, so plateaus answer), isochrones and their
+    contours."""
     from app.engine.areas import parse_compact
     from app.engine.contours import contour_polygons
     from app.engine.errors import EngineError
-    from app.engine.facade import MatchRequest
     from app.engine.types import RouteOptions
 
-    engine = service.opened
-    engine.road_tiles()  # no kernels: tens of milliseconds on a city
-    router = engine.router
+    router = service.opened.router
     x1, y1 = phantoms[0].lon, phantoms[0].lat
     ring = f"{x1 + 1e-4},{y1 + 1e-4};{x1 + 2e-4},{y1 + 1e-4};{x1 + 2e-4},{y1 + 2e-4}"
     q = router.query()
     core = [a for a in router.algorithms if a != "ch"]
     try:
-        q.routes(phantoms, RouteOptions(algorithm=router.default_algorithm, alternatives=1))
-        hierarchy, prefix = router.metric.hierarchy(None)
-        if router.tables and prefix is not None:  # every kernel of the via-node method, found or not above
-            from app.engine.alternatives import warm as warm_alternatives
-
-            warm_alternatives(hierarchy, router.search_graph, router.graph)
         forbidden = router.forbidden_arcs(parse_compact(ring))
-        if core:  # with alternatives: no hierarchy holds for an area, so plateaus answer (their kernels)
+        if core:
             q.routes(phantoms, RouteOptions(algorithm=core[0], forbidden=forbidden, alternatives=1))
         for part in q.isochrone(phantoms[0], [600, 1200])[0]:
             if len(part):
                 contour_polygons(part[:, 0], part[:, 1], part[:, 2], part[:, 3], 50.0)
-        engine.match(MatchRequest([(p.lon, p.lat) for p in phantoms], timestamps=[0, 3600]))
     except (EngineError, ValueError) as exc:
-        log.info("warm-up of the options: %s", exc)
+        log.info("warm-up of areas and isochrones: %s", exc)
+
+
+def exercise_matching(service: Any, phantoms: list[Any]) -> None:
+    """Map matching (candidates, the Viterbi kernel, its legs)."""
+    from app.engine.errors import EngineError
+    from app.engine.facade import MatchRequest
+
+    try:
+        service.opened.match(MatchRequest([(p.lon, p.lat) for p in phantoms], timestamps=[0, 3600]))
+    except (EngineError, ValueError) as exc:
+        log.info("warm-up of map matching: %s", exc)
+
+
+def _start_background(fn: Callable[[], None]) -> None:
+    threading.Thread(target=fn, name="starroute-warmup", daemon=True).start()
 
 
 def warm_service(
@@ -200,31 +240,46 @@ def warm_service(
 ) -> Any:
     """Open `service` (if not yet) and run `exercise` on it; says once when kernels compile. Returns the service.
 
-    `background=True` (a server starting): routes, tables and nearest are warm when this returns; the options'
-    kernels (alternatives, areas, isochrones: compiled already by `compile_all`, only loaded here) load on a daemon
-    thread meanwhile, so the server is ready sooner and a first such request at most waits for that load.
+    `background=True` (a server starting): routes on the default algorithm (the OSRM API's), tables and nearest are
+    warm when this returns; the other algorithms (long searches: they run in the search pool), trips and the
+    options' kernels (alternatives, areas, isochrones, matching: compiled already by `compile_all`, only loaded here)
+    load on a daemon thread at nice 19 meanwhile, so the server is ready sooner and a first such request at most
+    waits for that load.
     """
     from app.api.health import Metrics
+    from preprocessing.jit import announce_compilation
 
+    later = background and options and algorithms is None
     with announce_compilation(say, "routing kernels", ENGINE_COMPILE_S) as note:
         if service.engine is None:
             service.open()  # imports the engine: kernels with signatures compile (or load) now
-        if background and options:
-            phantoms = asyncio.run(_exercise_routing(service, algorithms))
+        if later:
+            first = (service.opened.router.default_algorithm,)
+            phantoms = asyncio.run(_exercise_routing(service, first, trips=False))
         else:
             asyncio.run(exercise(service, algorithms, options))
     if note.fired:
         say(f"routing kernels compiled in {time.perf_counter() - note.started:.0f} s (cached for later starts)")
     service.metrics = Metrics()  # warm-up searches are not traffic
-    if background and options:
+    if later:
 
         def rest() -> None:
-            if phantoms is not None:
-                exercise_options(service, phantoms)
-            if algorithms is None:
-                mark_compiled("engine")
+            from app.api.service import _lower_priority
+            from app.engine.tsp import warm as warm_trips
 
-        threading.Thread(target=rest, name="starroute-warmup", daemon=True).start()
+            _lower_priority()
+            try:
+                if phantoms is not None:
+                    others = tuple(a for a in service.opened.algorithms if a not in first)
+                    exercise_algorithms(service, phantoms, others)
+                    exercise_options(service, phantoms)
+                warm_trips()
+            except Exception:  # noqa: BLE001 - a warm-up is no request: the server serves on, the log says why
+                log.exception("background warm-up failed")
+                return
+            mark_compiled("engine")
+
+        _start_background(rest)
     elif algorithms is None:
         mark_compiled("engine")
     return service
@@ -264,42 +319,111 @@ def write_sample_map(path: Path) -> Path:
     return path
 
 
-def _compile_job(job: str, work: Path) -> None:
-    """One compile job of `compile_all` (run in a child process): "preprocess" or "engine"."""
-    from app.api.service import Service
+# The kernel groups `compile_all` compiles, numbered in the order they start: (name, job, measured seconds of that
+# group, cold, in its job beside the other job on this project's 2-core machine with a neighbour process busy;
+# `STARROUTE_COMPILE_LOG=INFO` logs them). Job "preprocess" works on a graph with every stage, job "engine" on one
+# without hierarchy or landmarks; each group is a preprocessing run or a few requests of the server.
+COMPILE_GROUPS: tuple[tuple[str, str, float], ...] = (
+    ("preprocessing", "preprocess", 16.0),
+    ("snapping, searches and legs", "engine", 24.0),
+    ("hierarchy routes and tables", "preprocess", 9.0),
+    ("alternatives", "preprocess", 4.0),
+    ("areas to avoid and isochrones", "preprocess", 8.0),
+    ("trips", "preprocess", 10.0),
+    ("map matching", "engine", 36.0),
+)
+
+
+def compile_estimate(jobs: int = 2) -> float:
+    """Seconds `compile_all(jobs)` is expected to take on a cold cache (the longer job, or the sum with one job)."""
+    per_job: dict[str, float] = {}
+    for _, job, seconds in COMPILE_GROUPS:
+        per_job[job] = per_job.get(job, 0.0) + seconds
+    return max(per_job.values()) if jobs >= 2 else sum(per_job.values())
+
+
+def _compile_job(job: str, work: Path, say: Say) -> None:
+    """One compile job of `compile_all` (a child process, or in turn with `jobs=1`): its groups of `COMPILE_GROUPS`
+    in order, each announced with its number and estimate (and its time logged at INFO)."""
     from preprocessing.pipeline import preprocess
 
-    osm = write_sample_map(work / f"sample-{job}.osm")
-    if job == "preprocess":  # contraction and landmarks, then the queries that need them
-        graph = preprocess(osm, work / "full", ch=True, landmarks=4, force=True, quiet=True)
-        warm_service(Service(Settings(graph_dir=graph)), say=lambda m: None, algorithms=("ch",), options=False)
-    else:  # everything that needs no contraction, on a graph built without it (numpy only, no kernel)
-        graph = preprocess(osm, work / "plain", ch=False, landmarks=0, force=True, quiet=True)
-        warm_service(Service(Settings(graph_dir=graph)), say=lambda m: None)
+    state: dict[str, Any] = {}
+
+    def build_full() -> None:  # contraction, CCH, landmarks; the engine is not imported yet (job "engine" does it)
+        osm = write_sample_map(work / "sample-full.osm")
+        state["graph"] = preprocess(osm, work / "full", ch=True, landmarks=4, force=True, quiet=True)
+
+    def routes(algorithms: tuple[str, ...] | None) -> Callable[[], None]:
+        def run() -> None:
+            from app.api.service import Service  # the engine's kernels with signatures compile on import
+            from app.settings import Settings
+
+            if "graph" not in state:  # job "engine": a graph without hierarchy (numpy only, no kernel)
+                osm = write_sample_map(work / "sample-plain.osm")
+                state["graph"] = preprocess(osm, work / "plain", ch=False, landmarks=0, force=True, quiet=True)
+            # no request time limit: a warm-up request may compile for longer than a request may search
+            service = state["service"] = Service(Settings(graph_dir=state["graph"], request_time_limit_s=3600))
+            service.open()
+            state["phantoms"] = asyncio.run(_exercise_routing(service, algorithms, trips=False))
+            assert state["phantoms"] is not None, "the sample map's points connect"
+
+        return run
+
+    def with_phantoms(fn: Callable[[Any, list[Any]], None]) -> Callable[[], None]:
+        return lambda: fn(state["service"], state["phantoms"])
+
+    def trips() -> None:
+        from app.engine.tsp import warm as warm_trips
+
+        warm_trips()
+
+    steps: dict[str, Callable[[], None]] = {
+        "preprocessing": build_full,
+        "snapping, searches and legs": routes(None),
+        "hierarchy routes and tables": routes(("ch",)),
+        "alternatives": with_phantoms(exercise_alternatives),
+        "areas to avoid and isochrones": with_phantoms(exercise_areas),
+        "trips": trips,
+        "map matching": with_phantoms(exercise_matching),
+    }
+    for i, (name, group_job, seconds) in enumerate(COMPILE_GROUPS, 1):
+        if group_job != job:
+            continue
+        say(f"compiling routing kernels {i}/{len(COMPILE_GROUPS)} ({name}, about {seconds:.0f} s) ...")
+        t0 = time.perf_counter()
+        steps[name]()
+        log.info("kernel group %d (%s) took %.1f s", i, name, time.perf_counter() - t0)
+    if "service" in state:
+        state["service"].close()
+
+
+def _say(message: str) -> None:
+    print(f"starroute: {message}", file=sys.stderr, flush=True)
 
 
 def compile_all(jobs: int = 2, quiet: bool = False, say: Say | None = None) -> float:
     """Compile every kernel of preprocessing and the server into numba's cache; returns the seconds it took.
 
-    With `jobs >= 2` the two halves run in parallel child processes (numba compiles in one thread per process).
+    With `jobs >= 2` the two halves run in parallel child processes (numba compiles in one thread per process);
+    each says when one of `COMPILE_GROUPS` starts (`compiling routing kernels 3/7 (...)`).
     """
-    say = say or (lambda m: None if quiet else print(f"starroute: {m}", file=sys.stderr, flush=True))
+    say = say or (lambda m: None if quiet else _say(m))
     t0 = time.perf_counter()
     if is_compiled("preprocess") and is_compiled("engine"):
         say("every kernel is compiled already")
         return 0.0
-    estimate = PREPROCESS_COMPILE_S + ENGINE_COMPILE_S if jobs < 2 else max(ENGINE_COMPILE_S, PREPROCESS_COMPILE_S)
-    say(f"compiling the routing kernels (first run after an install or upgrade; about {estimate:.0f} s on 2 cores)")
+    say(
+        "compiling the routing kernels (first run after an install or upgrade; "
+        f"about {compile_estimate(jobs):.0f} s on 2 cores, in {len(COMPILE_GROUPS)} groups)"
+    )
     with tempfile.TemporaryDirectory(prefix="starroute-compile-") as tmp:
         work = Path(tmp)
         if jobs < 2:
             for job in ("preprocess", "engine"):
-                _compile_job(job, work)
+                _compile_job(job, work, say)
         else:
-            procs = [
-                subprocess.Popen([sys.executable, "-m", "app.warmup", job, str(work)], cwd=_ROOT)
-                for job in ("preprocess", "engine")
-            ]
+            argv = [sys.executable, "-m", "app.warmup", "--quiet" if quiet else "--say"]
+            procs = [subprocess.Popen([*argv, job, str(work)], cwd=_ROOT) for job in ("preprocess", "engine")]
             _CHILDREN.extend(procs)
             try:
                 codes = [p.wait() for p in procs]
@@ -318,6 +442,7 @@ def compile_all(jobs: int = 2, quiet: bool = False, say: Say | None = None) -> f
     return seconds
 
 
-if __name__ == "__main__":  # a compile job of compile_all: python -m app.warmup JOB WORKDIR
-    logging.basicConfig(level=logging.WARNING)
-    _compile_job(sys.argv[1], Path(sys.argv[2]))
+if __name__ == "__main__":  # a compile job of compile_all: python -m app.warmup --say|--quiet JOB WORKDIR
+    logging.basicConfig(level=os.environ.get("STARROUTE_COMPILE_LOG", "WARNING"))
+    _quiet = sys.argv[1] == "--quiet"
+    _compile_job(sys.argv[2], Path(sys.argv[3]), lambda m: None if _quiet else _say(m))

@@ -1,0 +1,100 @@
+"""Start-up: what a server warms before it says ready is what a first request needs, and nothing more compiles.
+
+The checks count numba's compiled or cache-loaded overloads of every kernel (each dispatcher's `overloads`), not
+times: a first route, table or nearest after `warm_service` must add none. The compile groups' bookkeeping (numbers,
+estimates, one job per group) is checked without compiling anything.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app import warmup
+from app.settings import Settings
+
+
+def kernel_overloads() -> dict[str, int]:
+    """Every numba dispatcher of starroute's loaded modules: its qualified name -> how many overloads it holds."""
+    from numba.core.registry import CPUDispatcher
+
+    counts: dict[str, int] = {}
+    for name, module in list(sys.modules.items()):
+        if module is None or not name.startswith(("app.", "preprocessing.")):
+            continue
+        for attr, value in list(vars(module).items()):
+            if isinstance(value, CPUDispatcher):
+                counts[f"{name}.{attr}"] = len(value.overloads)
+    return counts
+
+
+def test_a_first_request_after_warm_up_compiles_and_loads_nothing(
+    bundled_graph: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from app.api import osrm
+    from app.api.service import Service
+
+    monkeypatch.setattr(warmup, "_start_background", lambda fn: None)  # only what runs before "ready"
+    service = warmup.warm_service(Service(Settings(graph_dir=bundled_graph)), say=lambda m: None, background=True)
+    try:
+        before = kernel_overloads()
+        assert before, "no kernel found: the check would pass vacuously"
+        a, b = "7.4197,43.7311", "7.4246,43.7384"
+        for path, query in (
+            (f"/route/v1/driving/{a};{b}", "overview=full&steps=true&annotations=true"),
+            (f"/route/v1/driving/{b};{a}", "geometries=geojson"),
+            (f"/table/v1/driving/{a};{b};{a}", "annotations=duration,distance"),
+            (f"/nearest/v1/driving/{a}", "number=3"),
+        ):
+            status, body = asyncio.run(osrm.handle(service, path, query))
+            assert status == 200, body[:300]
+        after = kernel_overloads()
+        grown = {k: (before.get(k, 0), n) for k, n in after.items() if n != before.get(k, 0)}
+        assert not grown, f"a first request compiled or loaded kernels: {grown}"
+    finally:
+        service.close()
+
+
+def test_background_warm_up_runs_the_rest_and_marks_the_cache(
+    bundled_graph: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from app.api.service import Service
+
+    rest: list[Any] = []
+    monkeypatch.setattr(warmup, "_start_background", rest.append)
+    marked: list[str] = []
+    monkeypatch.setattr(warmup, "mark_compiled", marked.append)
+    service = warmup.warm_service(Service(Settings(graph_dir=bundled_graph)), say=lambda m: None, background=True)
+    try:
+        assert len(rest) == 1 and not marked  # the cache is marked complete only once the rest ran
+        before = kernel_overloads()
+        worker = threading.Thread(target=rest[0])  # it lowers its own thread's priority
+        worker.start()
+        worker.join()
+        assert marked == ["engine"]
+        assert kernel_overloads() != before  # the other algorithms, trips and options loaded only now
+    finally:
+        service.close()
+
+
+def test_compile_groups_are_numbered_and_estimated() -> None:
+    jobs = {job for _, job, _ in warmup.COMPILE_GROUPS}
+    assert jobs == {"preprocess", "engine"}
+    per_job = {j: sum(s for _, job, s in warmup.COMPILE_GROUPS if job == j) for j in jobs}
+    assert warmup.compile_estimate(2) == max(per_job.values())
+    assert warmup.compile_estimate(1) == sum(per_job.values())
+    names = [name for name, _, _ in warmup.COMPILE_GROUPS]
+    assert len(set(names)) == len(names)
+
+
+def test_is_compiled_needs_no_numba() -> None:
+    import subprocess
+
+    code = "import sys, app.warmup as w; w.is_compiled('engine'); print('numba' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=warmup._ROOT, check=True)
+    assert out.stdout.strip() == "False"
