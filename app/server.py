@@ -1,10 +1,11 @@
 """Run the service with uvicorn: `run_server(settings)`, or `python -m app.server GRAPH_DIR [--port …]`.
 
-Start-up happens before uvicorn starts: the graph is memory-mapped, the port checked, and every numba kernel
-compiled (first run after an install, announced with an estimate) or loaded from numba's cache, in a thread the
-main thread watches, so Ctrl-C or SIGTERM at any moment of it exits at once with status 0. Then uvicorn serves; it
-stops on the same signals. With `--workers N` uvicorn starts N processes; each memory-maps the same graph files, so
-the OS shares their pages, and each loads the kernels from the cache the start-up filled. The settings reach the
+Start-up happens before uvicorn starts: the graph is memory-mapped, the port checked, and the kernels a first
+request needs compiled (first run after an install, announced with an estimate) or loaded from numba's cache, in a
+thread the main thread watches, so Ctrl-C or SIGTERM at any moment of it exits at once with status 0. Then uvicorn
+serves; it stops on the same signals. With `--workers N` uvicorn starts N processes; each memory-maps the same
+graph files, so the OS shares their pages, and each loads and warms the kernels from the cache (the supervisor
+warms a graph itself only when the cache is not complete, so that no two workers compile). The settings reach the
 workers as `STARROUTE_*` variables.
 """
 
