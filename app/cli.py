@@ -148,6 +148,7 @@ def build_graph(
     turns: bool | None = None,
     basemap: bool | None = None,
     cch: bool = True,
+    driving_side: str = "right",
 ) -> Path:
     """Run the preprocess pipeline with a progress reporter; `CliError` with its one-line reason on bad input."""
     from preprocessing.pipeline import PreprocessError, preprocess
@@ -166,6 +167,7 @@ def build_graph(
             turns=turns,
             basemap=basemap,
             cch=cch,
+            driving_side=driving_side,
         )
     except PreprocessError as exc:
         raise CliError(str(exc)) from None
@@ -187,7 +189,7 @@ def _abandon() -> None:
 
 def _up_to_date(output: Path, args: argparse.Namespace) -> bool:
     """Whether `output` already holds what this `preprocess` would build: the same extract (name, size, sha256),
-    profile, hierarchy, landmark count and search graph."""
+    profile, hierarchy, landmark count, search graph and driving side."""
     from preprocessing.artifacts import FormatError, read_manifest
 
     if not (output.is_dir() and args.input.is_file() and _graph_matches(output, args.input, args.profile)):
@@ -208,6 +210,7 @@ def _up_to_date(output: Path, args: argparse.Namespace) -> bool:
         and mf.get("landmarks", {}).get("count", 0) == args.landmarks
         and (mf.get("search_graph") == "edge") == bool(turns)
         and (args.basemap is None or bool(mf.get("basemap")) == args.basemap)
+        and mf.get("driving_side", "right") == args.driving_side
     )
 
 
@@ -230,6 +233,7 @@ def cmd_preprocess(args: argparse.Namespace) -> int:
             turns=args.turns,
             basemap=args.basemap,
             cch=not args.no_cch,
+            driving_side=args.driving_side,
         ),
         on_stop=_abandon,
         message="no graph was written",
@@ -530,6 +534,12 @@ def parser() -> argparse.ArgumentParser:
         action=argparse.BooleanOptionalAction,
         default=None,
         help="turn costs and restrictions on an edge-based search graph (default: on, as every OSRM profile)",
+    )
+    pre.add_argument(
+        "--driving-side",
+        choices=("right", "left"),
+        default="right",
+        help="the side traffic keeps to, which turn costs mirror (left: the UK, Japan, India, ...; default right)",
     )
     pre.add_argument("--landmarks", type=int, default=16, metavar="N", help="ALT landmarks, 0 for none (default 16)")
     pre.add_argument(

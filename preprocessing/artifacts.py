@@ -284,6 +284,7 @@ class Manifest:
     bbox: tuple[float, float, float, float] | None
     built_at: str | None
     raw: Mapping[str, Any]
+    driving_side: str = "right"  # the side traffic keeps to (`preprocess --driving-side`), which turn costs mirror
 
     @classmethod
     def of(cls, mf: Mapping[str, Any]) -> Manifest:
@@ -308,6 +309,7 @@ class Manifest:
             bbox=None if bbox is None else (float(bbox[0]), float(bbox[1]), float(bbox[2]), float(bbox[3])),
             built_at=mf.get("built_at"),
             raw=mf,
+            driving_side=str(mf.get("driving_side", "right")),
         )
 
 

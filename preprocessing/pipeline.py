@@ -68,13 +68,16 @@ def preprocess(
     turns: bool | None = None,
     basemap: bool | None = None,
     cch: bool = True,
+    driving_side: str = "right",
 ) -> Path:
     """Turn an OSM extract into a graph directory for `profile`; returns the directory's path.
 
     Raises PreprocessError with a one-line reason for every bad input (missing or corrupt file, unknown profile,
     no routable ways, existing output without `force`). `turns` (default: the profile's `TURNS`) builds the
     edge-based search graph with turn costs and restrictions. `cch` (with `ch`) adds the customizable hierarchy's
-    structure, on which the excludable sets are customized at run time instead of contracted here.
+    structure, on which the excludable sets are customized at run time instead of contracted here. `driving_side`
+    ("right" or "left"): the side traffic keeps to, which the turn costs mirror (OSRM decides it per way from its
+    own index of left-hand countries; here it is the whole extract's, said by whoever preprocesses it).
     """
     src = Path(input_path)
     out = Path(output_dir)
@@ -85,6 +88,8 @@ def preprocess(
         raise PreprocessError(str(exc)) from None
     if landmarks < 0:
         raise PreprocessError("--landmarks must be 0 or more")
+    if driving_side not in ("right", "left"):
+        raise PreprocessError(f"--driving-side is right or left, not {driving_side!r}")
     try:
         check_input(src)
     except OsmInputError as exc:
@@ -124,7 +129,7 @@ def preprocess(
             raise PreprocessError(str(exc)) from None
         with rep.stage("turns"):
             sequences, s_report = resolve_restrictions(restrictions, arrays)
-            eb_arrays, t_report = edge_based_graph(arrays, prof, sequences)
+            eb_arrays, t_report = edge_based_graph(arrays, prof, sequences, driving_side == "left")
         arrays.update(eb_arrays)
         report.update(r_report)
         report.update(s_report)
@@ -157,6 +162,7 @@ def preprocess(
         "weight_name": prof.WEIGHT_NAME,
         "search_graph": "edge" if turns else "node",
         "continue_straight": bool(prof.CONTINUE_STRAIGHT),
+        "driving_side": driving_side,
         "max_speed_mps": measured_max_speed_mps(arrays),
         "tool_version": __version__,
         "built_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),

@@ -90,10 +90,14 @@ def candidate_turns(arrays: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarr
 
 
 def turn_table(
-    arrays: dict[str, np.ndarray], profile: ModuleType, forbidden_pairs: np.ndarray | None = None
+    arrays: dict[str, np.ndarray],
+    profile: ModuleType,
+    forbidden_pairs: np.ndarray | None = None,
+    left_hand: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, int]]:
     """The allowed turns (from arc, to arc, turn weight ds, turn duration ds) of the road graph under the profile's
-    rules and the forbidden (from, to) pairs (int64 [k, 2], via-node restrictions), and counts for the report."""
+    rules and the forbidden (from, to) pairs (int64 [k, 2], via-node restrictions), and counts for the report.
+    `left_hand`: traffic keeps left (`preprocess --driving-side left`), which the profile's turn costs mirror."""
     fa, ta = candidate_turns(arrays)
     m = len(arrays["arc_head"])
     report: dict[str, int] = {"turns_candidate": int(len(fa))}
@@ -126,6 +130,7 @@ def turn_table(
         target_restricted=(flags[ta] & FLAG_RESTRICTED) != 0,
         source_roundabout=(flags[fa] & FLAG_ROUNDABOUT) != 0,
         target_roundabout=(flags[ta] & FLAG_ROUNDABOUT) != 0,
+        left_hand=np.full(len(fa), left_hand, dtype=bool),
     )
     # OSRM's process_turn: the obstacles at the via node met arriving on the from arc (`arc_head_penalty`, left out
     # of the arc by the build), then the angle's cost; the weight from that duration; both truncated to
@@ -167,10 +172,12 @@ def edge_based_graph(
     arrays: dict[str, np.ndarray],
     profile: ModuleType,
     sequences: Iterable[Sequence[int]] = (),
+    left_hand: bool = False,
 ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-    """The `eb_*` arrays of the search graph and a report; `sequences` are the forbidden arc sequences."""
+    """The `eb_*` arrays of the search graph and a report; `sequences` are the forbidden arc sequences, `left_hand`
+    whether traffic keeps left."""
     pairs, longer = split_sequences(sequences)
-    fa, ta, tw, td, report = turn_table(arrays, profile, pairs)
+    fa, ta, tw, td, report = turn_table(arrays, profile, pairs, left_hand)
     m = len(arrays["arc_head"])
     node_arc = np.arange(m, dtype=np.int64)
     if longer:

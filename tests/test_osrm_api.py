@@ -142,6 +142,8 @@ def test_polyline_decode_rejects(bad: str) -> None:
 class FakeRoads:
     """A road view that answers fixed guidance steps, whatever the leg."""
 
+    driving_side = "right"
+
     def __init__(self, steps: list[RouteStep]) -> None:
         self._steps = steps
 

@@ -105,6 +105,42 @@ def test_car_charges_turns_only_where_more_than_two_roads_meet() -> None:
     assert s[4] == pytest.approx(2.105, abs=1e-3)  # onto a ferry
     on_roundabout = Turns(**{**t.__dict__, "target_roundabout": np.ones(5, bool)})
     assert car.turn_duration_s(on_roundabout)[2] == pytest.approx(5.395, abs=1e-3)
+    # where traffic keeps left (car.lua's left-hand driving) the sides swap: 1 / turn_bias, and a right turn crosses
+    left = car.turn_duration_s(Turns(**{**t.__dict__, "angle": -t.angle, "left_hand": np.ones(5, bool)}))
+    keep = [0, 1, 2, 4]
+    assert left[keep] == pytest.approx(s[keep], abs=1e-9)
+    assert left[3] == pytest.approx(7.497 + 20.0, abs=1e-3)  # a u-turn (+180) now on the sharper side
+
+
+def test_driving_side_left_mirrors_the_turns_and_says_so(tmp_path: Path) -> None:
+    """`preprocess --driving-side left`: at the drawn junction c a right turn costs what a left turn costs keeping
+    right and the reverse; the manifest and the steps say which side."""
+    from .asciimap import write_osm
+
+    osm = write_osm(tmp_path / "plus.osm", PLUS, PLUS_WAYS, None, 100.0, None)
+    sides = {}
+    for side in ("right", "left"):
+        out = preprocess(osm, tmp_path / side, profile="car", ch=False, landmarks=0, force=True, quiet=True,
+                         basemap=False, driving_side=side)  # fmt: skip
+        router = Router(load(out))
+        g = router.graph
+        assert g.meta.driving_side == side and router.roads.driving_side == side
+        arrays = {k: np.asarray(v) for k, v in g.arrays.items()}
+        fa, ta, _, td, _ = turn_table(arrays, car, None, side == "left")
+        tail, head = arrays["arc_tail"], arrays["arc_head"]
+        lon, lat = arrays["node_lon"], arrays["node_lat"]
+        east = int(np.argmax(lon))
+        west = int(np.argmin(lon))
+        south = int(np.argmin(lat))
+        into = (head[fa] != south) & (tail[fa] == south)  # northbound from the south end
+        right = int(td[into & (head[ta] == east)][0])
+        left = int(td[into & (head[ta] == west)][0])
+        sides[side] = (right, left)
+    assert sides["right"][0] < sides["right"][1]  # keeping right, a left turn waits for oncoming traffic
+    assert sides["left"] == (sides["right"][1], sides["right"][0])
+    with pytest.raises(Exception, match="driving-side"):
+        preprocess(osm, tmp_path / "bad", profile="car", ch=False, landmarks=0, force=True, quiet=True,
+                   driving_side="middle")  # fmt: skip
 
 
 def test_turn_table_angles_and_u_turns(tmp_path: Path) -> None:

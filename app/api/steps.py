@@ -31,6 +31,8 @@ class RoadView(Protocol):
     """What the step builder needs of the road network (`app.engine.roads.RoadGraph`, from the facade:
     `Router.roads`)."""
 
+    driving_side: str  # "right" or "left": the graph's (`preprocess --driving-side`)
+
     def steps(self, leg: Leg) -> list[RouteStep]:
         """The guidance steps of a leg."""
         ...
@@ -70,7 +72,7 @@ def _intersection(inter: StepIntersection) -> dict[str, Any]:
     return out
 
 
-def step_json(step: RouteStep, coords: np.ndarray, geometry: GeometryFn) -> dict[str, Any]:
+def step_json(step: RouteStep, coords: np.ndarray, geometry: GeometryFn, driving_side: str = "right") -> dict[str, Any]:
     """One OSRM RouteStep object."""
     m = step.maneuver
     if m.waypoint == WAYPOINT_DEPART:
@@ -95,7 +97,7 @@ def step_json(step: RouteStep, coords: np.ndarray, geometry: GeometryFn) -> dict
         "geometry": geometry(pts),
         "maneuver": maneuver,
         "mode": step.mode,
-        "driving_side": "right",
+        "driving_side": driving_side,
         "name": step.name,
         "intersections": [_intersection(i) for i in step.intersections],
         "weight": round(step.weight, 1),
@@ -125,7 +127,7 @@ def build_steps(leg: Leg, roads: RoadView, geometry: GeometryFn, precision: int 
     minute it costs is not silent."""
     coords = np.round(np.asarray(leg.coordinates, dtype=np.float64), precision)
     steps = roads.steps(leg)
-    out = [step_json(s, coords, geometry) for s in steps]
+    out = [step_json(s, coords, geometry, roads.driving_side) for s in steps]
     for i, lon, lat, seconds in penalties_on(leg, getattr(roads, "g", None)):
         for st, js in zip(steps, out, strict=True):
             if st.geometry_begin <= i < max(st.geometry_end - 1, st.geometry_begin + 1):

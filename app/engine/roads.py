@@ -26,6 +26,7 @@ class RoadGraph:
     def __init__(self, graph: Graph, mode: str = "driving") -> None:
         self.g = graph
         self.mode = mode
+        self.driving_side = graph.meta.driving_side  # "right" or "left", for the steps (OSRM's `driving_side`)
         self._names: dict[int, str] = {}
         self._guide: Guide | None = None
         self._lock = threading.Lock()

@@ -308,8 +308,9 @@ class Turns:
     """The turns of a junction table, one row each, as a profile's `turn_duration_s` sees them (OSRM's
     `process_turn` arguments, vectorised): the angle in degrees (0 straight, + right, - left, 180 u-turn), the
     number of roads meeting at the junction, whether it is a u-turn, whether the mode changes (e.g. onto a ferry),
-    whether the source / target direction is restricted (`FLAG_RESTRICTED`), and whether the source / target is
-    on a roundabout (`FLAG_ROUNDABOUT`; None: neither)."""
+    whether the source / target direction is restricted (`FLAG_RESTRICTED`), whether the source / target is
+    on a roundabout (`FLAG_ROUNDABOUT`; None: neither), and whether traffic drives on the left there
+    (`preprocessing.driving_side`; None: nowhere)."""
 
     angle: np.ndarray  # float64 degrees
     roads: np.ndarray  # int64
@@ -319,11 +320,13 @@ class Turns:
     target_restricted: np.ndarray  # bool
     source_roundabout: np.ndarray | None = None  # bool
     target_roundabout: np.ndarray | None = None  # bool
+    left_hand: np.ndarray | None = None  # bool
 
 
-def sigmoid_turn_s(angle: np.ndarray, penalty_s: float, bias: float) -> np.ndarray:
+def sigmoid_turn_s(angle: np.ndarray, penalty_s: float, bias: float | np.ndarray) -> np.ndarray:
     """OSRM car.lua's turn duration: a sigmoid of the angle reaching `penalty_s` at 180 degrees, right turns (angle
-    >= 0) cheaper than left ones by `bias` (right-hand driving)."""
+    >= 0) cheaper than left ones by `bias` (right-hand driving; 1 / bias where traffic drives on the left, one per
+    turn)."""
     a = np.asarray(angle, dtype=np.float64)
     right = penalty_s / (1 + np.exp(-((13 / bias) * a / 180 - 6.5 * bias)))
     left = penalty_s / (1 + np.exp(-((13 * bias) * -a / 180 - 6.5 / bias)))

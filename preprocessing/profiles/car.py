@@ -79,15 +79,17 @@ def turn_duration_s(t: Turns) -> np.ndarray:
     `turn_weight_s`."""
     charged = (t.roads > 2) | t.mode_change | t.u_turn
     angle = np.where(t.u_turn, 180.0, t.angle)
-    s = np.where(charged, sigmoid_turn_s(angle, TURN_PENALTY_S, TURN_BIAS), 0.0)
-    # the car.lua osrm-routed ships (osrm-bindings 26.10): a turn across oncoming traffic (left, right-hand driving)
-    # at a real junction, neither leg on a roundabout, waits for a gap: oncoming_turn_penalty times a sigmoid of the
-    # angle (1.93 s at 90 degrees)
     no = np.zeros(len(angle), dtype=bool)
+    left_hand = t.left_hand if t.left_hand is not None else no  # car.lua: 1 / turn_bias where traffic keeps left
+    bias = np.where(left_hand, 1.0 / TURN_BIAS, TURN_BIAS)
+    s = np.where(charged, sigmoid_turn_s(angle, TURN_PENALTY_S, bias), 0.0)
+    # the car.lua osrm-routed ships (osrm-bindings 26.10): a turn across oncoming traffic (left, right-hand driving;
+    # right where traffic keeps left) at a real junction, neither leg on a roundabout, waits for a gap:
+    # oncoming_turn_penalty times a sigmoid of the angle (1.93 s at 90 degrees)
     roundabout = (t.source_roundabout if t.source_roundabout is not None else no) | (
         t.target_roundabout if t.target_roundabout is not None else no
     )
-    crosses = (angle < 0) & ~t.u_turn & (t.roads > 2) & ~roundabout
+    crosses = np.where(left_hand, angle > 0, angle < 0) & ~t.u_turn & (t.roads > 2) & ~roundabout
     sharpness = 1.0 / (1.0 + np.exp(-(13.0 * np.abs(angle) / 180.0 - 3.25)))
     s = s + np.where(crosses, ONCOMING_TURN_PENALTY_S * sharpness, 0.0)
     return s + np.where(t.u_turn, U_TURN_PENALTY_S, 0.0)
