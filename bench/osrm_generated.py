@@ -263,23 +263,42 @@ def run_map(seed: int, profile: str, count: int, bin_dir: Path, work: Path) -> t
     d.mkdir(parents=True, exist_ok=True)
     osm = d / "gen.osm"
     osm.write_text(g.to_xml())
-    graph = preprocess(osm, d / "graph", profile=profile, landmarks=0, force=True, quiet=True)
     base = prepare_osrm_profile(bin_dir, osm, profile)
-    ours_p, ours_url = start_starroute(graph)
     theirs_p, theirs_url = start_osrm(bin_dir, base)
+    ours_p = None
     params = {"annotations": "nodes", "overview": "false"}
     outcomes = []
     try:
         with httpx.Client(timeout=60.0) as c:
+            # the side traffic keeps to, as osrm-extract decided it for this place (its built-in index of left-hand
+            # countries), read off its steps; starroute takes it as `preprocess --driving-side`
+            side = osrm_driving_side(c, theirs_url, g, profile)
+            graph = preprocess(
+                osm, d / "graph", profile=profile, landmarks=0, force=True, quiet=True, driving_side=side
+            )
+            ours_p, ours_url = start_starroute(graph)
             for req in requests_for(g, count, seed):
                 url = f"/route/v1/{URL_PROFILE[profile]}/{req.path()}"
                 ours = c.get(ours_url + url, params=params).json()
                 theirs = c.get(theirs_url + url, params=params).json()
                 outcomes.append(compare(ours, theirs, req, g))
     finally:
-        stop(ours_p)
+        if ours_p is not None:
+            stop(ours_p)
         stop(theirs_p)
     return g, outcomes
+
+
+def osrm_driving_side(c: httpx.Client, url: str, g: GenMap, profile: str) -> str:
+    """ "left" when osrm-routed's steps on this map say traffic keeps left there, else "right"."""
+    for req in requests_for(g, 10, 0):
+        r = c.get(f"{url}/route/v1/{URL_PROFILE[profile]}/{req.path()}", params={"steps": "true"}).json()
+        for route in r.get("routes", []):
+            for leg in route["legs"]:
+                for step in leg["steps"]:
+                    if step.get("driving_side") in ("left", "right"):
+                        return str(step["driving_side"])
+    return "right"
 
 
 def summarize(outcomes: list[Outcome], show: int) -> str:
