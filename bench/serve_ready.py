@@ -13,19 +13,16 @@ from __future__ import annotations
 
 import http.client
 import os
-import signal
-import socket
 import statistics
 import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from bench.servers import free_port, stop  # noqa: E402
 
 
 def healthy(port: int) -> bool:
@@ -62,11 +59,7 @@ def once(command: list[str], env: dict[str, str], show: bool, timeout: float = 6
             time.sleep(0.005)
         seconds = time.perf_counter() - t0
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop(proc)
     reader.join(1)
     if show:
         for at, text in lines:
