@@ -315,6 +315,29 @@ def _osrm_before(gs, p0, p1, seg, ratio, against):  # pragma: no cover - numba
     return before, total
 
 
+@kernel(inline="always")
+def _same_fixed(lon, lat, x, y):  # pragma: no cover - numba
+    """Whether the point (degrees) and the vertex (1e-7 degree ints) are one point at OSRM's 1e-6 degrees."""
+    return osrm_fixed(lon) == osrm_fixed(x / COORD_SCALE) and osrm_fixed(lat) == osrm_fixed(y / COORD_SCALE)
+
+
+@kernel(inline="always")
+def _part_before(w, d, tm, f, exact, seg_weight, seg_time, p0, p1, seg, ratio, against):  # pragma: no cover - numba
+    """(weight, distance, time) of one arc from its start to the point: its share `f` of the arc by distance, the
+    weight and time as OSRM's (`_osrm_before`) where the per-segment values sum to the arc's (`exact`)."""
+    wb = min(w, int(math.floor(f * w + 0.5)))
+    db = min(d, int(math.floor(f * d + 0.5)))
+    tb = min(tm, int(math.floor(f * tm + 0.5)))
+    if exact:
+        ow, total_w = _osrm_before(seg_weight, p0, p1, seg, ratio, against)
+        ot, total_t = _osrm_before(seg_time, p0, p1, seg, ratio, against)
+        if total_w == w:
+            wb = ow
+        if total_t == tm:
+            tb = ot
+    return wb, db, tb
+
+
 @kernel
 def _phantom_figures(
     glon, glat, gf, fwd_arc, bwd_arc, first_node, last_node, component, arc_weight, arc_dist, arc_name, node_osm_id,
@@ -358,39 +381,17 @@ def _phantom_figures(
         )  # fmt: skip
         # a point OSRM sees on the segment's end node (equal at 1e-6 degrees) is there: the router then also takes
         # the roads leaving or reaching that node (`app.engine.space`), and both must price it alike
-        if osrm_fixed(lon) == osrm_fixed(glon[s] / COORD_SCALE) and osrm_fixed(lat) == osrm_fixed(
-            glat[s] / COORD_SCALE
-        ):
+        if _same_fixed(lon, lat, glon[s], glat[s]):
             ratio = 0.0
-        elif osrm_fixed(lon) == osrm_fixed(glon[s + 1] / COORD_SCALE) and osrm_fixed(lat) == osrm_fixed(
-            glat[s + 1] / COORD_SCALE
-        ):
+        elif _same_fixed(lon, lat, glon[s + 1], glat[s + 1]):
             ratio = 1.0
     if fwd >= 0:
         fw, fd, ft = arc_weight[fwd], arc_dist[fwd], arc_time[fwd]
-        fwb = min(fw, int(math.floor(f * fw + 0.5)))
-        fdb = min(fd, int(math.floor(f * fd + 0.5)))
-        ftb = min(ft, int(math.floor(f * ft + 0.5)))
-        if exact:
-            wb, wt = _osrm_before(seg_weight, p0, p1, seg, ratio, False)
-            tb, tt = _osrm_before(seg_time, p0, p1, seg, ratio, False)
-            if wt == fw:
-                fwb = wb
-            if tt == ft:
-                ftb = tb
+        fwb, fdb, ftb = _part_before(fw, fd, ft, f, exact, seg_weight, seg_time, p0, p1, seg, ratio, False)
         name = arc_name[fwd]
     if bwd >= 0:
         bw, bd, bt = arc_weight[bwd], arc_dist[bwd], arc_time[bwd]
-        bwb = min(bw, int(math.floor((1.0 - f) * bw + 0.5)))
-        bdb = min(bd, int(math.floor((1.0 - f) * bd + 0.5)))
-        btb = min(bt, int(math.floor((1.0 - f) * bt + 0.5)))
-        if exact:
-            wb, wt = _osrm_before(seg_weight, p0, p1, seg, ratio, True)
-            tb, tt = _osrm_before(seg_time, p0, p1, seg, ratio, True)
-            if wt == bw:
-                bwb = wb
-            if tt == bt:
-                btb = tb
+        bwb, bdb, btb = _part_before(bw, bd, bt, 1.0 - f, exact, seg_weight, seg_time, p0, p1, seg, ratio, True)
         if fwd < 0:
             name = arc_name[bwd]
     dist = osrm_distance_m(qlon, qlat, lon, lat)
