@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from preprocessing.artifacts import Graph
-from preprocessing.geometry import osrm_distances_m
+from preprocessing.geometry import osrm_distance_m
 from preprocessing.jit import kernel
 from preprocessing.units import COORD_SCALE, WEIGHT_PER_SECOND
 
@@ -276,12 +276,22 @@ def piece_distances_m(coords: np.ndarray, ends: np.ndarray) -> np.ndarray:
     """Metres per piece of a leg, as OSRM's `assembleGeometry` measures them: OSRM's formula over consecutive points
     (the snapped points at both ends), each segment counted in the piece whose coordinates it ends in. Unrounded, so
     the pieces add up to the leg and the legs to the route; the answer rounds to 0.1 m, as OSRM's JSON does."""
-    out = np.zeros(ends.shape[0])
     if coords.shape[0] < 2 or ends.shape[0] == 0:
-        return out
-    seg = osrm_distances_m(coords[:-1, 0], coords[:-1, 1], coords[1:, 0], coords[1:, 1])
-    piece = np.minimum(np.searchsorted(ends, np.arange(seg.shape[0]), side="right"), ends.shape[0] - 1)
-    np.add.at(out, piece, seg)
+        return np.zeros(ends.shape[0])
+    return _piece_distances(np.ascontiguousarray(coords, dtype=np.float64), np.ascontiguousarray(ends, dtype=np.int64))
+
+
+@kernel
+def _piece_distances(coords, ends):  # type: ignore[no-untyped-def]  # pragma: no cover - numba
+    """`piece_distances_m` in one pass: segment i (points i, i + 1) goes to the first piece whose end is above i (the
+    last piece past the final end), summed in segment order."""
+    m = ends.shape[0]
+    out = np.zeros(m)
+    p = 0
+    for i in range(coords.shape[0] - 1):
+        while p < m and ends[p] <= i:
+            p += 1
+        out[min(p, m - 1)] += osrm_distance_m(coords[i, 0], coords[i, 1], coords[i + 1, 0], coords[i + 1, 1])
     return out
 
 
