@@ -3,10 +3,11 @@
 Start-up happens before uvicorn starts: the graph is memory-mapped, the port checked, and the kernels a first
 request needs compiled (first run after an install, announced with an estimate) or loaded from numba's cache, in a
 thread the main thread watches, so Ctrl-C or SIGTERM at any moment of it exits at once with status 0. Then uvicorn
-serves; it stops on the same signals. With `--workers N` uvicorn starts N processes; each memory-maps the same
-graph files, so the OS shares their pages, and each loads and warms the kernels from the cache (the supervisor
-warms a graph itself only when the cache is not complete, so that no two workers compile). The settings reach the
-workers as `STARROUTE_*` variables.
+serves; it stops on the same signals. With `--workers N` the supervisor loads the graph and warms every kernel once,
+then forks the N workers (`ForkedWorker`): each starts with the warm engine, and everything loaded before the fork
+(the mapped graph, the tables derived from it, numba's loaded code) stays shared between them, copy-on-write, so an
+extra worker costs only what it writes (its search arrays). A SIGHUP makes every worker reload its graph, and the
+supervisor too, so that a worker it forks later (one that died) serves the new graph.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ def run_server(settings: Settings) -> None:
     work or worker process.
     """
     from app.stoppable import run_until_signal
-    from app.warmup import is_compiled, remove_partial_cache_files
+    from app.warmup import remove_partial_cache_files
 
     started = time.perf_counter()
 
@@ -67,30 +68,23 @@ def run_server(settings: Settings) -> None:
 
         load(settings.graph_dir)  # fail fast, with the loader's sentence
         check_port(settings.host, settings.port)
-        if settings.workers > 1 and is_compiled("engine"):
-            return None  # each worker loads and warms its own; nothing would compile here
         from app.api.service import Service
         from app.warmup import warm_service
 
+        # one worker: the rest of the kernels load on a background thread while it serves; several: everything
+        # loads now, before the fork, so that the workers share it
         return warm_service(Service(settings), say=_say, background=settings.workers == 1)
 
     service = run_until_signal(
         start_up, on_stop=remove_partial_cache_files, status=lambda signum: 0, message="stopped during start-up"
     )
-    if settings.workers > 1 and service is not None:
-        # the kernels are compiled now (the workers load them from the cache); each worker opens its own graph,
-        # and the supervisor keeps no graph tables of its own
-        service.close()
-        service.engine = None
-        del service
-        import gc
-
-        gc.collect()
     _say(
         f"serving {settings.graph_dir} at {_url(settings.host, settings.port)} "
         f"(ready in {time.perf_counter() - started:.1f} s; open it in a browser, Ctrl-C stops)"
     )
     import uvicorn
+
+    from app.main import create_app
 
     options: dict[str, Any] = {
         "host": settings.host,
@@ -101,22 +95,66 @@ def run_server(settings: Settings) -> None:
         "timeout_graceful_shutdown": 1,
         "lifespan": "on",
     }
+    app = create_app(settings, service=service)
     if settings.workers > 1:
         settings.export()
-        config = uvicorn.Config("app.main:create_app", factory=True, workers=settings.workers, **options)
-        _supervisor()(config, sockets=[config.bind_socket()]).run()
+        prepare_fork(service)
+        config = uvicorn.Config(app, workers=settings.workers, **options)
+        _supervisor(service)(config, sockets=[config.bind_socket()]).run()
     else:
-        from app.main import create_app
-
-        uvicorn.run(create_app(settings, service=service), **options)
+        uvicorn.run(app, **options)
 
 
-def _supervisor() -> type:
-    from uvicorn.supervisors import Multiprocess
+def prepare_fork(service: Any) -> None:
+    """Leave the process fit to fork workers from: no thread but this one (a forked child gets only the forking
+    thread, and a pool whose threads stayed behind would never run its jobs), and the objects loaded so far frozen
+    out of the garbage collector's reach (`gc.freeze`), so that its passes do not write to, and so copy, the pages
+    the workers share."""
+    import gc
+    import threading
 
-    class ReloadingSupervisor(Multiprocess):  # type: ignore[misc]
-        """uvicorn's worker supervisor, but a SIGHUP reloads the graph inside every worker (each switches between
-        requests, nothing restarts, no connection drops) instead of replacing the worker processes."""
+    service.close(wait=True)
+    deadline = time.monotonic() + 5.0
+    while threading.active_count() > 1 and time.monotonic() < deadline:
+        time.sleep(0.01)  # the start-up thread of `run_until_signal` ending after it handed over its result
+    others = [t.name for t in threading.enumerate() if t is not threading.current_thread()]
+    if others:
+        log.warning("forking workers beside threads %s: those do not exist in the workers", others)
+    gc.collect()
+    gc.freeze()
+
+
+def _supervisor(service: Any) -> type:
+    import multiprocessing
+
+    import uvicorn.supervisors.multiprocess as mp
+    from uvicorn._subprocess import subprocess_started
+
+    fork = multiprocessing.get_context("fork")
+
+    class ForkedWorker(mp.Process):  # type: ignore[misc,name-defined]
+        """A uvicorn worker forked from the supervisor (uvicorn spawns fresh interpreters): it starts with the
+        supervisor's warm engine and shares its pages. The supervisor's signal handlers (which only queue a
+        signal for the supervisor's loop) are reset in the child; uvicorn's server installs its own."""
+
+        def __init__(self, config: Any, sockets: list[socket.socket]) -> None:
+            super().__init__(config, sockets)
+            kwargs = {"config": config, "target": self.target, "sockets": sockets, "stdin_fileno": None}
+            self.process = fork.Process(target=subprocess_started, kwargs=kwargs)  # type: ignore[assignment]
+
+        def target(self, sockets: list[socket.socket] | None = None) -> None:  # pragma: no cover - in the child
+            for sig in mp.SIGNALS:
+                signal.signal(sig, signal.SIG_DFL)
+            super().target(sockets)
+
+    class ReloadingSupervisor(mp.Multiprocess):  # type: ignore[misc]
+        """uvicorn's worker supervisor, with forked workers, and a SIGHUP that reloads the graph inside every worker
+        (each switches between requests, nothing restarts, no connection drops) instead of replacing the worker
+        processes; the supervisor reloads too, for the workers it forks later."""
+
+        def run(self) -> None:
+            mp.Process = ForkedWorker  # type: ignore[misc]  # uvicorn makes its workers through this module-level name
+            super().run()
 
         def handle_hup(self) -> None:
             log.info("SIGHUP: every worker reloads its graph")
@@ -127,6 +165,8 @@ def _supervisor() -> type:
                         os.kill(pid, signal.SIGHUP)
                     except ProcessLookupError:
                         pass
+            service.reload_logged()
+            prepare_fork(service)
 
     return ReloadingSupervisor
 

@@ -417,6 +417,18 @@ def test_sighup_and_the_admin_endpoint_apply_a_metric_under_load(bundled_graph: 
             t.join()
         assert not failures, failures[:3]
         assert len(durations) >= 3  # the route's duration changed twice while it was asked for
+        # the supervisor reloaded too: a worker it forks in place of one that died serves the new metric
+        victim = next(iter(_metric_ids(base, 2)))
+        os.kill(victim, signal.SIGKILL)
+        seen: dict[int, str] = {}
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not (len(seen) == 2 and victim not in seen):
+            time.sleep(0.3)
+            try:
+                seen = _metric_ids(base, 2, timeout=3.0)
+            except httpx.HTTPError:
+                seen = {}
+        assert len(seen) == 2 and victim not in seen and set(seen.values()) == {done.metric_id}, (victim, seen)
     finally:
         api_server.stop(proc)
 

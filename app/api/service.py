@@ -88,8 +88,14 @@ class Service:
         """Memory-map the graph and build the engine (raises `GraphError` on a bad graph directory)."""
         self.engine = self._load()
         self.loaded_at = time.time()
-        self.pool = search_pool(self.settings.threads)
-        self.ch_pool = ThreadPoolExecutor(self.settings.threads, thread_name_prefix="starroute-ch")
+        self.open_pools()
+
+    def open_pools(self) -> None:
+        """Start the search pools if they are not running (a worker forked from a warm supervisor has none)."""
+        if self.pool is None:
+            self.pool = search_pool(self.settings.threads)
+        if self.ch_pool is None:
+            self.ch_pool = ThreadPoolExecutor(self.settings.threads, thread_name_prefix="starroute-ch")
 
     def _load(self) -> Engine:
         from app.engine.data import load
@@ -127,11 +133,14 @@ class Service:
         metric = (engine.meta.raw.get("metric") or {}).get("id") or "preprocessed"
         log.info("graph reloaded in %.2f s (pid %d): metric %s", self.reload_seconds, os.getpid(), metric)
 
-    def close(self) -> None:
+    def close(self, wait: bool = False) -> None:
+        """Stop the search pools (the engine stays); `wait` until their threads have ended (before a fork)."""
         for pool in (self.pool, self.ch_pool):
             if pool is not None:
-                pool.shutdown(wait=False, cancel_futures=True)
+                pool.shutdown(wait=wait, cancel_futures=True)
         self.pool = self.ch_pool = None
+        if wait and self.engine is not None:
+            self.engine.stop_threads()
 
     @property
     def opened(self) -> Engine:

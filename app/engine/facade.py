@@ -305,6 +305,14 @@ class Engine:
         view, cached = self.models.get(model)
         return view.router, view, view.info(cached)
 
+    def stop_threads(self) -> None:
+        """End the threads the engine started (custom models' customization, the tables' helper), after their work:
+        a process forks workers only without them (`app.server.prepare_fork`)."""
+        from .table import stop_helper
+
+        self.models.stop_threads()
+        stop_helper()
+
     def warmup(self, algorithms: Sequence[str] | None = None) -> None:
         """A few tiny queries per algorithm (all, or `algorithms`) and a table: kernels loaded, per-graph tables
         built, before a request needs them."""

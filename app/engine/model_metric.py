@@ -232,6 +232,12 @@ class ModelCache:
         self._building: dict[str, threading.Lock] = {}
         self.built = 0
 
+    def stop_threads(self) -> None:
+        """End the background customization thread, once its work is done (before a fork)."""
+        if self._customizer is not None:
+            self._customizer.shutdown(wait=True)
+            self._customizer = None
+
     def cached(self, model: CustomModel) -> bool:
         """Whether `model`'s view is built (a request for it needs no build)."""
         with self._lock:

@@ -9,6 +9,7 @@ uses, and candidates are compared as (weight, dist) pairs: every entry equals `C
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -148,6 +149,25 @@ def _helper_thread() -> ThreadPoolExecutor:
         if _helper is None:
             _helper = ThreadPoolExecutor(1, thread_name_prefix="starroute-table")
         return _helper
+
+
+def stop_helper() -> None:
+    """End the helper thread after its work (a process about to fork; the next large table starts a new one)."""
+    global _helper
+    with _helper_lock:
+        if _helper is not None:
+            _helper.shutdown(wait=True)
+            _helper = None
+
+
+def _forget_helper() -> None:
+    """In a forked child: the parent's helper thread does not exist here, so its pool must not be used."""
+    global _helper, _helper_lock
+    _helper = None
+    _helper_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_helper)
 
 
 class CHTable:
