@@ -61,6 +61,7 @@ class SearchSpace:
         self.search = search  # the graph the searches run on
         self.chains = chains
         self.geom_first = np.asarray(graph.geom_first, dtype=np.int64)
+        self._spots: tuple[np.ndarray, np.ndarray] | None = None  # `same_place`'s index, made on first use
 
     # -- seeds ------------------------------------------------------------------------------------------------------
     def seeds(self, ph: Phantom, as_source: bool) -> SeedSet:
@@ -83,6 +84,22 @@ class SearchSpace:
         if at == (_fixed(g.geom_lon[p1] / COORD_SCALE), _fixed(g.geom_lat[p1] / COORD_SCALE)):
             return int(ch.last_node[ph.chain]), AT_LAST
         return -1, 0
+
+    def same_place(self, node: int) -> np.ndarray:
+        """The other road nodes at `node`'s very coordinates (int64): the copies of a blocking barrier, one per road
+        end, which OSRM keeps as one point (it takes every segment snapped there as a candidate)."""
+        if self._spots is None:
+            g = self.graph
+            key = _place_keys(np.asarray(g.node_lon), np.asarray(g.node_lat))
+            order = np.argsort(key, kind="stable")
+            self._spots = (key[order], order.astype(np.int64))
+        keys, order = self._spots
+        k = _place_keys(
+            np.asarray(self.graph.node_lon[node : node + 1]), np.asarray(self.graph.node_lat[node : node + 1])
+        )
+        lo, hi = np.searchsorted(keys, k[0], side="left"), np.searchsorted(keys, k[0], side="right")
+        same = order[lo:hi]
+        return same[same != node]
 
     # -- paths --------------------------------------------------------------------------------------------------
     def seeds_many(self, phantoms: Sequence[Phantom], as_source: bool) -> FlatSeeds:
@@ -150,7 +167,13 @@ class NodeSpace(SearchSpace):
         fb, fa, bb, ba = ph.times()
         t_f, t_b = (fa, ba) if as_source else (fb, bb)
         times = np.where(kinds == FWD, t_f, np.where(kinds == BWD, t_b, 0)).astype(np.int64)
-        return SeedSet(Seeds(nodes, ws, ds, ph.lon, ph.lat, times), kinds, np.zeros((len(kinds), 2), dtype=np.int64))
+        got = SeedSet(Seeds(nodes, ws, ds, ph.lon, ph.lat, times), kinds, np.zeros((len(kinds), 2), dtype=np.int64))
+        more = self.same_place(at) if at >= 0 else ()
+        if len(more) == 0:
+            return got
+        zero = np.zeros(len(more), dtype=np.int64)  # a barrier's other copies: the point is on each, at no cost
+        there = Seeds(np.asarray(more, dtype=np.int32), zero, zero, ph.lon, ph.lat, zero)
+        return _merged([got, SeedSet(there, np.full(len(more), at_kind, np.int64), np.zeros((len(more), 2), np.int64))])
 
 
 class EdgeSpace(SearchSpace):
@@ -166,11 +189,19 @@ class EdgeSpace(SearchSpace):
         """One seed per search node (`EdgeMap.seeds`): a source on its own arcs' remaining part, a target on every
         search node that may turn into its arc (the turn and the part before the point included)."""
         at, kind = self.at_chain_end(ph)
-        return SeedSet(*self.edges.seeds(ph, as_source, at, kind))
+        got = SeedSet(*self.edges.seeds(ph, as_source, at, kind))
+        more = self.same_place(at) if at >= 0 else ()
+        if len(more) == 0:
+            return got
+        bare = replace(ph, fwd_arc=-1, bwd_arc=-1)  # a barrier's other copies: their roads only
+        return _merged([got, *(SeedSet(*self.edges.seeds(bare, as_source, int(n), kind)) for n in more)])
 
     def seeds_many(self, phantoms: Sequence[Phantom], as_source: bool) -> FlatSeeds:
-        """The seeds of many phantoms in one kernel call (`EdgeMap.seeds_many`), as `seeds` gives them one by one."""
+        """The seeds of many phantoms in one kernel call (`EdgeMap.seeds_many`), as `seeds` gives them one by one
+        (one by one where a phantom sits on a barrier's copies)."""
         ends = [self.at_chain_end(p) for p in phantoms]
+        if any(e[0] >= 0 and len(self.same_place(e[0])) for e in ends):
+            return flat_seeds([self.seeds(p, as_source).seeds for p in phantoms])
         at = np.array([e[0] for e in ends], dtype=np.int64)
         kinds = np.array([e[1] for e in ends], dtype=np.int64)
         return self.edges.seeds_many(list(phantoms), as_source, at, kinds)
@@ -183,6 +214,26 @@ class EdgeSpace(SearchSpace):
 
     def forbidden(self, road_arcs: np.ndarray | None) -> np.ndarray | None:
         return None if road_arcs is None else self.edges.forbidden(road_arcs)
+
+
+def _place_keys(lon: np.ndarray, lat: np.ndarray) -> np.ndarray:
+    """One int64 per coordinate pair (the graph's fixed-point ints), equal exactly where both are."""
+    return (lon.astype(np.int64) << 32) | (lat.astype(np.int64) & 0xFFFFFFFF)
+
+
+def _merged(sets: Sequence[SeedSet]) -> SeedSet:
+    """Seed sets as one, by search node id, one seed per node (the cheapest, then the shortest, the first on ties)."""
+    nodes = np.concatenate([s.seeds.nodes for s in sets])
+    ws = np.concatenate([s.seeds.weights for s in sets])
+    ds = np.concatenate([s.seeds.dists for s in sets])
+    ts = np.concatenate([s.seeds.duration_array() for s in sets])
+    kinds = np.concatenate([s.kinds for s in sets])
+    turns = np.concatenate([s.turns for s in sets])
+    order = np.lexsort((np.arange(len(nodes)), ds, ws, nodes))
+    keep = order[np.r_[True, nodes[order][1:] != nodes[order][:-1]]]
+    first = sets[0].seeds
+    seeds = Seeds(nodes[keep].astype(np.int32), ws[keep], ds[keep], first.lon, first.lat, ts[keep])
+    return SeedSet(seeds, kinds[keep], turns[keep])
 
 
 def flat_seeds(seeds: Sequence[Seeds]) -> FlatSeeds:
