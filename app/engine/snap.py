@@ -708,6 +708,37 @@ class Snapper:
 
     # -- internals -------------------------------------------------------------------------------------------------
 
+    def _osrm_segment(self, seg: int, chain: int, t: float) -> tuple[int, float]:
+        """(segment, t) of a point OSRM sees on an inner point of a chain (equal at 1e-6 degrees): the segment OSRM
+        keeps of the two that meet there. It keeps the one first along its edge (`MakeAlternativeBigCandidates`,
+        "pick e1"), which says whether an obstacle on that point lies before or after the phantom; its edges run a
+        oneway's way and a two-way road's from its end node with the lower OSM id (`InsertEdgeBasedNode`)."""
+        p0, p1 = int(self._gf[chain]), int(self._gf[chain + 1]) - 1
+        fixed = osrm_fixed.py_func
+        x0, y0 = float(self._glon[seg]) / COORD_SCALE, float(self._glat[seg]) / COORD_SCALE
+        x1, y1 = float(self._glon[seg + 1]) / COORD_SCALE, float(self._glat[seg + 1]) / COORD_SCALE
+        at = (fixed(x0 + t * (x1 - x0)), fixed(y0 + t * (y1 - y0)))
+        if seg > p0 and at == (fixed(x0), fixed(y0)):
+            vertex = seg  # the point is on the segment's first point, an inner one
+        elif seg + 1 < p1 and at == (fixed(x1), fixed(y1)):
+            vertex = seg + 1
+        else:
+            return seg, t
+        ch = self.chains
+        osm = self.graph.node_osm_id
+        if ch.fwd_arc[chain] >= 0 and ch.bwd_arc[chain] >= 0:
+            along = int(osm[ch.first_node[chain]]) <= int(osm[ch.last_node[chain]])
+        else:
+            along = ch.fwd_arc[chain] >= 0
+        return (vertex - 1, 1.0) if along else (vertex, 0.0)
+        x0, y0 = float(self._glon[seg]) / COORD_SCALE, float(self._glat[seg]) / COORD_SCALE
+        x1, y1 = float(self._glon[seg + 1]) / COORD_SCALE, float(self._glat[seg + 1]) / COORD_SCALE
+        lon, lat = x0 + t * (x1 - x0), y0 + t * (y1 - y0)
+        fixed = osrm_fixed.py_func
+        if (fixed(lon), fixed(lat)) == (fixed(x0), fixed(y0)):
+            return seg - 1, 1.0
+        return seg, t
+
     def _phantom(
         self,
         qlon: float,
@@ -719,6 +750,8 @@ class Snapper:
         dirs: tuple[np.ndarray, np.ndarray, bool] | None = None,
     ) -> Phantom:
         g, ch = self.graph, self.chains
+        if bearing is None:
+            seg, t = self._osrm_segment(seg, chain, t)
         r = _phantom_figures(
             self._glon, self._glat, self._gf, ch.fwd_arc, ch.bwd_arc, ch.first_node, ch.last_node, ch.component,
             g.arc_weight, g.arc_dist, g.arc_name, g.node_osm_id, chain, seg - int(self._gf[chain]), t, qlon, qlat,
