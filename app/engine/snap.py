@@ -5,7 +5,8 @@ Hilbert curve by bounding-box centre, 16 per leaf, 16 children per inner node, b
 fixed-point coordinates. Queries are best-first (Hjaltason & Samet): a heap of tree nodes keyed by their box's
 distance and of segments keyed by their exact point-to-segment distance, both measured in one equirectangular frame
 centred on the query point. A segment popped from the heap is therefore exactly the nearest remaining one, whatever
-the segment lengths; k-nearest, radius limits and filters come for free.
+the segment lengths; k-nearest, radius limits and filters come for free. A waypoint's nearest is then OSRM's on
+near-ties (`Snapper._osrm_nearest`: OSRM orders segments by a distance rounded to 1e-6 degrees in Web Mercator).
 
 Components as OSRM treats them. Two trees split the snappable segments (ferries are no start points, as in OSRM's
 profiles): those of *big* strongly connected components (at least `min_component_size` nodes, OSRM's default 1000;
@@ -39,6 +40,8 @@ from .geo import gc_distance_m
 from .types import Phantom
 
 FANOUT = 16  # entries per leaf and children per inner node
+OSRM_NEAR_CHAINS = 8  # chains a point's nearest is chosen from in OSRM's order (`Snapper._osrm_nearest`)
+OSRM_SLACK_M = 0.5  # ... those within this of the nearest: OSRM's 1e-6 rounding moves a distance by ~0.16 m at most
 MIN_COMPONENT_SIZE = 1000  # OSRM's default (osrm-extract --small-component-size): smaller SCCs are tiny
 _DEG = math.pi / 180.0
 _KY = EARTH_RADIUS_M * _DEG / COORD_SCALE  # metres per fixed-point unit of latitude
@@ -290,6 +293,38 @@ def osrm_ratio(lon1, lat1, lon2, lat2, qlon, qlat):  # pragma: no cover - numba
 
 
 @kernel
+def osrm_rank(glon, glat, segs, qlon, qlat):  # pragma: no cover - numba
+    """(key int64 [k], ratio [k]) of segments (points s, s+1 of the 1e-7 degree arrays) as OSRM's R-tree orders
+    them (`StaticRTree::ExploreLeafNode`): the squared distance, in 1e-6 units of Web Mercator, between the query
+    point and its projection onto the segment, both rounded to 1e-6 first; and the projection's ratio (0 or 1 where
+    the rounded projection is the segment's end)."""
+    keys = np.empty(segs.shape[0], dtype=np.int64)
+    ratios = np.empty(segs.shape[0], dtype=np.float64)
+    xq = osrm_fixed(qlon) / OSRM_COORD_SCALE
+    yq = _mercator_y(osrm_fixed(qlat) / OSRM_COORD_SCALE)
+    for j in range(segs.shape[0]):
+        s = segs[j]
+        x1 = osrm_fixed(glon[s] / COORD_SCALE) / OSRM_COORD_SCALE
+        y1 = _mercator_y(osrm_fixed(glat[s] / COORD_SCALE) / OSRM_COORD_SCALE)
+        x2 = osrm_fixed(glon[s + 1] / COORD_SCALE) / OSRM_COORD_SCALE
+        y2 = _mercator_y(osrm_fixed(glat[s + 1] / COORD_SCALE) / OSRM_COORD_SCALE)
+        sx, sy = x2 - x1, y2 - y1
+        sq = sx * sx + sy * sy
+        r = 0.0
+        if sq >= 2.220446049250313e-16:
+            r = min(max((sx * (xq - x1) + sy * (yq - y1)) / sq, 0.0), 1.0)
+        px = osrm_fixed((1.0 - r) * x1 + x2 * r)
+        py = osrm_fixed((1.0 - r) * y1 + y2 * r)
+        if px == osrm_fixed(x1) and py == osrm_fixed(y1):
+            r = 0.0  # OSRM's point is the segment's end: the phantom sits on that node
+        elif px == osrm_fixed(x2) and py == osrm_fixed(y2):
+            r = 1.0
+        keys[j] = (osrm_fixed(xq) - px) ** 2 + (osrm_fixed(yq) - py) ** 2
+        ratios[j] = r
+    return keys, ratios
+
+
+@kernel
 def _osrm_before(gs, p0, p1, seg, ratio, against):  # pragma: no cover - numba
     """(deciseconds from the arc's start to the point, the arc's total) from per-point values `gs` (the columns of
     `geom_seg_weight`, docs/DESIGN.md) of the chain at points p0..p1-1, the point at `ratio` of local segment
@@ -405,7 +440,8 @@ def _phantom_figures(
 @kernel
 def _chain_offset(glon, glat, p0, p1, seg, lon, lat):  # pragma: no cover - numba
     """(metres along the chain from its first point to (lon, lat) on local segment `seg`, chain length in metres),
-    segment by segment in OSRM's distance formula."""
+    segment by segment in OSRM's distance formula; the point's own segment up to it as OSRM measures it too (from the
+    segment's first point, `MakePhantomNode`), so the part before it adds up as the route's coordinates do."""
     total = 0.0
     before = 0.0
     for i in range(p0, p1 - 1):
@@ -416,17 +452,8 @@ def _chain_offset(glon, glat, p0, p1, seg, lon, lat):  # pragma: no cover - numb
         length = osrm_distance_m(lo1, la1, lo2, la2)
         if i - p0 < seg:
             before += length
-        elif i - p0 == seg:
-            # the point's parameter on the segment, from the larger coordinate difference
-            dlo = lo2 - lo1
-            dla = la2 - la1
-            t = 0.0
-            if abs(dlo) >= abs(dla):
-                if dlo != 0.0:
-                    t = (lon - lo1) / dlo
-            else:
-                t = (lat - la1) / dla
-            before += min(max(t, 0.0), 1.0) * length
+        elif i - p0 == seg:  # OSRM's `forward_distance`: the segment's first point to the point, measured
+            before += min(osrm_distance_m(lo1, la1, lon, lat), length)
         total += length
     return before, total
 
@@ -609,7 +636,7 @@ class Snapper:
         for k, tree in enumerate((self._big, self._tiny)):
             if found:  # a tiny segment matters only where it is no farther than the big one (ties: chain order)
                 limit = min(limit, found[0][0] * (1 + 1e-9) + 1e-9)
-            s, c, d, t = tree.search(self._glon, self._glat, qlon, qlat, 1, limit, dirs, bearing)
+            s, c, d, t = self._osrm_nearest(tree, qlon, qlat, limit, dirs, bearing)
             if len(s):
                 ph = self._phantom(qlon, qlat, int(s[0]), int(c[0]), float(t[0]), bearing, dirs)
                 if radius is None or ph.distance_m <= radius:
@@ -707,6 +734,33 @@ class Snapper:
         return _chain_offset(self._glon, self._glat, p0, p1, ph.segment, ph.lon, ph.lat)[0]
 
     # -- internals -------------------------------------------------------------------------------------------------
+
+    def _osrm_nearest(
+        self,
+        tree: _Tree,
+        qlon: float,
+        qlat: float,
+        limit: float,
+        dirs: tuple[np.ndarray, np.ndarray, bool],
+        bearing: tuple[float, float] | None,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """`tree.search` for the one nearest segment as OSRM finds it: of the chains within `OSRM_SLACK_M` of the
+        nearest, the one first in OSRM's order (`osrm_rank`, which rounds to 1e-6 degrees; the nearest on ties), at
+        OSRM's ratio (Web Mercator)."""
+        s, c, d, t = tree.search(self._glon, self._glat, qlon, qlat, OSRM_NEAR_CHAINS, limit, dirs, bearing)
+        if len(s) == 0:
+            return s, c, d, t
+        near = np.flatnonzero(d <= d[0] + OSRM_SLACK_M)
+        # each near chain's nearest segment first, then the segments either side of it (OSRM may round onto those)
+        segs = np.concatenate([s[near], s[near] - 1, s[near] + 1])
+        row = np.concatenate([near, near, near])
+        first, last = self._gf[c[row]], self._gf[c[row] + 1] - 2
+        ok = (segs >= first) & (segs <= last)
+        segs, row = segs[ok], row[ok]
+        keys, ratios = osrm_rank(self._glon, self._glat, segs, qlon, qlat)
+        j = int(np.argmin(keys))  # the first of equal keys: the nearest
+        i = int(row[j])
+        return segs[j : j + 1], c[i : i + 1], d[i : i + 1], ratios[j : j + 1]
 
     def _osrm_segment(self, seg: int, chain: int, t: float) -> tuple[int, float]:
         """(segment, t) of a point OSRM sees on an inner point of a chain (equal at 1e-6 degrees): the segment OSRM
