@@ -453,7 +453,11 @@ def _chain_offset(glon, glat, p0, p1, seg, lon, lat):  # pragma: no cover - numb
         if i - p0 < seg:
             before += length
         elif i - p0 == seg:  # OSRM's `forward_distance`: the segment's first point to the point, measured
-            before += min(osrm_distance_m(lo1, la1, lon, lat), length)
+            # as OSRM measures the point (rounded to 1e-6) from both ends, halfway between the two: the part before
+            # and the part after it then each differ from OSRM's by half their mismatch at most
+            to_point = osrm_distance_m(lo1, la1, lon, lat)
+            from_point = osrm_distance_m(lon, lat, lo2, la2)
+            before += min(max(0.5 * (to_point + length - from_point), 0.0), length)
         total += length
     return before, total
 
