@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -294,12 +294,13 @@ def osrm_ratio(lon1, lat1, lon2, lat2, qlon, qlat):  # pragma: no cover - numba
 
 @kernel
 def osrm_rank(glon, glat, segs, qlon, qlat):  # pragma: no cover - numba
-    """(key int64 [k], ratio [k]) of segments (points s, s+1 of the 1e-7 degree arrays) as OSRM's R-tree orders
-    them (`StaticRTree::ExploreLeafNode`): the squared distance, in 1e-6 units of Web Mercator, between the query
-    point and its projection onto the segment, both rounded to 1e-6 first; and the projection's ratio (0 or 1 where
-    the rounded projection is the segment's end)."""
+    """(key int64 [k], ratio [k], projection int64 [k, 2]) of segments (points s, s+1 of the 1e-7 degree arrays) as
+    OSRM's R-tree orders them (`StaticRTree::ExploreLeafNode`): the squared distance, in 1e-6 units of Web Mercator,
+    between the query point and its projection onto the segment, both rounded to 1e-6 first; the projection's ratio
+    (0 or 1 where the rounded projection is the segment's end); the rounded projection (x, Mercator y)."""
     keys = np.empty(segs.shape[0], dtype=np.int64)
     ratios = np.empty(segs.shape[0], dtype=np.float64)
+    at = np.empty((segs.shape[0], 2), dtype=np.int64)
     xq = osrm_fixed(qlon) / OSRM_COORD_SCALE
     yq = _mercator_y(osrm_fixed(qlat) / OSRM_COORD_SCALE)
     for j in range(segs.shape[0]):
@@ -321,7 +322,8 @@ def osrm_rank(glon, glat, segs, qlon, qlat):  # pragma: no cover - numba
             r = 1.0
         keys[j] = (osrm_fixed(xq) - px) ** 2 + (osrm_fixed(yq) - py) ** 2
         ratios[j] = r
-    return keys, ratios
+        at[j, 0], at[j, 1] = px, py
+    return keys, ratios, at
 
 
 @kernel
@@ -542,6 +544,7 @@ class Candidates:
 
     nearest: Phantom
     big: Phantom | None
+    alternatives: tuple[Phantom, ...] = ()  # `nearest`'s point on other chains (OSRM's candidates at that point)
 
     @property
     def tiny(self) -> bool:
@@ -556,8 +559,23 @@ def choose(cands: Sequence[Candidates]) -> list[Phantom]:
     comps = {c.nearest.component for c in cands}
     same_tiny = len(comps) == 1 and cands[0].tiny
     if same_tiny or all(c.big is None for c in cands):
-        return [c.nearest for c in cands]
-    return [c.big if c.big is not None else c.nearest for c in cands]
+        chosen = [c.nearest for c in cands]
+    else:
+        chosen = [c.big if c.big is not None else c.nearest for c in cands]
+    return _onto_next_chain(chosen, cands)
+
+
+def _onto_next_chain(chosen: list[Phantom], cands: Sequence[Candidates]) -> list[Phantom]:
+    """Each point with a candidate on the next point's chain moves onto it: OSRM takes every segment at a point as
+    a candidate, so a leg from a junction to a point on one of its roads runs along that road alone."""
+    out = list(chosen)
+    for i in range(len(out) - 1):
+        if out[i] is not cands[i].nearest or out[i].chain == out[i + 1].chain:
+            continue
+        alt = next((a for a in cands[i].alternatives if a.chain == out[i + 1].chain), None)
+        if alt is not None:
+            out[i] = alt
+    return out
 
 
 class Snapper:
@@ -636,22 +654,44 @@ class Snapper:
         bearing = check_bearing(bearing)
         limit = math.inf if radius is None else radius * 1.01 + 1.0  # local frame vs haversine slack
         dirs = self._dir_arcs(exclude_mask)
-        found: list[tuple[float, int, Phantom]] = []
+        found: list[tuple[float, int, Phantom, list[tuple[int, int, float]]]] = []
         for k, tree in enumerate((self._big, self._tiny)):
             if found:  # a tiny segment matters only where it is no farther than the big one (ties: chain order)
                 limit = min(limit, found[0][0] * (1 + 1e-9) + 1e-9)
-            s, c, d, t = self._osrm_nearest(tree, qlon, qlat, limit, dirs, bearing)
+            s, c, d, t, others = self._osrm_nearest(tree, qlon, qlat, limit, dirs, bearing)
             if len(s):
                 ph = self._phantom(qlon, qlat, int(s[0]), int(c[0]), float(t[0]), bearing, dirs)
                 if radius is None or ph.distance_m <= radius:
-                    found.append((float(d[0]), k, ph))
+                    found.append((float(d[0]), k, ph, others))
         if not found:
             raise NoSegment(self._no_segment_message(qlon, qlat, radius, bearing, dirs))
-        nearest = min(found, key=lambda x: (x[0], x[2].chain))
+        best = min(found, key=lambda x: (x[0], x[2].chain))
+        nearest, alternatives = self._with_others(best[2], best[3], qlon, qlat, bearing, dirs)
         big = next((f[2] for f in found if f[1] == 0), None)
-        if nearest[1] == 0:
-            big = nearest[2]
-        return Candidates(nearest[2], big)
+        if best[1] == 0:
+            big = nearest
+        return Candidates(nearest, big, alternatives)
+
+    def _with_others(
+        self,
+        ph: Phantom,
+        others: list[tuple[int, int, float]],
+        qlon: float,
+        qlat: float,
+        bearing: tuple[float, float] | None,
+        dirs: tuple[np.ndarray, np.ndarray, bool],
+    ) -> tuple[Phantom, tuple[Phantom, ...]]:
+        """A phantom on a chain end node with the chains OSRM takes as candidates there (`Phantom.at_chains`: the
+        junction rule leaves or reaches the node by those roads only), and its other candidates as phantoms."""
+        ch = self.chains
+        if ph.fwd_arc != ch.fwd_arc[ph.chain] or ph.bwd_arc != ch.bwd_arc[ph.chain] or bearing is not None:
+            return ph, ()  # a bearing restricted its directions: no junction rule
+        chains = tuple(sorted({ph.chain, *(o[1] for o in others)}))
+        ph = replace(ph, at_chains=chains)
+        alts = tuple(
+            replace(self._phantom(qlon, qlat, seg, chain, r, None, dirs), at_chains=chains) for seg, chain, r in others
+        )
+        return ph, alts
 
     def snap(
         self,
@@ -747,13 +787,14 @@ class Snapper:
         limit: float,
         dirs: tuple[np.ndarray, np.ndarray, bool],
         bearing: tuple[float, float] | None,
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[tuple[int, int, float]]]:
         """`tree.search` for the one nearest segment as OSRM finds it: of the chains within `OSRM_SLACK_M` of the
         nearest, the one first in OSRM's order (`osrm_rank`, which rounds to 1e-6 degrees; the nearest on ties), at
-        OSRM's ratio (Web Mercator)."""
+        OSRM's ratio (Web Mercator); and (segment, chain, ratio) of every other chain whose projection rounds onto
+        the same point (OSRM's other candidates there: `MakeAlternativeBigCandidates`)."""
         s, c, d, t = tree.search(self._glon, self._glat, qlon, qlat, OSRM_NEAR_CHAINS, limit, dirs, bearing)
         if len(s) == 0:
-            return s, c, d, t
+            return s, c, d, t, []
         near = np.flatnonzero(d <= d[0] + OSRM_SLACK_M)
         # each near chain's nearest segment first, then the segments either side of it (OSRM may round onto those)
         segs = np.concatenate([s[near], s[near] - 1, s[near] + 1])
@@ -761,10 +802,15 @@ class Snapper:
         first, last = self._gf[c[row]], self._gf[c[row] + 1] - 2
         ok = (segs >= first) & (segs <= last)
         segs, row = segs[ok], row[ok]
-        keys, ratios = osrm_rank(self._glon, self._glat, segs, qlon, qlat)
+        keys, ratios, at = osrm_rank(self._glon, self._glat, segs, qlon, qlat)
         j = int(np.argmin(keys))  # the first of equal keys: the nearest
         i = int(row[j])
-        return segs[j : j + 1], c[i : i + 1], d[i : i + 1], ratios[j : j + 1]
+        others: dict[int, tuple[int, int, float]] = {}
+        for k in np.flatnonzero((at[:, 0] == at[j, 0]) & (at[:, 1] == at[j, 1])).tolist():
+            chain = int(c[row[k]])
+            if chain != int(c[i]) and chain not in others:
+                others[chain] = (int(segs[k]), chain, float(ratios[k]))
+        return segs[j : j + 1], c[i : i + 1], d[i : i + 1], ratios[j : j + 1], list(others.values())
 
     def _osrm_segment(self, seg: int, chain: int, t: float) -> tuple[int, float]:
         """(segment, t) of a point OSRM sees on an inner point of a chain (equal at 1e-6 degrees): the segment OSRM

@@ -71,8 +71,9 @@ class SearchSpace:
     def at_chain_end(self, ph: Phantom) -> tuple[int, int]:
         """(road node, AT_FIRST/AT_LAST) when the phantom sits on its chain's first or last node, as OSRM sees
         coordinates (both rounded to 1e-6 degrees: OSRM then takes every segment snapped to that same point as a
-        candidate, so a route may leave or reach the junction by any road), and no bearing restricted its
-        directions; (-1, 0) otherwise."""
+        candidate, so a route may leave or reach the junction by a road whose projection of the input point rounds
+        onto it too, `Phantom.at_chains`; by any road where that is None), and no bearing restricted its directions;
+        (-1, 0) otherwise."""
         g, ch = self.graph, self.chains
         if not (ph.fwd_arc == ch.fwd_arc[ph.chain] and ph.bwd_arc == ch.bwd_arc[ph.chain]):
             return -1, 0
@@ -189,18 +190,35 @@ class EdgeSpace(SearchSpace):
         """One seed per search node (`EdgeMap.seeds`): a source on its own arcs' remaining part, a target on every
         search node that may turn into its arc (the turn and the part before the point included)."""
         at, kind = self.at_chain_end(ph)
-        got = SeedSet(*self.edges.seeds(ph, as_source, at, kind))
         more = self.same_place(at) if at >= 0 else ()
-        if len(more) == 0:
+        if at < 0 or (ph.at_chains is None and len(more) == 0):
+            return SeedSet(*self.edges.seeds(ph, as_source, at, kind))
+        # on a junction node: the node's roads (and those of a barrier's other copies) that OSRM takes a candidate on,
+        # and its own arcs, each set apart so that the cheapest seed per search node is chosen among those kept
+        own = SeedSet(*self.edges.seeds(ph, as_source, -1, kind))
+        bare = replace(ph, fwd_arc=-1, bwd_arc=-1)
+        nodes = [at, *(int(n) for n in more)]
+        at_sets = [self._on_candidates(SeedSet(*self.edges.seeds(bare, as_source, n, kind)), ph) for n in nodes]
+        return _merged([*at_sets, own])  # on ties the node's seed, as `_edge_seeds` keeps it
+
+    def _on_candidates(self, got: SeedSet, ph: Phantom) -> SeedSet:
+        """A junction node's seeds without those on roads OSRM takes no candidate on (`Phantom.at_chains`)."""
+        if ph.at_chains is None:
             return got
-        bare = replace(ph, fwd_arc=-1, bwd_arc=-1)  # a barrier's other copies: their roads only
-        return _merged([got, *(SeedSet(*self.edges.seeds(bare, as_source, int(n), kind)) for n in more)])
+        road = self.edges.node_arc[got.seeds.nodes]
+        chain = np.asarray(self.graph.arc_geom)[road] // 2
+        keep = np.isin(chain, np.asarray(ph.at_chains, dtype=np.int64))
+        s = got.seeds
+        seeds = Seeds(s.nodes[keep], s.weights[keep], s.dists[keep], s.lon, s.lat, s.duration_array()[keep])
+        return SeedSet(seeds, got.kinds[keep], got.turns[keep])
 
     def seeds_many(self, phantoms: Sequence[Phantom], as_source: bool) -> FlatSeeds:
         """The seeds of many phantoms in one kernel call (`EdgeMap.seeds_many`), as `seeds` gives them one by one
-        (one by one where a phantom sits on a barrier's copies)."""
+        (one by one where a phantom on a junction node has its candidate roads or sits on a barrier's copies)."""
         ends = [self.at_chain_end(p) for p in phantoms]
-        if any(e[0] >= 0 and len(self.same_place(e[0])) for e in ends):
+        one_by_one = [e[0] >= 0 and (p.at_chains is not None or len(self.same_place(e[0])) > 0)
+                      for p, e in zip(phantoms, ends, strict=True)]  # fmt: skip
+        if any(one_by_one):
             return flat_seeds([self.seeds(p, as_source).seeds for p in phantoms])
         at = np.array([e[0] for e in ends], dtype=np.int64)
         kinds = np.array([e[1] for e in ends], dtype=np.int64)

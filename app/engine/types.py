@@ -47,6 +47,9 @@ class Phantom:
     fwd_time_after: int | None = None
     bwd_time_before: int | None = None
     bwd_time_after: int | None = None
+    # on a chain end node: the chains OSRM takes as candidates there too (the roads whose projection of the input
+    # point rounds onto that node at 1e-6 degrees, this one included); None: every road at the node
+    at_chains: tuple[int, ...] | None = None
 
     def times(self) -> tuple[int, int, int, int]:
         """(fwd before, fwd after, bwd before, bwd after) travel times in ds (the weights when not given)."""
