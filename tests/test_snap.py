@@ -319,9 +319,10 @@ def test_snap_is_exact_against_brute_force(seed: int) -> None:
         d2, _ = _project(segs, q[0], q[1], g.geom_lon, g.geom_lat)
         ph = s.snap(*q)
         best = math.sqrt(d2.min())
-        # the snapped point is rounded to OSRM's 1e-6 degrees (at most ~0.08 m off the exact projection)
-        assert local_m(q, ph) == pytest.approx(best, rel=1e-9, abs=0.1), f"seed {seed} query {q}"
-        assert ph.distance_m == pytest.approx(best, rel=5e-3, abs=0.1)  # OSRM's ruler vs the local frame
+        # the snapped point is OSRM's: its projection in Web Mercator rounded to 1e-6 degrees, within one 1e-6 step of
+        # ours (`_phantom_figures`): up to ~0.2 m off the local frame's exact projection
+        assert local_m(q, ph) == pytest.approx(best, rel=1e-9, abs=0.2), f"seed {seed} query {q}"
+        assert ph.distance_m == pytest.approx(best, rel=5e-3, abs=0.2)  # OSRM's ruler and point vs the local frame
         check_phantom(g, ph)
         near = s.nearest(*q, 5)
         chain_of = np.searchsorted(gf, segs, side="right") - 1

@@ -216,7 +216,7 @@ def _hits(
             s = o_seg[j]
             r = _phantom_figures(
                 glon, glat, gf, chain_fwd, chain_bwd, first_node, last_node, component, arc_weight, arc_dist,
-                arc_name, node_osm_id, c, s - gf[c], o_t[j], qlon[i], qlat[i], arc_time, seg_weight, seg_time,
+                arc_name, node_osm_id, c, s - gf[c], o_t[j], qlon[i], qlat[i], arc_time, seg_weight, seg_time, False,
             )  # fmt: skip
             if r[2] > radius[i]:
                 continue

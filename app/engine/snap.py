@@ -274,6 +274,19 @@ def _mercator_y(lat):  # pragma: no cover - numba
     return num / den
 
 
+@kernel(inline="always")
+def _osrm_point(x1, y1, x2, y2, t):  # pragma: no cover - numba
+    """The point at ratio t of a segment (ends in 1e-7 degree ints) as OSRM places a phantom (`perpendicularDistance`):
+    between the ends at 1e-6 degrees in Web Mercator, back to degrees (`yToLat`), rounded to 1e-6."""
+    a = osrm_fixed(x1 / COORD_SCALE) / OSRM_COORD_SCALE
+    b = osrm_fixed(x2 / COORD_SCALE) / OSRM_COORD_SCALE
+    ya = _mercator_y(osrm_fixed(y1 / COORD_SCALE) / OSRM_COORD_SCALE)
+    yb = _mercator_y(osrm_fixed(y2 / COORD_SCALE) / OSRM_COORD_SCALE)
+    y = min(max((1.0 - t) * ya + yb * t, -180.0), 180.0)
+    lat = 180.0 / math.pi * 2.0 * math.atan(math.exp(y * math.pi / 180.0)) - 90.0
+    return osrm_fixed((1.0 - t) * a + b * t) / OSRM_COORD_SCALE, osrm_fixed(lat) / OSRM_COORD_SCALE
+
+
 @kernel
 def osrm_ratio(lon1, lat1, lon2, lat2, qlon, qlat):  # pragma: no cover - numba
     """Where OSRM puts a query point along segment (1, 2), 0..1: its projection in Web Mercator with every
@@ -378,11 +391,14 @@ def _part_before(w, d, tm, f, exact, seg_weight, seg_time, p0, p1, seg, ratio, a
 @kernel
 def _phantom_figures(
     glon, glat, gf, fwd_arc, bwd_arc, first_node, last_node, component, arc_weight, arc_dist, arc_name, node_osm_id,
-    chain, seg, t, qlon, qlat, arc_time, seg_weight, seg_time,
+    chain, seg, t, qlon, qlat, arc_time, seg_weight, seg_time, osrm_point,
 ):  # fmt: skip  # pragma: no cover - numba
     """Everything numeric a Phantom holds, in one call.
 
-    The snapped point sits at parameter t of local segment `seg`, exactly on a vertex at t = 0 or 1. Weights and
+    The snapped point sits at parameter t of local segment `seg`, exactly on a vertex at t = 0 or 1, else at t
+    between the segment's ends in degrees, rounded to 1e-6; with `osrm_point` (t is then OSRM's ratio) it is OSRM's
+    point (`_osrm_point`) where that is one 1e-6 step from it at most (OSRM's line in Web Mercator bows away from a
+    segment kilometres long). Weights and
     durations split as OSRM's phantoms do (`_osrm_before` over `seg_weight` / `seg_time`, the graph's
     `geom_seg_weight` / `geom_seg_duration`) where those describe the arc (they sum to its value: not so on graphs
     built before them, with 0 rows, or under a custom model's weights); otherwise, and for distances, both arcs
@@ -400,6 +416,10 @@ def _phantom_figures(
         lat = glat[s] / COORD_SCALE + t * (glat[s + 1] / COORD_SCALE - glat[s] / COORD_SCALE)
         lon = osrm_fixed(lon) / OSRM_COORD_SCALE  # OSRM's snapped point is a 1e-6 fixed-point coordinate
         lat = osrm_fixed(lat) / OSRM_COORD_SCALE
+        if osrm_point:  # OSRM's own rounding, where its point lies on the road as drawn (not on a long segment's bow)
+            o_lon, o_lat = _osrm_point(glon[s], glat[s], glon[s + 1], glat[s + 1], t)
+            if abs(o_lon - lon) <= 1.5 / OSRM_COORD_SCALE and abs(o_lat - lat) <= 1.5 / OSRM_COORD_SCALE:
+                lon, lat = o_lon, o_lat
     before, total = _chain_offset(glon, glat, gf[chain], gf[chain + 1], seg, lon, lat)
     f = before / total if total > 0.0 else 0.0
     f = min(max(f, 0.0), 1.0)
@@ -660,7 +680,7 @@ class Snapper:
                 limit = min(limit, found[0][0] * (1 + 1e-9) + 1e-9)
             s, c, d, t, others = self._osrm_nearest(tree, qlon, qlat, limit, dirs, bearing)
             if len(s):
-                ph = self._phantom(qlon, qlat, int(s[0]), int(c[0]), float(t[0]), bearing, dirs)
+                ph = self._phantom(qlon, qlat, int(s[0]), int(c[0]), float(t[0]), bearing, dirs, True)
                 if radius is None or ph.distance_m <= radius:
                     found.append((float(d[0]), k, ph, others))
         if not found:
@@ -689,7 +709,8 @@ class Snapper:
         chains = tuple(sorted({ph.chain, *(o[1] for o in others)}))
         ph = replace(ph, at_chains=chains)
         alts = tuple(
-            replace(self._phantom(qlon, qlat, seg, chain, r, None, dirs), at_chains=chains) for seg, chain, r in others
+            replace(self._phantom(qlon, qlat, seg, chain, r, None, dirs, True), at_chains=chains)
+            for seg, chain, r in others
         )
         return ph, alts
 
@@ -852,14 +873,17 @@ class Snapper:
         t: float,
         bearing: tuple[float, float] | None = None,
         dirs: tuple[np.ndarray, np.ndarray, bool] | None = None,
+        osrm_point: bool = False,
     ) -> Phantom:
+        """The phantom at parameter t of segment `seg` (a global point index) of `chain`; with `osrm_point`, t is
+        OSRM's ratio (`osrm_rank`) and the point is OSRM's."""
         g, ch = self.graph, self.chains
         if bearing is None:
             seg, t = self._osrm_segment(seg, chain, t)
         r = _phantom_figures(
             self._glon, self._glat, self._gf, ch.fwd_arc, ch.bwd_arc, ch.first_node, ch.last_node, ch.component,
             g.arc_weight, g.arc_dist, g.arc_name, g.node_osm_id, chain, seg - int(self._gf[chain]), t, qlon, qlat,
-            self._arc_time, self._seg_weight, self._seg_time,
+            self._arc_time, self._seg_weight, self._seg_time, osrm_point,
         )  # fmt: skip
         masked = dirs is not None and dirs[2]
         if bearing is not None or masked:  # only the direction(s) the bearing and the excluded classes allow
