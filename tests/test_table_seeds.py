@@ -8,8 +8,8 @@ import pytest
 
 from app.engine.data import load
 from app.engine.router import Router
-from app.engine.space import flat_seeds
-from app.engine.types import RouteOptions
+from app.engine.space import SeedSet, _merged, flat_seeds
+from app.engine.types import RouteOptions, Seeds
 from preprocessing.units import COORD_SCALE, WEIGHT_PER_SECOND
 
 
@@ -52,3 +52,12 @@ def test_table_cells_are_the_routes(monaco: Router) -> None:
             best = q.routes([a, b], RouteOptions()).best
             assert round(tbl.durations_s[i, j] * WEIGHT_PER_SECOND) == round(best.duration_s * WEIGHT_PER_SECOND)
             assert abs(tbl.distances_m[i, j] - best.distance_m) <= 1.0  # decimetre arcs vs OSRM formula
+
+
+def test_merged_seed_sets_may_all_be_empty() -> None:
+    """A point on a junction whose own arcs and candidate roads seed nothing (a target no turn reaches) has no seeds:
+    a NoRoute, not an error."""
+    z = np.zeros(0, dtype=np.int64)
+    empty = SeedSet(Seeds(np.zeros(0, dtype=np.int32), z, z, 0.0, 0.0, z), z, np.zeros((0, 2), dtype=np.int64))
+    got = _merged([empty, empty])
+    assert len(got.seeds.nodes) == 0 and got.turns.shape == (0, 2)

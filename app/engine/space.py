@@ -248,7 +248,7 @@ def _merged(sets: Sequence[SeedSet]) -> SeedSet:
     kinds = np.concatenate([s.kinds for s in sets])
     turns = np.concatenate([s.turns for s in sets])
     order = np.lexsort((np.arange(len(nodes)), ds, ws, nodes))
-    keep = order[np.r_[True, nodes[order][1:] != nodes[order][:-1]]]
+    keep = order[np.r_[True, nodes[order][1:] != nodes[order][:-1]]] if len(nodes) else order
     first = sets[0].seeds
     seeds = Seeds(nodes[keep].astype(np.int32), ws[keep], ds[keep], first.lon, first.lat, ts[keep])
     return SeedSet(seeds, kinds[keep], turns[keep])
