@@ -692,6 +692,15 @@ class Snapper:
             big = nearest
         return Candidates(nearest, big, alternatives)
 
+    def _at_chain_end(self, ph: Phantom) -> bool:
+        """Whether the phantom is on its chain's first or last point at 1e-6 degrees (as `SearchSpace.at_chain_end`)."""
+        fixed = osrm_fixed.py_func
+        at = (fixed(ph.lon), fixed(ph.lat))
+        for p in (int(self._gf[ph.chain]), int(self._gf[ph.chain + 1]) - 1):
+            if at == (fixed(float(self._glon[p]) / COORD_SCALE), fixed(float(self._glat[p]) / COORD_SCALE)):
+                return True
+        return False
+
     def _with_others(
         self,
         ph: Phantom,
@@ -706,6 +715,8 @@ class Snapper:
         ch = self.chains
         if ph.fwd_arc != ch.fwd_arc[ph.chain] or ph.bwd_arc != ch.bwd_arc[ph.chain] or bearing is not None:
             return ph, ()  # a bearing restricted its directions: no junction rule
+        if not others and not self._at_chain_end(ph):
+            return ph, ()  # inside its chain, the only candidate there
         chains = tuple(sorted({ph.chain, *(o[1] for o in others)}))
         ph = replace(ph, at_chains=chains)
         alts = tuple(
