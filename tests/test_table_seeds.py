@@ -36,6 +36,9 @@ def test_seeds_many_are_each_phantoms_seeds(monaco: Router) -> None:
     assert space.edge_based, "the bundled car graph has turns"
     phantoms = some_phantoms(monaco, 40, seed=7)
     assert any(space.at_chain_end(p)[0] >= 0 for p in phantoms), "some phantom on a chain's end"
+    assert any(p.at_chains is not None for p in phantoms), "some phantom with its candidate roads (seeded alone)"
+    nodes, kinds = space.at_chain_ends(phantoms)
+    assert list(zip(nodes.tolist(), kinds.tolist(), strict=True)) == [space.at_chain_end(p) for p in phantoms]
     for as_source in (True, False):
         many = space.seeds_many(phantoms, as_source)
         one = flat_seeds([space.seeds(p, as_source).seeds for p in phantoms])

@@ -867,13 +867,6 @@ class Snapper:
         else:
             along = ch.fwd_arc[chain] >= 0
         return (vertex - 1, 1.0) if along else (vertex, 0.0)
-        x0, y0 = float(self._glon[seg]) / COORD_SCALE, float(self._glat[seg]) / COORD_SCALE
-        x1, y1 = float(self._glon[seg + 1]) / COORD_SCALE, float(self._glat[seg + 1]) / COORD_SCALE
-        lon, lat = x0 + t * (x1 - x0), y0 + t * (y1 - y0)
-        fixed = osrm_fixed.py_func
-        if (fixed(lon), fixed(lat)) == (fixed(x0), fixed(y0)):
-            return seg - 1, 1.0
-        return seg, t
 
     def _phantom(
         self,

@@ -22,7 +22,7 @@ import numpy as np
 from preprocessing.artifacts import Graph
 from preprocessing.geometry import osrm_fixed
 from preprocessing.jit import kernel
-from preprocessing.units import COORD_SCALE
+from preprocessing.units import COORD_SCALE, OSRM_COORD_SCALE
 
 from .assemble import AT_FIRST, AT_LAST, BWD, FWD
 from .data import ChainIndex, is_edge_based
@@ -62,6 +62,7 @@ class SearchSpace:
         self.chains = chains
         self.geom_first = np.asarray(graph.geom_first, dtype=np.int64)
         self._spots: tuple[np.ndarray, np.ndarray] | None = None  # `same_place`'s index, made on first use
+        self._shared = np.zeros(0, dtype=np.bool_)  # ... and which nodes have a copy at all
 
     # -- seeds ------------------------------------------------------------------------------------------------------
     def seeds(self, ph: Phantom, as_source: bool) -> SeedSet:
@@ -86,6 +87,25 @@ class SearchSpace:
             return int(ch.last_node[ph.chain]), AT_LAST
         return -1, 0
 
+    def at_chain_ends(self, phantoms: Sequence[Phantom]) -> tuple[np.ndarray, np.ndarray]:
+        """`at_chain_end` of many phantoms at once: (road nodes, kinds) int64, the same figures in numpy."""
+        ch = self.chains
+        chain = np.array([p.chain for p in phantoms], dtype=np.int64)
+        arcs = np.array([(p.fwd_arc, p.bwd_arc) for p in phantoms], dtype=np.int64).reshape(-1, 2)
+        at = _fixed_many(np.array([(p.lon, p.lat) for p in phantoms], dtype=np.float64).reshape(-1, 2))
+        whole = (arcs[:, 0] == ch.fwd_arc[chain]) & (arcs[:, 1] == ch.bwd_arc[chain])
+        nodes = np.full(len(chain), -1, dtype=np.int64)
+        kinds = np.zeros(len(chain), dtype=np.int64)
+        g = self.graph
+        gf = self.geom_first
+        ends = ((gf[chain], ch.first_node, AT_FIRST), (gf[chain + 1] - 1, ch.last_node, AT_LAST))
+        for p, node, kind in ends:  # the first point wins, as in `at_chain_end`
+            end = _fixed_many(np.stack([g.geom_lon[p] / COORD_SCALE, g.geom_lat[p] / COORD_SCALE], axis=1))
+            hit = whole & (nodes < 0) & (at[:, 0] == end[:, 0]) & (at[:, 1] == end[:, 1])
+            nodes[hit] = np.asarray(node)[chain[hit]]
+            kinds[hit] = kind
+        return nodes, kinds
+
     def same_place(self, node: int) -> np.ndarray:
         """The other road nodes at `node`'s very coordinates (int64): the copies of a blocking barrier, one per road
         end, which OSRM keeps as one point (it takes every segment snapped there as a candidate)."""
@@ -93,7 +113,15 @@ class SearchSpace:
             g = self.graph
             key = _place_keys(np.asarray(g.node_lon), np.asarray(g.node_lat))
             order = np.argsort(key, kind="stable")
-            self._spots = (key[order], order.astype(np.int64))
+            ks = key[order]
+            shared = np.zeros(len(key), dtype=np.bool_)  # nodes that have a copy: most have none
+            dup = np.flatnonzero(ks[1:] == ks[:-1])
+            shared[order[dup]] = True
+            shared[order[dup + 1]] = True
+            self._shared = shared
+            self._spots = (ks, order.astype(np.int64))
+        if not self._shared[node]:
+            return _NO_NODES
         keys, order = self._spots
         k = _place_keys(
             np.asarray(self.graph.node_lon[node : node + 1]), np.asarray(self.graph.node_lat[node : node + 1])
@@ -213,16 +241,24 @@ class EdgeSpace(SearchSpace):
         return SeedSet(seeds, got.kinds[keep], got.turns[keep])
 
     def seeds_many(self, phantoms: Sequence[Phantom], as_source: bool) -> FlatSeeds:
-        """The seeds of many phantoms in one kernel call (`EdgeMap.seeds_many`), as `seeds` gives them one by one
-        (one by one where a phantom on a junction node has its candidate roads or sits on a barrier's copies)."""
-        ends = [self.at_chain_end(p) for p in phantoms]
-        one_by_one = [e[0] >= 0 and (p.at_chains is not None or len(self.same_place(e[0])) > 0)
-                      for p, e in zip(phantoms, ends, strict=True)]  # fmt: skip
-        if any(one_by_one):
-            return flat_seeds([self.seeds(p, as_source).seeds for p in phantoms])
-        at = np.array([e[0] for e in ends], dtype=np.int64)
-        kinds = np.array([e[1] for e in ends], dtype=np.int64)
-        return self.edges.seeds_many(list(phantoms), as_source, at, kinds)
+        """The seeds of many phantoms, as `seeds` gives them one by one: in one kernel call (`EdgeMap.seeds_many`),
+        but for phantoms on a junction node with their candidate roads or on a barrier's copies (`seeds` each)."""
+        at_all, kinds_all = self.at_chain_ends(phantoms)
+        alone = [i for i in np.flatnonzero(at_all >= 0).tolist()
+                 if phantoms[i].at_chains is not None or len(self.same_place(int(at_all[i]))) > 0]  # fmt: skip
+        if not alone:
+            return self.edges.seeds_many(list(phantoms), as_source, at_all, kinds_all)
+        batch = [i for i in range(len(phantoms)) if i not in set(alone)]
+        per: list[Seeds | None] = [None] * len(phantoms)
+        at, kinds = at_all[batch], kinds_all[batch]
+        flat = self.edges.seeds_many([phantoms[i] for i in batch], as_source, at, kinds) if batch else None
+        for k, i in enumerate(batch):
+            assert flat is not None
+            lo, hi = int(flat.off[k]), int(flat.off[k + 1])
+            per[i] = Seeds(flat.nodes[lo:hi], flat.weights[lo:hi], flat.dists[lo:hi], 0.0, 0.0, flat.times[lo:hi])
+        for i in alone:
+            per[i] = self.seeds(phantoms[i], as_source).seeds
+        return flat_seeds(per)  # type: ignore[arg-type]
 
     def road_path(self, arcs: np.ndarray, seeds: SeedSet, seed: int) -> tuple[np.ndarray, np.ndarray | None]:
         road, turns = self.edges.road_path(arcs)
@@ -232,6 +268,15 @@ class EdgeSpace(SearchSpace):
 
     def forbidden(self, road_arcs: np.ndarray | None) -> np.ndarray | None:
         return None if road_arcs is None else self.edges.forbidden(road_arcs)
+
+
+_NO_NODES = np.zeros(0, dtype=np.int64)
+
+
+def _fixed_many(deg: np.ndarray) -> np.ndarray:
+    """`osrm_fixed` over an array (halves away from zero, the same float operations)."""
+    v = deg * OSRM_COORD_SCALE
+    return np.where(v >= 0.0, np.floor(v + 0.5), -np.floor(-v + 0.5))
 
 
 def _place_keys(lon: np.ndarray, lat: np.ndarray) -> np.ndarray:
