@@ -340,6 +340,58 @@ def osrm_rank(glon, glat, segs, qlon, qlat):  # pragma: no cover - numba
 
 
 @kernel
+def _osrm_pick(s, c, d, gf, glon, glat, qlon, qlat, slack):  # pragma: no cover - numba
+    """`Snapper._osrm_nearest`'s choice among the nearest segments `s` on chains `c` at local distances `d` (nearest
+    first): of the chains within `slack` metres of the nearest, each one's segment and those either side of it, the
+    first in OSRM's order (`osrm_rank`; the nearest on equal keys). Returns (row of its chain in s, its segment, its
+    ratio, and the segments, chains and ratios of the other chains whose projection rounds onto the same point, each
+    chain once, in rank-array order)."""
+    n = s.shape[0]
+    near = np.empty(n, dtype=np.int64)
+    m = 0
+    for k in range(n):
+        if d[k] <= d[0] + slack:
+            near[m] = k
+            m += 1
+    segs = np.empty(3 * m, dtype=np.int64)
+    rows = np.empty(3 * m, dtype=np.int64)
+    cnt = 0
+    for step in (0, -1, 1):  # each near chain's nearest segment first, then the ones before and after it
+        for q in range(m):
+            i = near[q]
+            sg = s[i] + step
+            if gf[c[i]] <= sg <= gf[c[i] + 1] - 2:
+                segs[cnt] = sg
+                rows[cnt] = i
+                cnt += 1
+    keys, ratios, at = osrm_rank(glon, glat, segs[:cnt], qlon, qlat)
+    j = 0
+    for k in range(1, cnt):
+        if keys[k] < keys[j]:
+            j = k
+    i = rows[j]
+    o_seg = np.empty(cnt, dtype=np.int64)
+    o_chain = np.empty(cnt, dtype=np.int64)
+    o_ratio = np.empty(cnt, dtype=np.float64)
+    no = 0
+    for k in range(cnt):
+        chain = c[rows[k]]
+        if at[k, 0] != at[j, 0] or at[k, 1] != at[j, 1] or chain == c[i]:
+            continue
+        dup = False
+        for x in range(no):
+            if o_chain[x] == chain:
+                dup = True
+                break
+        if not dup:
+            o_seg[no] = segs[k]
+            o_chain[no] = chain
+            o_ratio[no] = ratios[k]
+            no += 1
+    return i, segs[j], ratios[j], o_seg[:no], o_chain[:no], o_ratio[:no]
+
+
+@kernel
 def _osrm_before(gs, p0, p1, seg, ratio, against):  # pragma: no cover - numba
     """(deciseconds from the arc's start to the point, the arc's total) from per-point values `gs` (the columns of
     `geom_seg_weight`, docs/DESIGN.md) of the chain at points p0..p1-1, the point at `ratio` of local segment
@@ -827,22 +879,12 @@ class Snapper:
         s, c, d, t = tree.search(self._glon, self._glat, qlon, qlat, OSRM_NEAR_CHAINS, limit, dirs, bearing)
         if len(s) == 0:
             return s, c, d, t, []
-        near = np.flatnonzero(d <= d[0] + OSRM_SLACK_M)
-        # each near chain's nearest segment first, then the segments either side of it (OSRM may round onto those)
-        segs = np.concatenate([s[near], s[near] - 1, s[near] + 1])
-        row = np.concatenate([near, near, near])
-        first, last = self._gf[c[row]], self._gf[c[row] + 1] - 2
-        ok = (segs >= first) & (segs <= last)
-        segs, row = segs[ok], row[ok]
-        keys, ratios, at = osrm_rank(self._glon, self._glat, segs, qlon, qlat)
-        j = int(np.argmin(keys))  # the first of equal keys: the nearest
-        i = int(row[j])
-        others: dict[int, tuple[int, int, float]] = {}
-        for k in np.flatnonzero((at[:, 0] == at[j, 0]) & (at[:, 1] == at[j, 1])).tolist():
-            chain = int(c[row[k]])
-            if chain != int(c[i]) and chain not in others:
-                others[chain] = (int(segs[k]), chain, float(ratios[k]))
-        return segs[j : j + 1], c[i : i + 1], d[i : i + 1], ratios[j : j + 1], list(others.values())
+        i, seg, ratio, o_seg, o_chain, o_ratio = _osrm_pick(
+            np.asarray(s, dtype=np.int64), np.asarray(c, dtype=np.int64), d, self._gf, self._glon, self._glat, qlon,
+            qlat, OSRM_SLACK_M,
+        )  # fmt: skip
+        others = list(zip(o_seg.tolist(), o_chain.tolist(), o_ratio.tolist(), strict=True))
+        return np.array([seg], dtype=s.dtype), c[i : i + 1], d[i : i + 1], np.array([ratio]), others
 
     def _osrm_segment(self, seg: int, chain: int, t: float) -> tuple[int, float]:
         """(segment, t) of a point OSRM sees on an inner point of a chain (equal at 1e-6 degrees): the segment OSRM
