@@ -1,20 +1,23 @@
 """Scale figures on real structure, with turns: 1 M to 3 M node networks, starroute beside OSRM in one run.
 
     python bench/scale.py [--sizes 1000000,2000000,3000000] [--work /tmp/starroute-scale] [--duration 10]
-                          [--pairs 500] [--osrm-dir DIR]
+                          [--rounds 3] [--pairs 500] [--osrm-dir DIR] [--reuse]
 
 Per size N: `../shared/tools/tile_extracts.py --nodes N` tiles the real extracts into one network (cached in
 `--work`); `starroute preprocess` (car, turns, CH + CCH + 16 landmarks, as by default) is timed as a command, with
 its peak RSS and its stages' seconds from the manifest; OSRM's `osrm-extract` (car.lua) + `osrm-contract` the same
-way. Then both serve the same `--pairs` random routes (starroute `serve --workers 2`, osrm-routed `-t 2`; wrk, 16
-connections, `--duration` seconds): p50 and req/s. Memory: the server's processes' PSS with 1 worker and with 2,
-after the same requests, so the difference is what one more worker costs (the graph's pages are shared).
+way. Then both serve the same `--pairs` random routes at once (starroute `serve --workers 2`, osrm-routed `-t 2`;
+wrk, 16 connections, `--duration` seconds, the two in turn for `--rounds` rounds, medians: whatever else the machine
+does then hits both alike): p50 and req/s. Memory: the server's processes' PSS with 1 worker and with 2, after the
+same requests, so the difference is what one more worker costs (the graph's pages are shared). `--reuse` keeps a
+graph and an OSRM dataset built by an earlier run (their build columns then stay empty): the HTTP figures again.
 """
 
 from __future__ import annotations
 
 import argparse
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -83,7 +86,9 @@ def main() -> None:
     ap.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "starroute-scale")
     ap.add_argument("--duration", type=int, default=10)
     ap.add_argument("--pairs", type=int, default=500)
+    ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--osrm-dir", type=Path, default=Path(tempfile.gettempdir()) / "starroute-osrm")
+    ap.add_argument("--reuse", action="store_true", help="keep graphs and OSRM datasets an earlier run built")
     args = ap.parse_args()
     bin_dir = ensure_osrm(args.osrm_dir)
     args.work.mkdir(parents=True, exist_ok=True)
@@ -91,31 +96,51 @@ def main() -> None:
     for n in (int(x) for x in args.sizes.split(",")):
         src = tiled(n, args.work)
         g = args.work / f"g-{n}"
-        cmd = [sys.executable, "-m", "app.cli", "preprocess", str(src), "--output", str(g), "--force", "--quiet"]
-        s_wall, s_rss = timed(cmd, cwd=ROOT)
+        row: dict[str, object] = {"n": n, "s_wall": None, "s_rss": None}
+        if not (args.reuse and (g / "manifest.json").exists()):
+            cmd = [sys.executable, "-m", "app.cli", "preprocess", str(src), "--output", str(g), "--force", "--quiet"]
+            row["s_wall"], row["s_rss"] = timed(cmd, cwd=ROOT)
         graph = load(g)
-        stages = graph.meta.raw.get("stages", {})
-        row: dict[str, object] = {"n": n, "s_wall": s_wall, "s_rss": s_rss, "stages": stages}
+        row["stages"] = graph.meta.raw.get("stages", {})
         row["search_nodes"] = graph.meta.raw.get("report", {}).get("search_nodes")
-        pairs = random_pairs(graph, args.pairs, 1)
-        paths = osrm_paths(pairs)
-        proc, base = start_starroute(g, workers=2)
-        try:
-            row["s_http"] = run_wrk(base, paths, args.duration, 16, 2)
-        finally:
-            stop(proc)
-        row["pss1"], row["pss2"] = pss_after(g, 1, paths), pss_after(g, 2, paths)
+        paths = osrm_paths(random_pairs(graph, args.pairs, 1))
+        ds = None
         if bin_dir is not None:
-            ds, figures = osrm_build(bin_dir, src, args.work)
-            row["o_build"] = figures
-            po, bo = start_osrm(bin_dir, ds, threads=2)
-            try:
-                row["o_http"] = run_wrk(bo, paths, args.duration, 16, 2)
-            finally:
-                stop(po)
+            d = args.work / f"osrm-{src.stem.split('.')[0]}"
+            built = next(d.glob("*.osrm.properties"), None) if args.reuse and d.exists() else None
+            if built is not None:
+                ds = built.with_suffix("")
+            else:
+                ds, row["o_build"] = osrm_build(bin_dir, src, args.work)
+        row["s_http"], row["o_http"] = side_by_side(g, bin_dir, ds, paths, args.duration, args.rounds)
+        row["pss1"], row["pss2"] = pss_after(g, 1, paths), pss_after(g, 2, paths)
         rows.append(row)
         print_table(rows)
         sys.stdout.flush()
+
+
+def side_by_side(
+    graph: Path, bin_dir: Path | None, dataset: Path | None, paths: list[str], duration: int, rounds: int
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Both servers up at once, wrk on each in turn for `rounds` rounds: (starroute's, OSRM's) median p50 and req/s
+    (OSRM's empty without its binaries)."""
+    servers = [start_starroute(graph, workers=2)]
+    if bin_dir is not None and dataset is not None:
+        servers.append(start_osrm(bin_dir, dataset, threads=2))
+    runs: list[list[dict[str, float]]] = [[] for _ in servers]
+    try:
+        for _, base in servers:
+            run_wrk(base, paths, 2, 16, 2)  # warm both alike
+        for _ in range(rounds):
+            for k, (_, base) in enumerate(servers):
+                got = run_wrk(base, paths, duration, 16, 2)
+                if got is not None:
+                    runs[k].append(got)
+    finally:
+        for proc, _ in servers:
+            stop(proc)
+    med = [{key: statistics.median(r[key] for r in rs) for key in ("p50_ms", "rps")} if rs else {} for rs in runs]
+    return med[0], (med[1] if len(med) > 1 else {})
 
 
 def print_table(rows: list[dict]) -> None:
@@ -132,14 +157,16 @@ def print_table(rows: list[dict]) -> None:
         o_rss = max((v[1] for v in o.values()), default=nan)
         sh, oh = r.get("s_http") or {}, r.get("o_http") or {}
         rps_s, rps_o = sh.get("rps", nan), oh.get("rps", nan)
-        build = f"{r['s_wall']:.0f} ({r['s_rss']:.0f}) | {o_wall:.0f} ({o_rss:.0f}) | {r['s_wall'] / o_wall:.2f}x"
+        s_wall = nan if r["s_wall"] is None else r["s_wall"]
+        s_rss = nan if r["s_rss"] is None else r["s_rss"]
+        build = f"{s_wall:.0f} ({s_rss:.0f}) | {o_wall:.0f} ({o_rss:.0f}) | {s_wall / o_wall:.2f}x"
         p50 = f"{sh.get('p50_ms', nan):.2f} / {oh.get('p50_ms', nan):.2f}"
         rps = f"{rps_s:.0f} / {rps_o:.0f} | {rps_s / rps_o:.2f}x"
         print(f"| {r['n']:,} | {r['search_nodes']:,} | {build} | {p50} | {rps} | {r['pss1']:.0f} / {r['pss2']:.0f} |")
     last = rows[-1]
     stages = ", ".join(f"{k} {v['seconds']:.1f} s" for k, v in last["stages"].items())
     print(f"\nstages at {last['n']:,} nodes: {stages}")
-    if len(rows) > 1:
+    if len(rows) > 1 and all(r["s_wall"] is not None for r in (rows[0], rows[-1])):
         a, b = rows[0], rows[-1]
         grow = b["n"] / a["n"]
         print(

@@ -1,0 +1,162 @@
+"""OSRM's arithmetic of a point on a segment, for snapping as osrm-routed snaps: Web Mercator at 1e-6 degrees.
+
+OSRM projects a query point onto a segment in Web Mercator with both rounded to its 1e-6 degree fixed point
+(`osrm_ratio`), places the phantom there (`_osrm_point`), and orders candidate segments in its R-tree by the squared
+distance between the point and that projection in the same units (`osrm_rank`); `_osrm_pick` chooses among a point's
+nearest segments as that order does. `app.engine.snap` measures nearness in its own local frame and defers to these
+where OSRM's rounding decides.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from preprocessing.geometry import osrm_fixed
+from preprocessing.jit import kernel
+from preprocessing.units import COORD_SCALE, OSRM_COORD_SCALE
+
+_MERC_NUM = (
+    0.0, 1.00000000000089108431373566e00, 2.34439410386997223035693483e-06, -3.21291701673364717170998957e-04,
+    -6.62778508496089940141103135e-10, 3.68188055470304769936079078e-08, 6.31192702320492485752941578e-14,
+    -1.77274453235716299127325443e-12, -2.24563810831776747318521450e-18, 3.13524754818073129982475171e-17,
+    2.09014225025314211415458228e-23, -9.82938075991732185095509716e-23,
+)  # fmt: skip
+_MERC_DEN = (
+    1.0, 2.34439410398970701719081061e-06, -3.72061271627251952928813333e-04, -7.81802389685429267252612620e-10,
+    5.18418724186576447072888605e-08, 9.37468561198098681003717477e-14, -3.30833288607921773936702558e-12,
+    -4.78446279888774903983338274e-18, 9.32999229169156878168234191e-17, 9.17695141954265959600965170e-23,
+    -8.72130728982012387640166055e-22, -3.23083224835967391884404730e-28,
+)  # fmt: skip
+
+
+@kernel(inline="always")
+def _mercator_y(lat):  # pragma: no cover - numba
+    """OSRM's `web_mercator::latToYapprox` (degrees -> projected degrees)."""
+    if lat < -70.0 or lat > 70.0:
+        f = math.sin(lat * math.pi / 180.0)
+        return 180.0 / math.pi * 0.5 * math.log((1.0 + f) / (1.0 - f))
+    num = 0.0
+    den = 0.0
+    for k in range(11, -1, -1):
+        num = num * lat + _MERC_NUM[k]
+        den = den * lat + _MERC_DEN[k]
+    return num / den
+
+
+@kernel(inline="always")
+def _osrm_point(x1, y1, x2, y2, t):  # pragma: no cover - numba
+    """The point at ratio t of a segment (ends in 1e-7 degree ints) as OSRM places a phantom (`perpendicularDistance`):
+    between the ends at 1e-6 degrees in Web Mercator, back to degrees (`yToLat`), rounded to 1e-6."""
+    a = osrm_fixed(x1 / COORD_SCALE) / OSRM_COORD_SCALE
+    b = osrm_fixed(x2 / COORD_SCALE) / OSRM_COORD_SCALE
+    ya = _mercator_y(osrm_fixed(y1 / COORD_SCALE) / OSRM_COORD_SCALE)
+    yb = _mercator_y(osrm_fixed(y2 / COORD_SCALE) / OSRM_COORD_SCALE)
+    y = min(max((1.0 - t) * ya + yb * t, -180.0), 180.0)
+    lat = 180.0 / math.pi * 2.0 * math.atan(math.exp(y * math.pi / 180.0)) - 90.0
+    return osrm_fixed((1.0 - t) * a + b * t) / OSRM_COORD_SCALE, osrm_fixed(lat) / OSRM_COORD_SCALE
+
+
+@kernel
+def osrm_ratio(lon1, lat1, lon2, lat2, qlon, qlat):  # pragma: no cover - numba
+    """Where OSRM puts a query point along segment (1, 2), 0..1: its projection in Web Mercator with every
+    coordinate at OSRM's 1e-6 degrees (`coordinate_calculation::perpendicularDistance`), the ratio a phantom
+    splits the segment's weight and duration by (`GeospatialQuery::MakePhantomNode`)."""
+    x1 = osrm_fixed(lon1) / OSRM_COORD_SCALE
+    y1 = _mercator_y(osrm_fixed(lat1) / OSRM_COORD_SCALE)
+    x2 = osrm_fixed(lon2) / OSRM_COORD_SCALE
+    y2 = _mercator_y(osrm_fixed(lat2) / OSRM_COORD_SCALE)
+    xq = osrm_fixed(qlon) / OSRM_COORD_SCALE
+    yq = _mercator_y(osrm_fixed(qlat) / OSRM_COORD_SCALE)
+    sx, sy = x2 - x1, y2 - y1
+    sq = sx * sx + sy * sy
+    if sq < 2.220446049250313e-16:
+        return 0.0
+    return min(max((sx * (xq - x1) + sy * (yq - y1)) / sq, 0.0), 1.0)
+
+
+@kernel
+def osrm_rank(glon, glat, segs, qlon, qlat):  # pragma: no cover - numba
+    """(key int64 [k], ratio [k], projection int64 [k, 2]) of segments (points s, s+1 of the 1e-7 degree arrays) as
+    OSRM's R-tree orders them (`StaticRTree::ExploreLeafNode`): the squared distance, in 1e-6 units of Web Mercator,
+    between the query point and its projection onto the segment, both rounded to 1e-6 first; the projection's ratio
+    (0 or 1 where the rounded projection is the segment's end); the rounded projection (x, Mercator y)."""
+    keys = np.empty(segs.shape[0], dtype=np.int64)
+    ratios = np.empty(segs.shape[0], dtype=np.float64)
+    at = np.empty((segs.shape[0], 2), dtype=np.int64)
+    xq = osrm_fixed(qlon) / OSRM_COORD_SCALE
+    yq = _mercator_y(osrm_fixed(qlat) / OSRM_COORD_SCALE)
+    for j in range(segs.shape[0]):
+        s = segs[j]
+        x1 = osrm_fixed(glon[s] / COORD_SCALE) / OSRM_COORD_SCALE
+        y1 = _mercator_y(osrm_fixed(glat[s] / COORD_SCALE) / OSRM_COORD_SCALE)
+        x2 = osrm_fixed(glon[s + 1] / COORD_SCALE) / OSRM_COORD_SCALE
+        y2 = _mercator_y(osrm_fixed(glat[s + 1] / COORD_SCALE) / OSRM_COORD_SCALE)
+        sx, sy = x2 - x1, y2 - y1
+        sq = sx * sx + sy * sy
+        r = 0.0
+        if sq >= 2.220446049250313e-16:
+            r = min(max((sx * (xq - x1) + sy * (yq - y1)) / sq, 0.0), 1.0)
+        px = osrm_fixed((1.0 - r) * x1 + x2 * r)
+        py = osrm_fixed((1.0 - r) * y1 + y2 * r)
+        if px == osrm_fixed(x1) and py == osrm_fixed(y1):
+            r = 0.0  # OSRM's point is the segment's end: the phantom sits on that node
+        elif px == osrm_fixed(x2) and py == osrm_fixed(y2):
+            r = 1.0
+        keys[j] = (osrm_fixed(xq) - px) ** 2 + (osrm_fixed(yq) - py) ** 2
+        ratios[j] = r
+        at[j, 0], at[j, 1] = px, py
+    return keys, ratios, at
+
+
+@kernel
+def _osrm_pick(s, c, d, gf, glon, glat, qlon, qlat, slack):  # pragma: no cover - numba
+    """`Snapper._osrm_nearest`'s choice among the nearest segments `s` on chains `c` at local distances `d` (nearest
+    first): of the chains within `slack` metres of the nearest, each one's segment and those either side of it, the
+    first in OSRM's order (`osrm_rank`; the nearest on equal keys). Returns (row of its chain in s, its segment, its
+    ratio, and the segments, chains and ratios of the other chains whose projection rounds onto the same point, each
+    chain once, in rank-array order)."""
+    n = s.shape[0]
+    near = np.empty(n, dtype=np.int64)
+    m = 0
+    for k in range(n):
+        if d[k] <= d[0] + slack:
+            near[m] = k
+            m += 1
+    segs = np.empty(3 * m, dtype=np.int64)
+    rows = np.empty(3 * m, dtype=np.int64)
+    cnt = 0
+    for step in (0, -1, 1):  # each near chain's nearest segment first, then the ones before and after it
+        for q in range(m):
+            i = near[q]
+            sg = s[i] + step
+            if gf[c[i]] <= sg <= gf[c[i] + 1] - 2:
+                segs[cnt] = sg
+                rows[cnt] = i
+                cnt += 1
+    keys, ratios, at = osrm_rank(glon, glat, segs[:cnt], qlon, qlat)
+    j = 0
+    for k in range(1, cnt):
+        if keys[k] < keys[j]:
+            j = k
+    i = rows[j]
+    o_seg = np.empty(cnt, dtype=np.int64)
+    o_chain = np.empty(cnt, dtype=np.int64)
+    o_ratio = np.empty(cnt, dtype=np.float64)
+    no = 0
+    for k in range(cnt):
+        chain = c[rows[k]]
+        if at[k, 0] != at[j, 0] or at[k, 1] != at[j, 1] or chain == c[i]:
+            continue
+        dup = False
+        for x in range(no):
+            if o_chain[x] == chain:
+                dup = True
+                break
+        if not dup:
+            o_seg[no] = segs[k]
+            o_chain[no] = chain
+            o_ratio[no] = ratios[k]
+            no += 1
+    return i, segs[j], ratios[j], o_seg[:no], o_chain[:no], o_ratio[:no]
