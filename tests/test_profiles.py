@@ -631,7 +631,7 @@ def test_car_nodes(tags: dict[str, str], expected: tuple[bool, float]) -> None:
         ({"highway": "residential"}, (15, 15), ("cycling", "cycling")),
         ({"highway": "service"}, (15, 15), ("cycling", "cycling")),
         ({"highway": "track"}, (12, 12), ("cycling", "cycling")),
-        ({"highway": "path"}, (12, 12), ("cycling", "cycling")),
+        ({"highway": "path"}, (13, 13), ("cycling", "cycling")),  # bicycle.lua 26.10: path 13
         ({"highway": "footway"}, (4, 4), ("pushing_bike", "pushing_bike")),
         ({"highway": "pedestrian"}, (4, 4), ("pushing_bike", "pushing_bike")),
         ({"highway": "steps"}, (2, 2), ("pushing_bike", "pushing_bike")),
@@ -736,7 +736,11 @@ def test_bike_cycleway_lane_on_track_speeds_up() -> None:
         ({"surface": "paving_stones"}, (10, 10)),
         ({"surface": "gravel"}, (6, 6)),
         ({"surface": "mud"}, (3, 3)),
-        ({"surface": "sett"}, (10, 10)),
+        ({"surface": "sett"}, (9, 9)),  # bicycle.lua 26.10's caps from here on
+        ({"surface": "dirt"}, (8, 8)),
+        ({"surface": "cobblestone"}, (7, 7)),
+        ({"surface": "ground"}, (10, 10)),
+        ({"surface": "woodchips"}, (3, 3)),
     ],
 )
 def test_bike_maxspeed_and_surface(tags: dict[str, str], expected: tuple[float, float]) -> None:

@@ -5,7 +5,7 @@ Way rules, in OSRM's handler order: dropped when `impassable`, under constructio
 man_made, public_transport or bridge; the first access value of `bicycle > vehicle > access` drops the way when
 blacklisted (no, private, agricultural, forestry, delivery, use_sidepath). Speeds: movable bridges 5 km/h (or
 `duration`), `route=ferry` 5 km/h (or `duration`), platforms 4, trains 10 (only with whitelisted access), parking
-10, the cycling table (15 km/h; track and path 12), else 15 where access is whitelisted. Oneway: `oneway:bicycle`
+10, the cycling table (15 km/h; track 12, path 13), else 15 where access is whitelisted. Oneway: `oneway:bicycle`
 first, then `oneway`, implied on motorways and roundabouts; `cycleway=opposite*` (and `cycleway:left|right`
 variants) reopen the other direction at cycleway speed, cycle lanes set cycleway speed. Pushing: a direction that
 cannot be ridden is walked at 4 km/h where OSRM allows it (footway/pedestrian 4, steps 2, piers, `foot=yes`, any
@@ -72,10 +72,9 @@ BICYCLE_SPEEDS: dict[str, float] = {
     "residential": DEFAULT_SPEED,
     "unclassified": DEFAULT_SPEED,
     "living_street": DEFAULT_SPEED,
-    "road": DEFAULT_SPEED,
     "service": DEFAULT_SPEED,
     "track": 12.0,
-    "path": 12.0,
+    "path": 13.0,
 }
 PEDESTRIAN_SPEEDS: dict[str, float] = {"footway": WALKING_SPEED, "pedestrian": WALKING_SPEED, "steps": 2.0}
 RAILWAY_SPEEDS: dict[str, float] = {
@@ -91,23 +90,31 @@ AMENITY_SPEEDS: dict[str, float] = {"parking": 10.0, "parking_entrance": 10.0}
 MAN_MADE_SPEEDS: dict[str, float] = {"pier": WALKING_SPEED}
 ROUTE_SPEEDS: dict[str, float] = {"ferry": 5.0}
 BRIDGE_SPEEDS: dict[str, float] = {"movable": 5.0}
-SURFACE_SPEEDS: dict[str, float] = {
+SURFACE_SPEEDS: dict[str, float] = {  # bicycle.lua (osrm-backend 26.10): caps, km/h
     "asphalt": DEFAULT_SPEED,
+    "chipseal": DEFAULT_SPEED,
+    "concrete": DEFAULT_SPEED,
+    "concrete_lanes": DEFAULT_SPEED,
+    "wood": 10.0,
+    "metal": 10.0,
     "cobblestone:flattened": 10.0,
     "paving_stones": 10.0,
     "compacted": 10.0,
-    "cobblestone": 6.0,
+    "cobblestone": 7.0,
     "unpaved": 6.0,
-    "fine_gravel": 6.0,
+    "fine_gravel": 10.0,
     "gravel": 6.0,
     "pebblestone": 6.0,
-    "ground": 6.0,
-    "dirt": 6.0,
+    "grass_paver": 6.0,
+    "ground": 10.0,
+    "dirt": 8.0,
     "earth": 6.0,
+    "laterite": 5.0,
     "grass": 6.0,
     "mud": 3.0,
     "sand": 3.0,
-    "sett": 10.0,
+    "woodchips": 3.0,
+    "sett": 9.0,
 }
 
 ACCESS_WHITELIST = frozenset({"yes", "permissive", "designated"})
