@@ -98,9 +98,6 @@ def check_segments(arrays: Mapping[str, np.ndarray], m: int, p: int) -> None:
     """The per-segment values (`geom_seg_weight`, `geom_seg_duration`; older graphs have none): four non-negative
     columns per shape point, and each arc's column pair summed over its chain equal to the arc's weight or duration
     (an arc a metric closed, `CLOSED_DS` or more, excepted)."""
-    gf = np.asarray(arrays["geom_first"], dtype=np.int64)
-    geom = np.asarray(arrays["arc_geom"], dtype=np.int64)
-    chain, rev = geom >> 1, geom & 1
     for name, arc_name in (("geom_seg_weight", "arc_weight"), ("geom_seg_duration", "arc_duration")):
         if name not in arrays:
             continue
@@ -109,14 +106,23 @@ def check_segments(arrays: Mapping[str, np.ndarray], m: int, p: int) -> None:
             raise _fail(name, f"four columns per shape point ({p}, 4)")
         if a.size and int(a.min()) < 0:
             raise _fail(name, "no negative deciseconds")
-        cum = np.zeros((p + 1, 2), dtype=np.int64)
-        np.cumsum(a[:, 0:2].astype(np.int64) + a[:, 2:4], axis=0, out=cum[1:])
-        sums = cum[gf[chain + 1], rev] - cum[gf[chain], rev]
+        sums = arc_segment_sums(a, arrays["arc_geom"], arrays["geom_first"])
         arc = np.asarray(arrays[arc_name], dtype=np.int64)
         bad = (sums != arc) & (arc < CLOSED_DS)
         if np.any(bad):
             k = int(np.flatnonzero(bad)[0])
             raise _fail(name, f"an arc's segments and obstacles sum to its {arc_name} (arc {k}: {sums[k]} != {arc[k]})")
+
+
+def arc_segment_sums(per_point: np.ndarray, arc_geom: np.ndarray, geom_first: np.ndarray) -> np.ndarray:
+    """int64 per arc: its column pair of a `geom_seg_weight`-shaped array ([p, 4]: segment and obstacles along the
+    chain, then against it) summed over its chain, in the arc's direction (`arc_geom` odd: against the chain)."""
+    gf = np.asarray(geom_first, dtype=np.int64)
+    geom = np.asarray(arc_geom, dtype=np.int64)
+    chain, rev = geom >> 1, geom & 1
+    cum = np.zeros((per_point.shape[0] + 1, 2), dtype=np.int64)
+    np.cumsum(per_point[:, 0:2].astype(np.int64) + per_point[:, 2:4], axis=0, out=cum[1:])
+    return cum[gf[chain + 1], rev] - cum[gf[chain], rev]
 
 
 def check_encoded_values(arrays: Mapping[str, np.ndarray], m: int) -> None:

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from .checks import arc_segment_sums
 from .geometry import osrm_distances_m
 from .speeds import SegmentSpeeds, TurnPenalties
 from .units import CLOSED_DS, COORD_SCALE, WEIGHT_PER_SECOND
@@ -199,14 +200,9 @@ def _per_segment(
     closed[arc_u[(new_d >= CLOSED_DS) | (new_w >= CLOSED_DS)]] = True
     sd[row, col] = np.minimum(new_d, CLOSED_DS)
     sw[row, col] = np.minimum(new_w, CLOSED_DS)
-    geom = np.asarray(arrays["arc_geom"], dtype=np.int64)
-    gf = np.asarray(arrays["geom_first"], dtype=np.int64)
-    chain, rev = geom >> 1, geom & 1
     out: dict[str, np.ndarray] = {}
     for name, seg in (("arc_weight", sw), ("arc_duration", sd)):
-        cum = np.zeros((seg.shape[0] + 1, 2), dtype=np.int64)
-        np.cumsum(seg[:, 0:2] + seg[:, 2:4], axis=0, out=cum[1:])
-        total = cum[gf[chain + 1], rev] - cum[gf[chain], rev]
+        total = arc_segment_sums(seg, arrays["arc_geom"], arrays["geom_first"])
         out[name] = np.where(closed, CLOSED_DS, np.clip(total, 0, CLOSED_DS)).astype(np.int32)
     out["geom_seg_weight"], out["geom_seg_duration"] = sw.astype(np.int32), sd.astype(np.int32)
     return _with_turns(arrays, rep, turns, out, closed)

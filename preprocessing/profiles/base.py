@@ -310,7 +310,7 @@ class Turns:
     number of roads meeting at the junction, whether it is a u-turn, whether the mode changes (e.g. onto a ferry),
     whether the source / target direction is restricted (`FLAG_RESTRICTED`), whether the source / target is
     on a roundabout (`FLAG_ROUNDABOUT`; None: neither), and whether traffic drives on the left there
-    (`preprocessing.driving_side`; None: nowhere)."""
+    (`preprocess --driving-side left`; None: nowhere)."""
 
     angle: np.ndarray  # float64 degrees
     roads: np.ndarray  # int64
