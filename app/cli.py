@@ -419,7 +419,9 @@ def cmd_customize(args: argparse.Namespace) -> int:
         return 0
     if not segment_files and not turn_files:
         raise CliError("give --segment-speed-file and/or --turn-penalty-file (or --reset)")
-    say = None if args.quiet else (lambda m: print(f"starroute: {m}", file=sys.stderr, flush=True))
+    from app.warmup import say_stderr
+
+    say = None if args.quiet else say_stderr
     try:
         done = run_until_signal(
             lambda: customize(args.graph_dir, segment_files, turn_files, say=say),

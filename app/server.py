@@ -31,10 +31,6 @@ class ServerError(Exception):
     """The server cannot start (port in use, ...); the message says what to do."""
 
 
-def _say(message: str) -> None:
-    print(f"starroute: {message}", file=sys.stderr, flush=True)
-
-
 def check_port(host: str, port: int) -> None:
     """`ServerError` when `host:port` cannot be bound (in use, or not an address of this machine)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -59,7 +55,7 @@ def run_server(settings: Settings) -> None:
     work or worker process.
     """
     from app.stoppable import run_until_signal
-    from app.warmup import remove_partial_cache_files
+    from app.warmup import remove_partial_cache_files, say_stderr
 
     started = time.perf_counter()
 
@@ -73,12 +69,12 @@ def run_server(settings: Settings) -> None:
 
         # one worker: the rest of the kernels load on a background thread while it serves; several: everything
         # loads now, before the fork, so that the workers share it
-        return warm_service(Service(settings), say=_say, background=settings.workers == 1)
+        return warm_service(Service(settings), say=say_stderr, background=settings.workers == 1)
 
     service = run_until_signal(
         start_up, on_stop=remove_partial_cache_files, status=lambda signum: 0, message="stopped during start-up"
     )
-    _say(
+    say_stderr(
         f"serving {settings.graph_dir} at {_url(settings.host, settings.port)} "
         f"(ready in {time.perf_counter() - started:.1f} s; open it in a browser, Ctrl-C stops)"
     )

@@ -404,7 +404,8 @@ def _compile_job(job: str, work: Path, say: Say) -> None:
         state["service"].close()
 
 
-def _say(message: str) -> None:
+def say_stderr(message: str) -> None:
+    """One `starroute: ...` line on stderr, at once: how the commands and the server say what they do."""
     print(f"starroute: {message}", file=sys.stderr, flush=True)
 
 
@@ -414,7 +415,7 @@ def compile_all(jobs: int = 2, quiet: bool = False, say: Say | None = None) -> f
     With `jobs >= 2` the two halves run in parallel child processes (numba compiles in one thread per process);
     each says when one of `COMPILE_GROUPS` starts (`compiling routing kernels 3/7 (...)`).
     """
-    say = say or (lambda m: None if quiet else _say(m))
+    say = say or (lambda m: None if quiet else say_stderr(m))
     t0 = time.perf_counter()
     if is_compiled("preprocess") and is_compiled("engine"):
         say("every kernel is compiled already")
@@ -452,4 +453,4 @@ def compile_all(jobs: int = 2, quiet: bool = False, say: Say | None = None) -> f
 if __name__ == "__main__":  # a compile job of compile_all: python -m app.warmup --say|--quiet JOB WORKDIR
     logging.basicConfig(level=os.environ.get("STARROUTE_COMPILE_LOG", "WARNING"))
     _quiet = sys.argv[1] == "--quiet"
-    _compile_job(sys.argv[2], Path(sys.argv[3]), lambda m: None if _quiet else _say(m))
+    _compile_job(sys.argv[2], Path(sys.argv[3]), lambda m: None if _quiet else say_stderr(m))

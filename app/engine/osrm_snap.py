@@ -17,6 +17,8 @@ from preprocessing.geometry import osrm_fixed
 from preprocessing.jit import kernel
 from preprocessing.units import COORD_SCALE, OSRM_COORD_SCALE
 
+# OSRM's `latToYapprox`: the inverse Gudermannian as a Padé approximant [11/11] within 70 degrees (coefficients from
+# its web_mercator.hpp, lowest power first)
 _MERC_NUM = (
     0.0, 1.00000000000089108431373566e00, 2.34439410386997223035693483e-06, -3.21291701673364717170998957e-04,
     -6.62778508496089940141103135e-10, 3.68188055470304769936079078e-08, 6.31192702320492485752941578e-14,

@@ -245,8 +245,6 @@ def _search(
     return found
 
 
-# OSRM's `latToYapprox`: the inverse Gudermannian as a Padé approximant [11/11] within 70 degrees (coefficients from
-# its web_mercator.hpp, lowest power first)
 @kernel
 def _osrm_before(gs, p0, p1, seg, ratio, against):  # pragma: no cover - numba
     """(deciseconds from the arc's start to the point, the arc's total) from per-point values `gs` (the columns of

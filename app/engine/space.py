@@ -248,14 +248,14 @@ class EdgeSpace(SearchSpace):
                  if phantoms[i].at_chains is not None or len(self.same_place(int(at_all[i]))) > 0]  # fmt: skip
         if not alone:
             return self.edges.seeds_many(list(phantoms), as_source, at_all, kinds_all)
-        batch = [i for i in range(len(phantoms)) if i not in set(alone)]
+        apart = set(alone)
+        batch = [i for i in range(len(phantoms)) if i not in apart]
         per: list[Seeds | None] = [None] * len(phantoms)
-        at, kinds = at_all[batch], kinds_all[batch]
-        flat = self.edges.seeds_many([phantoms[i] for i in batch], as_source, at, kinds) if batch else None
-        for k, i in enumerate(batch):
-            assert flat is not None
-            lo, hi = int(flat.off[k]), int(flat.off[k + 1])
-            per[i] = Seeds(flat.nodes[lo:hi], flat.weights[lo:hi], flat.dists[lo:hi], 0.0, 0.0, flat.times[lo:hi])
+        if batch:
+            flat = self.edges.seeds_many([phantoms[i] for i in batch], as_source, at_all[batch], kinds_all[batch])
+            for k, i in enumerate(batch):
+                lo, hi = int(flat.off[k]), int(flat.off[k + 1])
+                per[i] = Seeds(flat.nodes[lo:hi], flat.weights[lo:hi], flat.dists[lo:hi], 0.0, 0.0, flat.times[lo:hi])
         for i in alone:
             per[i] = self.seeds(phantoms[i], as_source).seeds
         return flat_seeds(per)  # type: ignore[arg-type]
