@@ -56,8 +56,13 @@ def tiled(n: int, work: Path) -> Path:
     return out
 
 
+def osrm_dir(extract: Path, work: Path) -> Path:
+    """Where OSRM's dataset of a tiled extract is built."""
+    return work / f"osrm-{extract.stem.split('.')[0]}"
+
+
 def osrm_build(bin_dir: Path, extract: Path, work: Path) -> tuple[Path, dict[str, tuple[float, float]]]:
-    d = work / f"osrm-{extract.stem.split('.')[0]}"
+    d = osrm_dir(extract, work)
     d.mkdir(exist_ok=True)
     local = d / extract.name
     if not local.exists():
@@ -106,7 +111,7 @@ def main() -> None:
         paths = osrm_paths(random_pairs(graph, args.pairs, 1))
         ds = None
         if bin_dir is not None:
-            d = args.work / f"osrm-{src.stem.split('.')[0]}"
+            d = osrm_dir(src, args.work)
             built = next(d.glob("*.osrm.properties"), None) if args.reuse and d.exists() else None
             if built is not None:
                 ds = built.with_suffix("")

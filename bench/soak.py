@@ -109,18 +109,25 @@ def run_kind(base: str, paths: list[str], conns: int, expect: int, duration: int
     out["socket"] = m.group(1) if m else "none"
 
 
-def memory(pid: int) -> tuple[float, float]:
-    """RSS and PSS (MiB) of the server and its worker processes."""
-    rss = pss = 0.0
+def process_memory(pid: int) -> list[dict[str, float]]:
+    """RSS, PSS and USS (MiB) of the server and of each of its worker processes, one row each (those read before a
+    process that vanished meanwhile)."""
+    rows: list[dict[str, float]] = []
     try:
         root = psutil.Process(pid)
         for p in [root, *root.children(recursive=True)]:
             m = p.memory_full_info()
-            rss += m.rss
-            pss += getattr(m, "pss", m.rss)
+            mib = {"rss": m.rss, "pss": getattr(m, "pss", m.rss), "uss": getattr(m, "uss", m.rss)}
+            rows.append({"pid": p.pid, **{k: v / 2**20 for k, v in mib.items()}})
     except psutil.Error:
         pass
-    return rss / 2**20, pss / 2**20
+    return rows
+
+
+def memory(pid: int) -> tuple[float, float]:
+    """RSS and PSS (MiB) of the server and its worker processes."""
+    rows = process_memory(pid)
+    return sum(r["rss"] for r in rows), sum(r["pss"] for r in rows)
 
 
 def main() -> None:

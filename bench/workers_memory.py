@@ -20,11 +20,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-import psutil  # noqa: E402
-
 from app.engine.data import load  # noqa: E402
 from bench.http_load import osrm_paths, random_pairs  # noqa: E402
 from bench.servers import start_starroute, stop  # noqa: E402
+from bench.soak import process_memory  # noqa: E402
 from bench.versus_osrm import wrk  # noqa: E402
 
 
@@ -47,16 +46,6 @@ def mixed_paths(graph: Path, seed: int) -> list[str]:
     return out
 
 
-def processes(pid: int) -> list[dict[str, float]]:
-    """PSS, USS and RSS (MiB) of the server and each of its worker processes."""
-    root = psutil.Process(pid)
-    rows = []
-    for p in [root, *root.children(recursive=True)]:
-        m = p.memory_full_info()
-        rows.append({"pid": p.pid, "pss": m.pss / 2**20, "uss": m.uss / 2**20, "rss": m.rss / 2**20})
-    return rows
-
-
 def measure(graph: Path, workers: int, paths: list[str], duration: float) -> dict[str, float]:
     t0 = time.perf_counter()
     proc, base = start_starroute(graph, workers)
@@ -64,7 +53,7 @@ def measure(graph: Path, workers: int, paths: list[str], duration: float) -> dic
     try:
         got = wrk(base, paths, duration, 8)
         time.sleep(0.5)
-        rows = processes(proc.pid)
+        rows = process_memory(proc.pid)
     finally:
         stop(proc)
     return {
