@@ -64,7 +64,7 @@ _LM = "preprocessing.landmarks"
 _BG = "preprocessing.basemap"
 _PEN = "preprocessing.penalties"
 _EV = "preprocessing.way_values"  # written by preprocessing.build; optional: graphs built before have none
-_SEG = "preprocessing.build"  # per-segment values of the chains; optional: graphs built before have none
+_SEG = "preprocessing.build"  # per-segment values of the chains, and more; optional: graphs built before have none
 
 # Every array of every stage, in one table. The core arrays are written by `preprocessing.graph.finalize_arrays`.
 ARRAYS: tuple[ArraySpec, ...] = (
@@ -98,6 +98,15 @@ ARRAYS: tuple[ArraySpec, ...] = (
         "decisecond of the obstacles at the head node (signals, signs, gates) the turns out of the arc charge; "
         "0 in a node-based graph, where the arc's own weight and duration hold them",
         _CORE,
+        "turns",
+    ),  # fmt: skip
+    ArraySpec(
+        "node_passing_penalty",
+        "int32",
+        "[n]",
+        "decisecond charged on a passage through the node where OSRM compresses it away, on top of its obstacles "
+        "(the turns add it; bicycle: OSRM's fake turn through a signal); optional, absent when all 0",
+        _SEG,
         "turns",
     ),  # fmt: skip
     ArraySpec("in_first_out", "int32", "[n+1]", "CSR offsets of the arcs entering each node", _CORE, "searches"),

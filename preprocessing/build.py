@@ -207,6 +207,9 @@ def build_arrays(
         directed, direction = nodes.directed_ds[ni].astype(np.int64), nodes.direction[ni]
         pen_f += np.where(direction == OBSTACLE_FORWARD, directed, 0)
         pen_b += np.where(direction == OBSTACLE_BACKWARD, directed, 0)
+    if nodes.passing_ds is not None:  # a node inside a chain is one OSRM compresses away: passing it costs this
+        passing = np.where(cut, 0, nodes.passing_ds[ni].astype(np.int64))
+        pen_f, pen_b = pen_f + passing, pen_b + passing
     pcf, pcb = np.cumsum(pen_f), np.cumsum(pen_b)
     interior_f, interior_b = pcf[c1 - 1] - pcf[c0], pcb[c1 - 1] - pcb[c0]
     chain_way = way_of_pos[c0]
@@ -326,6 +329,8 @@ def build_arrays(
     seg_args = (pos, geom_first, fmask, bmask, pen_f, pen_b, on_arcs)
     arrays["geom_seg_weight"] = point_segments(seg_fw, seg_bw, *seg_args)
     arrays["geom_seg_duration"] = point_segments(seg_ft, seg_bt, *seg_args)
+    if nodes.passing_ds is not None and nodes.passing_ds.any():
+        arrays["node_passing_penalty"] = nodes.passing_ds[node_src].astype(np.int32)
     comp = arrays["node_component"]
     sizes = np.bincount(comp) if n else np.zeros(0, np.int64)
     report.update(

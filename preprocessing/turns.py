@@ -36,6 +36,7 @@ from .artifacts import EB_PREFIX
 from .geometry import csr_offsets
 from .graph import strong_components
 from .profiles.base import Turns
+from .road_classification import compressed_nodes
 from .units import FLAG_FERRY, FLAG_RESTRICTED, FLAG_ROUNDABOUT, WEIGHT_PER_SECOND
 
 
@@ -121,6 +122,9 @@ def turn_table(
     leave, arrive = _bearings(arrays)
     angle = (leave[ta] - arrive[fa] + 540.0) % 360.0 - 180.0  # (-180, 180], + = right
     flags = arrays["arc_flags"]
+    compressed = compressed_nodes(arrays)
+    if forbidden_pairs is not None and len(forbidden_pairs):
+        compressed[head[forbidden_pairs[:, 0]]] = False  # OSRM keeps a restriction's via node
     turns = Turns(
         angle=np.where(u_turn, 180.0, angle),
         roads=roads[via].astype(np.int64),
@@ -131,12 +135,16 @@ def turn_table(
         source_roundabout=(flags[fa] & FLAG_ROUNDABOUT) != 0,
         target_roundabout=(flags[ta] & FLAG_ROUNDABOUT) != 0,
         left_hand=np.full(len(fa), left_hand, dtype=bool),
+        compressed=compressed[via],
     )
     # OSRM's process_turn: the obstacles at the via node met arriving on the from arc (`arc_head_penalty`, left out
     # of the arc by the build), then the angle's cost; the weight from that duration; both truncated to
     # deciseconds (OSRM's numeric_cast of seconds * 10)
     head_pen = arrays.get("arc_head_penalty")
     obstacle_s = head_pen[fa] / WEIGHT_PER_SECOND if head_pen is not None else np.zeros(len(fa))
+    passing = arrays.get("node_passing_penalty")
+    if passing is not None:  # where OSRM compresses the junction away, it charges its fake turn through the node
+        obstacle_s = obstacle_s + np.where(compressed[via], passing[via], 0) / WEIGHT_PER_SECOND
     secs = obstacle_s + np.asarray(profile.turn_duration_s(turns), dtype=np.float64)
     w_secs = np.asarray(profile.turn_weight_s(turns, secs), dtype=np.float64)
     duration = _deciseconds(secs)

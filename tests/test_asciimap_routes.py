@@ -534,8 +534,44 @@ def test_bike_access_barriers_signals_ferry(tmp_path: Path) -> None:
     base = built.expect_ds("cde", 15)
     assert built.weight("c", "e") == base  # bollards pass bikes
     assert built.route_ds("f", "h") is None  # a fence does not
-    assert built.weight("i", "k") == base + 20
+    # a signal inside a way: its 2 s, and OSRM's fake turn through the node it compresses away, a 180-degree turn
+    # for bicycle.lua's formula: trunc((180 / 90)^2 x 6 / 1.4 + 2 s) = 19.1 s
+    assert built.weight("i", "k") == base + 191
     assert built.weight("l", "m") == 6000 and built.weight("m", "l") == 6000
+
+
+def test_bike_turns_where_two_roads_meet(tmp_path: Path) -> None:
+    """bicycle.lua charges every turn OSRM takes, also where only two roads meet: (angle / 90)^2 x 6 s, left turns
+    dearer by 1.4; OSRM takes none where it compresses the node away (the two roads alike: name, class, modes,
+    flags), and there a signal costs its fake 180-degree turn (17.1 s) whatever its direction."""
+    built = asciimap.build(
+        tmp_path,
+        """
+        ab  ef  ij
+         c   g   k
+        """,
+        ways=[
+            ("ab", {"highway": "residential", "name": "Mill Lane"}),
+            ("bc", {"highway": "residential", "name": "Church Road"}),  # another name: a turn at b
+            ("ef", {"highway": "residential", "name": "Mill Lane"}),
+            ("fg", {"highway": "residential", "name": "Mill Lane"}),  # alike: f is compressed away
+            ("ij", {"highway": "residential", "name": "High Street"}),
+            ("jk", {"highway": "residential", "name": "High Street"}),
+        ],
+        nodes={"j": {"highway": "traffic_signals", "traffic_signals:direction": "backward"}},
+        profile="bike",
+    )
+    right, left = 42, 84  # 90 degrees right (at b: east, then south) 4.29 s, left 8.4 s; whole deciseconds
+    ab, bc, cb, ba = (built.weight(x, y) for x, y in ("ab", "bc", "cb", "ba"))
+    assert None not in (ab, bc, cb, ba)
+    assert built.turn_route_ds("a", "c") == ab + bc + right  # type: ignore[operator]
+    assert built.turn_route_ds("c", "a") == cb + ba + left  # type: ignore[operator]
+    ef, fg = built.weight("e", "f"), built.weight("f", "g")
+    assert built.turn_route_ds("e", "g") == ef + fg  # type: ignore[operator]
+    ij, jk, kj, ji = (built.weight(x, y) for x, y in ("ij", "jk", "kj", "ji"))
+    fake = 171  # (180 / 90)^2 x 6 / 1.4 s
+    assert built.turn_route_ds("i", "k") == ij + jk + fake  # type: ignore[operator]  # the signal is not ours
+    assert built.turn_route_ds("k", "i") == kj + ji + fake + 20  # type: ignore[operator]  # arriving backward
 
 
 # ---------------------------------------------------------------- foot

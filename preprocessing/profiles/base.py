@@ -267,12 +267,15 @@ class NodeResult:
     """A node's effect: `barrier` blocks passage through it; `penalty_s` is charged on every passage through it, in
     both directions; `directed_s` only on a passage arriving along a way's node order (`direction`
     OBSTACLE_FORWARD) or against it (OBSTACLE_BACKWARD), as OSRM's directed obstacles (`traffic_signals:direction`,
-    `direction` on signals and signs)."""
+    `direction` on signals and signs); `passing_s` only on a passage where OSRM compresses the node away, never on a
+    real turn (OSRM's graph compressor charges an obstacle node the profile's cost of a fake turn, whose angle is
+    180 degrees: 17.1 s for a bicycle)."""
 
     barrier: bool = False
     penalty_s: float = 0.0
     directed_s: float = 0.0
     direction: int = 0
+    passing_s: float = 0.0
 
 
 OBSTACLE_FORWARD = 1  # NodeResult.direction: applies arriving along the way's node order (OSRM Direction::Forward)
@@ -309,8 +312,9 @@ class Turns:
     `process_turn` arguments, vectorised): the angle in degrees (0 straight, + right, - left, 180 u-turn), the
     number of roads meeting at the junction, whether it is a u-turn, whether the mode changes (e.g. onto a ferry),
     whether the source / target direction is restricted (`FLAG_RESTRICTED`), whether the source / target is
-    on a roundabout (`FLAG_ROUNDABOUT`; None: neither), and whether traffic drives on the left there
-    (`preprocess --driving-side left`; None: nowhere)."""
+    on a roundabout (`FLAG_ROUNDABOUT`; None: neither), whether traffic drives on the left there
+    (`preprocess --driving-side left`; None: nowhere), and whether OSRM compresses the junction away (two compatible
+    roads, `preprocessing.road_classification.compressed_nodes`: OSRM takes no turn there; None: unknown)."""
 
     angle: np.ndarray  # float64 degrees
     roads: np.ndarray  # int64
@@ -321,6 +325,7 @@ class Turns:
     source_roundabout: np.ndarray | None = None  # bool
     target_roundabout: np.ndarray | None = None  # bool
     left_hand: np.ndarray | None = None  # bool
+    compressed: np.ndarray | None = None  # bool
 
 
 def sigmoid_turn_s(angle: np.ndarray, penalty_s: float, bias: float | np.ndarray) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""Bicycle profile: OSRM's `bicycle.lua` for a node-based graph.
+"""Bicycle profile: OSRM's `bicycle.lua`.
 
 Way rules, in OSRM's handler order: dropped when `impassable`, under construction (`highway|railway=construction`,
 `construction=*` other than no/widening/minor) or proposed; a way needs one of highway, route, railway, amenity,
@@ -12,10 +12,14 @@ cannot be ridden is walked at 4 km/h where OSRM allows it (footway/pedestrian 4,
 way type a bike may use, but not against an implied oneway), unless `foot=no`; `bicycle=dismount` walks both ways.
 `maxspeed` (numeric, mph) caps the speed; surface caps follow. Nodes: blacklisted access blocks (not on crossings),
 `barrier=yes|wall|fence` blocks, everything else (bollards, gates, cycle barriers) passes; traffic signals 2 s.
+Turns (edge-based): (angle / 90)^2 x 6 s (right turns cheaper by 1.4) on every turn OSRM takes, also where only two
+roads meet unless OSRM compresses the node away (`preprocessing.road_classification`), 20 s more for a u-turn, the
+signal's 2 s on turns through it; a signal OSRM compresses away costs its fake turn through the node, 17.1 s, in both
+directions (and the 2 s where it applies). OSRM's mode-change penalty has no effect: the weight is the duration.
 
 Deliberate differences from OSRM:
-- No turn penalties (node-based graph): OSRM's angle-squared turn cost, u-turn penalty and mode-change penalty
-  are not charged; the traffic-signal penalty is added to arcs passing or entering the node, in both directions.
+- Turn angles come from the neighbouring shape points, not OSRM's coordinate extractor (which looks further along a
+  road): a turn near 90 degrees may differ by a decisecond or two.
 - Weight is duration: the cyclability weighting (unsafe-road and service penalties) is not applied.
 - `highway=proposed` is dropped even without a `proposed=*` tag.
 """
@@ -42,14 +46,18 @@ RESTRICTIONS = ("bicycle",)
 TURN_PENALTY_S = 6.0
 TURN_BIAS = 1.4
 U_TURN_PENALTY_S = 20.0
+# OSRM's graph compressor charges an obstacle node it compresses away the cost of a fake turn whose angle it gives as
+# 180 degrees (`ExtractionTurn`'s 180 - 0): (180 / 90)^2 x 6 / 1.4 s
+FAKE_TURN_S = 2.0 * 2.0 * TURN_PENALTY_S / TURN_BIAS
 
 
 def turn_duration_s(t: Turns) -> np.ndarray:
-    """bicycle.lua: (angle / 90)^2 x 6 s, right turns cheaper by the bias 1.4, plus 20 s for a u-turn (charged where
-    more than two roads meet or the cyclist turns back: a plain bend between two ways is no turn)."""
+    """bicycle.lua: (angle / 90)^2 x 6 s, right turns cheaper by the bias 1.4, plus 20 s for a u-turn, on every turn
+    OSRM takes: also where only two roads meet, unless they are compatible and OSRM compresses the node away."""
     a = np.where(t.u_turn, 180.0, t.angle) / 90.0
     s = np.where(a >= 0, a * a * TURN_PENALTY_S / TURN_BIAS, a * a * TURN_PENALTY_S * TURN_BIAS)
-    s = np.where((t.roads > 2) | t.u_turn | t.mode_change, s, 0.0)
+    taken = ~t.compressed if t.compressed is not None else (t.roads > 2) | t.mode_change
+    s = np.where(taken | t.u_turn, s, 0.0)
     return s + np.where(t.u_turn, U_TURN_PENALTY_S, 0.0)
 
 
@@ -329,11 +337,12 @@ def process_node(tags: Mapping[str, str]) -> NodeResult | None:
         return None
     if barrier:
         return NodeResult(barrier=True)
-    # lib/traffic_signal.lua: `traffic_signals:direction` forward/backward (not `direction`) limits the signal
+    # lib/traffic_signal.lua: `traffic_signals:direction` forward/backward (not `direction`) limits the signal;
+    # where OSRM compresses the node away its fake turn through it costs a 180-degree turn, in both directions
     way_dir = OBSTACLE_DIRECTIONS.get(tags.get("traffic_signals:direction", ""), 0)
     if way_dir:
-        return NodeResult(directed_s=penalty, direction=way_dir)
-    return NodeResult(penalty_s=penalty)
+        return NodeResult(directed_s=penalty, direction=way_dir, passing_s=FAKE_TURN_S)
+    return NodeResult(penalty_s=penalty, passing_s=FAKE_TURN_S)
 
 
 turn_weight_s = turn_weight_same  # a turn weighs what it takes

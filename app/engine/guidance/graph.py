@@ -21,50 +21,32 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from preprocessing.artifacts import Graph
-from preprocessing.units import (
-    FLAG_CIRCULAR,
-    FLAG_FERRY,
-    FLAG_MOTORWAY,
-    FLAG_RESTRICTED,
-    FLAG_ROUNDABOUT,
-    FLAG_SPLIT,
-    FLAG_TOLL,
-    FLAG_TUNNEL,
-    ROAD_CLASSES,
+from preprocessing.road_classification import (  # noqa: F401 (priority classes guidance modules import from here)
+    CLASS_BITS,
+    CLASS_MASK,
+    CONNECTIVITY,
+    MOTORWAY,
+    MOTORWAY_LINK,
+    MOTORWAY_TYPES,
+    PRIMARY,
+    PRIMARY_LINK,
+    PRIORITY,
+    ROAD_TYPES,
+    SECONDARY,
+    SECONDARY_LINK,
+    SIDE_RESIDENTIAL,
+    TERTIARY,
+    TERTIARY_LINK,
+    TRUNK,
+    TRUNK_LINK,
+    compressed_nodes,
 )
+from preprocessing.units import FLAG_CIRCULAR, FLAG_FERRY, FLAG_RESTRICTED, FLAG_ROUNDABOUT, FLAG_SPLIT, ROAD_CLASSES
 
 from .geo import Coord, fixed_from_e7
 from .names import CAR_SUFFIXES, NameRecord, NameTable
 
-# OSRM's RoadPriorityClass values
-MOTORWAY, MOTORWAY_LINK, TRUNK, TRUNK_LINK, PRIMARY, PRIMARY_LINK = 0, 1, 2, 3, 4, 5
-SECONDARY, SECONDARY_LINK, TERTIARY, TERTIARY_LINK = 6, 7, 8, 9
-MAIN_RESIDENTIAL, SIDE_RESIDENTIAL, ALLEY, PARKING, LINK_ROAD, UNCLASSIFIED = 10, 11, 12, 13, 14, 15
-BIKE_PATH, FOOT_PATH, CONNECTIVITY = 16, 18, 31
-
-_PRIORITY = {
-    "motorway": MOTORWAY, "motorway_link": MOTORWAY_LINK, "trunk": TRUNK, "trunk_link": TRUNK_LINK,
-    "primary": PRIMARY, "primary_link": PRIMARY_LINK, "secondary": SECONDARY, "secondary_link": SECONDARY_LINK,
-    "tertiary": TERTIARY, "tertiary_link": TERTIARY_LINK, "unclassified": UNCLASSIFIED,
-    "residential": MAIN_RESIDENTIAL, "service": ALLEY, "living_street": SIDE_RESIDENTIAL, "track": BIKE_PATH,
-    "path": BIKE_PATH, "footway": FOOT_PATH, "pedestrian": FOOT_PATH, "steps": FOOT_PATH,
-}  # fmt: skip
-_MOTORWAY_TYPES = frozenset({"motorway", "motorway_link", "trunk", "trunk_link"})
-_ROAD_TYPES = frozenset(
-    {"motorway", "motorway_link", "trunk", "trunk_link", "primary", "primary_link", "secondary", "secondary_link",
-     "tertiary", "tertiary_link", "unclassified", "residential", "living_street"}
-)  # fmt: skip
 _GROUPS = [0, 0, 1, 1, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 5, 7, 6] + [7] * 13  # OSRM's getRoadGroup
-
-# classes in the order OSRM's car profile lists them (the order `classes` are reported in)
-CLASS_BITS: tuple[tuple[str, int], ...] = (
-    ("toll", FLAG_TOLL),
-    ("motorway", FLAG_MOTORWAY),
-    ("ferry", FLAG_FERRY),
-    ("restricted", FLAG_RESTRICTED),
-    ("tunnel", FLAG_TUNNEL),
-)
-_CLASS_MASK = FLAG_TOLL | FLAG_MOTORWAY | FLAG_FERRY | FLAG_RESTRICTED | FLAG_TUNNEL
 
 # OSRM's TurnLaneType masks
 LANE_NONE, LANE_STRAIGHT, LANE_SHARP_LEFT, LANE_LEFT, LANE_SLIGHT_LEFT = 1, 2, 4, 8, 16
@@ -215,7 +197,7 @@ class GuidanceGraph:
         self.has_lanes = g.has("arc_lanes")
         self._strings: dict[int, str] = {}
         self._adj: dict[int, tuple[int, ...]] = {}
-        self._nbg: dict[int, bool] = {}
+        self._compressed: np.ndarray | None = None
         self._arc_data: dict[int, EdgeData] = {}
         self._edge: dict[int, tuple[int, tuple[int, ...], int]] = {}  # e -> (target, half edges, last)
         self._data: dict[int, EdgeData] = {}
@@ -226,7 +208,7 @@ class GuidanceGraph:
 
     def clear_caches(self) -> None:
         """Forget the edges, geometries and strings built so far (bounds memory on large graphs)."""
-        for cache in (self._strings, self._adj, self._nbg, self._arc_data, self._edge, self._data, self._geom,
+        for cache in (self._strings, self._adj, self._arc_data, self._edge, self._data, self._geom,
                       self._chain_geom, self._start, self._lane_desc):  # fmt: skip
             cache.clear()
 
@@ -320,17 +302,17 @@ class GuidanceGraph:
         d = EdgeData(
             reversed=reversed_,
             name=self.names.intern(rec),
-            priority=_PRIORITY.get(hw, CONNECTIVITY),
-            motorway_flag=hw in _MOTORWAY_TYPES,
+            priority=PRIORITY.get(hw, CONNECTIVITY),
+            motorway_flag=hw in MOTORWAY_TYPES,
             link=hw.endswith("_link"),
-            ignorable=hw not in _ROAD_TYPES,
+            ignorable=hw not in ROAD_TYPES,
             num_lanes=int(g.arc_lane_count[arc]) if g.has("arc_lane_count") else 0,
             roundabout=bool(flags & FLAG_ROUNDABOUT),
             circular=bool(flags & FLAG_CIRCULAR),
             restricted=bool(flags & FLAG_RESTRICTED),
             two_way=two_way,
             split=two_way and bool(flags & FLAG_SPLIT),
-            classes=flags & _CLASS_MASK,
+            classes=flags & CLASS_MASK,
             mode=mode,
             lanes=lanes,
             lane_text=text,
@@ -347,30 +329,11 @@ class GuidanceGraph:
 
     # -- compression -------------------------------------------------------------------------------------------
     def is_intersection(self, v: int) -> bool:
-        """Whether v stays a node of OSRM's compressed graph (not a compatible degree-2 node)."""
-        r = self._nbg.get(v)
-        if r is not None:
-            return r
-        adj = self.adjacent(v)
-        r = True
-        if len(adj) == 2:
-            h1, h2 = adj
-            if (h1 >> 1) != (h2 >> 1) and self.half_target(h1) != self.half_target(h2):
-                # u -> v -> w uses (h1 ^ 1 arriving, h2 leaving); w -> v -> u uses (h2 ^ 1, h1)
-                a_in, a_out = self.half_data(h1 ^ 1), self.half_data(h2)
-                b_in, b_out = self.half_data(h2 ^ 1), self.half_data(h1)
-                r = not (
-                    a_in.flags == a_out.flags
-                    and b_in.flags == b_out.flags
-                    and a_in.reversed == a_out.reversed
-                    and b_in.reversed == b_out.reversed
-                    and a_in.combines_with(a_out)
-                    and b_in.combines_with(b_out)
-                    and a_in.name == self.half_data(h1).name
-                    and a_out.name == self.half_data(h2 ^ 1).name
-                )
-        self._nbg[v] = r
-        return r
+        """Whether v stays a node of OSRM's compressed graph (not a compatible degree-2 node; the rule is
+        `preprocessing.road_classification.compressed_nodes`, computed for the whole graph on first use)."""
+        if self._compressed is None:
+            self._compressed = compressed_nodes(self.g.arrays)
+        return not bool(self._compressed[v])
 
     def _walk(self, e: int) -> tuple[int, tuple[int, ...], int]:
         r = self._edge.get(e)
