@@ -39,18 +39,10 @@ def osrm_fixed(deg: float) -> int:
 
 
 @kernel(inline="always")
-def osrm_distance_m(lon1: float, lat1: float, lon2: float, lat2: float) -> float:
-    """Metres between two degree coordinates exactly as OSRM measures them (the one formula of reported distances).
-
-    Both points are rounded to 1e-6 degrees (`osrm_fixed`); the ruler is the cheap ruler of the 0.05-degree band
-    holding the pair's mean fixed-point latitude (C++ integer division, truncating), evaluated at the band's middle:
-    `kx`, `ky` from the WGS84 normal and meridional radii of curvature, `dx = remainder(dlon, 360) * kx`.
-    `osrm_distance_m(1.0, 0.0, 1.0009, 0.0)` = 100.19 m (a thousandth of a degree of longitude at the equator).
-    """
-    x1 = osrm_fixed(lon1)
-    y1 = osrm_fixed(lat1)
-    x2 = osrm_fixed(lon2)
-    y2 = osrm_fixed(lat2)
+def _osrm_ruler(y1: int, y2: int) -> tuple[float, float]:
+    """OSRM's cheap ruler (metres per degree of longitude, of latitude) for two fixed-point latitudes: the ruler of
+    the 0.05-degree band holding their mean (C++ integer division, truncating), evaluated at the band's middle, from
+    the WGS84 normal and meridional radii of curvature."""
     s = y1 + y2
     mean = s // 2 if s >= 0 else -((-s) // 2)
     band = (abs(mean) - 1) // _BAND if abs(mean) >= 1 else 0
@@ -59,14 +51,64 @@ def osrm_distance_m(lon1: float, lat1: float, lon2: float, lat2: float) -> float
     coslat = math.cos(lat * _RAD)
     w2 = 1.0 / (1.0 - _E2 * (1.0 - coslat * coslat))
     w = math.sqrt(w2)
-    kx = mul * w * coslat
-    ky = mul * w * w2 * (1.0 - _E2)
+    return mul * w * coslat, mul * w * w2 * (1.0 - _E2)
+
+
+@kernel(inline="always")
+def _osrm_dlon(x1: int, x2: int) -> float:
+    """Degrees of longitude from fixed-point x2 to x1, wrapped into [-180, 180] (`std::remainder(x1 - x2, 360)`)."""
     dlon = x1 / OSRM_COORD_SCALE - x2 / OSRM_COORD_SCALE
     if dlon > 180.0 or dlon < -180.0:
         dlon -= 360.0 * round(dlon / 360.0)
-    dx = dlon * kx
+    return dlon
+
+
+@kernel(inline="always")
+def osrm_distance_m(lon1: float, lat1: float, lon2: float, lat2: float) -> float:
+    """Metres between two degree coordinates exactly as OSRM measures them (the one formula of reported distances).
+
+    Both points are rounded to 1e-6 degrees (`osrm_fixed`); the ruler is the cheap ruler of the 0.05-degree band
+    holding the pair's mean fixed-point latitude (`_osrm_ruler`), `dx = remainder(dlon, 360) * kx`.
+    `osrm_distance_m(1.0, 0.0, 1.0009, 0.0)` = 100.19 m (a thousandth of a degree of longitude at the equator).
+    """
+    x1 = osrm_fixed(lon1)
+    y1 = osrm_fixed(lat1)
+    x2 = osrm_fixed(lon2)
+    y2 = osrm_fixed(lat2)
+    kx, ky = _osrm_ruler(y1, y2)
+    dx = _osrm_dlon(x1, x2) * kx
     dy = (y1 / OSRM_COORD_SCALE - y2 / OSRM_COORD_SCALE) * ky
     return math.sqrt(dx * dx + dy * dy)
+
+
+@kernel(inline="always")
+def osrm_bearing_deg(lon1: float, lat1: float, lon2: float, lat2: float) -> float:
+    """OSRM's bearing from point 1 to point 2 in [0, 360), degrees clockwise from north
+    (`util::coordinate_calculation::bearing`: both points at 1e-6 degrees, the cheap ruler of `osrm_distance_m`;
+    0 for identical points)."""
+    x1 = osrm_fixed(lon1)
+    y1 = osrm_fixed(lat1)
+    x2 = osrm_fixed(lon2)
+    y2 = osrm_fixed(lat2)
+    kx, ky = _osrm_ruler(y1, y2)
+    dx = _osrm_dlon(x2, x1) * kx
+    dy = (y2 / OSRM_COORD_SCALE - y1 / OSRM_COORD_SCALE) * ky
+    r = math.atan2(dx, dy) / _RAD
+    return r + 360.0 if r < 0.0 else r
+
+
+@kernel
+def _osrm_bearings(lon1, lat1, lon2, lat2):  # type: ignore[no-untyped-def]  # pragma: no cover - numba
+    out = np.empty(len(lon1), dtype=np.float64)
+    for i in range(len(lon1)):
+        out[i] = osrm_bearing_deg(lon1[i], lat1[i], lon2[i], lat2[i])
+    return out
+
+
+def osrm_bearings_deg(lon1: np.ndarray, lat1: np.ndarray, lon2: np.ndarray, lat2: np.ndarray) -> np.ndarray:
+    """`osrm_bearing_deg` over arrays of degree coordinates (float64 degrees in [0, 360))."""
+    arrs = [np.ascontiguousarray(np.asarray(a, dtype=np.float64)) for a in (lon1, lat1, lon2, lat2)]
+    return _osrm_bearings(*arrs)
 
 
 @kernel

@@ -33,11 +33,11 @@ from typing import Any
 import numpy as np
 
 from .artifacts import EB_PREFIX
-from .geometry import csr_offsets
+from .geometry import csr_offsets, osrm_bearings_deg
 from .graph import strong_components
 from .profiles.base import Turns
 from .road_classification import compressed_nodes
-from .units import FLAG_FERRY, FLAG_RESTRICTED, FLAG_ROUNDABOUT, WEIGHT_PER_SECOND
+from .units import COORD_SCALE, FLAG_FERRY, FLAG_RESTRICTED, FLAG_ROUNDABOUT, WEIGHT_PER_SECOND
 
 
 def chain_ends(arrays: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -60,23 +60,19 @@ def chain_ends(arrays: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
 
 def _bearings(arrays: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """Per arc, degrees clockwise from north: the direction it leaves its tail and the direction it arrives at its
-    head (from the neighbouring shape point)."""
+    head, toward and from the neighbouring shape point, each looking out from the junction as OSRM's intersection
+    model does (`osrm_bearings_deg`: its formula, its 1e-6 degree coordinates)."""
     geom = arrays["arc_geom"].astype(np.int64)
     chain, rev = geom >> 1, (geom & 1).astype(bool)
     gf = arrays["geom_first"]
     p0, p1 = gf[chain], gf[chain + 1] - 1
-    glon = arrays["geom_lon"].astype(np.float64)
-    glat = arrays["geom_lat"].astype(np.float64)
+    lon = arrays["geom_lon"].astype(np.float64) / COORD_SCALE
+    lat = arrays["geom_lat"].astype(np.float64) / COORD_SCALE
     first, second = np.where(rev, p1, p0), np.where(rev, p1 - 1, p0 + 1)
     last, before = np.where(rev, p0, p1), np.where(rev, p0 + 1, p1 - 1)
-
-    def bearing(i: np.ndarray, j: np.ndarray) -> np.ndarray:
-        lat = np.radians((glat[i] + glat[j]) / 2e7)
-        dx = (glon[j] - glon[i]) * np.cos(lat)
-        dy = glat[j] - glat[i]
-        return np.degrees(np.arctan2(dx, dy)) % 360.0
-
-    return bearing(first, second), bearing(before, last)
+    leave = osrm_bearings_deg(lon[first], lat[first], lon[second], lat[second])
+    back = osrm_bearings_deg(lon[last], lat[last], lon[before], lat[before])
+    return leave, (back + 180.0) % 360.0
 
 
 def candidate_turns(arrays: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -142,13 +138,14 @@ def turn_table(
     # deciseconds (OSRM's numeric_cast of seconds * 10)
     head_pen = arrays.get("arc_head_penalty")
     obstacle_s = head_pen[fa] / WEIGHT_PER_SECOND if head_pen is not None else np.zeros(len(fa))
-    passing = arrays.get("node_passing_penalty")
-    if passing is not None:  # where OSRM compresses the junction away, it charges its fake turn through the node
-        obstacle_s = obstacle_s + np.where(compressed[via], passing[via], 0) / WEIGHT_PER_SECOND
     secs = obstacle_s + np.asarray(profile.turn_duration_s(turns), dtype=np.float64)
     w_secs = np.asarray(profile.turn_weight_s(turns, secs), dtype=np.float64)
     duration = _deciseconds(secs)
     weight = _deciseconds(w_secs)
+    passing = arrays.get("node_passing_penalty")
+    if passing is not None:  # where OSRM compresses the junction away, it charges its fake turn through the node
+        extra = np.where(compressed[via], passing[via], 0).astype(np.int64)
+        duration, weight = duration + extra, weight + extra
     report["turns_allowed"] = int(len(fa))
     report["turns_u_turns"] = int(u_turn.sum())
     report["turns_with_cost"] = int((weight > 0).sum())
@@ -157,9 +154,9 @@ def turn_table(
 
 
 def _deciseconds(secs: np.ndarray) -> np.ndarray:
-    """Seconds to whole deciseconds as OSRM stores a turn's penalties (truncated; a hair of slack for the sum of
-    an obstacle's whole seconds and the angle's fraction)."""
-    return np.floor(secs * WEIGHT_PER_SECOND + 1e-6).astype(np.int64)
+    """Seconds to whole deciseconds as OSRM stores a turn's penalties: `numeric_cast` of seconds x 10, truncated
+    with no slack (bicycle.lua's 90-degree left turn, 6 x 1.4 s, is 8.399999999999999 s: 83 ds)."""
+    return np.floor(secs * WEIGHT_PER_SECOND).astype(np.int64)
 
 
 def split_sequences(sequences: Iterable[Sequence[int]]) -> tuple[np.ndarray, list[tuple[int, ...]]]:

@@ -10,8 +10,12 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # the floor both sides stand on: the format, units and codes, geometry, the numba and heap helpers, the CCH
 # customization kernel (a pure kernel over the format's arrays, for the engine and the offline tools alike),
-# whole-or-nothing files, and the format's checks
-FLOOR = {"artifacts", "checks", "units", "geometry", "jit", "heap", "cch_customize", "files", "encoded_values"}
+# whole-or-nothing files, the format's checks, and OSRM's road classification with its graph compressor's rule (the
+# turn stage and guidance both read it)
+FLOOR = {
+    "artifacts", "checks", "units", "geometry", "jit", "heap", "cch_customize", "files", "encoded_values",
+    "road_classification",
+}  # fmt: skip
 # what the API may take from the engine besides the facade: request/answer types, errors, parsing of avoid areas,
 # the algorithm registry, the step model and the map's tile types and constants
 API_MAY_USE = {

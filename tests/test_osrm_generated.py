@@ -72,9 +72,8 @@ def test_answers_agree_to_the_metre_and_decisecond(outcomes: list[og.Outcome]) -
     assert agree >= 0.99 * len(outcomes), og.summarize(outcomes, 2)
 
 
-# The other profiles, one map each (the benchmark's six maps with 60 requests: bike 340 of 360, foot 359 of 360): held
-# where they stand. Bike's remaining differences are turn angles (OSRM's coordinate extractor looks further along a
-# road than the neighbouring shape point), a decisecond or two on a turn.
+# The other profiles, one map each (the benchmark's six maps with 60 requests: bike 357 of 360, foot 359 of 360): held
+# where they stand.
 OTHER_PROFILES = {"bike": (SEEDS[0], 25), "foot": (SEEDS[0], 25)}  # profile: (seed, answers agreeing of 25; measured)
 
 

@@ -18,8 +18,8 @@ signal's 2 s on turns through it; a signal OSRM compresses away costs its fake t
 directions (and the 2 s where it applies). OSRM's mode-change penalty has no effect: the weight is the duration.
 
 Deliberate differences from OSRM:
-- Turn angles come from the neighbouring shape points, not OSRM's coordinate extractor (which looks further along a
-  road): a turn near 90 degrees may differ by a decisecond or two.
+- Turn angles come from the neighbouring shape points (OSRM's bearing formula, 1e-6 degree coordinates), not OSRM's
+  coordinate extractor, which looks further along a path or service road: a turn may differ by a decisecond.
 - Weight is duration: the cyclability weighting (unsafe-road and service penalties) is not applied.
 - `highway=proposed` is dropped even without a `proposed=*` tag.
 """
