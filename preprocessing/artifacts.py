@@ -24,7 +24,7 @@ from .files import committing, keep_created, make_parents, remove_created, track
 
 FORMAT_VERSION = 6  # 6: arc_head_penalty (a junction's obstacles charged on the turns passing it, as OSRM's), and
 # within 6, optional (older graphs load without them): the encoded values arc_environment ... arc_max_weight, the
-# per-segment values geom_seg_weight / geom_seg_duration;
+# per-segment values geom_seg_weight / geom_seg_duration, the travel mode arc_mode (and manifest `start_modes`);
 # 5: geom_osm_id (OSRM's annotations=nodes, speed files by OSM node pairs);
 # 4: arc_way, arc_duration, the turn stage (edge-based graph, `eb_*`, manifest `search_graph`);
 # 3: guidance arrays (arc_lanes, arc_signs, arc_lane_count) and the guidance flags FLAG_TUNNEL / FLAG_CIRCULAR /
@@ -65,6 +65,7 @@ _BG = "preprocessing.basemap"
 _PEN = "preprocessing.penalties"
 _EV = "preprocessing.way_values"  # written by preprocessing.build; optional: graphs built before have none
 _SEG = "preprocessing.build"  # per-segment values of the chains, and more; optional: graphs built before have none
+_MODE = "preprocessing.build"  # the travel mode per arc; optional: graphs built before have none
 
 # Every array of every stage, in one table. The core arrays are written by `preprocessing.graph.finalize_arrays`.
 ARRAYS: tuple[ArraySpec, ...] = (
@@ -135,6 +136,15 @@ ARRAYS: tuple[ArraySpec, ...] = (
     ArraySpec(
         "geom_seg_duration", "int32", "[p, 4]", "decisecond of travel time, likewise", _SEG, "snapping, metrics"
     ),  # fmt: skip
+    # OSRM's travel mode per arc (optional: graphs built before it derive the mode from FLAG_FERRY and the profile)
+    ArraySpec(
+        "arc_mode",
+        "uint8",
+        "[m]",
+        "travel mode code of the arc's direction (units.TRAVEL_MODES: the profile's WayResult mode; never 0)",
+        _MODE,
+        "guidance (step modes), snapping (start modes), turns (mode changes)",
+    ),
     ArraySpec(
         "str_offsets", "int64", "[s+1]", "byte offsets of the string table (string 0 is empty)", _CORE, "names"
     ),  # fmt: skip
@@ -294,6 +304,9 @@ class Manifest:
     built_at: str | None
     raw: Mapping[str, Any]
     driving_side: str = "right"  # the side traffic keeps to (`preprocess --driving-side`), which turn costs mirror
+    # the travel modes a waypoint may start or end on (OSRM's `is_startpoint`: a way with one of them either way;
+    # bicycle.lua's allowed_start_modes); None: not recorded (graphs built before `arc_mode`: no ferry)
+    start_modes: tuple[str, ...] | None = None
 
     @classmethod
     def of(cls, mf: Mapping[str, Any]) -> Manifest:
@@ -319,6 +332,7 @@ class Manifest:
             built_at=mf.get("built_at"),
             raw=mf,
             driving_side=str(mf.get("driving_side", "right")),
+            start_modes=None if mf.get("start_modes") is None else tuple(str(m) for m in mf["start_modes"]),
         )
 
 

@@ -291,7 +291,9 @@ def build_arrays(
     arc_lanes = np.concatenate([lanes_f[chain_way[fmask]], lanes_b[chain_way[bmask]]])
     signs = ways.signs if ways.signs is not None else zeros
     lane_count = ways.lane_count if ways.lane_count is not None else zeros.astype(np.uint8)
-    encoded = encoded_values(ways, nodes, ni, use, c0, c1, chain_way, fmask, bmask)
+    per_arc = encoded_values(ways, nodes, ni, use, c0, c1, chain_way, fmask, bmask)
+    if ways.mode_fwd is not None and ways.mode_bwd is not None:  # OSRM's travel mode of each arc's direction
+        per_arc["arc_mode"] = np.concatenate([ways.mode_fwd[chain_way[fmask]], ways.mode_bwd[chain_way[bmask]]])
 
     # spatial renumbering of graph nodes
     n = len(node_src)
@@ -319,7 +321,7 @@ def build_arrays(
         arc_signs=signs[aw],
         arc_lane_count=lane_count[aw],
         arc_way=ways.osm_id[aw],
-        arc_values=encoded,
+        arc_values=per_arc,
         geom_first=geom_first,
         geom_lon=geom_lon,
         geom_lat=geom_lat,

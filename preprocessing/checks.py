@@ -14,7 +14,7 @@ import numpy as np
 
 from .artifacts import CH_PREFIX, EB_PREFIX, FormatError, ch_names
 from .encoded_values import ENCODED_VALUES, MAX_SPEED_NONE_KMH, NO_LIMIT_U8
-from .units import CLOSED_DS
+from .units import CLOSED_DS, TRAVEL_MODES
 
 
 def _fail(name: str, rule: str) -> FormatError:
@@ -91,7 +91,20 @@ def check_core(arrays: Mapping[str, np.ndarray]) -> None:
         if arrays[name].shape[0] != p:
             raise _fail(name, f"one entry per shape point ({p})")
     check_encoded_values(arrays, m)
+    check_modes(arrays, m)
     check_segments(arrays, m, p)
+
+
+def check_modes(arrays: Mapping[str, np.ndarray], m: int) -> None:
+    """The travel mode per arc (`arc_mode`; older graphs have none): one per arc, a `TRAVEL_MODES` code, never
+    "inaccessible" (an arc is a direction some mode travels)."""
+    if "arc_mode" not in arrays:
+        return
+    a = np.asarray(arrays["arc_mode"])
+    if a.ndim != 1 or a.shape[0] != m:
+        raise _fail("arc_mode", f"one entry per arc ({m})")
+    if a.size and (int(a.min()) < 1 or int(a.max()) >= len(TRAVEL_MODES)):
+        raise _fail("arc_mode", f"every entry is a travel mode code in 1..{len(TRAVEL_MODES) - 1}")
 
 
 def check_segments(arrays: Mapping[str, np.ndarray], m: int, p: int) -> None:

@@ -18,7 +18,7 @@ import numpy as np
 import osmium
 
 from .profiles.base import WayResult, road_class_code
-from .units import COORD_SCALE
+from .units import COORD_SCALE, TRAVEL_MODE_CODE
 from .way_values import COLUMNS, is_ford_node, way_row
 
 SUFFIXES = (".osm.pbf", ".pbf", ".osm", ".osm.gz", ".osm.bz2", ".xml", ".osm.xml")
@@ -53,6 +53,8 @@ class WayTable:
     lane_count: np.ndarray | None = None  # uint8 [w] OSRM's number of lanes (0 = unknown)
     rate: np.ndarray | None = None  # float64 [w] routability rate penalty (weight only; 1 = none)
     values: np.ndarray | None = None  # uint16 [w, len(way_values.COLUMNS)] GraphHopper's encoded values (codes)
+    mode_fwd: np.ndarray | None = None  # uint8 [w] travel mode code (units.TRAVEL_MODES) of the forward direction
+    mode_bwd: np.ndarray | None = None
     report: dict[str, int] = field(default_factory=dict)
 
 
@@ -124,6 +126,13 @@ def _add_flags(res: WayResult, restricted: bool) -> int:
     return f
 
 
+def mode_code(mode: str) -> int:
+    """The `arc_mode` code of a profile's travel mode name (`units.TRAVEL_MODES`)."""
+    code = TRAVEL_MODE_CODE.get(mode)
+    assert code is not None, f"travel mode {mode!r} is not in units.TRAVEL_MODES: append it there"
+    return code
+
+
 def signs_string(res: WayResult) -> str:
     """The guidance signage of a way as one string (`arc_signs`): destinations, exits and pronunciation joined by
     the unit separator, "" when all three are empty."""
@@ -139,8 +148,11 @@ def read_ways(path: Path, profile: ModuleType, progress: Progress | None = None)
     first = [0]
     cols: dict[str, list] = {
         k: []
-        for k in ("osm_id", "fk", "bk", "fd", "bd", "cls", "ff", "bf", "name", "ref", "lf", "lb", "signs", "lc", "rate")
-    }
+        for k in (
+            "osm_id", "fk", "bk", "fd", "bd", "cls", "ff", "bf", "name", "ref", "lf", "lb", "signs", "lc", "rate",
+            "fm", "bm",
+        )
+    }  # fmt: skip
     values = array("H")  # way_values.way_row of each way, flat
     strings: list[str] = [""]
     string_id: dict[str, int] = {"": 0}
@@ -196,6 +208,8 @@ def read_ways(path: Path, profile: ModuleType, progress: Progress | None = None)
             cols["signs"].append(sid(signs_string(res)))
             cols["lc"].append(min(max(int(res.lane_count), 0), 255))
             cols["rate"].append(min(max(float(res.rate), 0.01), 1.0))
+            cols["fm"].append(mode_code(res.forward_mode) if res.forward else 0)
+            cols["bm"].append(mode_code(res.backward_mode) if res.backward else 0)
             values.extend(way_row(tags))
     except (RuntimeError, ValueError, OSError) as exc:
         raise _osmium_error(path, exc) from None
@@ -222,6 +236,8 @@ def read_ways(path: Path, profile: ModuleType, progress: Progress | None = None)
         lane_count=np.asarray(cols["lc"], dtype=np.uint8),
         rate=np.asarray(cols["rate"], dtype=np.float64),
         values=np.frombuffer(values, dtype=np.uint16).reshape(-1, len(COLUMNS)).copy(),
+        mode_fwd=np.asarray(cols["fm"], dtype=np.uint8),
+        mode_bwd=np.asarray(cols["bm"], dtype=np.uint8),
     )
 
 

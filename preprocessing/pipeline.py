@@ -140,6 +140,7 @@ def preprocess(
     manifest: dict[str, Any] = {
         "profile": profile,
         "mode": prof.MODE,
+        "start_modes": list(prof.START_MODES),
         "source": {"name": src.name, "size": src.stat().st_size, "sha256": sha256_file(src)},
         "counts": {
             "nodes": n,

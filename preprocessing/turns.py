@@ -118,14 +118,15 @@ def turn_table(
     leave, arrive = _bearings(arrays)
     angle = (leave[ta] - arrive[fa] + 540.0) % 360.0 - 180.0  # (-180, 180], + = right
     flags = arrays["arc_flags"]
-    compressed = compressed_nodes(arrays)
+    compressed = compressed_nodes(arrays, arrays.get("arc_mode"))
     if forbidden_pairs is not None and len(forbidden_pairs):
         compressed[head[forbidden_pairs[:, 0]]] = False  # OSRM keeps a restriction's via node
+    mode = arrays.get("arc_mode", flags & FLAG_FERRY)  # OSRM's travel mode (graphs without it: ferry or not)
     turns = Turns(
         angle=np.where(u_turn, 180.0, angle),
         roads=roads[via].astype(np.int64),
         u_turn=u_turn,
-        mode_change=(flags[fa] & FLAG_FERRY) != (flags[ta] & FLAG_FERRY),
+        mode_change=mode[fa] != mode[ta],
         source_restricted=(flags[fa] & FLAG_RESTRICTED) != 0,
         target_restricted=(flags[ta] & FLAG_RESTRICTED) != 0,
         source_roundabout=(flags[fa] & FLAG_ROUNDABOUT) != 0,

@@ -64,3 +64,36 @@ ROAD_CLASSES: tuple[str, ...] = (
     "busway",
 )
 ROAD_CLASS_CODE: dict[str, int] = {name: i for i, name in enumerate(ROAD_CLASSES)}
+
+# Travel mode codes stored per arc (`arc_mode`): OSRM's `TravelMode`, the profile's name for the mode of the arc's
+# direction (`WayResult.forward_mode` / `backward_mode`); the index is the code. Append only: codes are on disk.
+TRAVEL_MODES: tuple[str, ...] = (
+    "inaccessible",
+    "driving",
+    "cycling",
+    "walking",
+    "ferry",
+    "train",
+    "pushing_bike",
+    "steps_up",
+    "steps_down",
+    "river_up",
+    "river_down",
+    "route",
+)
+TRAVEL_MODE_CODE: dict[str, int] = {name: i for i, name in enumerate(TRAVEL_MODES)}
+# A mode as OSRM's API says it (a step's `mode`, `travelModeToString`), per code
+OSRM_MODE_NAMES: tuple[str, ...] = (
+    "inaccessible",
+    "driving",
+    "cycling",
+    "walking",
+    "ferry",
+    "train",
+    "pushing bike",
+    "steps up",
+    "steps down",
+    "river upstream",
+    "river downstream",
+    "route",
+)

@@ -15,7 +15,7 @@ from typing import TypeVar
 import numpy as np
 
 from preprocessing.artifacts import FormatError, Graph, built_on_search_graph, load_graph, search_view_arrays
-from preprocessing.units import COORD_SCALE, FLAG_FERRY
+from preprocessing.units import COORD_SCALE, FLAG_FERRY, TRAVEL_MODE_CODE
 
 from .errors import GraphError
 from .types import ExcludeSet
@@ -107,7 +107,8 @@ class ChainIndex:
     (`arc_geom == 2c + 1`); -1 when absent. `first_node`/`last_node` are the graph nodes at the chain's ends (-1 for
     chains no arc uses). `component` is the larger SCC id of the two ends (0 only when both are in the largest SCC),
     `component_size` that component's node count. `snappable` marks chains a waypoint may snap to: used by some arc
-    and not a ferry (OSRM's profiles make ferries no start points).
+    travelled in one of the profile's start modes (`start_modes`: OSRM's `is_startpoint`, a way with such a mode
+    either way, so no ferry, and for bicycles no train); a graph without `arc_mode`: any chain but a ferry.
     """
 
     fwd_arc: np.ndarray  # int32 [c]
@@ -148,14 +149,34 @@ def chain_index(graph: Graph, search: Graph | None = None) -> ChainIndex:
         cf = np.where(fwd >= 0, comp_arr[np.maximum(fwd, 0)], big)
         cb = np.where(bwd >= 0, comp_arr[np.maximum(bwd, 0)], big)
         component = np.where(used, np.minimum(cf, cb), -1)
-    flags = graph.arc_flags
-    ferry = np.zeros(c, dtype=bool)
-    for a in (fwd, bwd):
-        ok = a >= 0
-        ferry[ok] |= (flags[a[ok]] & FLAG_FERRY) != 0
     sizes = np.bincount(np.asarray(comp_arr, dtype=np.int64), minlength=1)
     component_size = np.where(used, sizes[np.maximum(component, 0)], 0).astype(np.int64)
-    return ChainIndex(fwd, bwd, first, last, component.astype(np.int32), component_size, used & ~ferry, used)
+    start = start_chains(graph, fwd, bwd)
+    return ChainIndex(fwd, bwd, first, last, component.astype(np.int32), component_size, used & start, used)
+
+
+def start_arcs(graph: Graph) -> np.ndarray:
+    """bool [m]: the arcs whose travel mode a waypoint may start or end on (OSRM's `allowed_start_modes`, the
+    manifest's `start_modes`); without `arc_mode` or `start_modes` (graphs built before them), every arc but a
+    ferry."""
+    starts = graph.meta.start_modes
+    if not graph.has("arc_mode") or starts is None:
+        return (np.asarray(graph.arc_flags) & FLAG_FERRY) == 0
+    allowed = np.zeros(256, dtype=bool)
+    allowed[[TRAVEL_MODE_CODE[m] for m in starts if m in TRAVEL_MODE_CODE]] = True
+    return allowed[np.asarray(graph.arc_mode)]
+
+
+def start_chains(graph: Graph, fwd: np.ndarray, bwd: np.ndarray) -> np.ndarray:
+    """bool [c]: chains a waypoint may snap to, by `start_arcs` of the arcs along them (`fwd` / `bwd`, -1 none):
+    OSRM's `is_startpoint` holds for a way whose mode in either direction is a start mode; a chain no arc runs
+    along is none."""
+    ok = start_arcs(graph)
+    out = np.zeros(len(fwd), dtype=bool)
+    for a in (fwd, bwd):
+        has = a >= 0
+        out[has] |= ok[a[has]]
+    return out
 
 
 def degrees(fixed: np.ndarray) -> np.ndarray:

@@ -288,6 +288,7 @@ class Profile(Protocol):
 
     NAME: str
     MODE: str  # OSRM's travel mode: driving, cycling, walking
+    START_MODES: tuple[str, ...]  # modes a waypoint may start or end on (OSRM's is_startpoint)
     EXCLUDABLE: tuple[frozenset[str], ...]  # class sets a request may exclude (CLASS_FLAGS names)
     WAY_KEYS: frozenset[str]  # a way with none of these keys is skipped before process_way
     NODE_KEYS: frozenset[str]  # a node with none of these keys is skipped before process_node

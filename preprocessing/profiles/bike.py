@@ -35,6 +35,9 @@ from .base import OBSTACLE_DIRECTIONS, NodeResult, Turns, WayResult, directed_wa
 
 NAME = "bike"
 MODE = "cycling"
+# cycling, pushing_bike (a direction walked: footways, steps, against a oneway, `bicycle=dismount`), ferry, train
+# (`railway=train|...` with whitelisted access); bicycle.lua's allowed_start_modes: no start or end on a ferry or train
+START_MODES = ("cycling", "pushing_bike")
 EXCLUDABLE = (frozenset({"ferry"}),)  # bicycle.lua has it, commented out to save memory; ours is cheap
 
 # bicycle.lua's turns: no restrictions (use_turn_restrictions = false); node-based unless asked (`--turns`)

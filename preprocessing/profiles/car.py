@@ -44,6 +44,9 @@ from .base import OBSTACLE_DIRECTIONS, NodeResult, Turns, WayResult, directed_wa
 
 NAME = "car"
 MODE = "driving"
+# a car's arcs are driving, or ferry on `route=ferry|shuttle_train` (car.lua's ferry handler: a shuttle train is a
+# ferry to OSRM); a waypoint starts or ends on a way driven in either direction (OSRM's is_startpoint: the default mode)
+START_MODES = ("driving",)
 EXCLUDABLE = (frozenset({"toll"}), frozenset({"motorway"}), frozenset({"ferry"}))  # as car.lua
 
 # Turns (car.lua's process_turn): an edge-based search graph, OSM turn restrictions for these modes

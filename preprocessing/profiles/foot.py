@@ -27,6 +27,8 @@ from .base import NodeResult, Turns, WayResult, directed_way, turn_weight_same
 
 NAME = "foot"
 MODE = "walking"
+# walking, or ferry on `route=ferry`; a waypoint starts or ends on a way walked (OSRM's is_startpoint)
+START_MODES = ("walking",)
 EXCLUDABLE = ()  # foot.lua declares none
 
 # foot.lua's turns: 2 s to turn back, no restrictions; node-based unless asked (`--turns`)

@@ -24,6 +24,9 @@ from .base import NodeResult, Turns, WayResult, directed_way, turn_weight_same
 
 NAME = "testbot"
 MODE = "driving"
+# driving, route (a way with a `duration`), river_down / river_up, steps_down / steps_up (forward / backward);
+# testbot.lua has no startpoint handler, so every way is a start point (OSRM's default is_startpoint)
+START_MODES = ("driving", "route", "river_down", "river_up", "steps_down", "steps_up")
 EXCLUDABLE = (frozenset({"motorway"}), frozenset({"toll"}), frozenset({"motorway", "toll"}))  # testbot.lua
 
 # testbot.lua's turns: restrictions (no mode keys: plain `restriction` only) and 20 s per u-turn; node-based unless

@@ -41,7 +41,15 @@ from preprocessing.road_classification import (  # noqa: F401 (priority classes 
     TRUNK_LINK,
     compressed_nodes,
 )
-from preprocessing.units import FLAG_CIRCULAR, FLAG_FERRY, FLAG_RESTRICTED, FLAG_ROUNDABOUT, FLAG_SPLIT, ROAD_CLASSES
+from preprocessing.units import (
+    FLAG_CIRCULAR,
+    FLAG_FERRY,
+    FLAG_RESTRICTED,
+    FLAG_ROUNDABOUT,
+    FLAG_SPLIT,
+    OSRM_MODE_NAMES,
+    ROAD_CLASSES,
+)
 
 from .geo import Coord, fixed_from_e7
 from .names import CAR_SUFFIXES, NameRecord, NameTable
@@ -195,6 +203,8 @@ class GuidanceGraph:
         self.node_lon = np.asarray(g.node_lon)
         self.node_lat = np.asarray(g.node_lat)
         self.has_lanes = g.has("arc_lanes")
+        self.has_modes = g.has("arc_mode")
+        self.arc_mode = np.asarray(g.arc_mode) if self.has_modes else np.zeros(0, dtype=np.uint8)
         self._strings: dict[int, str] = {}
         self._adj: dict[int, tuple[int, ...]] = {}
         self._compressed: np.ndarray | None = None
@@ -296,9 +306,6 @@ class GuidanceGraph:
         lanes, text = self.lanes_of_arc(arc)
         chain = int(self.arc_geom[arc]) >> 1
         two_way = int(self.fwd_arc[chain]) >= 0 and int(self.bwd_arc[chain]) >= 0
-        mode = self.mode
-        if flags & FLAG_FERRY:
-            mode = "train" if hw == "shuttle_train" else "ferry"
         d = EdgeData(
             reversed=reversed_,
             name=self.names.intern(rec),
@@ -313,12 +320,22 @@ class GuidanceGraph:
             two_way=two_way,
             split=two_way and bool(flags & FLAG_SPLIT),
             classes=flags & CLASS_MASK,
-            mode=mode,
+            mode=self.mode_of(arc, flags, hw),
             lanes=lanes,
             lane_text=text,
         )
         self._arc_data[key] = d
         return d
+
+    def mode_of(self, arc: int, flags: int, hw: str) -> str:
+        """OSRM's travel mode of an arc as its API says it ("driving", "pushing bike", "ferry", ...): the stored
+        `arc_mode`; a graph built before it: the profile's mode, or ferry on a ferry (train on a shuttle train)."""
+        if self.has_modes:
+            code = int(self.arc_mode[arc])
+            return OSRM_MODE_NAMES[code] if code < len(OSRM_MODE_NAMES) else "other"
+        if flags & FLAG_FERRY:
+            return "train" if hw == "shuttle_train" else "ferry"
+        return self.mode
 
     def half_data(self, h: int) -> EdgeData:
         """Data of one half edge (its own arc, or the opposite arc's marked reversed)."""
@@ -332,7 +349,7 @@ class GuidanceGraph:
         """Whether v stays a node of OSRM's compressed graph (not a compatible degree-2 node; the rule is
         `preprocessing.road_classification.compressed_nodes`, computed for the whole graph on first use)."""
         if self._compressed is None:
-            self._compressed = compressed_nodes(self.g.arrays)
+            self._compressed = compressed_nodes(self.g.arrays, self.g.arrays.get("arc_mode"))
         return not bool(self._compressed[v])
 
     def _walk(self, e: int) -> tuple[int, tuple[int, ...], int]:
