@@ -48,7 +48,8 @@ def _assemble(
     `turns` / `turn_times` [n_arcs] add the turn's weight / time taken onto each arc to its piece (zeros on a
     node-based graph); the target's turn is in `t_w` / `t_t`.
     Consecutive duplicate points are dropped, so are partial pieces with nothing in them (a phantom on its seed node);
-    a zero-length leg keeps its point twice.
+    a zero-length leg keeps its point twice. The last value returned is the index of the first piece kept (1 when
+    the source's is dropped).
     """
     sp0, sp1 = gf[s_chain], gf[s_chain + 1]
     tp0, tp1 = gf[t_chain], gf[t_chain + 1]
@@ -185,6 +186,7 @@ def _assemble(
         ends[first:last].copy(),
         p_t[first:last].copy(),
         gi[:w].copy(),
+        first,
     )
 
 
@@ -213,7 +215,8 @@ class Assembler:
 
         `src_kind`/`tgt_kind` say how the leg leaves the source / enters the target: FWD, BWD, AT_FIRST or AT_LAST.
         On an edge-based graph `turns` [n, 2] is the (weight, travel time) of the turn taken onto each arc and
-        `tgt_turn` the one onto the target's arc; each is counted in the piece after the turn.
+        `tgt_turn` the one onto the target's arc; each is counted in the piece after the turn, and recorded in the
+        leg's `piece_turn_s` / `piece_turn_weight` (steps count it in the step before the turn, as OSRM).
         """
         arcs = np.asarray(arcs, dtype=np.int32)
         if turns is None:
@@ -243,7 +246,12 @@ class Assembler:
             src.lon, src.lat, src.chain, src.segment, src_kind, s_arc, s_w, s_d, s_t,
             tgt.lon, tgt.lat, tgt.chain, tgt.segment, tgt_kind, t_arc, t_w, t_d, t_t, False, turn_w, turn_t,
         )  # fmt: skip
-        return _leg(*parts, stats, src, tgt)  # type: ignore[call-arg]
+        leg = _leg(*parts[:-1], stats, src, tgt)  # type: ignore[call-arg]
+        if turns is not None:
+            keep = slice(int(parts[-1]), int(parts[-1]) + leg.piece_arc.shape[0])
+            leg.piece_turn_s = np.concatenate([[0], turn_t, [tgt_turn[1]]])[keep] / WEIGHT_PER_SECOND
+            leg.piece_turn_weight = np.concatenate([[0], turn_w, [tgt_turn[0]]])[keep] / WEIGHT_PER_SECOND
+        return leg
 
     def direct_leg(self, src: Phantom, tgt: Phantom, kind: int, stats: SearchStats) -> Leg:
         """The leg along the one chain both phantoms share, `kind` FWD (target ahead) or BWD (target behind)."""
@@ -269,7 +277,7 @@ class Assembler:
             src.lon, src.lat, src.chain, src.segment, kind, arc, max(w, 0), max(d, 0), max(t, 0),
             tgt.lon, tgt.lat, tgt.chain, tgt.segment, kind, arc, 0, 0, 0, True, self._no_turns, self._no_turns,
         )  # fmt: skip
-        return _leg(*parts, stats, src, tgt)  # type: ignore[call-arg]
+        return _leg(*parts[:-1], stats, src, tgt)  # type: ignore[call-arg]
 
 
 def piece_distances_m(coords: np.ndarray, ends: np.ndarray) -> np.ndarray:

@@ -188,6 +188,18 @@ def merge_legs(legs: Sequence[Leg]) -> Leg:
         target=legs[-1].target,
         piece_weight=np.concatenate([leg.piece_weight for leg in legs]),
         coord_geom=np.concatenate([legs[0].coord_geom] + [leg.coord_geom[1:] for leg in legs[1:]]),
+        piece_turn_s=_joined(legs, "piece_turn_s"),
+        piece_turn_weight=_joined(legs, "piece_turn_weight"),
+    )
+
+
+def _joined(legs: Sequence[Leg], name: str) -> np.ndarray | None:
+    """The legs' per-piece turn figures `name` joined (zeros for a leg without them); None when no leg has any."""
+    if all(getattr(leg, name) is None for leg in legs):
+        return None
+    parts = [getattr(leg, name) for leg in legs]
+    return np.concatenate(
+        [p if p is not None else np.zeros(leg.piece_arc.shape[0]) for p, leg in zip(parts, legs, strict=True)]
     )
 
 

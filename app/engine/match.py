@@ -382,7 +382,7 @@ def _assemble_all(
                             chain[u], seg[u], s_kind, np.int64(s_arc), np.int64(s_w), np.int64(s_d), np.int64(s_t),
                             ft[0], ft[1], chain[v], seg[v], t_kind, np.int64(t_arc), np.int64(t_w) + rows[i, 5],
                             np.int64(t_d), np.int64(t_t) + rows[i, 6], False, tw[:m], tt[:m])  # fmt: skip
-        coords, p_arc, p_w, p_d, ends, p_t, geom = out
+        coords, p_arc, p_w, p_d, ends, p_t, geom, _first = out
         pieces = np.empty((p_arc.shape[0], 5), dtype=np.int64)
         for x in range(p_arc.shape[0]):
             pieces[x, 0], pieces[x, 1], pieces[x, 2], pieces[x, 3], pieces[x, 4] = (

@@ -162,6 +162,10 @@ class Leg:
     piece_weight: np.ndarray  # float64 [p] the pieces' weights in weight units (s)
     # int64 [k] the shape point behind each coordinate (the snapped points: their segment's start / end node)
     coord_geom: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    # float64 [p] the turn's time / weight (s) inside each piece, taken onto its arc (edge-based graphs; None: none);
+    # steps count it before the turn, as OSRM's `duration_until_turn`
+    piece_turn_s: np.ndarray | None = None
+    piece_turn_weight: np.ndarray | None = None
 
     @property
     def weight_s(self) -> float:

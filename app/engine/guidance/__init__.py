@@ -177,6 +177,9 @@ class Guide:
         dists = np.asarray(leg.piece_distance_m)
         durs = np.asarray(leg.piece_duration_s)
         wts = durs if leg.piece_weight is None else np.asarray(leg.piece_weight)  # routability where it differs
+        # a turn's time and weight count in the step before it (OSRM's `duration_until_turn`), not in its piece
+        turn_t = np.zeros(len(durs)) if leg.piece_turn_s is None else np.asarray(leg.piece_turn_s)
+        turn_w = turn_t if leg.piece_turn_weight is None else np.asarray(leg.piece_turn_weight)
         src, tgt = leg.source, leg.target
         locs: list[Coord] = [(geo.fixed(float(x)), geo.fixed(float(y))) for x, y in coords]
         pts = [(float(x), float(y)) for x, y in coords]
@@ -224,7 +227,10 @@ class Guide:
                 continue
             vd = gg.data(via)
             inter.classes = vd.class_names()
-            steps.append(self._step(via, name, seg, dur, dist, vd.mode, man, begin, int(ends[i]) + 1, inter, locs, wt))
+            tt, tw = float(turn_t[i + 1]), float(turn_w[i + 1])
+            steps.append(
+                self._step(via, name, seg, dur + tt, dist, vd.mode, man, begin, int(ends[i]) + 1, inter, locs, wt + tw)
+            )
             od = gg.data(out)
             name, seg = od.name, ex.segregated(out)
             loc = pts[int(ends[i])]
@@ -239,7 +245,7 @@ class Guide:
             )
             man = Maneuver(loc, int(geo.reverse(at.pre)), post, kind, mod)
             begin = int(ends[i])
-            dur = dist = wt = 0.0
+            dur, dist, wt = -tt, 0.0, -tw
         if p:
             dur += float(durs[p - 1])
             wt += float(wts[p - 1])
