@@ -9,7 +9,9 @@ surface, oneway, access, names, traffic signals (some with `traffic_signals:dire
 gates and bollards, and a ferry with a `duration`. Both programs preprocess the same file (starroute with its
 profile, OSRM with its own Lua profile of the same name), and the same random requests (junction to junction and
 points in the middle of ways) go to both servers. The table says how many answers agree, and every disagreement is
-put in a class (a different route, the distance, the duration, the status) with the route's features beside it.
+put in a class (a different route, the distance, the duration, the status) with the route's features beside it;
+where both take the same path, how many agree on the sequence of step modes, and on the whole steps (mode, name,
+maneuver, distance to 0.1 m, duration to 0.1 s).
 Deterministic for a seed. Needs the `osrm-bindings` wheel (`bench/osrm_peer.py`).
 """
 
@@ -27,6 +29,7 @@ from pathlib import Path
 
 import httpx
 
+from bench.osrm_modes import same_steps, steps_of
 from bench.osrm_peer import ensure_osrm
 from bench.servers import start_osrm, start_starroute, stop
 
@@ -266,7 +269,7 @@ def run_map(seed: int, profile: str, count: int, bin_dir: Path, work: Path) -> t
     base = prepare_osrm_profile(bin_dir, osm, profile)
     theirs_p, theirs_url = start_osrm(bin_dir, base)
     ours_p = None
-    params = {"annotations": "nodes", "overview": "false"}
+    params = {"annotations": "nodes", "overview": "false", "steps": "true"}
     outcomes = []
     try:
         with httpx.Client(timeout=60.0) as c:
@@ -307,10 +310,14 @@ def summarize(outcomes: list[Outcome], show: int) -> str:
     both_ok = [o for o in outcomes if _first(o.ours)[0] == "Ok" and _first(o.theirs)[0] == "Ok"]
     dist = sum(abs(_first(o.ours)[1] - _first(o.theirs)[1]) <= 0.1 + 1e-9 for o in both_ok)
     dur = sum(abs(_first(o.ours)[2] - _first(o.theirs)[2]) <= 0.1 + 1e-9 for o in both_ok)
+    same_path = [o for o in both_ok if _first(o.ours)[3] == _first(o.theirs)[3]]
+    modes = sum([s[0] for s in steps_of(o.ours)] == [s[0] for s in steps_of(o.theirs)] for o in same_path)
+    steps = sum(same_steps(steps_of(o.ours), steps_of(o.theirs)) for o in same_path)
     lines = [
         f"answers: {total}, agree on status, distance (0.1 m) and duration (0.1 s): {agree} "
         f"({100.0 * agree / max(total, 1):.1f} %)",
         f"both Ok: {len(both_ok)}; distance agrees {dist}, duration agrees {dur}",
+        f"same path: {len(same_path)}; step modes agree {modes}, whole steps agree {steps}",
         "",
         "| disagreement class | count | route features (count) |",
         "|---|---|---|",
