@@ -138,9 +138,8 @@ def test_bike_pushing_train_ferry(tmp_path: Path) -> None:
         ("pushing bike", "One Way", ARRIVE, 0.0),
     ]
     assert route("g", "a") == [
-        # 24.0 + the left turn onto pushing: OSRM's 6 x 1.4 = 8.3999.. s truncates to 8.3 (32.3); ours is 8.4, the
-        # hair of slack `preprocessing.turns._deciseconds` adds before truncating (left to the turns work)
-        ("cycling", "One Way", "depart", 32.4),
+        # 24.0 + the left turn onto pushing: 6 x 1.4 = 8.3999.. s truncates to 8.3, as osrm-routed's
+        ("cycling", "One Way", "depart", 32.3),
         ("pushing bike", "One Way", "notification left", 539.8),  # against the oneway 179.9, then steps 359.9
         ("cycling", "Main Street", "notification straight", 48.0),
         ("pushing bike", "Main Street", "notification straight", 179.9),
