@@ -55,6 +55,56 @@ def segment_ds(
     return np.maximum(np.floor(v + 0.5), 1).astype(np.int64)
 
 
+def parallel_segments(
+    a: np.ndarray,
+    b: np.ndarray,
+    segments: np.ndarray,
+    fmask: np.ndarray,
+    bmask: np.ndarray,
+    fval: tuple[np.ndarray, np.ndarray],
+    bval: tuple[np.ndarray, np.ndarray],
+    name: np.ndarray,
+    strings: list[str],
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """OSRM's `ExtractionContainers::PrepareEdges` on segments two ways share: of the one-segment chains joining the
+    same two nodes (`a`, `b` per chain), each direction keeps only the one of least (weight, duration) (`fval` along
+    the chain, `bval` against it), ties going to the lexicographically smallest name by its UTF-8 bytes (unnamed
+    last): (forward mask, backward mask, arcs dropped)."""
+    single = (segments == 1) & (a != b)
+    idx = np.flatnonzero(single)
+    if len(idx) < 2:
+        return fmask, bmask, 0
+    lo, hi = np.minimum(a[idx], b[idx]), np.maximum(a[idx], b[idx])
+    _, group, count = np.unique(np.stack([lo, hi], axis=1), axis=0, return_inverse=True, return_counts=True)
+    group = group.reshape(-1)
+    shared = count[group] >= 2
+    if not shared.any():
+        return fmask, bmask, 0
+    idx, group, lo = idx[shared], group[shared], lo[shared]
+    names = np.unique(name[idx])
+    ranked = sorted(names.tolist(), key=lambda i: (strings[i] == "", strings[i].encode("utf-8")))
+    rank = np.zeros(int(names.max()) + 1, dtype=np.int64)
+    rank[np.array(ranked, dtype=np.int64)] = np.arange(len(ranked))
+    fmask, bmask = fmask.copy(), bmask.copy()
+    along = a[idx] == lo  # the chain's forward arc runs lo -> hi
+    dropped = 0
+    for up in (True, False):  # lo -> hi, then hi -> lo
+        fwd = along == up  # which of the chain's arcs runs this way
+        is_open = np.where(fwd, fmask[idx], bmask[idx])
+        w = np.where(fwd, fval[0][idx], bval[0][idx])
+        t = np.where(fwd, fval[1][idx], bval[1][idx])
+        k = np.flatnonzero(is_open)
+        order = k[np.lexsort((rank[name[idx[k]]], t[k], w[k], group[k]))]
+        first = np.ones(len(order), dtype=bool)
+        first[1:] = group[order[1:]] != group[order[:-1]]
+        lose = idx[order[~first]]
+        dropped += len(lose)
+        fl = fwd[order[~first]]
+        fmask[lose[fl]] = False
+        bmask[lose[~fl]] = False
+    return fmask, bmask, int(dropped)
+
+
 def point_segments(
     seg_f: np.ndarray,
     seg_b: np.ndarray,
@@ -272,6 +322,11 @@ def build_arrays(
     bd = ways.bwd_duration_s[chain_way]
     fmask = (fk > 0) | (~np.isnan(fd))
     bmask = (bk > 0) | (~np.isnan(bd))
+    fmask, bmask, dropped = parallel_segments(
+        a_g, b_g, c1 - c0, fmask, bmask, (seg_fw[c1], seg_ft[c1]), (seg_bw[c1], seg_bt[c1]), ways.name[chain_way],
+        ways.strings,
+    )  # fmt: skip
+    report["parallel_segments_dropped"] = dropped
     chain_ids = np.arange(nc)
     dist_dm = np.round(chain_len * 10).astype(np.int64)
     tail = np.concatenate([a_g[fmask], b_g[bmask]])

@@ -80,6 +80,23 @@ class WayResult:
         return self.backward_kmh > 0 or (self.backward_duration_s is not None and self.backward_kmh >= 0)
 
 
+SIDEPATH_HIGHWAYS = frozenset({"footway", "cycleway", "path"})
+
+
+def way_name(tags: Mapping[str, str]) -> str:
+    """A way's name as lib/way_handlers.lua `names` gives it: `name`, else, on an unnamed sidewalk or sidepath (a
+    footway, cycleway or path with `footway=sidewalk`, `cycleway=sidepath` or `is_sidepath=yes`), the street's name
+    from `is_sidepath:of:name` or `street:name`."""
+    name = tags.get("name")
+    if name is not None:
+        return name
+    street = tags.get("is_sidepath:of:name") or tags.get("street:name")
+    if street and tags.get("highway") in SIDEPATH_HIGHWAYS:
+        if tags.get("footway") == "sidewalk" or tags.get("cycleway") == "sidepath" or tags.get("is_sidepath") == "yes":
+            return street
+    return ""
+
+
 def directed_way(
     tags: Mapping[str, str],
     *,
@@ -98,13 +115,15 @@ def directed_way(
     with_turn_lanes: bool = False,
     with_destinations: bool = False,
     classes_differ: bool = False,
+    sidepath_names: bool = True,
 ) -> WayResult:
     """The WayResult every profile returns: a closed direction gets speed 0, no duration and mode "inaccessible";
     name, canonical `ref`, the roundabout flag and the guidance attributes (lane count, exits, pronunciation,
     tunnel, circular; turn lanes per direction if `with_turn_lanes`, destinations of a oneway if
     `with_destinations`, as OSRM's car.lua reads both and foot.lua only destinations) come from the tags.
     `classes_differ`: the directions carry different classes in a way not given here (`toll:forward`); with
-    different speeds, modes, turn lanes or restrictions it makes the way split (OSRM's `is_split`)."""
+    different speeds, modes, turn lanes or restrictions it makes the way split (OSRM's `is_split`).
+    `sidepath_names`: an unnamed sidepath takes its street's name (`way_name`; every profile but testbot)."""
     fwd_oneway = forward and not backward
     rev_oneway = backward and not forward
     lanes_f, lanes_b = turn_lanes(tags, fwd_oneway, rev_oneway) if with_turn_lanes else ("", "")
@@ -128,7 +147,7 @@ def directed_way(
         forward_kmh=max(forward_kmh, 0.0) if forward else 0.0,
         backward_kmh=max(backward_kmh, 0.0) if backward else 0.0,
         road_class=road_class,
-        name=tags.get("name", ""),
+        name=way_name(tags) if sidepath_names else tags.get("name", ""),
         ref=canonicalize_list(tags.get("ref"), ";"),
         forward_duration_s=duration_s if forward else None,
         backward_duration_s=duration_s if backward else None,

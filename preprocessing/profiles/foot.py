@@ -3,11 +3,11 @@
 Way rules, in OSRM's handler order: a way needs one of highway, bridge, route, leisure, man_made, railway,
 platform, amenity or public_transport; `impassable` and proposed ways are dropped; the access hierarchy
 `foot > access` (with `:forward`/`:backward`) closes blacklisted directions (no, agricultural, forestry, private,
-delivery); only `oneway:foot` makes a way oneway (plain `oneway`, motorways and roundabouts do not); `route=ferry`
-runs at 5 km/h or its `duration`; everything walkable (highway primary..footway, steps, path, track, pier,
-platform; railway/public platforms, parking, piers, running tracks) is 5 km/h, any other way only where an access
-tag allows it; surface caps (gravel 3.75, mud/sand 2.5). Nodes: blacklisted access blocks, `barrier=yes|wall|fence`
-blocks (a rising bollard never does), everything else passes; traffic signals cost 2 s.
+delivery, use_sidepath); only `oneway:foot` makes a way oneway (plain `oneway`, motorways and roundabouts do not);
+`route=ferry` runs at 5 km/h or its `duration`; everything walkable (highway primary..footway, steps, path, track,
+pier, platform; railway/public platforms, parking, piers, running tracks) is 5 km/h, any other way only where an
+access tag allows it; surface caps (gravel 3.75, mud/sand 2.5). Nodes: blacklisted access blocks,
+`barrier=yes|wall|fence` blocks (a rising bollard never does), everything else passes; traffic signals cost 2 s.
 
 Deliberate differences from OSRM:
 - No turn or u-turn penalties (node-based graph); the traffic-signal penalty is added to arcs passing or entering
@@ -94,7 +94,8 @@ SURFACE_SPEEDS: dict[str, float] = {
 }
 
 ACCESS_WHITELIST = frozenset({"yes", "foot", "permissive", "designated"})
-ACCESS_BLACKLIST = frozenset({"no", "agricultural", "forestry", "private", "delivery"})
+# `use_sidepath`: a parallel way for pedestrians is mapped and must be used instead (foot.lua: as `no`)
+ACCESS_BLACKLIST = frozenset({"no", "agricultural", "forestry", "private", "delivery", "use_sidepath"})
 BARRIER_BLACKLIST = frozenset({"yes", "wall", "fence"})
 
 

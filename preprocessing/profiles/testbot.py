@@ -105,6 +105,7 @@ def process_way(tags: Mapping[str, str]) -> WayResult | None:
         backward_mode=mode[1],
         ferry=route == "ferry",
         toll=tags.get("toll") == "yes",
+        sidepath_names=False,  # testbot.lua sets `name` alone
     )
 
 
