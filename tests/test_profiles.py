@@ -675,7 +675,8 @@ def test_bike_speeds_and_pushing(tags: dict[str, str], expected: tuple[float, fl
         {"highway": "construction"},
         {"highway": "primary", "construction": "yes"},
         {"highway": "proposed"},
-        {"highway": "primary", "proposed": "yes"},
+        {"proposed": "yes", "route": "ferry"},  # a proposed way without highway
+        {"highway": "primary", "motorroad": "yes"},
         {"highway": "primary", "impassable": "yes"},
         {"highway": "primary", "status": "impassable"},
         {"building": "yes"},
@@ -683,6 +684,30 @@ def test_bike_speeds_and_pushing(tags: dict[str, str], expected: tuple[float, fl
 )
 def test_bike_excluded(tags: dict[str, str]) -> None:
     assert bike.process_way(tags) is None
+
+
+def test_bike_blocked_ways_2610() -> None:
+    """bicycle.lua 26.10's blocked_ways: a `proposed=*` upgrade of a real road is a road; motorroads are closed; an
+    audible fence is no barrier."""
+    assert fb(bike.process_way({"highway": "tertiary", "proposed": "secondary"})) == (15, 15)
+    assert bike.process_way({"highway": "tertiary", "motorroad": "yes"}) is None
+    assert bike.process_node({"barrier": "fence", "sensory": "audible"}) is None
+    assert bike.process_node({"barrier": "fence"}) == NodeResult(barrier=True)
+
+
+def test_foot_sidewalk_separate_conveying_audible_fence() -> None:
+    """foot.lua 26.10: a carriageway whose sidewalk is its own way is walked only where a foot access tag opens it;
+    an escalator runs one way unless `oneway=no`; an audible fence is no barrier."""
+    assert foot.process_way({"highway": "residential", "sidewalk:both": "separate"}) is None
+    assert fb(foot.process_way({"highway": "residential", "sidewalk": "separate", "foot": "yes"})) == (5, 5)
+    open_fwd = foot.process_way({"highway": "residential", "sidewalk:right": "separate", "foot:forward": "yes"})
+    assert open_fwd is not None and open_fwd.forward and not open_fwd.backward
+    up = foot.process_way({"highway": "steps", "conveying": "forward"})
+    assert up is not None and up.forward and not up.backward
+    down = foot.process_way({"highway": "footway", "conveying": "backward"})
+    assert down is not None and down.backward and not down.forward
+    assert fb(foot.process_way({"highway": "steps", "conveying": "forward", "oneway": "no"})) == (5, 5)
+    assert foot.process_node({"barrier": "fence", "sensory": "audio"}) is None
 
 
 def test_bike_access_overrides() -> None:
@@ -809,7 +834,7 @@ def test_bike_nodes(tags: dict[str, str], expected: tuple[bool, float]) -> None:
         {"railway": "platform"},
         {"amenity": "parking"},
         {"man_made": "pier"},
-        {"leisure": "track"},
+        {"highway": "primary", "proposed": "yes"},  # 26.10's blocked_ways: an upgrade proposal, a real road
         {"highway": "primary", "oneway": "yes"},
         {"highway": "primary", "oneway": "-1"},
         {"highway": "primary", "junction": "roundabout"},
@@ -840,7 +865,10 @@ def test_foot_walkable_both_ways(tags: dict[str, str]) -> None:
         {"highway": "cycleway"},
         {"highway": "construction"},
         {"highway": "proposed"},
-        {"highway": "primary", "proposed": "yes"},
+        {"highway": "primary", "motorroad": "yes"},
+        {"highway": "road"},  # not in 26.10's foot.lua speeds
+        {"leisure": "track"},  # nor is leisure
+        {"highway": "residential", "sidewalk": "separate"},
         {"highway": "primary", "impassable": "yes"},
         {"highway": "footway", "foot": "no"},
         {"highway": "footway", "access": "no"},

@@ -1,7 +1,8 @@
 """Bicycle profile: OSRM's `bicycle.lua`.
 
-Way rules, in OSRM's handler order: dropped when `impassable`, under construction (`highway|railway=construction`,
-`construction=*` other than no/widening/minor) or proposed; a way needs one of highway, route, railway, amenity,
+Way rules, in OSRM's handler order: dropped when `impassable`, `motorroad=yes`, under construction
+(`highway|railway=construction`, `construction=*` other than no/widening/minor) or proposed (a `proposed=*`
+upgrade of a real road is not); a way needs one of highway, route, railway, amenity,
 man_made, public_transport or bridge; the first access value of `bicycle > vehicle > access` drops the way when
 blacklisted (no, private, agricultural, forestry, delivery, use_sidepath). Speeds: movable bridges 5 km/h (or
 `duration`), `route=ferry` 5 km/h (or `duration`), platforms 4, trains 10 (only with whitelisted access), parking
@@ -11,7 +12,8 @@ variants) reopen the other direction at cycleway speed, cycle lanes set cycleway
 cannot be ridden is walked at 4 km/h where OSRM allows it (footway/pedestrian 4, steps 2, piers, `foot=yes`, any
 way type a bike may use, but not against an implied oneway), unless `foot=no`; `bicycle=dismount` walks both ways.
 `maxspeed` (numeric, mph) caps the speed; surface caps follow. Nodes: blacklisted access blocks (not on crossings),
-`barrier=yes|wall|fence` blocks, everything else (bollards, gates, cycle barriers) passes; traffic signals 2 s.
+`barrier=yes|wall|fence` blocks (an audible fence does not), everything else (bollards, gates, cycle barriers)
+passes; traffic signals 2 s.
 Turns (edge-based): (angle / 90)^2 x 6 s (right turns cheaper by 1.4) on every turn OSRM takes, also where only two
 roads meet unless OSRM compresses the node away (`preprocessing.road_classification`), 20 s more for a u-turn, the
 signal's 2 s on turns through it; a signal OSRM compresses away costs its fake turn through the node, 17.1 s, in both
@@ -137,13 +139,16 @@ OPPOSITE_CYCLEWAY_TAGS = frozenset({"opposite", "opposite_lane", "opposite_track
 
 
 def _blocked(tags: Mapping[str, str], highway: str | None) -> bool:
-    """OSRM `blocked_ways` for the bicycle avoid list (impassable, construction, proposed)."""
+    """OSRM `blocked_ways` for the bicycle avoid list (impassable, construction, proposed, motorroad): a `proposed=*`
+    upgrade of a real road (highway=tertiary, proposed=secondary) leaves it routable."""
     if highway in ("construction", "proposed") or tags.get("railway") == "construction":
+        return True
+    if tags.get("motorroad") == "yes":
         return True
     construction = tags.get("construction")
     if construction is not None and construction not in CONSTRUCTION_WHITELIST:
         return True
-    if tags.get("proposed"):
+    if tags.get("proposed") and not highway:
         return True
     return tags.get("impassable") == "yes" or tags.get("status") == "impassable"
 
@@ -326,6 +331,11 @@ def process_way(tags: Mapping[str, str]) -> WayResult | None:
     )
 
 
+def _audible_fence(tags: Mapping[str, str]) -> bool:
+    """A virtual livestock fence (`barrier=fence` with `sensory=audible|audio`), which bicycle.lua lets through."""
+    return tags.get("barrier") == "fence" and tags.get("sensory") in ("audible", "audio")
+
+
 def process_node(tags: Mapping[str, str]) -> NodeResult | None:
     """Barrier (blocks) and traffic-signal penalty of a node for bicycles; None when the node has no effect."""
     barrier = False
@@ -334,7 +344,7 @@ def process_node(tags: Mapping[str, str]) -> NodeResult | None:
         # access restrictions on crossing nodes concern the crossed road, not the cyclist
         barrier = access in ACCESS_BLACKLIST and tags.get("highway") != "crossing"
     else:
-        barrier = tags.get("barrier", "") in BARRIER_BLACKLIST
+        barrier = tags.get("barrier", "") in BARRIER_BLACKLIST and not _audible_fence(tags)
     penalty = TRAFFIC_SIGNAL_PENALTY_S if tags.get("highway") == "traffic_signals" else 0.0
     if not barrier and penalty == 0.0:
         return None

@@ -1,13 +1,16 @@
-"""Foot profile: OSRM's `foot.lua` for a node-based graph.
+"""Foot profile: OSRM's `foot.lua` (osrm-backend 26.10).
 
-Way rules, in OSRM's handler order: a way needs one of highway, bridge, route, leisure, man_made, railway,
-platform, amenity or public_transport; `impassable` and proposed ways are dropped; the access hierarchy
-`foot > access` (with `:forward`/`:backward`) closes blacklisted directions (no, agricultural, forestry, private,
-delivery, use_sidepath); only `oneway:foot` makes a way oneway (plain `oneway`, motorways and roundabouts do not);
-`route=ferry` runs at 5 km/h or its `duration`; everything walkable (highway primary..footway, steps, path, track,
-pier, platform; railway/public platforms, parking, piers, running tracks) is 5 km/h, any other way only where an
-access tag allows it; surface caps (gravel 3.75, mud/sand 2.5). Nodes: blacklisted access blocks,
-`barrier=yes|wall|fence` blocks (a rising bollard never does), everything else passes; traffic signals cost 2 s.
+Way rules, in OSRM's handler order: a way needs one of highway, bridge, route, man_made, railway, platform, amenity
+or public_transport; `impassable`, `motorroad=yes` and proposed roads are dropped (a `proposed=*` upgrade of a real
+road is not); the access hierarchy `foot > access` (with `:forward`/`:backward`) closes blacklisted directions (no,
+agricultural, forestry, private, delivery, use_sidepath); a carriageway whose sidewalk is its own way
+(`sidewalk`, `sidewalk:both|left|right` = separate) is closed but in the directions a foot access tag opens; only
+`oneway:foot` makes a way oneway (plain `oneway`, motorways and roundabouts do not), and an escalator or moving
+walkway (`conveying=forward|backward` on steps or a footway) runs one way unless `oneway=no`; `route=ferry` runs
+at 5 km/h or its `duration`; everything walkable (highway primary..footway, steps, path, track, pier, platform;
+railway/public platforms, parking, piers) is 5 km/h, any other way only where an access tag allows it; surface
+caps (gravel 3.75, mud/sand 2.5). Nodes: blacklisted access blocks, `barrier=yes|wall|fence` blocks (a rising
+bollard or an audible fence never does), everything else passes; traffic signals cost 2 s.
 
 Deliberate differences from OSRM:
 - No turn or u-turn penalties (node-based graph); the traffic-signal penalty is added to arcs passing or entering
@@ -46,9 +49,7 @@ def turn_duration_s(t: Turns) -> np.ndarray:
 
 
 ACCESS_HIERARCHY = ("foot", "access")
-WAY_KEYS = frozenset(
-    {"highway", "bridge", "route", "leisure", "man_made", "railway", "platform", "amenity", "public_transport"}
-)
+WAY_KEYS = frozenset({"highway", "bridge", "route", "man_made", "railway", "platform", "amenity", "public_transport"})
 NODE_KEYS = frozenset({"barrier", "highway", *ACCESS_HIERARCHY})
 
 WALKING_SPEED = 5.0
@@ -67,7 +68,6 @@ SPEEDS: dict[str, dict[str, float]] = {
             "tertiary_link",
             "unclassified",
             "residential",
-            "road",
             "living_street",
             "service",
             "track",
@@ -82,7 +82,6 @@ SPEEDS: dict[str, dict[str, float]] = {
     "railway": {"platform": WALKING_SPEED},
     "amenity": {"parking": WALKING_SPEED, "parking_entrance": WALKING_SPEED},
     "man_made": {"pier": WALKING_SPEED},
-    "leisure": {"track": WALKING_SPEED},
 }
 ROUTE_SPEEDS: dict[str, float] = {"ferry": 5.0}
 SURFACE_SPEEDS: dict[str, float] = {
@@ -94,6 +93,7 @@ SURFACE_SPEEDS: dict[str, float] = {
 }
 
 ACCESS_WHITELIST = frozenset({"yes", "foot", "permissive", "designated"})
+SIDEWALK_KEYS = ("sidewalk", "sidewalk:both", "sidewalk:left", "sidewalk:right")
 # `use_sidepath`: a parallel way for pedestrians is mapped and must be used instead (foot.lua: as `no`)
 ACCESS_BLACKLIST = frozenset({"no", "agricultural", "forestry", "private", "delivery", "use_sidepath"})
 BARRIER_BLACKLIST = frozenset({"yes", "wall", "fence"})
@@ -113,15 +113,25 @@ def process_way(tags: Mapping[str, str]) -> WayResult | None:
     if not any(tags.get(k) for k in WAY_KEYS):
         return None
     highway = tags.get("highway") or None
-    if tags.get("proposed") or highway == "proposed":
+    # blocked_ways: a proposed road (a `proposed=*` upgrade of a real road stays), impassable, motorroad
+    if (tags.get("proposed") and not highway) or highway == "proposed":
         return None
-    if tags.get("impassable") == "yes" or tags.get("status") == "impassable":
+    if tags.get("impassable") == "yes" or tags.get("status") == "impassable" or tags.get("motorroad") == "yes":
         return None
 
     fwd_access, bwd_access = T.forward_backward_by_set(tags, ACCESS_HIERARCHY)
     open_ = [fwd_access not in ACCESS_BLACKLIST, bwd_access not in ACCESS_BLACKLIST]
     if not (open_[0] or open_[1]):
         return None
+    if any(tags.get(k) == "separate" for k in SIDEWALK_KEYS):
+        # handle_sidewalk_separate: the sidewalk is its own way, so this carriageway is not walked, unless a foot
+        # access tag that is not blacklisted opens a direction
+        open_ = [
+            open_[0] and fwd_access is not None and fwd_access not in ACCESS_BLACKLIST,
+            open_[1] and bwd_access is not None and bwd_access not in ACCESS_BLACKLIST,
+        ]
+        if not (open_[0] or open_[1]):
+            return None
 
     direction = T.oneway_direction(tags.get("oneway:foot"))
     if direction == "forward":
@@ -155,6 +165,10 @@ def process_way(tags: Mapping[str, str]) -> WayResult | None:
             if speed[0] < 0 and speed[1] < 0:
                 return None
 
+    conveying = tags.get("conveying")
+    if conveying in ("forward", "backward") and highway in ("steps", "footway") and tags.get("oneway") != "no":
+        open_[1 if conveying == "forward" else 0] = False  # an escalator or moving walkway runs one way
+
     cap = SURFACE_SPEEDS.get(tags.get("surface", ""))
     for i in range(2):
         if cap is not None:
@@ -185,7 +199,9 @@ def process_node(tags: Mapping[str, str]) -> NodeResult | None:
     if access is not None:
         barrier = access in ACCESS_BLACKLIST
     else:
-        barrier = tags.get("barrier", "") in BARRIER_BLACKLIST and tags.get("bollard") != "rising"
+        kind = tags.get("barrier", "")
+        audible_fence = kind == "fence" and tags.get("sensory") in ("audible", "audio")
+        barrier = kind in BARRIER_BLACKLIST and tags.get("bollard") != "rising" and not audible_fence
     penalty = TRAFFIC_SIGNAL_PENALTY_S if tags.get("highway") == "traffic_signals" else 0.0
     if not barrier and penalty == 0.0:
         return None
