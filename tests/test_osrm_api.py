@@ -426,7 +426,8 @@ def test_route_annotations(client: httpx.Client) -> None:
     k = len(route["geometry"]["coordinates"]) - 1
     assert all(len(ann[f]) == k for f in ("distance", "duration", "speed", "weight", "datasources"))
     assert math.isclose(sum(ann["distance"]), route["distance"], abs_tol=0.1)
-    assert math.isclose(sum(ann["duration"]), route["duration"], abs_tol=0.05 * k + 0.1)
+    # each segment's own time: the turns and node obstacles are left out, as osrm-routed's (tests/test_osrm_oracle)
+    assert route["duration"] * 0.8 <= sum(ann["duration"]) <= route["duration"] + 0.05 * k
     assert ann["metadata"] == {"datasource_names": ["lua profile"]}
     only = client.get(R + OK_2, params={"annotations": "duration,speed"}).json()["routes"][0]["legs"][0]["annotation"]
     assert set(only) == {"duration", "speed"}

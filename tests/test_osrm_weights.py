@@ -48,8 +48,8 @@ def test_merged_leg_keeps_weights(client: httpx.Client, coords: str) -> None:
     ann = leg["annotation"]
     k = len(ann["weight"])
     assert math.isclose(leg["weight"], route["weight"], abs_tol=0.15)
-    assert math.isclose(sum(ann["weight"]), leg["weight"], abs_tol=0.05 * k + 0.1)
-    assert math.isclose(sum(ann["duration"]), leg["duration"], abs_tol=0.05 * k + 0.1)
+    # annotations are each segment's own weight and time, without turns (as osrm-routed's): at most the leg's
+    assert sum(ann["weight"]) <= leg["weight"] + 0.05 * k and sum(ann["duration"]) <= leg["duration"] + 0.05 * k
     # the unmerged legs' annotations carry the same weights, in the same order
     unmerged = [w for lg in route["legs"] for w in lg["annotation"]["weight"]]
     assert math.isclose(sum(unmerged), sum(ann["weight"]), abs_tol=0.05 * k + 0.1)

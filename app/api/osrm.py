@@ -398,9 +398,10 @@ def _check_coordinates(req: OsrmRequest) -> None:
 
 
 def annotation(leg: Leg, fields: tuple[str, ...], engine: Engine | None = None) -> dict[str, Any]:
-    """Per-segment annotation arrays (one value per pair of consecutive coordinates), pieces split by length;
-    `nodes`: the OSM node id behind every coordinate (one more than the segments), from `engine`."""
-    dist, dur, wgt = segment_figures(leg)
+    """Per-segment annotation arrays (one value per pair of consecutive coordinates): with `engine`, each segment's
+    own time and weight as OSRM's (no turns or node obstacles), else pieces split by length; `nodes`: the OSM node
+    id behind every coordinate (one more than the segments), from `engine`."""
+    dist, dur, wgt = engine.leg_segment_figures(leg) if engine is not None else segment_figures(leg)
     out: dict[str, Any] = {}
     if "nodes" in fields and engine is not None:
         out["nodes"] = engine.leg_nodes(leg)

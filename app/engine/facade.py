@@ -367,6 +367,10 @@ class Engine:
 
         return tile_areas(self.graph, z, x, y)
 
+    def leg_segment_figures(self, leg: Leg) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per segment of a leg: distance (m), duration (s) and weight (s), as OSRM's annotations give them."""
+        return self.router.legs.segment_figures(leg)
+
     def leg_nodes(self, leg: Leg) -> np.ndarray:
         """int64 OSM node ids behind a leg's coordinates (OSRM's `annotations=nodes`; 0 where unknown)."""
         return self.router.legs.osm_nodes(leg)

@@ -39,6 +39,83 @@ class Legs:
         self.assembler = assembler
         self.snapper = snapper
 
+    def segment_figures(self, leg: Leg) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per segment of the leg's coordinates: distance (m), duration (s) and weight (s of weight) as OSRM's
+        annotations give them, each segment's own time without the turns and node obstacles (the graph's
+        per-segment values, `geom_seg_duration` / `geom_seg_weight`); the snapped ends' partial segments take what
+        their piece has left. A graph without per-segment values, or a matched leg, splits each piece by length
+        (`segment_figures`)."""
+        g = self.space.graph
+        dist, dur, wgt = segment_figures(leg)
+        n = dist.shape[0]
+        p = leg.piece_arc.shape[0]
+        if not g.has("geom_seg_duration") or n == 0 or leg.coord_geom.shape[0] != n + 1:
+            return dist, dur, wgt
+        geom = np.asarray(g.arc_geom)
+        gfirst = np.asarray(g.geom_first)
+        glon, glat = np.asarray(g.geom_lon), np.asarray(g.geom_lat)
+        cg = leg.coord_geom.astype(np.int64)
+        ends = leg.piece_coord_end.astype(np.int64)
+        turn_s = leg.piece_turn_s if leg.piece_turn_s is not None else np.zeros(p)
+        turn_w = leg.piece_turn_weight if leg.piece_turn_weight is not None else np.zeros(p)
+        fixed = np.round(leg.coordinates * 1e7).astype(np.int64)
+        dur, wgt = dur.copy(), wgt.copy()
+        start = 0
+        for k in range(p):
+            end = int(ends[k])
+            if end <= start:
+                start = end
+                continue
+            code = int(geom[int(leg.piece_arc[k])])
+            along = not code & 1
+            p0, p1 = int(gfirst[code >> 1]), int(gfirst[(code >> 1) + 1]) - 1
+            js = np.arange(start, end + 1)
+            step = 1 if along else -1
+            first_pt, last_pt = (p0, p1) if along else (p1, p0)
+
+            def on(j: int, q: int) -> bool:
+                return bool(0 <= q < glon.shape[0] and fixed[j, 0] == glon[q] and fixed[j, 1] == glat[q])
+
+            # the chain point behind each coordinate: counted back from the chain's end where the piece reaches it,
+            # on from its start where the piece leaves it, else the leg's own (a piece inside one chain)
+            if on(end, last_pt):
+                idx = last_pt - step * (end - js)
+            elif on(start, first_pt):
+                idx = first_pt + step * (js - start)
+            else:
+                idx = cg[start : end + 1].copy()
+            at_point = [on(int(j), int(q)) for j, q in zip(js, idx, strict=True)]
+            obstacle_col, seg_col = (2, 0) if along else (3, 1)
+            at_vertex = -1  # the leg starts on a shape point: its obstacle is in the piece, in no segment
+            if k == 0:
+                for q in (int(idx[0]), int(idx[0]) + step):
+                    if p0 <= q <= p1 and (len(idx) < 2 or q != idx[1]) and on(start, q):
+                        at_vertex = q
+                        break
+            for table, piece_total, turn, out in (
+                (g.geom_seg_duration, leg.piece_duration_s, turn_s, dur),
+                (g.geom_seg_weight, leg.piece_weight, turn_w, wgt),
+            ):
+                left = round(float(piece_total[k] - turn[k]) * 10)
+                if at_vertex >= 0:
+                    left -= int(table[at_vertex, obstacle_col])
+                partial = []
+                for i in range(start, end):
+                    j = i - start
+                    if i + 1 < n and at_point[j + 1]:  # the obstacle at a point passed (the leg's last is not)
+                        left -= int(table[idx[j + 1], obstacle_col])
+                    if not (at_point[j] and at_point[j + 1] and abs(int(idx[j + 1]) - int(idx[j])) == 1):
+                        partial.append(i)
+                        continue
+                    own = int(table[max(idx[j], idx[j + 1]), seg_col])
+                    out[i] = own / 10.0
+                    left -= own
+                if partial:
+                    share = dist[partial] / max(float(dist[partial].sum()), 1e-9)
+                    out[partial] = max(left, 0) * share / 10.0
+            start = end
+        return dist, dur, wgt
+
     def osm_nodes(self, leg: Leg) -> np.ndarray:
         """The OSM node id behind each coordinate of `leg` (`Leg.coord_geom`; 0 where the graph has none)."""
         return np.asarray(self.space.graph.geom_osm_id)[leg.coord_geom]

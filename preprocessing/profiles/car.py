@@ -34,6 +34,7 @@ Deliberate differences from OSRM:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import replace
 
@@ -69,7 +70,9 @@ SERVICE_PENALTIES = {
     "drive-through": 0.5,
     "drive-thru": 0.5,
 }
-WIDTH_PENALTY = 0.5  # width <= 3 m, or a two-way road with at most one lane
+WIDTH_PENALTY = 0.5  # a two-way road at most 3 m wide, or with at most one lane
+# lib/way_handlers.lua penalties: a two-way road's width (m) -> rate; <= 3, < 4, < 5, < 6 (just below as "<")
+WIDTH_PENALTIES = ((3.0, 0.5), (4.0 - 1e-9, 0.6), (5.0 - 1e-9, 0.75), (6.0 - 1e-9, 0.8))
 LANE_MARKINGS_PENALTY = 0.75  # a two-way road tagged lane_markings=no
 ALTERNATING_PENALTY = 0.4  # oneway=alternating
 SIDE_ROAD_PENALTY = 0.8  # side_road=yes|rotary
@@ -108,9 +111,11 @@ def rate_penalty(tags: Mapping[str, str], two_way: bool) -> float:
     """car.lua's rate penalty of a way (1.0 = none): service kinds, narrow or single-lane two-way roads, two-way
     roads without lane markings, alternating oneways, side roads; the smallest applies."""
     width_pen = LANE_MARKINGS_PENALTY if two_way and tags.get("lane_markings") == "no" else 1.0
-    width = _leading_int(tags.get("width"))
+    width = _lua_meters(tags.get("width"))
     lanes = _leading_int(tags.get("lanes"))
-    if (width is not None and width <= 3) or (two_way and lanes is not None and lanes <= 1):
+    if width is not None and two_way:  # osrm-backend 26.10: graduated, on two-way roads only
+        width_pen = next((pen for limit, pen in WIDTH_PENALTIES if width <= limit), width_pen)
+    if two_way and lanes is not None and lanes <= 1:
         width_pen = WIDTH_PENALTY
     pens = [
         SERVICE_PENALTIES.get(tags.get("service", ""), 1.0),
@@ -119,6 +124,20 @@ def rate_penalty(tags: Mapping[str, str], two_way: bool) -> float:
         SIDE_ROAD_PENALTY if tags.get("side_road") in ("yes", "rotary") else 1.0,
     ]
     return min(pens)
+
+
+def _lua_meters(value: str | None) -> float | None:
+    """lib/measure.lua `parse_value_meters`: the first number (`,` as `.`), in feet and inches after a `'`."""
+    if not value:
+        return None
+    m = re.search(r"\d+\.?\d*", value.replace(",", "."))
+    if m is None:
+        return None
+    n = float(m.group())
+    if "'" in value:
+        inches = re.search(r"\d+", value[value.index("'") :])
+        n = (n * 12 + (int(inches.group()) if inches else 0)) * 0.0254
+    return n
 
 
 def _leading_int(value: str | None) -> int | None:
