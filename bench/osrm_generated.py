@@ -21,7 +21,6 @@ import argparse
 import collections
 import math
 import random
-import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -30,11 +29,11 @@ from pathlib import Path
 import httpx
 
 from bench.osrm_modes import same_steps, steps_of
-from bench.osrm_peer import ensure_osrm
+from bench.osrm_peer import URL_PROFILES, ensure_osrm, prepare_osrm_profile
 from bench.servers import start_osrm, start_starroute, stop
 
-OSRM_PROFILES = {"car": "car", "bike": "bicycle", "foot": "foot"}  # starroute profile -> OSRM's Lua profile
-URL_PROFILE = {"car": "driving", "bike": "cycling", "foot": "walking"}
+OSRM_PROFILES = ("car", "bike", "foot")  # the profiles the generated maps serve (OSRM's: `LUA_PROFILES`)
+URL_PROFILE = URL_PROFILES
 M_PER_DEG_LAT = 111_195.0  # about; only places the grid
 
 HIGHWAYS = (
@@ -190,17 +189,6 @@ def requests_for(g: GenMap, count: int, seed: int) -> list[Request]:
         x2, y2, m2 = point()
         out.append(Request(x1, y1, x2, y2, {0: "node-node", 1: "node-mid", 2: "mid-mid"}[m1 + m2]))
     return out
-
-
-def prepare_osrm_profile(bin_dir: Path, osm: Path, profile: str) -> Path:
-    """osrm-extract with OSRM's Lua profile + osrm-contract in the file's directory; the `.osrm` base."""
-    lua = bin_dir.parent / "share" / "profiles" / f"{OSRM_PROFILES[profile]}.lua"
-    subprocess.run(
-        [str(bin_dir / "osrm-extract"), "-p", str(lua), str(osm)], cwd=osm.parent, check=True, capture_output=True
-    )
-    base = osm.parent / (osm.name.split(".")[0] + ".osrm")
-    subprocess.run([str(bin_dir / "osrm-contract"), str(base)], cwd=osm.parent, check=True, capture_output=True)
-    return base
 
 
 @dataclass

@@ -15,7 +15,6 @@ output says per request whether the steps agree and, where not, both step lists.
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -23,11 +22,10 @@ from pathlib import Path
 
 import httpx
 
-from bench.osrm_peer import ensure_osrm
+from bench.osrm_peer import LUA_PROFILES, URL_PROFILES, ensure_osrm, prepare_osrm_profile
 from bench.servers import start_osrm, start_starroute, stop
 
-LUA = {"car": "car", "bike": "bicycle", "foot": "foot", "testbot": "testbot"}  # starroute profile -> OSRM's
-URL_PROFILE = {"car": "driving", "bike": "cycling", "foot": "walking", "testbot": "testbot"}
+LUA, URL_PROFILE = LUA_PROFILES, URL_PROFILES
 Point = tuple[str, str, float]  # part `t` of the way from letter a to letter b
 
 
@@ -177,10 +175,7 @@ def run_map(m: ModeMap, bin_dir: Path, work: Path) -> list[tuple[str, bool, obje
     d.mkdir(parents=True, exist_ok=True)
     osm = asciimap.write_osm(d / "map.osm", m.drawing, m.ways)
     coords = asciimap.coordinates(m.drawing)
-    lua = bin_dir.parent / "share" / "profiles" / f"{LUA[m.profile]}.lua"
-    subprocess.run([str(bin_dir / "osrm-extract"), "-p", str(lua), str(osm)], cwd=d, check=True, capture_output=True)
-    base = d / "map.osrm"
-    subprocess.run([str(bin_dir / "osrm-contract"), str(base)], cwd=d, check=True, capture_output=True)
+    base = prepare_osrm_profile(bin_dir, osm, m.profile)
     graph = preprocess(osm, d / "graph", profile=m.profile, landmarks=0, force=True, quiet=True)
     theirs_p, theirs_url = start_osrm(bin_dir, base)
     ours_p = None

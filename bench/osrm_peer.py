@@ -41,6 +41,23 @@ def ensure_osrm(osrm_dir: Path) -> Path | None:
     return bin_dir
 
 
+# starroute profile -> OSRM's Lua profile of the same rules, and the profile's name in request URLs
+LUA_PROFILES = {"car": "car", "bike": "bicycle", "foot": "foot", "testbot": "testbot"}
+URL_PROFILES = {"car": "driving", "bike": "cycling", "foot": "walking", "testbot": "testbot"}
+
+
+def prepare_osrm_profile(bin_dir: Path, osm: Path, profile: str) -> Path:
+    """osrm-extract with the Lua profile of starroute's `profile` + osrm-contract, in the file's directory (small
+    drawn or generated maps, built every time); the `.osrm` base."""
+    lua = bin_dir.parent / "share" / "profiles" / f"{LUA_PROFILES[profile]}.lua"
+    subprocess.run(
+        [str(bin_dir / "osrm-extract"), "-p", str(lua), str(osm)], cwd=osm.parent, check=True, capture_output=True
+    )
+    base = osm.parent / (osm.name.split(".")[0] + ".osrm")
+    subprocess.run([str(bin_dir / "osrm-contract"), str(base)], cwd=osm.parent, check=True, capture_output=True)
+    return base
+
+
 def prepare_osrm(bin_dir: Path, extract: Path, work: Path, algorithm: str = "ch") -> Path:
     """osrm-extract (car.lua) + osrm-contract (`algorithm` "ch") or osrm-partition ("mld": osrm-customize is then
     the caller's, it is what the live-weights bench times) once per extract content; returns the `.osrm` base

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import string
-import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -22,8 +21,8 @@ from pathlib import Path
 
 import httpx
 
-from bench.osrm_modes import LUA, URL_PROFILE
-from bench.osrm_peer import ensure_osrm
+from bench.osrm_peer import URL_PROFILES as URL_PROFILE
+from bench.osrm_peer import ensure_osrm, prepare_osrm_profile
 from bench.servers import start_osrm, start_starroute, stop
 
 ROAD = {"highway": "residential"}
@@ -172,13 +171,10 @@ def run(profile: str, cases: list[Case], bin_dir: Path, work: Path) -> list[Answ
         d.mkdir(parents=True, exist_ok=True)
         osm = d / "map.osm"
         osm.write_text(asciimap.to_osm(drawing, ways, nodes=nodes))
-        lua = bin_dir.parent / "share" / "profiles" / f"{LUA[profile]}.lua"
-        extract = [str(bin_dir / "osrm-extract"), "-p", str(lua), str(osm)]
-        for cmd in (extract, [str(bin_dir / "osrm-contract"), "map.osrm"]):
-            subprocess.run(cmd, cwd=d, check=True, capture_output=True)
+        base = prepare_osrm_profile(bin_dir, osm, profile)
         graph = preprocess(osm, d / "graph", profile=profile, landmarks=0, force=True, quiet=True)
         coords = asciimap.coordinates(drawing)
-        theirs_p, theirs_url = start_osrm(bin_dir, d / "map.osrm")
+        theirs_p, theirs_url = start_osrm(bin_dir, base)
         ours_p = None
         try:
             ours_p, ours_url = start_starroute(graph, env={"STARROUTE_MIN_COMPONENT_SIZE": "1"})

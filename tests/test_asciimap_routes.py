@@ -235,47 +235,6 @@ def test_testbot_ferry_duration(tmp_path: Path) -> None:
     assert arc_flags(built, "b", "c") & FLAG_FERRY and not arc_flags(built, "a", "b") & FLAG_FERRY
 
 
-def test_testbot_parallel_ways_keep_one_segment(tmp_path: Path) -> None:
-    """OSRM's features/testbot/basic.feature, "Ambiguous edge weights" and "Ambiguous edge names": of ways sharing a
-    segment, each direction keeps the one of least weight, ties to the lexicographically smallest name (UTF-8 bytes;
-    unnamed last)."""
-    built = asciimap.build(
-        tmp_path,
-        """
-        a b c
-        d e
-        """,
-        ways=[
-            ("ab", {"highway": "primary"}),
-            ("ab", {"highway": "primary", "name": "Αβγ"}),
-            ("ab", {"highway": "primary"}),
-            ("ab", {"highway": "primary", "name": "Abc"}),
-            ("ab", {"highway": "primary", "name": "Абв"}),
-            ("bc", {"highway": "primary", "name": "Ηθι"}),
-            ("bc", {"highway": "primary", "name": "Δεζ"}),
-            ("bc", {"highway": "primary", "name": "Где"}),
-            ("de", {"highway": "tertiary"}),
-            ("de", {"highway": "primary"}),
-            ("de", {"highway": "secondary"}),
-        ],
-    )
-    g = built.graph
-
-    def names(x: str, y: str) -> list[str]:
-        heads = set(built.nodes(y))
-        return [
-            g.string(int(g.arc_name[e]))
-            for u in built.nodes(x)
-            for e in range(int(g.first_out[u]), int(g.first_out[u + 1]))
-            if int(g.arc_head[e]) in heads
-        ]
-
-    assert names("a", "b") == ["Abc"] and names("b", "a") == ["Abc"]
-    assert names("b", "c") == ["Δεζ"] and names("c", "b") == ["Δεζ"]
-    assert built.arcs("d", "e") == [(built.expect_ds("de", 36), built.expect_dm("de"))]  # primary, testbot's 36 km/h
-    assert g.manifest["report"]["parallel_segments_dropped"] == 2 * (4 + 2 + 2)
-
-
 def test_testbot_maxspeed(tmp_path: Path) -> None:
     built = asciimap.build(
         tmp_path,

@@ -141,3 +141,5 @@ def test_shared_segments_keep_the_least_weight_and_the_smallest_name(tmp_path: P
         ("Abc", "arrive", "", 0.0),
     ]
     assert route(base, "testbot", built, "d", "e") == [("", "depart", "", 20.0), ("", "arrive", "", 0.0)]
+    # one arc a direction stays of each shared segment: a-b 6 ways, b-c 3, d-e 3
+    assert built.graph.manifest["report"]["parallel_segments_dropped"] == 2 * (5 + 2 + 2)
