@@ -9,6 +9,8 @@ sees, even where only two roads meet), and guidance sees no intersection. One ru
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
 from .units import (
@@ -21,6 +23,7 @@ from .units import (
     FLAG_TOLL,
     FLAG_TUNNEL,
     ROAD_CLASSES,
+    TRAVEL_MODE_CODE,
 )
 
 # OSRM's RoadPriorityClass values
@@ -65,7 +68,7 @@ def classification_key(code: int) -> int:
 _CLASS_KEYS = np.array([classification_key(c) for c in range(256)], dtype=np.int64)
 
 
-def chain_arcs(arrays: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def chain_arcs(arrays: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Per chain: its forward and backward arc (-1 when that way is closed; the smallest id should a chain carry
     two one way) and its first and last node (-1 for a chain with no arc)."""
     c = len(arrays["geom_first"]) - 1
@@ -83,24 +86,33 @@ def chain_arcs(arrays: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, n
     return fwd, bwd, first, last
 
 
-def compressed_nodes(arrays: dict[str, np.ndarray], mode: np.ndarray | None = None) -> np.ndarray:
+def travel_modes(arrays: Mapping[str, np.ndarray]) -> np.ndarray:
+    """The travel mode code of every arc (`arc_mode`, `units.TRAVEL_MODES`); a graph built before it: ferry on a
+    ferry (train on a shuttle train), else none (0)."""
+    mode = arrays.get("arc_mode")
+    if mode is not None:
+        return np.asarray(mode)
+    ferry = (np.asarray(arrays["arc_flags"]) & FLAG_FERRY) != 0
+    train = np.asarray(arrays["arc_class"]) == ROAD_CLASSES.index("shuttle_train")
+    codes = np.where(train, TRAVEL_MODE_CODE["train"], TRAVEL_MODE_CODE["ferry"])
+    return np.where(ferry, codes, 0).astype(np.uint8)
+
+
+def compressed_nodes(arrays: Mapping[str, np.ndarray]) -> np.ndarray:
     """Per road-graph node: whether OSRM's graph compressor removes it, bool [n].
 
     A node goes when exactly two roads (two different chains, not both leading to the same node) meet there and,
     in each direction of travel through it, the road arriving and the road leaving have the same classification
     flags (road classification, two-way, split, roundabout, circular, restricted), are both open or both closed,
-    carry the same name record (name, ref, signs), classes and travel mode, and each road has one name record both
-    ways. `mode`: a travel mode code per arc (default: ferry or not). Turn restrictions' via nodes and turning
-    obstacles, which OSRM keeps too, are the caller's to add.
+    carry the same name record (name, ref, signs), classes and travel mode (`travel_modes`), and each road has one
+    name record both ways. Turn restrictions' via nodes and turning obstacles, which OSRM keeps too, are the
+    caller's to add.
     """
     n = len(arrays["node_lon"])
     fwd, bwd, first, last = chain_arcs(arrays)
     c = len(fwd)
     flags = arrays["arc_flags"].astype(np.int64)
-    if mode is None:
-        hw_code = arrays["arc_class"].astype(np.int64)
-        train = ROAD_CLASSES.index("shuttle_train")
-        mode = np.where((flags & FLAG_FERRY) != 0, np.where(hw_code == train, 2, 1), 0)
+    mode = travel_modes(arrays).astype(np.int64)
     signs = arrays.get("arc_signs")
     record = np.stack(
         [
@@ -131,7 +143,7 @@ def compressed_nodes(arrays: dict[str, np.ndarray], mode: np.ndarray | None = No
         + ((flags[a] & FLAG_RESTRICTED) != 0) * 2
     )
     h_name = record_id[a]
-    h_combine = (h_name * 256 + (flags[a] & CLASS_MASK)) * 16 + np.asarray(mode, dtype=np.int64)[a]
+    h_combine = (h_name * 256 + (flags[a] & CLASS_MASK)) * 16 + mode[a]
     h_source = np.stack([first, last], axis=1).reshape(-1)
     h_target = np.stack([last, first], axis=1).reshape(-1)
 

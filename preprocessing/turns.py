@@ -36,8 +36,8 @@ from .artifacts import EB_PREFIX
 from .geometry import csr_offsets, osrm_bearings_deg
 from .graph import strong_components
 from .profiles.base import Turns
-from .road_classification import compressed_nodes
-from .units import COORD_SCALE, FLAG_FERRY, FLAG_RESTRICTED, FLAG_ROUNDABOUT, WEIGHT_PER_SECOND
+from .road_classification import compressed_nodes, travel_modes
+from .units import COORD_SCALE, FLAG_RESTRICTED, FLAG_ROUNDABOUT, WEIGHT_PER_SECOND
 
 
 def chain_ends(arrays: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -118,10 +118,10 @@ def turn_table(
     leave, arrive = _bearings(arrays)
     angle = (leave[ta] - arrive[fa] + 540.0) % 360.0 - 180.0  # (-180, 180], + = right
     flags = arrays["arc_flags"]
-    compressed = compressed_nodes(arrays, arrays.get("arc_mode"))
+    compressed = compressed_nodes(arrays)
     if forbidden_pairs is not None and len(forbidden_pairs):
         compressed[head[forbidden_pairs[:, 0]]] = False  # OSRM keeps a restriction's via node
-    mode = arrays.get("arc_mode", flags & FLAG_FERRY)  # OSRM's travel mode (graphs without it: ferry or not)
+    mode = travel_modes(arrays)
     turns = Turns(
         angle=np.where(u_turn, 180.0, angle),
         roads=roads[via].astype(np.int64),

@@ -349,7 +349,7 @@ class GuidanceGraph:
         """Whether v stays a node of OSRM's compressed graph (not a compatible degree-2 node; the rule is
         `preprocessing.road_classification.compressed_nodes`, computed for the whole graph on first use)."""
         if self._compressed is None:
-            self._compressed = compressed_nodes(self.g.arrays, self.g.arrays.get("arc_mode"))
+            self._compressed = compressed_nodes(self.g.arrays)
         return not bool(self._compressed[v])
 
     def _walk(self, e: int) -> tuple[int, tuple[int, ...], int]:
