@@ -331,11 +331,6 @@ def process_way(tags: Mapping[str, str]) -> WayResult | None:
     )
 
 
-def _audible_fence(tags: Mapping[str, str]) -> bool:
-    """A virtual livestock fence (`barrier=fence` with `sensory=audible|audio`), which bicycle.lua lets through."""
-    return tags.get("barrier") == "fence" and tags.get("sensory") in ("audible", "audio")
-
-
 def process_node(tags: Mapping[str, str]) -> NodeResult | None:
     """Barrier (blocks) and traffic-signal penalty of a node for bicycles; None when the node has no effect."""
     barrier = False
@@ -344,7 +339,7 @@ def process_node(tags: Mapping[str, str]) -> NodeResult | None:
         # access restrictions on crossing nodes concern the crossed road, not the cyclist
         barrier = access in ACCESS_BLACKLIST and tags.get("highway") != "crossing"
     else:
-        barrier = tags.get("barrier", "") in BARRIER_BLACKLIST and not _audible_fence(tags)
+        barrier = tags.get("barrier", "") in BARRIER_BLACKLIST and not T.audible_fence(tags)
     penalty = TRAFFIC_SIGNAL_PENALTY_S if tags.get("highway") == "traffic_signals" else 0.0
     if not barrier and penalty == 0.0:
         return None

@@ -459,14 +459,13 @@ def process_node(tags: Mapping[str, str]) -> NodeResult | None:
         rising_bollard = tags.get("bollard") == "rising"
         flat_kerb = tags.get("kerb") in ("lowered", "flush")
         crossing_kerb = kind == "kerb" and tags.get("highway") == "crossing"
-        audible_fence = kind == "fence" and tags.get("sensory") in ("audible", "audio")
         passable = (
             kind in BARRIER_WHITELIST
             or kind in BARRIER_PENALTIES_S
             or rising_bollard
             or flat_kerb
             or crossing_kerb
-            or audible_fence
+            or T.audible_fence(tags)
         )
         barrier = not passable or by_height
         penalty += BARRIER_PENALTIES_S.get(kind, 0.0)  # like OSRM, only without an access tag

@@ -199,9 +199,8 @@ def process_node(tags: Mapping[str, str]) -> NodeResult | None:
     if access is not None:
         barrier = access in ACCESS_BLACKLIST
     else:
-        kind = tags.get("barrier", "")
-        audible_fence = kind == "fence" and tags.get("sensory") in ("audible", "audio")
-        barrier = kind in BARRIER_BLACKLIST and tags.get("bollard") != "rising" and not audible_fence
+        rising_bollard = tags.get("bollard") == "rising"
+        barrier = tags.get("barrier", "") in BARRIER_BLACKLIST and not rising_bollard and not T.audible_fence(tags)
     penalty = TRAFFIC_SIGNAL_PENALTY_S if tags.get("highway") == "traffic_signals" else 0.0
     if not barrier and penalty == 0.0:
         return None

@@ -167,6 +167,12 @@ def forward_backward_by_set(tags: Tags, keys: Iterable[str]) -> tuple[str | None
     return fwd, bwd
 
 
+def audible_fence(tags: Tags) -> bool:
+    """A virtual livestock fence (`barrier=fence` with `sensory=audible|audio`): no barrier to any of OSRM's
+    profiles."""
+    return tags.get("barrier") == "fence" and tags.get("sensory") in ("audible", "audio")
+
+
 def find_access_tag(tags: Tags, hierarchy: Iterable[str]) -> str | None:
     """The value of the first key of `hierarchy` present and non-empty (OSRM `find_access_tag`; no directions)."""
     for key in hierarchy:
