@@ -22,8 +22,7 @@ from pathlib import Path
 
 import httpx
 
-from bench.osrm_peer import LUA_PROFILES, URL_PROFILES, ensure_osrm, prepare_osrm_profile
-from bench.servers import start_osrm, start_starroute, stop
+from bench.osrm_peer import LUA_PROFILES, URL_PROFILES, both_servers, ensure_osrm
 
 LUA, URL_PROFILE = LUA_PROFILES, URL_PROFILES
 Point = tuple[str, str, float]  # part `t` of the way from letter a to letter b
@@ -168,37 +167,26 @@ def same_steps(ours: list[tuple], theirs: list[tuple]) -> bool:
 
 def run_map(m: ModeMap, bin_dir: Path, work: Path) -> list[tuple[str, bool, object, object]]:
     """Both programs on one map: (request, agree, ours, theirs) per route and nearest request."""
-    from preprocessing.pipeline import preprocess
     from tests import asciimap
 
     d = work / m.name
     d.mkdir(parents=True, exist_ok=True)
     osm = asciimap.write_osm(d / "map.osm", m.drawing, m.ways)
     coords = asciimap.coordinates(m.drawing)
-    base = prepare_osrm_profile(bin_dir, osm, m.profile)
-    graph = preprocess(osm, d / "graph", profile=m.profile, landmarks=0, force=True, quiet=True)
-    theirs_p, theirs_url = start_osrm(bin_dir, base)
-    ours_p = None
     out: list[tuple[str, bool, object, object]] = []
-    try:
-        ours_p, ours_url = start_starroute(graph)
-        with httpx.Client(timeout=60.0) as c:
-            for a, b in m.routes:
-                path = f"/route/v1/{URL_PROFILE[m.profile]}/{_lonlat(coords, a)};{_lonlat(coords, b)}"
-                ours = steps_of(c.get(ours_url + path, params={"steps": "true"}).json())
-                theirs = steps_of(c.get(theirs_url + path, params={"steps": "true"}).json())
-                out.append((f"{m.name} route {a} -> {b}", same_steps(ours, theirs), ours, theirs))
-            for p in m.nearest:
-                path = f"/nearest/v1/{URL_PROFILE[m.profile]}/{_lonlat(coords, p)}"
-                ours_w = c.get(ours_url + path).json()["waypoints"][0]
-                theirs_w = c.get(theirs_url + path).json()["waypoints"][0]
-                got = (ours_w["name"], ours_w["location"])
-                want = (theirs_w["name"], theirs_w["location"])
-                out.append((f"{m.name} nearest {p}", got == want, got, want))
-    finally:
-        if ours_p is not None:
-            stop(ours_p)
-        stop(theirs_p)
+    with both_servers(bin_dir, osm, m.profile) as (ours_url, theirs_url), httpx.Client(timeout=60.0) as c:
+        for a, b in m.routes:
+            path = f"/route/v1/{URL_PROFILE[m.profile]}/{_lonlat(coords, a)};{_lonlat(coords, b)}"
+            ours = steps_of(c.get(ours_url + path, params={"steps": "true"}).json())
+            theirs = steps_of(c.get(theirs_url + path, params={"steps": "true"}).json())
+            out.append((f"{m.name} route {a} -> {b}", same_steps(ours, theirs), ours, theirs))
+        for p in m.nearest:
+            path = f"/nearest/v1/{URL_PROFILE[m.profile]}/{_lonlat(coords, p)}"
+            ours_w = c.get(ours_url + path).json()["waypoints"][0]
+            theirs_w = c.get(theirs_url + path).json()["waypoints"][0]
+            got = (ours_w["name"], ours_w["location"])
+            want = (theirs_w["name"], theirs_w["location"])
+            out.append((f"{m.name} nearest {p}", got == want, got, want))
     return out
 
 

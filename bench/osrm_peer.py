@@ -12,7 +12,11 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+
+from bench.servers import start_osrm, start_starroute, stop
 
 OSRM_WHEEL = "osrm-bindings==26.10.0"
 
@@ -56,6 +60,28 @@ def prepare_osrm_profile(bin_dir: Path, osm: Path, profile: str) -> Path:
     base = osm.parent / (osm.name.split(".")[0] + ".osrm")
     subprocess.run([str(bin_dir / "osrm-contract"), str(base)], cwd=osm.parent, check=True, capture_output=True)
     return base
+
+
+@contextmanager
+def both_servers(
+    bin_dir: Path, osm: Path, profile: str, env: dict[str, str] | None = None
+) -> Iterator[tuple[str, str]]:
+    """One small map served by both programs: OSRM's dataset (`prepare_osrm_profile`) and starroute's graph
+    (`graph/` beside the file, `profile`, `env` for its server); (starroute URL, osrm-routed URL), both servers
+    stopped on leaving."""
+    from preprocessing.pipeline import preprocess
+
+    base = prepare_osrm_profile(bin_dir, osm, profile)
+    graph = preprocess(osm, osm.parent / "graph", profile=profile, landmarks=0, force=True, quiet=True)
+    theirs_p, theirs_url = start_osrm(bin_dir, base)
+    ours_p = None
+    try:
+        ours_p, ours_url = start_starroute(graph, env=env)
+        yield ours_url, theirs_url
+    finally:
+        if ours_p is not None:
+            stop(ours_p)
+        stop(theirs_p)
 
 
 def prepare_osrm(bin_dir: Path, extract: Path, work: Path, algorithm: str = "ch") -> Path:

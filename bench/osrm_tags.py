@@ -22,8 +22,7 @@ from pathlib import Path
 import httpx
 
 from bench.osrm_peer import URL_PROFILES as URL_PROFILE
-from bench.osrm_peer import ensure_osrm, prepare_osrm_profile
-from bench.servers import start_osrm, start_starroute, stop
+from bench.osrm_peer import both_servers, ensure_osrm
 
 ROAD = {"highway": "residential"}
 
@@ -160,7 +159,6 @@ def _answer(body: dict) -> tuple:
 
 def run(profile: str, cases: list[Case], bin_dir: Path, work: Path) -> list[Answer]:
     """Both programs on maps of `cases`; two answers (down, up) per case."""
-    from preprocessing.pipeline import preprocess
     from tests import asciimap
 
     out: list[Answer] = []
@@ -171,25 +169,16 @@ def run(profile: str, cases: list[Case], bin_dir: Path, work: Path) -> list[Answ
         d.mkdir(parents=True, exist_ok=True)
         osm = d / "map.osm"
         osm.write_text(asciimap.to_osm(drawing, ways, nodes=nodes))
-        base = prepare_osrm_profile(bin_dir, osm, profile)
-        graph = preprocess(osm, d / "graph", profile=profile, landmarks=0, force=True, quiet=True)
         coords = asciimap.coordinates(drawing)
-        theirs_p, theirs_url = start_osrm(bin_dir, base)
-        ours_p = None
-        try:
-            ours_p, ours_url = start_starroute(graph, env={"STARROUTE_MIN_COMPONENT_SIZE": "1"})
-            with httpx.Client(timeout=60.0) as c:
-                for case, (top, bot) in zip(chunk, ends, strict=True):
-                    for a, b, direction in ((top, bot, "down"), (bot, top, "up")):
-                        pts = ";".join(f"{coords[x][0] / 1e7:.6f},{coords[x][1] / 1e7:.6f}" for x in (a, b))
-                        path, params = f"/route/v1/{URL_PROFILE[profile]}/{pts}", {"radiuses": "5;5"}
-                        ours = _answer(c.get(ours_url + path, params=params).json())
-                        theirs = _answer(c.get(theirs_url + path, params=params).json())
-                        out.append(Answer(case, direction, ours, theirs))
-        finally:
-            if ours_p is not None:
-                stop(ours_p)
-            stop(theirs_p)
+        env = {"STARROUTE_MIN_COMPONENT_SIZE": "1"}
+        with both_servers(bin_dir, osm, profile, env) as (ours_url, theirs_url), httpx.Client(timeout=60.0) as c:
+            for case, (top, bot) in zip(chunk, ends, strict=True):
+                for a, b, direction in ((top, bot, "down"), (bot, top, "up")):
+                    pts = ";".join(f"{coords[x][0] / 1e7:.6f},{coords[x][1] / 1e7:.6f}" for x in (a, b))
+                    path, params = f"/route/v1/{URL_PROFILE[profile]}/{pts}", {"radiuses": "5;5"}
+                    ours = _answer(c.get(ours_url + path, params=params).json())
+                    theirs = _answer(c.get(theirs_url + path, params=params).json())
+                    out.append(Answer(case, direction, ours, theirs))
     return out
 
 
