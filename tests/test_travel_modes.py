@@ -23,6 +23,7 @@ import pytest
 
 from app.engine.data import chain_index
 from app.engine.guidance.graph import GuidanceGraph
+from bench import osrm_modes
 from preprocessing.artifacts import MANIFEST, fingerprint, load_graph
 from preprocessing.profiles import bike, car, foot, testbot
 from preprocessing.units import TRAVEL_MODE_CODE, TRAVEL_MODES
@@ -57,6 +58,12 @@ ARRIVE = "arrive"
 def serve(tmp_path: Path, drawing: str, ways: list, profile: str) -> tuple[asciimap.Built, str]:
     built = asciimap.build(tmp_path, drawing, ways=ways, profile=profile, name=profile)
     return built, api_server.shared(Path(built.graph.path), env={"STARROUTE_MIN_COMPONENT_SIZE": "1"})
+
+
+def drawn(name: str) -> tuple[str, list, str]:
+    """(drawing, ways, profile) of `bench.osrm_modes`'s map `name`: the map its osrm-routed answers come from."""
+    m = next(m for m in osrm_modes.MAPS if m.name == name)
+    return m.drawing, m.ways, m.profile
 
 
 def lonlat(built: asciimap.Built, p: str | tuple[str, str, float]) -> str:
@@ -175,24 +182,7 @@ def test_bike_pushing_train_ferry(tmp_path: Path) -> None:
 
 
 def test_car_ferry_and_shuttle_train(tmp_path: Path) -> None:
-    built, base = serve(
-        tmp_path,
-        """
-        a b   c d
-
-        e f   g h
-        """,
-        [
-            ("ab", {"highway": "primary", "name": "West Road"}),
-            ("bc", {"route": "ferry", "name": "The Ferry", "duration": "00:05"}),
-            ("cd", {"highway": "primary", "name": "East Road"}),
-            ("ef", {"highway": "secondary", "name": "South West"}),
-            ("fg", {"route": "shuttle_train", "name": "Shuttle"}),
-            ("gh", {"highway": "secondary", "name": "South East"}),
-            ("ae", {"highway": "residential"}),
-        ],
-        "car",
-    )
+    built, base = serve(tmp_path, *drawn("car-ferry-train"))
     assert steps(base, "driving", built, "a", "d") == [
         ("driving", "West Road", "depart", 11.1),  # 199.9 m at 65 km/h
         ("ferry", "The Ferry", "notification straight", 300.0),
@@ -210,16 +200,7 @@ def test_car_ferry_and_shuttle_train(tmp_path: Path) -> None:
 
 
 def test_foot_ferry(tmp_path: Path) -> None:
-    built, base = serve(
-        tmp_path,
-        "a b   c d",
-        [
-            ("ab", {"highway": "footway", "name": "Quay"}),
-            ("bc", {"route": "ferry", "name": "The Ferry", "duration": "00:05"}),
-            ("cd", {"highway": "footway", "name": "Quay"}),
-        ],
-        "foot",
-    )
+    built, base = serve(tmp_path, *drawn("foot-ferry"))
     assert steps(base, "walking", built, "d", "a") == [
         ("walking", "Quay", "depart", 143.9),  # 199.9 m at 5 km/h
         ("ferry", "The Ferry", "notification straight", 300.0),  # the same name either side: the mode says it
@@ -230,17 +211,7 @@ def test_foot_ferry(tmp_path: Path) -> None:
 
 
 def test_testbot_rivers_steps_routes(tmp_path: Path) -> None:
-    built, base = serve(
-        tmp_path,
-        "a b c d e",
-        [
-            ("ab", {"highway": "primary", "name": "Road"}),
-            ("bc", {"highway": "river", "name": "River"}),
-            ("cd", {"highway": "steps", "name": "Steps"}),
-            ("de", {"route": "ferry", "name": "Route", "duration": "00:02"}),
-        ],
-        "testbot",
-    )
+    built, base = serve(tmp_path, *drawn("testbot-modes"))
     assert steps(base, "testbot", built, "a", "e") == [
         ("driving", "Road", "depart", 20.0),  # 36 km/h
         ("river downstream", "River", "notification straight", 20.0),  # 24 x 1.5 km/h
