@@ -424,7 +424,7 @@ def cmd_customize(args: argparse.Namespace) -> int:
     say = None if args.quiet else say_stderr
     try:
         done = run_until_signal(
-            lambda: customize(args.graph_dir, segment_files, turn_files, say=say),
+            lambda: customize(args.graph_dir, segment_files, turn_files, say=say, stages=args.stages),
             on_stop=_abandon,
             message="the metric was not changed",
         )
@@ -446,7 +446,9 @@ def cmd_customize(args: argparse.Namespace) -> int:
                 f"({r.turns_updated} turns of the search graph), {r.turn_keys_unmatched} matched no turn"
                 + (f", {r.turns_clamped} negative clamped to 0" if r.turns_clamped else "")
             )
-        lines.append(f"hierarchy: {done.hierarchy}; landmarks: {done.landmarks}")
+        later = " (computed once when it is first loaded: a server's SIGHUP, or `--stages` now)"
+        pending = "pending" in (done.hierarchy, done.landmarks)
+        lines.append(f"hierarchy: {done.hierarchy}; landmarks: {done.landmarks}" + (later if pending else ""))
         steps = ", ".join(f"{k} {v:.2f} s" for k, v in done.seconds.items())
         lines.append(f"metric {done.metric_id} written in {total:.2f} s ({steps})")
         lines.append("a running `starroute serve` applies it on SIGHUP (kill -HUP <pid>)")
@@ -628,6 +630,12 @@ def parser() -> argparse.ArgumentParser:
         help="from_osm_node_id,via_osm_node_id,to_osm_node_id,penalty_s[,weight] per line (repeatable)",
     )
     cu.add_argument("--reset", action="store_true", help="serve the preprocessed metric again")
+    cu.add_argument(
+        "--stages",
+        action="store_true",
+        help="also compute the metric's search stages (hierarchy, landmark tables) now, instead of at its first "
+        "load (a server's SIGHUP does it once); for graph directories a server mounts read-only",
+    )
     cu.add_argument("-q", "--quiet", action="store_true", help="no report")
     cu.set_defaults(func=cmd_customize, left="the metric was not changed")
 

@@ -149,11 +149,33 @@ def _supervisor(service: Any) -> type:
         processes; the supervisor reloads too, for the workers it forks later."""
 
         def run(self) -> None:
+            """uvicorn's loop, woken by a signal at once: uvicorn's polls its signal queue every 0.5 s, which a
+            SIGHUP (a new metric or graph) would wait for on top of its own work."""
+            import threading
+
             mp.Process = ForkedWorker  # type: ignore[misc]  # uvicorn makes its workers through this module-level name
-            super().run()
+            wake = threading.Event()
+
+            def queue(sig: int, frame: object) -> None:
+                self.signal_queue.append(sig)
+                wake.set()
+
+            for sig in mp.SIGNALS:
+                signal.signal(sig, queue)
+            log.info("Started parent process [%d]", os.getpid())
+            self.init_processes()
+            while not self.should_exit.is_set():
+                wake.wait(0.5)
+                wake.clear()
+                self.handle_signals()
+                self.keep_subprocess_alive()
+            self.terminate_all()
+            self.join_all()
+            log.info("Stopping parent process [%d]", os.getpid())
 
         def handle_hup(self) -> None:
             log.info("SIGHUP: every worker reloads its graph")
+            service.complete_metric()  # a new metric's hierarchy, once, before the workers load it
             for p in self.processes:
                 pid = p.process.pid
                 if pid is not None and p.process.is_alive():

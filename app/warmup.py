@@ -16,7 +16,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 import subprocess
@@ -253,6 +252,8 @@ def warm_service(
     load on a daemon thread at nice 19 meanwhile, so the server is ready sooner and a first such request at most
     waits for that load.
     """
+    import asyncio
+
     from app.api.health import Metrics
     from preprocessing.jit import announce_compilation
 
@@ -371,6 +372,8 @@ def _compile_job(job: str, work: Path, say: Say) -> None:
             # no request time limit: a warm-up request may compile for longer than a request may search
             service = state["service"] = Service(Settings(graph_dir=state["graph"], request_time_limit_s=3600))
             service.open()
+            import asyncio
+
             state["phantoms"] = asyncio.run(_exercise_routing(service, algorithms, trips=False))
             assert state["phantoms"] is not None, "the sample map's points connect"
 

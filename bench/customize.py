@@ -4,10 +4,12 @@
 
 One seeded speed file for both: `--fraction` of the graph's directed way segments (consecutive OSM nodes, in
 driving direction) at a uniform 5-100 km/h. starroute: `starroute customize` on a copy of GRAPH_DIR (the command's
-wall time, and its own per-step seconds), then a 2-worker server on the copy gets SIGHUP and the time until every
-worker's `/health` names the new metric is "in-server"; then the same file is POSTed to `/admin/metric` (customized
-inside the server, every worker switched). OSRM: osrm-extract (car.lua) + osrm-partition once, then
-`osrm-customize` with no file and with the file (wall time; both on 2 threads, its default), and osrm-routed
+wall time, median of 3 runs, and its own per-step seconds: the new weights, its search stages left to the server),
+then a 2-worker server on the copy gets SIGHUP and the time until every worker's `/health` names the new metric is
+"in-server" (the supervisor customizes the hierarchy and the landmark tables once, then every worker loads them);
+then the same file is POSTed to `/admin/metric` (new weights inside the server, then the same SIGHUP path). OSRM:
+osrm-extract (car.lua) + osrm-partition once, then `osrm-customize` with no file and with the file (wall time, the
+latter a median of 3 runs; both on 2 threads, its default), and osrm-routed
 `--algorithm mld` on the customized data. Durations: `--routes` random node-to-node routes on both servers after
 the update, the relative difference per route (median, p90) and the share within 1 %; the same before the update
 for reference. Query latency: p50 of CH routes on the customized metric beside the preprocessed one (client wall
@@ -37,6 +39,7 @@ from bench.osrm_peer import ensure_osrm, prepare_osrm  # noqa: E402
 from bench.servers import start_osrm, start_starroute, stop  # noqa: E402
 
 ROOT = HERE.parent
+RUNS = 3  # each command's wall time is the median of this many runs
 
 
 def speed_file(graph: Path, out: Path, fraction: float, seed: int) -> int:
@@ -111,7 +114,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp_s:
         tmp = Path(tmp_s)
         g = tmp / "graph"
-        shutil.copytree(args.graph, g)
+        shutil.copytree(args.graph, g, symlinks=True)
         from preprocessing.artifacts import clear_metric
 
         clear_metric(g)
@@ -127,7 +130,9 @@ def main() -> None:
         t_plain = timed([str(bin_dir / "osrm-customize"), str(ds)], cwd=work)
         before_ds = tmp / "osrm-before"
         shutil.copytree(work, before_ds)
-        t_file = timed([str(bin_dir / "osrm-customize"), str(ds), "--segment-speed-file", str(speeds)], cwd=work)
+        os.sync()  # the copies' writeback is no part of either program's time
+        osrm_cmd = [str(bin_dir / "osrm-customize"), str(ds), "--segment-speed-file", str(speeds)]
+        t_file = statistics.median(timed(osrm_cmd, cwd=work) for _ in range(RUNS))
 
         cli = [sys.executable, "-m", "app.cli", "customize", str(g), "--segment-speed-file", str(speeds)]
         ps, bs = start_starroute(g, workers=2, env={"STARROUTE_ADMIN_TOKEN": "bench"})
@@ -141,9 +146,13 @@ def main() -> None:
             pick = rng.choice(main_nodes, (args.routes, 2))
             pairs = [(lon[i], lat[i], lon[j], lat[j]) for i, j in pick]
             s_before, lat_before = durations(bs, pairs)
-            t0 = time.perf_counter()
-            out = subprocess.run(cli, check=True, capture_output=True, text=True, cwd=ROOT)
-            t_cli = time.perf_counter() - t0
+            os.sync()
+            runs = []
+            for _ in range(RUNS):  # the same file each time: the last run's metric is the one applied below
+                t0 = time.perf_counter()
+                out = subprocess.run(cli, check=True, capture_output=True, text=True, cwd=ROOT)
+                runs.append(time.perf_counter() - t0)
+            t_cli = statistics.median(runs)
             mid = out.stdout.split("metric ")[-1].split()[0]
             t1 = time.perf_counter()
             os.kill(ps.pid, signal.SIGHUP)
@@ -183,7 +192,10 @@ def main() -> None:
     print("| | starroute | osrm (MLD) | ratio |")
     print("|---|---|---|---|")
     print(f"| customize, no file (s) | - | {t_plain:.2f} | |")
-    print(f"| customize with the file, command wall (s) | {t_cli:.2f} | {t_file:.2f} | {t_cli / t_file:.2f}x |")
+    print(
+        f"| customize with the file, command wall (s, median of {RUNS}) | {t_cli:.2f} | {t_file:.2f} | "
+        f"{t_cli / t_file:.2f}x |"
+    )
     print(f"| applied in a running server (s, SIGHUP to every worker serving it) | {t_apply:.2f} | - | |")
     print(
         f"| POST /admin/metric until every worker serves it (s; of which customizing {t_admin_work:.2f}) "

@@ -36,6 +36,13 @@ METRIC_LINK = "metric"
 METRICS_DIR = "metrics"
 METRIC_MANIFEST = "metric.json"
 METRIC_KEEP = 2  # metric directories kept: the current one and the one before (a server may still be reading it)
+# A metric's search stages (its hierarchy, and its landmark tables where an arc got lighter) may come later than its
+# weights: `starroute customize` writes the weights only and says which stages are pending (`metric.json`
+# "pending"); the first process to load it (a server on SIGHUP) computes them and adds them in `metrics/<id>/stages/`
+# with `stages.json` (renamed into place whole, so a reader sees all of them or none). Until then a loaded graph
+# holds no hierarchy or landmark table of another metric: the preprocessed ones are left out.
+METRIC_STAGES = "stages"
+STAGES_MANIFEST = "stages.json"
 
 
 @dataclass(frozen=True)
@@ -512,7 +519,36 @@ def read_metric(path: str | os.PathLike[str], manifest: Mapping[str, Any] | None
     if metric.get("base_fingerprint") != manifest.get("fingerprint"):
         raise FormatError(f"metric {where} was made for another build of this graph: re-run `starroute customize`")
     metric["dir"] = str(where)
+    if metric.get("pending"):
+        try:
+            stages = json.loads((where / METRIC_STAGES / STAGES_MANIFEST).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            stages = None
+        except (OSError, ValueError) as exc:
+            raise FormatError(f"metric stages {where / METRIC_STAGES} are unreadable ({exc})") from None
+        if stages is not None and stages.get("metric") == metric.get("id"):
+            metric["search_stages"] = stages
     return metric
+
+
+def load_metric_arrays(metric: Mapping[str, Any], mmap: bool = True) -> dict[str, np.ndarray]:
+    """The weight and turn arrays of a metric (`read_metric`) as written by `starroute customize`, memory-mapped."""
+    where = Path(metric["dir"])
+    out = {}
+    for name in metric["arrays"]:
+        try:
+            out[name] = np.load(where / f"{name}.npy", mmap_mode="r" if mmap else None, allow_pickle=False)
+        except (OSError, ValueError) as exc:
+            raise FormatError(f"metric array {where / name} is missing or corrupt ({exc})") from None
+    return out
+
+
+def metric_pending(metric: Mapping[str, Any] | None) -> list[str]:
+    """The search stages (`"hierarchy"`, `"landmarks"`) a metric (`read_metric`) still lacks: empty when it was
+    written with them, or when they have been added since."""
+    if metric is None or metric.get("search_stages") is not None:
+        return []
+    return list(metric.get("pending") or [])
 
 
 def overlay_metric(
@@ -521,18 +557,34 @@ def overlay_metric(
     """Replace `arrays` by the metric's (in place; same shapes for the arc and turn arrays) and return the manifest
     with the metric's fields (`METRIC_MANIFEST_KEYS`) and a `metric` entry (id, built_at, sources, report)."""
     where = Path(metric["dir"])
-    for name, meta in metric["arrays"].items():
-        if not metric_dependent(name):
-            raise FormatError(f"metric {where} holds {name!r}, which no metric may replace")
-        arr = np.load(where / f"{name}.npy", mmap_mode="r" if mmap else None, allow_pickle=False)
-        if str(arr.dtype) != meta["dtype"] or list(arr.shape) != list(meta["shape"]):
-            raise FormatError(f"metric array {where / name} does not match {METRIC_MANIFEST}: re-run customize")
-        if name in METRIC_ARRAYS and (name not in arrays or arrays[name].shape != arr.shape):
-            raise FormatError(f"metric array {name} does not fit graph {path}: re-run `starroute customize`")
-        arrays[name] = arr
     merged = dict(manifest)
-    merged.update({k: v for k, v in metric.get("manifest", {}).items() if k in METRIC_MANIFEST_KEYS})
+    stages = metric.get("search_stages")
+    parts = [(where, metric)] + ([(where / METRIC_STAGES, stages)] if stages is not None else [])
+    for home, table in parts:
+        for name, meta in table["arrays"].items():
+            if not metric_dependent(name):
+                raise FormatError(f"metric {home} holds {name!r}, which no metric may replace")
+            try:
+                arr = np.load(home / f"{name}.npy", mmap_mode="r" if mmap else None, allow_pickle=False)
+            except (OSError, ValueError) as exc:
+                raise FormatError(f"metric array {home / name} is missing or corrupt ({exc})") from None
+            if str(arr.dtype) != meta["dtype"] or list(arr.shape) != list(meta["shape"]):
+                raise FormatError(f"metric array {home / name} does not match its table: re-run customize")
+            if name in METRIC_ARRAYS and (name not in arrays or arrays[name].shape != arr.shape):
+                raise FormatError(f"metric array {name} does not fit graph {path}: re-run `starroute customize`")
+            arrays[name] = arr
+        merged.update({k: v for k, v in table.get("manifest", {}).items() if k in METRIC_MANIFEST_KEYS})
+    pending = metric_pending(metric)
+    if pending:  # the preprocessed metric's stages do not hold on these weights: leave them out
+        stale = (_CH, _LM) if "landmarks" in pending else (_CH,)
+        drop = [n for n in arrays if getattr(spec_of(n), "stage", None) in stale]
+        for name in drop:
+            del arrays[name]
+        merged["excludable"] = [{**e, "prefix": None} for e in merged.get("excludable", [])]
     merged["metric"] = {k: metric.get(k) for k in ("id", "built_at", "sources", "report", "seconds")}
+    merged["metric"]["pending"] = pending
+    if stages is not None:
+        merged["metric"]["stages"] = {k: stages.get(k) for k in ("how", "seconds", "built_at")}
     return merged
 
 
@@ -591,6 +643,64 @@ def save_metric(
         raise
     _prune_metrics(g)
     return mid
+
+
+def save_metric_stages(
+    graph_dir: str | os.PathLike[str],
+    metric_id: str,
+    arrays: Mapping[str, np.ndarray],
+    manifest: Mapping[str, Any],
+    info: Mapping[str, Any],
+) -> bool:
+    """Add the search stages (`arrays`: hierarchy, landmark tables; `manifest`: the fields they replace) to the
+    metric `metric_id` of `graph_dir`, whole or not at all (a directory renamed into place). False when another
+    process added them first (its stages serve; these are dropped). `FormatError` when that metric is gone."""
+    where = Path(graph_dir) / METRICS_DIR / metric_id
+    if not (where / METRIC_MANIFEST).is_file():
+        raise FormatError(f"metric {where} is gone (a newer one replaced it): nothing to add its stages to")
+    for name, a in arrays.items():
+        spec = spec_of(name)
+        if spec is None or spec.stage not in (_CH, _LM) or name == "lm_nodes":
+            raise FormatError(f"array {name!r} is not a search stage of a metric")
+        if str(a.dtype) != spec.dtype:
+            raise FormatError(f"metric array {name!r} has dtype {a.dtype}, the format says {spec.dtype}")
+    if (where / METRIC_STAGES).exists():
+        return False
+    tmp = track(Path(tempfile.mkdtemp(prefix=".stages-tmp-", dir=where)))
+    try:
+        table = {}
+        for name in sorted(arrays):
+            arr = np.ascontiguousarray(arrays[name])
+            np.save(tmp / f"{name}.npy", arr, allow_pickle=False)
+            table[name] = {"dtype": str(arr.dtype), "shape": list(arr.shape)}
+        import datetime
+
+        meta = {
+            "metric": metric_id,
+            "built_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds"),
+            "arrays": table,
+            "manifest": {k: v for k, v in manifest.items() if k in METRIC_MANIFEST_KEYS},
+            **{k: v for k, v in info.items() if k not in ("metric", "arrays", "manifest")},
+        }
+        with open(tmp / STAGES_MANIFEST, "w", encoding="utf-8") as fh:
+            json.dump(meta, fh, indent=2, sort_keys=True)
+            fh.write("\n")
+        os.chmod(tmp, 0o777 & ~umask())
+        with committing():
+            try:
+                os.rename(tmp, where / METRIC_STAGES)
+            except OSError:
+                if not (where / METRIC_STAGES).is_dir():
+                    raise
+                shutil.rmtree(tmp, ignore_errors=True)  # another process added them first
+                return False
+            finally:
+                untrack(tmp)
+    except BaseException:
+        untrack(tmp)
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return True
 
 
 def clear_metric(graph_dir: str | os.PathLike[str]) -> bool:

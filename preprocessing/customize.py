@@ -1,9 +1,13 @@
 """`starroute customize`: a new metric for a built graph from OSRM's speed and turn penalty files, written beside it.
 
 read the files (a malformed one stops everything here, nothing written) -> load the graph's preprocessed metric ->
-`preprocessing.metric.new_metric` (road arcs, turns, search arcs) -> the hierarchies on the new weights -> the
-landmark tables again if any arc got lighter (old bounds would overestimate), else the old ones stand ->
-`preprocessing.artifacts.save_metric` (atomic; a running server applies it on SIGHUP).
+`preprocessing.metric.new_metric` (road arcs, turns, search arcs) -> `preprocessing.artifacts.save_metric` (atomic;
+a running server applies it on SIGHUP). That much is plain numpy: the command never imports numba, and takes a
+third of a second on a city. The search stages follow from the weights and come after (`complete_metric`, or
+`stages=True` at once): the hierarchy customized on the new weights, and the landmark tables again if any arc got
+lighter (old bounds would overestimate), else the old ones stand. The first process to load a metric without them
+(a server on SIGHUP: its supervisor, before any worker) computes them and adds them to the metric's directory, so
+every later load maps them.
 """
 
 from __future__ import annotations
@@ -21,15 +25,20 @@ import numpy as np
 from .artifacts import (
     CH_PREFIX,
     METRIC_MANIFEST_KEYS,
+    FormatError,
     Graph,
     built_on_search_graph,
     clear_metric,
     graph_in_memory,
     load_graph,
+    load_metric_arrays,
+    metric_pending,
+    read_metric,
     save_metric,
+    save_metric_stages,
     search_view_arrays,
 )
-from .geometry import measured_max_speed_mps
+from .measure import measured_max_speed_mps
 from .metric import MetricReport, new_metric
 from .speeds import Source, read_segment_speeds, read_turn_penalties
 from .units import CLOSED_DS
@@ -42,8 +51,22 @@ class Customized:
     metric_id: str | None
     report: MetricReport
     seconds: dict[str, float] = field(default_factory=dict)
-    landmarks: str = "none"  # "kept" (no arc got lighter), "recomputed", or "none" (the graph has none)
-    hierarchy: str = "none"  # how the hierarchies were made for the metric
+    landmarks: str = "none"  # "kept" (no arc got lighter), "recomputed", "pending", or "none" (the graph has none)
+    hierarchy: str = "none"  # how the hierarchies were made for the metric ("pending": at its first load)
+
+
+@dataclass
+class MetricStages:
+    """A metric's search stages (`complete_metric`): the arrays and manifest fields, how each stage was made, the
+    seconds, and whether they were added to the metric's directory (False: it is read-only, or another process
+    added them first)."""
+
+    metric_id: str
+    arrays: dict[str, np.ndarray]
+    manifest: dict[str, Any]
+    how: dict[str, str]
+    seconds: float
+    written: bool
 
 
 def _sources(kind: str, paths: Sequence[Source]) -> list[dict[str, Any]]:
@@ -127,10 +150,11 @@ def customize(
     segment_files: Sequence[Source] = (),
     turn_files: Sequence[Source] = (),
     say: Callable[[str], None] | None = None,
+    stages: bool = False,
 ) -> Customized:
     """Apply OSRM speed and turn penalty files to the graph in `graph_dir` (always on top of its preprocessed
-    metric) and make the result its current metric. `MetricFileError` for a malformed file and `FormatError` for a
-    bad graph, both before anything is written."""
+    metric) and make the result its current metric, its search stages pending (`stages`: computed and added now).
+    `MetricFileError` for a malformed file and `FormatError` for a bad graph, both before anything is written."""
     t0 = time.perf_counter()
     secs: dict[str, float] = {}
     speeds = read_segment_speeds(segment_files) if segment_files else None
@@ -142,20 +166,70 @@ def customize(
     if turns is None:  # the turns' own values stay the preprocessed ones: nothing to store
         arrays = {k: v for k, v in arrays.items() if k not in ("eb_arc_turn", "eb_arc_turn_duration")}
     secs["apply"] = time.perf_counter() - t1
-    t2 = time.perf_counter()
-    stored, fields, how = metric_arrays(base, arrays, say)
-    secs["search stages"] = time.perf_counter() - t2
+    pending = _pending(base, arrays)
+    fields = {"max_speed_mps": measured_max_speed_mps({**base.arrays, **arrays})}
     t3 = time.perf_counter()
     info = {
         "sources": _sources("segment_speeds", segment_files) + _sources("turn_penalties", turn_files),
         "report": report.as_dict(),
-        "stages": how,
+        "pending": pending,
     }
     secs["write"] = 0.0
     info["seconds"] = {k: round(v, 3) for k, v in secs.items()}
-    mid = save_metric(graph_dir, stored, fields, info)
+    mid = save_metric(graph_dir, arrays, fields, info)
     secs["write"] = time.perf_counter() - t3
-    return Customized(mid, report, secs, how["landmarks"], how["hierarchy"])
+    has_lm = "lm_nodes" in base.arrays
+    done = Customized(mid, report, secs, "pending" if "landmarks" in pending else "kept" if has_lm else "none")
+    done.hierarchy = "pending" if "hierarchy" in pending else "none"
+    if stages and pending:
+        got = complete_metric(graph_dir, mid, say)
+        if got is not None:
+            secs["search stages"] = got.seconds
+            done.hierarchy, done.landmarks = got.how["hierarchy"], got.how["landmarks"]
+    return done
+
+
+def _pending(base: Graph, arrays: dict[str, np.ndarray]) -> list[str]:
+    """The search stages a metric of `arrays` over `base` needs: its hierarchy where the graph has one, and new
+    landmark tables where some search arc got lighter (the preprocessed bounds would overestimate)."""
+    out = []
+    if "cch_first" in base.arrays or "ch_rank" in base.arrays:
+        out.append("hierarchy")
+    if "lm_nodes" in base.arrays:
+        name = "eb_arc_weight" if "eb_arc_weight" in arrays else "arc_weight"
+        if np.any(np.asarray(arrays[name]) < np.asarray(base.arrays[name])):
+            out.append("landmarks")
+    return out
+
+
+def complete_metric(
+    graph_dir: str | os.PathLike[str],
+    metric_id: str | None = None,
+    say: Callable[[str], None] | None = None,
+    write: bool = True,
+) -> MetricStages | None:
+    """The search stages of the graph's current metric (`metric_id`, when given, must be it), added to its directory
+    unless `write` is False or it cannot be written; None when the current metric needs none (or is another one).
+    Seconds on a city: the hierarchy customized on the CCH, landmark tables on it."""
+    current = read_metric(graph_dir)
+    if current is None or (metric_id is not None and current.get("id") != metric_id) or not metric_pending(current):
+        return None
+    t0 = time.perf_counter()
+    base = load_graph(graph_dir, metric=False, check=False)
+    arrays = load_metric_arrays(current)
+    stored, fields, how = metric_arrays(base, arrays, say)
+    stage_arrays = {k: v for k, v in stored.items() if k not in arrays}
+    stage_fields = {k: v for k, v in fields.items() if k != "max_speed_mps"}
+    seconds = time.perf_counter() - t0
+    written = False
+    if write:
+        try:
+            written = save_metric_stages(
+                graph_dir, current["id"], stage_arrays, stage_fields, {"how": how, "seconds": round(seconds, 3)}
+            )
+        except (OSError, FormatError):
+            written = False  # a read-only graph directory, or a newer metric replaced it: kept in memory
+    return MetricStages(current["id"], stage_arrays, stage_fields, how, seconds, written)
 
 
 def reset(graph_dir: str | os.PathLike[str]) -> bool:

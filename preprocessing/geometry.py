@@ -5,23 +5,20 @@ Two distances, each with one home. `osrm_distance_m` (a numba scalar, usable fro
 route and annotation distances, exactly as OSRM computes them (`util::coordinate_calculation::greatCircleDistance`).
 `haversine_m` is the great circle on the mean sphere, for bounds (the A*/ALT straight-line bound measures its own top
 speed against it, `app.engine.geo`) and for what OSRM does not report. Also the Hilbert curve that orders nodes and
-snapping cells, CSR offsets, and the measured top speed that bounds the A* heuristics.
+snapping cells and CSR offsets. (`preprocessing.measure` holds numpy twins for the commands that run without numba.)
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 
 import numpy as np
 
 from .jit import kernel
 from .units import (
-    DIST_PER_METRE,
     EARTH_RADIUS_M,
     OSRM_COORD_SCALE,
     OSRM_RULER_BANDS,
-    WEIGHT_PER_SECOND,
     WGS84_A_KM,
     WGS84_F,
 )
@@ -165,12 +162,3 @@ def csr_offsets(keys: np.ndarray, n: int) -> np.ndarray:
     out = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(counts, out=out[1:])
     return out.astype(np.int32)
-
-
-def measured_max_speed_mps(arrays: Mapping[str, np.ndarray]) -> float:
-    """The largest distance/weight ratio over all arcs, in m/s: the admissible top speed for A* heuristics."""
-    w = arrays["arc_weight"].astype(np.float64)
-    if len(w) == 0:
-        return 1.0
-    d = arrays["arc_dist"].astype(np.float64) / DIST_PER_METRE
-    return float(max(np.max(d / (w / WEIGHT_PER_SECOND)), 0.1))

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from .checks import arc_segment_sums
-from .geometry import osrm_distances_m
+from .measure import osrm_lengths_m
 from .speeds import SegmentSpeeds, TurnPenalties
 from .units import CLOSED_DS, COORD_SCALE, WEIGHT_PER_SECOND
 
@@ -68,21 +68,26 @@ class MetricReport:
         return out
 
 
-def _keys(*cols: np.ndarray, ids: np.ndarray | None = None) -> np.ndarray:
-    """Sortable keys of int64 column tuples: one int64 per tuple when `ids` (sorted unique ids every column value is
-    looked up in) is small enough to pack them, else fixed-width bytes (big-endian, sign flipped)."""
-    if ids is not None and len(ids) ** len(cols) < (1 << 62):
-        n = len(ids) + 1  # rank len(ids) = an id the graph does not hold
+def _keys(*cols: np.ndarray, ids: np.ndarray, ranks: tuple[np.ndarray, ...] | None = None) -> np.ndarray:
+    """Sortable keys of int64 column tuples: one int64 per tuple packing the columns' ranks in `ids` (sorted unique;
+    `ranks`: those ranks when the caller has them; len(ids) for an id not among them) when that fits, else
+    fixed-width bytes of the ids themselves (big-endian, sign flipped)."""
+    if len(ids) and (len(ids) + 1) ** len(cols) < (1 << 62):
+        n = len(ids) + 1
         key = np.zeros(len(cols[0]) if cols else 0, dtype=np.int64)
-        for c in cols:
-            pos = np.searchsorted(ids, c)
-            pos_c = np.minimum(pos, max(len(ids) - 1, 0))
-            rank = np.where((pos < len(ids)) & (ids[pos_c] == c), pos, len(ids)) if len(ids) else np.zeros_like(pos)
-            key = key * n + rank
+        for c, r in zip(cols, ranks or [None] * len(cols), strict=True):
+            key = key * n + (_ranks(c, ids) if r is None else r)
         return key
     parts = [(np.asarray(c, dtype=np.int64).astype(np.uint64) ^ np.uint64(1 << 63)).astype(">u8") for c in cols]
     stacked = np.ascontiguousarray(np.stack(parts, axis=1)) if parts else np.zeros((0, 0), ">u8")
     return stacked.view(f"S{8 * len(cols)}").ravel()
+
+
+def _ranks(values: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """Each value's index in the sorted unique `ids`, len(ids) where absent."""
+    pos = np.searchsorted(ids, values)
+    pos_c = np.minimum(pos, max(len(ids) - 1, 0))
+    return np.where((pos < len(ids)) & (ids[pos_c] == values), pos, len(ids)) if len(ids) else np.zeros_like(pos)
 
 
 def _unique(a: np.ndarray) -> np.ndarray:
@@ -107,9 +112,11 @@ def _sorted_table(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return keys[order], order
 
 
-def arc_segments(arrays: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def arc_segments(
+    arrays: dict[str, np.ndarray], lengths: bool = True
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
     """Every directed segment of every road arc: (arc id, from shape point, to shape point, length m), the arc's
-    segments in its driving order."""
+    segments in its driving order; the lengths only with `lengths` (None otherwise: a file updates few segments)."""
     geom = np.asarray(arrays["arc_geom"], dtype=np.int64)
     gf = np.asarray(arrays["geom_first"], dtype=np.int64)
     chain, rev = geom >> 1, (geom & 1).astype(bool)
@@ -122,10 +129,52 @@ def arc_segments(arrays: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray,
     r = rev[arc]
     a = np.where(r, cn - k, c0 + k)
     b = np.where(r, a - 1, a + 1)
+    return arc, a, b, segment_lengths(arrays, a, b) if lengths else None
+
+
+def segment_lengths(arrays: dict[str, np.ndarray], a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Metres from shape point `a` to `b`, per element: OSRM's formula, as the build measured the arcs."""
     lon = np.asarray(arrays["geom_lon"], dtype=np.float64) / COORD_SCALE
     lat = np.asarray(arrays["geom_lat"], dtype=np.float64) / COORD_SCALE
-    length = osrm_distances_m(lon[a], lat[a], lon[b], lat[b])  # OSRM's formula, as the build measured the arcs
-    return arc, a, b, length
+    return osrm_lengths_m(lon[a], lat[a], lon[b], lat[b])
+
+
+def _named_segments(
+    arrays: dict[str, np.ndarray], from_id: np.ndarray, to_id: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(arc, from shape point, to shape point, line) of every directed road-arc segment whose OSM node pair is a
+    line's (`from_id[line]`, `to_id[line]`, distinct pairs), in `arc_segments`' order. Only shape points whose OSM
+    node the file names are looked at: a file names a few percent of a city's segments."""
+    osm = np.asarray(arrays["geom_osm_id"], dtype=np.int64)
+    gf = np.asarray(arrays["geom_first"], dtype=np.int64)
+    geom = np.asarray(arrays["arc_geom"], dtype=np.int64)
+    if len(geom) and np.bincount(geom).max() > 1:  # two arcs on one chain and direction: segment by segment
+        arc, a, b, _ = arc_segments(arrays, lengths=False)
+        ids = _unique(np.concatenate([from_id, to_id]))
+        table, order = _sorted_table(_keys(from_id, to_id, ids=ids))
+        hit = _lookup(table, _keys(osm[a], osm[b], ids=ids))
+        got = hit >= 0
+        return arc[got], a[got], b[got], order[hit[got]]
+    ids = _unique(np.concatenate([from_id, to_id]))
+    m = len(ids)
+    rank = _ranks(osm, ids)
+    table, order = _sorted_table(_keys(from_id, to_id, ids=ids))
+    inner = np.ones(max(len(osm) - 1, 0), dtype=bool)  # point s and s + 1 are one segment of a chain
+    ends = gf[1:-1] - 1
+    inner[ends[(ends >= 0) & (ends < len(inner))]] = False
+    s = np.flatnonzero(inner & (rank[:-1] < m) & (rank[1:] < m))
+    chain = np.searchsorted(gf, s, side="right") - 1
+    arc_of = np.full(2 * (len(gf) - 1), -1, dtype=np.int64)
+    arc_of[geom] = np.arange(len(geom), dtype=np.int64)
+    parts = []
+    for a, b, arc in ((s, s + 1, arc_of[2 * chain]), (s + 1, s, arc_of[2 * chain + 1])):  # along, against the chain
+        hit = _lookup(table, _keys(osm[a], osm[b], ids=ids, ranks=(rank[a], rank[b])))
+        got = (hit >= 0) & (arc >= 0)
+        parts.append((arc[got], a[got], b[got], order[hit[got]]))
+    arc, a, b, line = (np.concatenate([p[i] for p in parts]) for i in range(4))
+    along = np.where(geom[arc] & 1, -a, a)  # the segment's place along its arc, in driving order
+    keep = np.lexsort((along, arc))
+    return arc[keep], a[keep], b[keep], line[keep]
 
 
 def _deciseconds(length_m: np.ndarray, mps: np.ndarray) -> np.ndarray:
@@ -141,29 +190,24 @@ def new_metric(
     """The metric-dependent road and turn arrays (`ROAD_METRIC`, and `TURN_METRIC` on an edge-based graph) of the
     base metric in `arrays` with the files applied, and the report (module docstring)."""
     rep = MetricReport()
-    osm = np.asarray(arrays["geom_osm_id"], dtype=np.int64)
-    ids = _unique(osm)
     w0 = np.asarray(arrays["arc_weight"], dtype=np.int64)
     d0 = np.asarray(arrays["arc_duration"], dtype=np.int64)
     w, d = w0.astype(np.float64), d0.astype(np.float64)
     closed = np.zeros(len(w0), dtype=bool)
     if speeds is not None and len(speeds):
         rep.segment_lines, rep.segment_keys = speeds.lines, len(speeds)
-        arc, a, b, length = arc_segments(arrays)
-        table, order = _sorted_table(_keys(speeds.from_id, speeds.to_id, ids=ids))
-        hit = _lookup(table, _keys(osm[a], osm[b], ids=ids))
-        got = hit >= 0
-        upd = order[hit[got]]
-        rep.segments_updated = int(got.sum())
+        arc_u, a_u, b_u, upd = _named_segments(arrays, speeds.from_id, speeds.to_id)
+        rep.segments_updated = len(upd)
         rep.segment_keys_applied = int(len(_unique(upd)))
-        arc_u, len_u = arc[got], length[got]
+        len_u = segment_lengths(arrays, a_u, b_u)
         speed_mps = speeds.speed_kmh[upd] / 3.6
         new_d = _deciseconds(len_u, speed_mps)
         rate = np.where(speeds.has_rate[upd], speeds.rate[upd], speed_mps)
         keep_w = np.isnan(rate)
         if "geom_seg_weight" in arrays and "geom_seg_duration" in arrays:
-            return _per_segment(arrays, rep, turns, (a[got], b[got], arc_u, len_u), new_d, rate, keep_w)
+            return _per_segment(arrays, rep, turns, (a_u, b_u, arc_u, len_u), new_d, rate, keep_w)
         # each segment's share of its arc's base values, split along the arc's length
+        arc, a, b, length = arc_segments(arrays)
         arc_len = np.bincount(arc, weights=length, minlength=len(w0))
         nseg = np.bincount(arc, minlength=len(w0))
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -192,8 +236,8 @@ def _per_segment(
     segment and obstacle keeps its own, and an arc is their sum, as OSRM's updater; the new per-segment arrays go
     with the metric."""
     a, b, arc_u, length = updated
-    sw = np.asarray(arrays["geom_seg_weight"], dtype=np.int64).copy()
-    sd = np.asarray(arrays["geom_seg_duration"], dtype=np.int64).copy()
+    sw = np.array(arrays["geom_seg_weight"], dtype=np.int32)  # one copy, written below
+    sd = np.array(arrays["geom_seg_duration"], dtype=np.int32)
     row, col = np.maximum(a, b), np.where(b > a, 0, 1)  # the segment's row and direction column
     new_w = np.where(keep_w, sw[row, col], _deciseconds(length, np.nan_to_num(rate)))
     closed = np.zeros(int(arrays["arc_weight"].shape[0]), dtype=bool)
@@ -204,7 +248,7 @@ def _per_segment(
     for name, seg in (("arc_weight", sw), ("arc_duration", sd)):
         total = arc_segment_sums(seg, arrays["arc_geom"], arrays["geom_first"])
         out[name] = np.where(closed, CLOSED_DS, np.clip(total, 0, CLOSED_DS)).astype(np.int32)
-    out["geom_seg_weight"], out["geom_seg_duration"] = sw.astype(np.int32), sd.astype(np.int32)
+    out["geom_seg_weight"], out["geom_seg_duration"] = sw, sd
     return _with_turns(arrays, rep, turns, out, closed)
 
 
@@ -234,10 +278,12 @@ def _with_turns(
     if turns is not None and len(turns):
         rep.turn_lines, rep.turn_keys = turns.lines, len(turns)
         osm = np.asarray(arrays["geom_osm_id"], dtype=np.int64)
-        ids = _unique(osm)
+        ids = _unique(np.concatenate([turns.from_id, turns.via_id, turns.to_id]))
         last, before, second = _arc_ends(arrays)
         table, order = _sorted_table(_keys(turns.from_id, turns.via_id, turns.to_id, ids=ids))
-        hit = _lookup(table, _keys(osm[before[into]], osm[last[into]], osm[second[onto]], ids=ids))
+        rank = _ranks(osm, ids)
+        x, y, z = before[into], last[into], second[onto]
+        hit = _lookup(table, _keys(osm[x], osm[y], osm[z], ids=ids, ranks=(rank[x], rank[y], rank[z])))
         got = hit >= 0
         upd = order[hit[got]]
         rep.turns_updated = int(got.sum())

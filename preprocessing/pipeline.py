@@ -36,7 +36,7 @@ from .artifacts import (
     search_view_arrays,
 )
 from .build import NoRoutableWays, build_arrays
-from .geometry import measured_max_speed_mps
+from .measure import measured_max_speed_mps
 from .osm import OsmInputError, check_input, read_nodes, read_ways
 from .profiles import get_profile
 from .profiles.base import class_mask

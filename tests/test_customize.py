@@ -196,7 +196,7 @@ def test_a_graph_without_the_customizable_hierarchy_is_contracted_again(tmp_path
     assert "cch_first" not in load_graph(g).arrays
     ids = {ch: asciimap.node_id(ch) for ch in "abcdef"}
     speeds = _write(tmp_path / "s.csv", f"{ids['a']},{ids['b']},150\n{ids['b']},{ids['e']},0\n")
-    done = customize(g, [speeds])
+    done = customize(g, [speeds], stages=True)  # the stages at once, in the command
     assert done.hierarchy.startswith("contracted again") and done.landmarks == "recomputed"
     r = Router(load(g))
     coords = asciimap.coordinates(drawing)
@@ -212,6 +212,81 @@ def test_a_graph_without_the_customizable_hierarchy_is_contracted_again(tmp_path
                 except Exception as exc:  # noqa: BLE001 - NoRoute on every algorithm alike
                     got.add(type(exc).__name__)
             assert len(got) == 1, (x, y, got)
+
+
+def test_the_command_leaves_the_search_stages_to_the_first_load(drawn: asciimap.Built, tmp_path: Path) -> None:
+    """`customize` writes the weights only, the stages pending: until they are added no loaded graph holds the
+    preprocessed metric's hierarchy or (a road got faster) landmark tables; the first engine load computes them and
+    adds them to the metric's directory, every later load maps them, and the answers are Dijkstra's."""
+    from app.engine.data import load
+    from app.engine.router import Router
+    from preprocessing.customize import complete_metric
+
+    g = tmp_path / "g"
+    shutil.copytree(drawn.graph.path, g)
+    ids = {ch: asciimap.node_id(ch) for ch in "abcdef"}
+    done = customize(g, [_write(tmp_path / "s.csv", f"{ids['b']},{ids['c']},150\n{ids['e']},{ids['f']},7\n")])
+    assert done.hierarchy == done.landmarks == "pending"
+    metric = read_metric(g)
+    assert metric is not None and metric["pending"] == ["hierarchy", "landmarks"]
+    raw = load_graph(g)
+    assert "ch_rank" not in raw.arrays and "lm_from" not in raw.arrays and "cch_first" in raw.arrays
+    assert raw.manifest["metric"]["pending"] == ["hierarchy", "landmarks"]
+    graph = load(g)  # computes the stages and adds them
+    assert graph.manifest["metric"]["pending"] == [] and (g / METRIC_LINK / "stages" / "stages.json").is_file()
+    assert "ch_rank" in graph.arrays and "lm_from" in graph.arrays
+    assert complete_metric(g) is None  # nothing left to do
+    r = Router(graph)
+    lonlat = {k: (v[0] / 1e7, v[1] / 1e7) for k, v in drawn.coords.items()}
+    pts = {k: r.snap(*lonlat[k]) for k in "adf"}
+    for x, y in (("a", "d"), ("a", "f"), ("f", "d"), ("d", "a")):
+        want = r.route([pts[x], pts[y]], "dijkstra").weight
+        assert {r.route([pts[x], pts[y]], alg).weight for alg in ("ch", "alt", "astar")} == {want}, (x, y)
+
+
+def test_a_graph_directory_that_cannot_take_the_stages_keeps_them_in_memory(
+    drawn: asciimap.Built, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import preprocessing.customize as pc
+    from app.engine.data import load
+    from app.engine.router import Router
+
+    g = tmp_path / "g"
+    shutil.copytree(drawn.graph.path, g)
+    ids = {ch: asciimap.node_id(ch) for ch in "abcdef"}
+    customize(g, [_write(tmp_path / "s.csv", f"{ids['a']},{ids['b']},140\n")])
+
+    def read_only(*args: object, **kwargs: object) -> bool:
+        raise PermissionError(13, "Read-only file system")
+
+    monkeypatch.setattr(pc, "save_metric_stages", read_only)
+    graph = load(g)
+    assert graph.manifest["metric"]["pending"] == [] and graph.manifest["metric"]["stages"] == {"in_memory": True}
+    assert not (g / METRIC_LINK / "stages").exists() and "ch_rank" in graph.arrays
+    r = Router(graph)
+    lonlat = {k: (v[0] / 1e7, v[1] / 1e7) for k, v in drawn.coords.items()}
+    s, t = r.snap(*lonlat["a"]), r.snap(*lonlat["d"])
+    assert r.route([s, t], "ch").weight == r.route([s, t], "dijkstra").weight == r.route([s, t], "alt").weight
+
+
+def test_the_command_runs_without_numba(monaco_metric: Path, tmp_path: Path) -> None:
+    """The command's whole run is numpy (importing numba alone is 0.3 s): nothing it imports pulls numba in."""
+    g = tmp_path / "g"
+    shutil.copytree(monaco_metric, g, symlinks=True)
+    osm = np.asarray(load_graph(g, metric=False).geom_osm_id)
+    speeds = _write(tmp_path / "s.csv", f"{osm[0]},{osm[1]},33\n")
+    code = (
+        "import sys; from app.cli import run; rc = run(['customize', sys.argv[1], '--segment-speed-file', "
+        "sys.argv[2], '-q']); print(rc, 'numba' in sys.modules)"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code, str(g), str(speeds)],
+        capture_output=True,
+        text=True,
+        cwd=api_server.ROOT,
+        timeout=120,
+    )
+    assert r.stdout.split() == ["0", "False"], r.stdout + r.stderr
 
 
 def _turn_ds(built: asciimap.Built, f: int, v: int, t: int) -> int:
@@ -255,8 +330,8 @@ def monaco_metric(bundled_graph: Path, tmp_path_factory: pytest.TempPathFactory)
         py = np.arange(gf[cy], gf[cy + 1])[:: -1 if geom[y] & 1 else 1]
         turns.append(f"{osm[px[-2]]},{osm[px[-1]]},{osm[py[1]]},{rng.integers(0, 60)}")
     turn = _write(g.parent / "turns.csv", "\n".join(turns) + "\n")
-    done = customize(g, [seg], [turn])
-    assert done.landmarks == "recomputed" and done.report.arcs_closed > 0
+    done = customize(g, [seg], [turn])  # the search stages pending: the first load adds them
+    assert done.hierarchy == done.landmarks == "pending" and done.report.arcs_closed > 0
     assert done.report.segment_keys_unmatched == 0 and done.report.turn_keys_unmatched == 0
     return g
 
@@ -268,6 +343,7 @@ def test_every_algorithm_is_exact_on_the_new_metric(monaco_metric: Path) -> None
 
     graph = load(monaco_metric)
     assert graph.meta.raw["metric"]["id"] and os.path.islink(monaco_metric / METRIC_LINK)
+    assert graph.meta.raw["metric"]["pending"] == [] and (monaco_metric / METRIC_LINK / "stages").is_dir()
     r = Router(graph)
     base = load_graph(monaco_metric, metric=False)
     assert not np.array_equal(graph.arc_duration, base.arc_duration)

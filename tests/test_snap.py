@@ -17,8 +17,9 @@ from app.engine.errors import InvalidValue, NoSegment
 from app.engine.snap import Snapper, _project, choose, haversine
 from app.engine.types import Phantom
 from preprocessing.artifacts import Graph, graph_in_memory
-from preprocessing.geometry import measured_max_speed_mps, osrm_distance_m
+from preprocessing.geometry import osrm_distance_m
 from preprocessing.graph import finalize_arrays
+from preprocessing.measure import measured_max_speed_mps
 from preprocessing.units import COORD_SCALE, FLAG_FERRY
 
 SCALE_M = 100.0

@@ -123,6 +123,22 @@ class Service:
             self.reload_seconds = time.perf_counter() - t0
             return engine
 
+    def complete_metric(self) -> None:
+        """The search stages of a new metric without them (`preprocessing.customize.complete_metric`: its hierarchy,
+        and landmark tables if some road got faster), computed here once and added to the graph directory, so that
+        the workers reloading next map them instead of each computing its own. Logged; a failure leaves the
+        workers' own loads to compute them (or refuse the metric)."""
+        from preprocessing.customize import complete_metric
+
+        try:
+            got = complete_metric(self.settings.graph_dir)
+        except Exception as exc:  # noqa: BLE001 - logged; every worker's load tries again and says why
+            log.error("the new metric's search stages could not be computed: %s", exc)
+            return
+        if got is not None:
+            how = ", ".join(f"{k} {v}" for k, v in got.how.items())
+            log.info("metric %s: search stages in %.2f s (%s)", got.metric_id, got.seconds, how)
+
     def reload_logged(self) -> None:
         """`reload`, with one log line either way (a failed load keeps the old graph serving)."""
         try:

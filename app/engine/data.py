@@ -28,9 +28,28 @@ def load(path: str | os.PathLike[str], mmap: bool = True) -> Graph:
     """
     try:
         graph = load_graph(path, mmap=mmap)
+        for _ in range(3):  # a metric whose search stages are pending: computed now (a newer one may replace it)
+            mid = (graph.manifest.get("metric") or {}).get("id")
+            if not (graph.manifest.get("metric") or {}).get("pending"):
+                break
+            from preprocessing.customize import complete_metric
+
+            stages = complete_metric(path, mid)
+            again = load_graph(path, mmap=mmap)
+            if stages is not None and not stages.written and (again.manifest.get("metric") or {}).get("id") == mid:
+                again = with_stages(again, stages.arrays, stages.manifest)  # a read-only directory: kept in memory
+            graph = again
     except FormatError as exc:
         raise GraphError(str(exc)) from None
     return freeze(graph)  # memmap -> read-only ndarray views over the same pages
+
+
+def with_stages(graph: Graph, arrays: dict[str, np.ndarray], fields: dict[str, object]) -> Graph:
+    """`graph` (its metric's stages pending) with those stages held in memory: the metric's directory could not
+    take them."""
+    manifest = {**graph.manifest, **fields}
+    manifest["metric"] = {**manifest["metric"], "pending": [], "stages": {"in_memory": True}}
+    return Graph(graph.path, manifest, {**graph.arrays, **arrays})
 
 
 def freeze(graph: Graph) -> Graph:

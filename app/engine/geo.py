@@ -18,8 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from preprocessing.artifacts import Graph
-from preprocessing.geometry import measured_max_speed_mps
 from preprocessing.jit import kernel
+from preprocessing.measure import measured_max_speed_mps
 from preprocessing.units import COORD_SCALE, EARTH_RADIUS_M
 
 from .data import derived
