@@ -469,14 +469,26 @@ def read_manifest(path: str | os.PathLike[str]) -> dict[str, Any]:
     return manifest
 
 
-def load_graph(path: str | os.PathLike[str], mmap: bool = True, check: bool = True, metric: bool = True) -> Graph:
+def load_graph(
+    path: str | os.PathLike[str],
+    mmap: bool = True,
+    check: bool = True,
+    metric: bool = True,
+    reuse: Graph | None = None,
+) -> Graph:
     """Memory-map (read-only) every array of a graph directory after checking version, fingerprint and shapes, with
     its current metric (`metric`; False: the preprocessed one), and (`check`) the invariants of every stage it holds
-    (`preprocessing.checks`)."""
+    (`preprocessing.checks`). `reuse`: a graph of the same build (same fingerprint) already loaded, whose arrays no
+    metric replaces are taken as they are instead of mapped again (a server applying a new metric keeps the pages
+    its workers share)."""
     p = Path(path)
     manifest = read_manifest(p)
     arrays: dict[str, np.ndarray] = {}
+    same = reuse is not None and reuse.manifest.get("fingerprint") == manifest.get("fingerprint")
     for name, meta in manifest["arrays"].items():
+        if same and reuse is not None and name in reuse.arrays and not metric_dependent(name):
+            arrays[name] = reuse.arrays[name]
+            continue
         f = p / f"{name}.npy"
         try:
             arr = np.load(f, mmap_mode="r" if mmap else None, allow_pickle=False)

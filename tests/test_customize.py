@@ -18,6 +18,7 @@ import httpx
 import numpy as np
 import pytest
 
+from app.engine.types import RouteOptions
 from preprocessing.artifacts import METRIC_LINK, load_graph, read_metric
 from preprocessing.checks import check_segments
 from preprocessing.customize import customize, reset
@@ -372,6 +373,59 @@ def test_every_algorithm_is_exact_on_the_new_metric(monaco_metric: Path) -> None
                 assert np.isnan(table.durations_s[x, y])
                 continue
             assert weights[x, y] == route.weight
+
+
+def test_a_served_engine_takes_a_new_metric_as_a_fresh_one_would(
+    bundled_graph: Path, monaco_metric: Path, tmp_path: Path
+) -> None:
+    """A server's reload when only the metric changed builds the engine on the served one (`Engine.with_metric`:
+    unchanged arrays and weight-independent tables shared): every answer, routes with excludes and tables, equals
+    an engine built from scratch on the same directory; and going back to the preprocessed metric likewise."""
+    from app.engine.data import load, same_build
+    from app.engine.errors import NoRoute
+    from app.engine.facade import Engine
+    from app.engine.router import Router
+
+    g = tmp_path / "g"
+    shutil.copytree(bundled_graph, g)
+    served = Engine(load(g))
+    served.warmup(("ch",))
+    customize(g, [monaco_metric.parent / "speeds.csv"], [monaco_metric.parent / "turns.csv"])
+
+    def compare(a: Router, b: Router, seed: int) -> None:
+        rng = np.random.default_rng(seed)
+        lon, lat = np.asarray(b.graph.node_lon) / 1e7, np.asarray(b.graph.node_lat) / 1e7
+        sets = [None, *(b.exclude_set(e.classes) for e in b.excludable)]
+        phs = []
+        for k in range(30):
+            i, j = rng.integers(len(lon), size=2)
+            pa, pb = [a.snap(lon[i], lat[i]), a.snap(lon[j], lat[j])], [b.snap(lon[i], lat[i]), b.snap(lon[j], lat[j])]
+            assert pa == pb
+            phs += pb
+            for alg in ("ch", "alt", "dijkstra"):
+                ex = sets[k % len(sets)] if alg != "alt" else None
+                try:
+                    ra = a.query().routes(pa, RouteOptions(algorithm=alg, exclude=ex), alg).best
+                    got = (ra.weight, ra.duration_s, ra.distance_m)
+                except NoRoute:
+                    got = None
+                try:
+                    rb = b.query().routes(pb, RouteOptions(algorithm=alg, exclude=ex), alg).best
+                    want = (rb.weight, rb.duration_s, rb.distance_m)
+                except NoRoute:
+                    want = None
+                assert got == want, (k, alg, ex)
+        ta, tb = a.table(phs[:8], phs[8:16]), b.table(phs[:8], phs[8:16])
+        assert np.array_equal(ta.durations_s, tb.durations_s, equal_nan=True)
+
+    graph = load(g, reuse=served.graph)
+    assert same_build(served.graph, graph) and graph.arrays["geom_lon"] is served.graph.arrays["geom_lon"]
+    derived = served.with_metric(graph)
+    assert derived.router.chains is served.router.chains and derived.router.metric.search is derived.router.search_graph
+    compare(derived.router, Engine(load(g)).router, 5)
+    reset(g)  # and back to the preprocessed metric
+    back = derived.with_metric(load(g, reuse=derived.graph))
+    compare(back.router, Engine(load(g)).router, 6)
 
 
 def test_landmark_bounds_hold_on_the_new_metric(monaco_metric: Path) -> None:

@@ -21,13 +21,14 @@ from .errors import GraphError
 from .types import ExcludeSet
 
 
-def load(path: str | os.PathLike[str], mmap: bool = True) -> Graph:
-    """Load a graph directory (memory-mapped, read-only); a bad or missing directory raises `GraphError`.
+def load(path: str | os.PathLike[str], mmap: bool = True, reuse: Graph | None = None) -> Graph:
+    """Load a graph directory (memory-mapped, read-only); a bad or missing directory raises `GraphError`. `reuse`: the
+    graph served so far, whose arrays no metric replaces are kept when the directory holds the same build.
 
     >>> graph = load("graphs/monaco-car")  # doctest: +SKIP
     """
     try:
-        graph = load_graph(path, mmap=mmap)
+        graph = load_graph(path, mmap=mmap, reuse=reuse)
         for _ in range(3):  # a metric whose search stages are pending: computed now (a newer one may replace it)
             mid = (graph.manifest.get("metric") or {}).get("id")
             if not (graph.manifest.get("metric") or {}).get("pending"):
@@ -35,13 +36,18 @@ def load(path: str | os.PathLike[str], mmap: bool = True) -> Graph:
             from preprocessing.customize import complete_metric
 
             stages = complete_metric(path, mid)
-            again = load_graph(path, mmap=mmap)
+            again = load_graph(path, mmap=mmap, reuse=reuse)
             if stages is not None and not stages.written and (again.manifest.get("metric") or {}).get("id") == mid:
                 again = with_stages(again, stages.arrays, stages.manifest)  # a read-only directory: kept in memory
             graph = again
     except FormatError as exc:
         raise GraphError(str(exc)) from None
     return freeze(graph)  # memmap -> read-only ndarray views over the same pages
+
+
+def same_build(a: Graph, b: Graph) -> bool:
+    """Whether two loaded graphs are the same build (the same preprocessing output), whatever their metrics."""
+    return a.manifest.get("fingerprint") is not None and a.manifest.get("fingerprint") == b.manifest.get("fingerprint")
 
 
 def with_stages(graph: Graph, arrays: dict[str, np.ndarray], fields: dict[str, object]) -> Graph:

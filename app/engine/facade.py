@@ -276,6 +276,17 @@ class Engine:
         self.router = Router(graph, max_snap_m=max_snap_m, min_component_size=min_component_size)
         self.models = ModelCache(self.router, self.limits.max_custom_models, self.limits.custom_model_cch_max_arcs)
 
+    def with_metric(self, graph: Graph) -> Engine:
+        """An engine over `graph`, this engine's build with its current metric (`app.engine.data.same_build`): the
+        router shares every table that does not depend on the weights (`Router.with_metric`), custom models start
+        afresh (they were built on the old weights)."""
+        e = object.__new__(Engine)
+        e.graph = graph
+        e.limits = self.limits
+        e.router = self.router.with_metric(graph)
+        e.models = ModelCache(e.router, self.limits.max_custom_models, self.limits.custom_model_cch_max_arcs)
+        return e
+
     # -- custom models ---------------------------------------------------------------------------------------------
     @staticmethod
     def parse_model(obj: Any) -> CustomModel:

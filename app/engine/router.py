@@ -126,6 +126,8 @@ class Router:
             edges.search = r.search_graph
             edges.road_weight = np.asarray(r.graph.arc_weight)
             edges.road_time = np.asarray(r.graph.arc_duration)
+            edges.arc_turn = np.asarray(r.search_graph.arc_turn)
+            edges.arc_turn_time = np.asarray(r.search_graph.arc_turn_duration)
         r.snapper = derive_snapper(self.snapper, r.graph, closed)
         r.legs = Legs(r.space, Assembler(r.graph), r.snapper)
         r._missing = dict(self._missing)
@@ -135,6 +137,23 @@ class Router:
         r.metric = Metric(r.search_graph, None, None, None, customized=True, name="derived")
         r._local = threading.local()
         r.build_seconds = time.perf_counter() - t0
+        return r
+
+    def with_metric(self, graph: Graph) -> Router:
+        """A router over `graph`: this router's build with another metric loaded whole (its stored hierarchy and
+        landmark tables, `preprocessing.customize`), sharing everything that does not depend on the weights
+        (`derive`); what a server's reload builds when only the metric changed. The algorithms are this router's
+        that the new graph can answer."""
+        r = self.derive(graph)
+        r.metric = Metric.stored(r.search_graph)
+        r.excludable = excludable(graph)  # a new metric's excluded sets are customized, not the stored hierarchies
+        for name, spec in ALGORITHMS.items():
+            if name in r._factories and (
+                spec.needs == "ch" and not has_ch(graph) or spec.needs == "landmarks" and not has_landmarks(graph)
+            ):
+                del r._factories[name]
+                r._missing[name] = f"algorithm {name!r} needs a graph with {_MISSING[spec.needs]}"
+        r.tables = self.tables and has_ch(graph)
         return r
 
     def restrict(self, hierarchy: bool, landmarks: bool) -> None:
