@@ -224,9 +224,8 @@ def customize_arrays(
     t0 = time.perf_counter()
     keep_f = np.empty(a, dtype=np.uint8)
     keep_b = np.empty(a, dtype=np.uint8)
-    if perfect:
-        pw, pd, qw, qd = fw.copy(), fd.copy(), bw.copy(), bd.copy()  # perfect weights; the kept arcs keep basic's
-        _perfect(first, chead, pw, pd, qw, qd, inf, keep_f, keep_b)
+    if perfect:  # in place: an arc is kept only if perfect customization never lowered it, so it keeps basic's value
+        _perfect(first, chead, fw, fd, bw, bd, inf, keep_f, keep_b)
     else:
         keep_f[:] = fw != INF32
         keep_b[:] = bw != INF32
