@@ -133,7 +133,7 @@ class Service:
         and landmark tables if some road got faster), computed here once and added to the graph directory, so that
         the workers reloading next map them instead of each computing its own. Logged; a failure leaves the
         workers' own loads to compute them (or refuse the metric)."""
-        from preprocessing.customize import complete_metric
+        from app.engine.data import complete_metric
 
         try:
             got = complete_metric(self.settings.graph_dir)

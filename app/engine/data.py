@@ -10,7 +10,7 @@ import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -33,8 +33,6 @@ def load(path: str | os.PathLike[str], mmap: bool = True, reuse: Graph | None = 
             mid = (graph.manifest.get("metric") or {}).get("id")
             if not (graph.manifest.get("metric") or {}).get("pending"):
                 break
-            from preprocessing.customize import complete_metric
-
             stages = complete_metric(path, mid)
             again = load_graph(path, mmap=mmap, reuse=reuse)
             if stages is not None and not stages.written and (again.manifest.get("metric") or {}).get("id") == mid:
@@ -43,6 +41,16 @@ def load(path: str | os.PathLike[str], mmap: bool = True, reuse: Graph | None = 
     except FormatError as exc:
         raise GraphError(str(exc)) from None
     return freeze(graph)  # memmap -> read-only ndarray views over the same pages
+
+
+def complete_metric(path: str | os.PathLike[str], metric_id: str | None = None) -> Any:
+    """The search stages of the graph's current metric when they are pending (`starroute customize` leaves them to
+    the first load), computed and added to its directory; None when there is nothing to do. The engine's one door
+    into the pipeline (`preprocessing.customize.complete_metric`): a server's supervisor calls it once on SIGHUP,
+    `load` whenever it meets a pending metric."""
+    from preprocessing.customize import complete_metric as complete
+
+    return complete(path, metric_id)
 
 
 def same_build(a: Graph, b: Graph) -> bool:
