@@ -2,10 +2,10 @@
 new metric, `DELETE /admin/metric` goes back to the preprocessed one; both behind a bearer token.
 
 Off unless `STARROUTE_ADMIN_TOKEN` is set (404 then, as for any unknown path); a missing or wrong token gets 401 and
-changes nothing. The body is the CSV itself (`text/csv`), up to `admin_max_body_bytes`. The update runs exactly as
-`starroute customize` does (`preprocessing.customize`: read, apply, search stages, written atomically into the
-graph directory), then every worker reloads: this one at once, its siblings through the supervisor's SIGHUP. A
-malformed file is a 400 naming the line and the reason, with nothing written.
+changes nothing. The body is the CSV itself (`text/csv`), up to `admin_max_body_bytes`. The update runs as
+`starroute customize --stages` does (`preprocessing.customize`: read, apply, written atomically into the graph
+directory, then its search stages added), then every worker reloads: this one at once, or all of them through the
+supervisor's SIGHUP. A malformed file is a 400 naming the line and the reason, with nothing written.
 """
 
 from __future__ import annotations
@@ -92,8 +92,8 @@ async def post_metric(
     seg, turn = (source, []) if kind == "segment-speeds" else ([], source)
 
     def run() -> Any:
-        with _LOCK:
-            return customize(service.settings.graph_dir, seg, turn)
+        with _LOCK:  # the search stages here and now: this process is warm, and the supervisor then has none to do
+            return customize(service.settings.graph_dir, seg, turn, stages=True)
 
     try:
         done = await asyncio.to_thread(run)
