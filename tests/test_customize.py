@@ -221,6 +221,7 @@ def test_the_command_leaves_the_search_stages_to_the_first_load(drawn: asciimap.
     adds them to the metric's directory, every later load maps them, and the answers are Dijkstra's."""
     from app.engine.data import load
     from app.engine.router import Router
+    from preprocessing.artifacts import save_metric_stages
     from preprocessing.customize import complete_metric
 
     g = tmp_path / "g"
@@ -233,8 +234,11 @@ def test_the_command_leaves_the_search_stages_to_the_first_load(drawn: asciimap.
     raw = load_graph(g)
     assert "ch_rank" not in raw.arrays and "lm_from" not in raw.arrays and "cch_first" in raw.arrays
     assert raw.manifest["metric"]["pending"] == ["hierarchy", "landmarks"]
+    early = complete_metric(g, write=False)  # another process computing them at the same time
+    assert early is not None and not early.written and not (g / METRIC_LINK / "stages").exists()
     graph = load(g)  # computes the stages and adds them
     assert graph.manifest["metric"]["pending"] == [] and (g / METRIC_LINK / "stages" / "stages.json").is_file()
+    assert not save_metric_stages(g, early.metric_id, early.arrays, early.manifest, {})  # the first one stands
     assert "ch_rank" in graph.arrays and "lm_from" in graph.arrays
     assert complete_metric(g) is None  # nothing left to do
     r = Router(graph)

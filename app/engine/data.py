@@ -34,8 +34,9 @@ def load(path: str | os.PathLike[str], mmap: bool = True, reuse: Graph | None = 
             if not (graph.manifest.get("metric") or {}).get("pending"):
                 break
             stages = complete_metric(path, mid)
-            again = load_graph(path, mmap=mmap, reuse=reuse)
-            if stages is not None and not stages.written and (again.manifest.get("metric") or {}).get("id") == mid:
+            again = load_graph(path, mmap=mmap, reuse=reuse)  # with the stages, if this or another process added them
+            now = again.manifest.get("metric") or {}
+            if stages is not None and now.get("pending") and now.get("id") == mid:
                 again = with_stages(again, stages.arrays, stages.manifest)  # a read-only directory: kept in memory
             graph = again
     except FormatError as exc:
