@@ -379,6 +379,13 @@ class Graph:
         return bytes(self.arrays["str_bytes"][off[i] : off[i + 1]]).decode("utf-8")
 
 
+def same_build(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Whether two manifests are of the same preprocessing run (fingerprint and build time), whatever metric each
+    graph serves: a rebuild of the same extract has the same fingerprint but maybe other arrays."""
+    keys = ("fingerprint", "built_at")
+    return all(a.get(k) is not None and a.get(k) == b.get(k) for k in keys)
+
+
 def fingerprint(manifest: Mapping[str, Any]) -> str:
     """sha256 over the array table and the fields that define the graph; stable across re-serialisation."""
     core = {
@@ -484,7 +491,7 @@ def load_graph(
     p = Path(path)
     manifest = read_manifest(p)
     arrays: dict[str, np.ndarray] = {}
-    same = reuse is not None and reuse.manifest.get("fingerprint") == manifest.get("fingerprint")
+    same = reuse is not None and same_build(reuse.manifest, manifest)
     for name, meta in manifest["arrays"].items():
         if same and reuse is not None and name in reuse.arrays and not metric_dependent(name):
             arrays[name] = reuse.arrays[name]

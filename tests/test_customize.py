@@ -389,6 +389,7 @@ def test_a_served_engine_takes_a_new_metric_as_a_fresh_one_would(
     from app.engine.errors import NoRoute
     from app.engine.facade import Engine
     from app.engine.router import Router
+    from preprocessing.artifacts import Graph
 
     g = tmp_path / "g"
     shutil.copytree(bundled_graph, g)
@@ -424,6 +425,8 @@ def test_a_served_engine_takes_a_new_metric_as_a_fresh_one_would(
 
     graph = load(g, reuse=served.graph)
     assert same_build(served.graph, graph) and graph.arrays["geom_lon"] is served.graph.arrays["geom_lon"]
+    rebuilt = {**served.graph.manifest, "built_at": "2030-01-01T00:00:00+00:00"}  # the same extract built again
+    assert not same_build(Graph(g, rebuilt, {}), graph)
     derived = served.with_metric(graph)
     assert derived.router.chains is served.router.chains and derived.router.metric.search is derived.router.search_graph
     compare(derived.router, Engine(load(g)).router, 5)

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from preprocessing.artifacts import FormatError, Graph, built_on_search_graph, load_graph, search_view_arrays
+from preprocessing.artifacts import same_build as same_manifest_build
 from preprocessing.units import COORD_SCALE, FLAG_FERRY, TRAVEL_MODE_CODE
 
 from .errors import GraphError
@@ -55,8 +56,8 @@ def complete_metric(path: str | os.PathLike[str], metric_id: str | None = None) 
 
 
 def same_build(a: Graph, b: Graph) -> bool:
-    """Whether two loaded graphs are the same build (the same preprocessing output), whatever their metrics."""
-    return a.manifest.get("fingerprint") is not None and a.manifest.get("fingerprint") == b.manifest.get("fingerprint")
+    """Whether two loaded graphs are the same build (the same preprocessing run), whatever their metrics."""
+    return same_manifest_build(a.manifest, b.manifest)
 
 
 def with_stages(graph: Graph, arrays: dict[str, np.ndarray], fields: dict[str, object]) -> Graph:
