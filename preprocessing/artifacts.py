@@ -268,6 +268,11 @@ METRIC_ARRAYS = ("arc_weight", "arc_duration", "geom_seg_weight", "geom_seg_dura
 METRIC_MANIFEST_KEYS = ("ch", "excludable", "landmarks", "max_speed_mps")  # what a metric replaces in the manifest
 
 
+def _metric_free(name: str) -> bool:
+    """Whether the stored array `name` is the same under every metric (the CCH structure included)."""
+    return not metric_dependent(name) or getattr(spec_of(name), "stage", None) == _CCH
+
+
 def metric_dependent(name: str) -> bool:
     """Whether a metric may replace the stored array `name`: the weights and durations of arcs and turns, and the
     hierarchies and landmark tables built on them (not the landmarks' choice)."""
@@ -493,7 +498,7 @@ def load_graph(
     arrays: dict[str, np.ndarray] = {}
     same = reuse is not None and same_build(reuse.manifest, manifest)
     for name, meta in manifest["arrays"].items():
-        if same and reuse is not None and name in reuse.arrays and not metric_dependent(name):
+        if same and reuse is not None and name in reuse.arrays and _metric_free(name):
             arrays[name] = reuse.arrays[name]
             continue
         f = p / f"{name}.npy"
@@ -517,7 +522,7 @@ def load_graph(
         from .checks import check_graph
 
         try:
-            check_graph(arrays)
+            check_graph(arrays, structure=not same)  # a reused graph's weight-free structure was checked already
         except FormatError as exc:
             raise FormatError(f"graph {p}: {exc}: re-run `starroute preprocess`") from None
     return Graph(p, manifest, arrays)

@@ -223,8 +223,9 @@ def check_landmarks(arrays: Mapping[str, np.ndarray], n: int) -> None:
             raise _fail(name, f"a complete [{n}, {nodes.shape[0]}] table (search nodes x landmarks)")
 
 
-def check_graph(arrays: Mapping[str, np.ndarray]) -> None:
-    """Every stage the arrays hold; `FormatError` naming the first array and rule that fails."""
+def check_graph(arrays: Mapping[str, np.ndarray], structure: bool = True) -> None:
+    """Every stage the arrays hold; `FormatError` naming the first array and rule that fails. `structure` False: not
+    the customizable hierarchy's structure, which no metric changes (a reload of the served build)."""
     check_core(arrays)
     n = int(arrays["node_lon"].shape[0])
     search_prefix = ""
@@ -232,7 +233,7 @@ def check_graph(arrays: Mapping[str, np.ndarray]) -> None:
         check_search_graph(arrays)
         n = int(arrays[EB_PREFIX + "node_arc"].shape[0])
         search_prefix = EB_PREFIX
-    if "cch_first" in arrays:
+    if "cch_first" in arrays and structure:
         check_cch(arrays, search_prefix, n)
     prefixes = sorted({name[: name.index("_") + 1] for name in arrays if name.startswith("chx")})
     for prefix in ([CH_PREFIX] if "ch_rank" in arrays else []) + prefixes:
