@@ -633,30 +633,15 @@ def save_metric(
     root.mkdir(exist_ok=True)
     tmp = track(Path(tempfile.mkdtemp(prefix=".tmp-", dir=root)))
     try:
-        table = {}
         # the id names the inputs (base graph, sources), not the bytes: hashing 100+ MB would cost more than writing
         digest = hashlib.sha256(str(base["fingerprint"]).encode())
         digest.update(json.dumps(info.get("sources", []), sort_keys=True).encode())
-        for name in sorted(arrays):
-            arr = np.ascontiguousarray(arrays[name])
-            np.save(tmp / f"{name}.npy", arr, allow_pickle=False)
-            table[name] = {"dtype": str(arr.dtype), "shape": list(arr.shape)}
         import datetime
 
         now = datetime.datetime.now(datetime.UTC)
         mid = f"{now.strftime('%Y%m%dT%H%M%S%f')}-{digest.hexdigest()[:12]}"
-        meta = {
-            "id": mid,
-            "base_fingerprint": base["fingerprint"],
-            "built_at": now.isoformat(timespec="milliseconds"),
-            "arrays": table,
-            "manifest": {k: v for k, v in manifest.items() if k in METRIC_MANIFEST_KEYS},
-            **{k: v for k, v in info.items() if k not in ("id", "arrays", "manifest", "base_fingerprint")},
-        }
-        with open(tmp / METRIC_MANIFEST, "w", encoding="utf-8") as fh:
-            json.dump(meta, fh, indent=2, sort_keys=True)
-            fh.write("\n")
-        os.chmod(tmp, 0o777 & ~umask())
+        meta = {"id": mid, "base_fingerprint": base["fingerprint"], "built_at": now.isoformat(timespec="milliseconds")}
+        _fill_dir(tmp, arrays, METRIC_MANIFEST, meta, manifest, info)
         with committing():
             os.replace(tmp, root / mid)
             untrack(tmp)
@@ -667,6 +652,34 @@ def save_metric(
         raise
     _prune_metrics(g)
     return mid
+
+
+def _fill_dir(
+    tmp: Path,
+    arrays: Mapping[str, np.ndarray],
+    json_name: str,
+    meta: dict[str, Any],
+    manifest: Mapping[str, Any],
+    info: Mapping[str, Any],
+) -> None:
+    """A metric's (or its stages') directory before it is renamed into place: the arrays, then `json_name` holding
+    `meta`, the array table, the manifest fields they replace and `info` (which never overrides those), the
+    directory's mode after the umask."""
+    table = {}
+    for name in sorted(arrays):
+        arr = np.ascontiguousarray(arrays[name])
+        np.save(tmp / f"{name}.npy", arr, allow_pickle=False)
+        table[name] = {"dtype": str(arr.dtype), "shape": list(arr.shape)}
+    out = {
+        **meta,
+        "arrays": table,
+        "manifest": {k: v for k, v in manifest.items() if k in METRIC_MANIFEST_KEYS},
+        **{k: v for k, v in info.items() if k not in (*meta, "arrays", "manifest")},
+    }
+    with open(tmp / json_name, "w", encoding="utf-8") as fh:
+        json.dump(out, fh, indent=2, sort_keys=True)
+        fh.write("\n")
+    os.chmod(tmp, 0o777 & ~umask())
 
 
 def save_metric_stages(
@@ -692,24 +705,10 @@ def save_metric_stages(
         return False
     tmp = track(Path(tempfile.mkdtemp(prefix=".stages-tmp-", dir=where)))
     try:
-        table = {}
-        for name in sorted(arrays):
-            arr = np.ascontiguousarray(arrays[name])
-            np.save(tmp / f"{name}.npy", arr, allow_pickle=False)
-            table[name] = {"dtype": str(arr.dtype), "shape": list(arr.shape)}
         import datetime
 
-        meta = {
-            "metric": metric_id,
-            "built_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds"),
-            "arrays": table,
-            "manifest": {k: v for k, v in manifest.items() if k in METRIC_MANIFEST_KEYS},
-            **{k: v for k, v in info.items() if k not in ("metric", "arrays", "manifest")},
-        }
-        with open(tmp / STAGES_MANIFEST, "w", encoding="utf-8") as fh:
-            json.dump(meta, fh, indent=2, sort_keys=True)
-            fh.write("\n")
-        os.chmod(tmp, 0o777 & ~umask())
+        meta = {"metric": metric_id, "built_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds")}
+        _fill_dir(tmp, arrays, STAGES_MANIFEST, meta, manifest, info)
         with committing():
             try:
                 os.rename(tmp, where / METRIC_STAGES)
