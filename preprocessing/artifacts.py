@@ -13,7 +13,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -487,17 +487,22 @@ def load_graph(
     check: bool = True,
     metric: bool = True,
     reuse: Graph | None = None,
+    names: Collection[str] | None = None,
 ) -> Graph:
     """Memory-map (read-only) every array of a graph directory after checking version, fingerprint and shapes, with
     its current metric (`metric`; False: the preprocessed one), and (`check`) the invariants of every stage it holds
     (`preprocessing.checks`). `reuse`: a graph of the same build (same fingerprint) already loaded, whose arrays no
     metric replaces are taken as they are instead of mapped again (a server applying a new metric keeps the pages
-    its workers share)."""
+    its workers share). `names`: map only these arrays (the manifest still lists every one); no metric, no checks."""
     p = Path(path)
     manifest = read_manifest(p)
     arrays: dict[str, np.ndarray] = {}
     same = reuse is not None and same_build(reuse.manifest, manifest)
+    if names is not None and (metric or check):
+        raise ValueError("load_graph(names=...) maps part of the preprocessed graph: metric=False, check=False")
     for name, meta in manifest["arrays"].items():
+        if names is not None and name not in names:
+            continue
         if same and reuse is not None and name in reuse.arrays and _metric_free(name):
             arrays[name] = reuse.arrays[name]
             continue
@@ -512,7 +517,7 @@ def load_graph(
                 "re-run `starroute preprocess`"
             )
         arrays[name] = arr
-    missing = [n for n in CORE_ARRAYS if n not in arrays]
+    missing = [n for n in CORE_ARRAYS if n not in manifest["arrays"]]
     if missing:
         raise FormatError(f"graph {p} lacks arrays {missing}: re-run `starroute preprocess`")
     current = read_metric(p, manifest) if metric else None

@@ -127,11 +127,25 @@ def check_segments(arrays: Mapping[str, np.ndarray], m: int, p: int) -> None:
             raise _fail(name, f"an arc's segments and obstacles sum to its {arc_name} (arc {k}: {sums[k]} != {arc[k]})")
 
 
-def arc_segment_sums(per_point: np.ndarray, arc_geom: np.ndarray, geom_first: np.ndarray) -> np.ndarray:
-    """int64 per arc: its column pair of a `geom_seg_weight`-shaped array ([p, 4]: segment and obstacles along the
-    chain, then against it) summed over its chain, in the arc's direction (`arc_geom` odd: against the chain)."""
+def arc_segment_sums(
+    per_point: np.ndarray, arc_geom: np.ndarray, geom_first: np.ndarray, arcs: np.ndarray | None = None
+) -> np.ndarray:
+    """int64 per arc (of `arcs` only, when given): its column pair of a `geom_seg_weight`-shaped array ([p, 4]:
+    segment and obstacles along the chain, then against it) summed over its chain, in the arc's direction
+    (`arc_geom` odd: against the chain)."""
     gf = np.asarray(geom_first, dtype=np.int64)
     geom = np.asarray(arc_geom, dtype=np.int64)
+    if arcs is not None:  # the few arcs a speed file touched: their rows only
+        geom = geom[np.asarray(arcs, dtype=np.int64)]
+        chain, rev = geom >> 1, geom & 1
+        lo, n = gf[chain], gf[chain + 1] - gf[chain]
+        starts = np.zeros(len(n), dtype=np.int64)
+        np.cumsum(n[:-1], out=starts[1:])
+        rows = np.arange(int(n.sum()), dtype=np.int64) + np.repeat(lo - starts, n)
+        cols = np.repeat(rev, n)
+        vals = per_point[rows, cols].astype(np.int64) + per_point[rows, cols + 2]
+        owner = np.repeat(np.arange(len(geom), dtype=np.int64), n)
+        return np.bincount(owner, weights=vals, minlength=len(geom)).astype(np.int64)  # exact: sums far below 2**53
     chain, rev = geom >> 1, geom & 1
     cum = np.zeros((per_point.shape[0] + 1, 2), dtype=np.int64)
     np.cumsum(per_point[:, 0:2].astype(np.int64) + per_point[:, 2:4], axis=0, out=cum[1:])

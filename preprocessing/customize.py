@@ -43,6 +43,14 @@ from .metric import MetricReport, new_metric
 from .speeds import Source, read_segment_speeds, read_turn_penalties
 from .units import CLOSED_DS
 
+# what `new_metric` and the new metric's top speed read of the preprocessed graph
+METRIC_INPUTS = frozenset(
+    {"geom_osm_id", "geom_first", "geom_lon", "geom_lat", "geom_seg_weight", "geom_seg_duration"}
+    | {"arc_geom", "arc_weight", "arc_duration", "arc_dist"}
+    | {"eb_node_arc", "eb_arc_tail", "eb_arc_head", "eb_arc_weight", "eb_arc_duration", "eb_arc_turn"}
+    | {"eb_arc_turn_duration"}
+)
+
 
 @dataclass
 class Customized:
@@ -161,7 +169,8 @@ def customize(
     turns = read_turn_penalties(turn_files) if turn_files else None
     secs["read files"] = time.perf_counter() - t0
     t1 = time.perf_counter()
-    base = load_graph(graph_dir, metric=False, check=False)  # checked when it was written; the metric is at load
+    # checked when it was written (the metric is, at load); only what a metric is computed from
+    base = load_graph(graph_dir, metric=False, check=False, names=METRIC_INPUTS)
     arrays, report = new_metric(dict(base.arrays), speeds, turns)
     if turns is None:  # the turns' own values stay the preprocessed ones: nothing to store
         arrays = {k: v for k, v in arrays.items() if k not in ("eb_arc_turn", "eb_arc_turn_duration")}
@@ -178,7 +187,7 @@ def customize(
     info["seconds"] = {k: round(v, 3) for k, v in secs.items()}
     mid = save_metric(graph_dir, arrays, fields, info)
     secs["write"] = time.perf_counter() - t3
-    has_lm = "lm_nodes" in base.arrays
+    has_lm = "lm_nodes" in base.manifest["arrays"]
     done = Customized(mid, report, secs, "pending" if "landmarks" in pending else "kept" if has_lm else "none")
     done.hierarchy = "pending" if "hierarchy" in pending else "none"
     if stages and pending:
@@ -193,9 +202,10 @@ def _pending(base: Graph, arrays: dict[str, np.ndarray]) -> list[str]:
     """The search stages a metric of `arrays` over `base` needs: its hierarchy where the graph has one, and new
     landmark tables where some search arc got lighter (the preprocessed bounds would overestimate)."""
     out = []
-    if "cch_first" in base.arrays or "ch_rank" in base.arrays:
+    stored = base.manifest["arrays"]  # every array of the graph, mapped or not
+    if "cch_first" in stored or "ch_rank" in stored:
         out.append("hierarchy")
-    if "lm_nodes" in base.arrays:
+    if "lm_nodes" in stored:
         name = "eb_arc_weight" if "eb_arc_weight" in arrays else "arc_weight"
         if np.any(np.asarray(arrays[name]) < np.asarray(base.arrays[name])):
             out.append("landmarks")

@@ -245,8 +245,10 @@ def _per_segment(
     sd[row, col] = np.minimum(new_d, CLOSED_DS)
     sw[row, col] = np.minimum(new_w, CLOSED_DS)
     out: dict[str, np.ndarray] = {}
+    touched = _unique(arc_u)  # every other arc is the sum of its unchanged segments already (`checks.check_segments`)
     for name, seg in (("arc_weight", sw), ("arc_duration", sd)):
-        total = arc_segment_sums(seg, arrays["arc_geom"], arrays["geom_first"])
+        total = np.array(arrays[name], dtype=np.int64)
+        total[touched] = arc_segment_sums(seg, arrays["arc_geom"], arrays["geom_first"], touched)
         out[name] = np.where(closed, CLOSED_DS, np.clip(total, 0, CLOSED_DS)).astype(np.int32)
     out["geom_seg_weight"], out["geom_seg_duration"] = sw, sd
     return _with_turns(arrays, rep, turns, out, closed)
