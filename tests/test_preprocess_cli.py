@@ -191,7 +191,7 @@ def test_loader_refuses_version_and_fingerprint_mismatch(tmp_path: Path) -> None
 def test_interrupt_while_writing_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import preprocessing.artifacts as artifacts
 
-    real_save = np.save
+    real_save = artifacts.save_array
     calls = {"n": 0}
 
     def save_then_interrupt(*a, **k):
@@ -200,7 +200,7 @@ def test_interrupt_while_writing_leaves_nothing(tmp_path: Path, monkeypatch: pyt
             raise KeyboardInterrupt  # Ctrl-C half-way through writing the arrays
         return real_save(*a, **k)
 
-    monkeypatch.setattr(artifacts.np, "save", save_then_interrupt)
+    monkeypatch.setattr(artifacts, "save_array", save_then_interrupt)
     out = tmp_path / "out"
     res = run(str(MONACO), "-o", str(out), "--no-ch", "--landmarks", "0")
     assert res.exit_code == 130 and "no graph was written" in res.output
@@ -229,7 +229,7 @@ def test_failed_write_leaves_no_new_parent_folders(tmp_path: Path, monkeypatch: 
     def fail(*a, **k):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(artifacts.np, "save", fail)
+    monkeypatch.setattr(artifacts, "save_array", fail)
     res = run(str(MONACO), "-o", str(tmp_path / "graphs" / "deep" / "g"), "--no-ch", "--landmarks", "0")
     assert res.exit_code == 130
     assert leftovers(tmp_path) == []
