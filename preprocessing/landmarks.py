@@ -301,19 +301,36 @@ def _phast(up_first, up_arcs, down_first, down_arcs, src, forward, dist):  # pra
         dist[v] = dv
 
 
-def landmark_tables_on_hierarchy(ch: Mapping[str, np.ndarray], nodes: np.ndarray) -> dict[str, np.ndarray]:
+def landmark_tables_on_hierarchy(
+    ch: Mapping[str, np.ndarray], nodes: np.ndarray, threads: int = 2
+) -> dict[str, np.ndarray]:
     """The `lm_from`/`lm_to` tables of the landmarks `nodes` from a hierarchy's `ch_*` arrays (`ch_rank`,
     `ch_up_*`, `ch_down_*`): two linear sweeps per landmark and direction instead of a Dijkstra each (about a tenth
-    of the time), the same exact weights."""
+    of the time), the same exact weights. The landmarks are shared among `threads` threads (the sweeps release the
+    GIL; each column is one landmark's, so the tables do not depend on the split): 0.37 -> 0.18 s on 1 M nodes."""
+    from concurrent.futures import ThreadPoolExecutor
+
     rank = np.asarray(ch["ch_rank"], dtype=np.int64)
     up_first, up_arcs = np.asarray(ch["ch_up_first"]), np.asarray(ch["ch_up_arcs"])
     down_first, down_arcs = np.asarray(ch["ch_down_first"]), np.asarray(ch["ch_down_arcs"])
     n, k = len(rank), len(nodes)
     lm_from = np.empty((n, k), dtype=np.uint32)
     lm_to = np.empty((n, k), dtype=np.uint32)
-    dist, dist2 = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
-    for col, node in enumerate(np.asarray(nodes, dtype=np.int64)):
-        _phast(up_first, up_arcs, down_first, down_arcs, int(rank[node]), True, dist)
-        _phast(up_first, up_arcs, down_first, down_arcs, int(rank[node]), False, dist2)
-        _store_columns(dist[rank], dist2[rank], lm_from, lm_to, col)
+    cols = np.asarray(nodes, dtype=np.int64)
+
+    def run(share: range) -> None:
+        dist, dist2 = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+        for col in share:
+            src = int(rank[cols[col]])
+            _phast(up_first, up_arcs, down_first, down_arcs, src, True, dist)
+            _phast(up_first, up_arcs, down_first, down_arcs, src, False, dist2)
+            _store_columns(dist[rank], dist2[rank], lm_from, lm_to, col)
+
+    workers = max(1, min(threads, k))
+    if workers == 1:
+        run(range(k))
+    else:
+        with ThreadPoolExecutor(workers, thread_name_prefix="starroute-landmarks") as pool:
+            for done in [pool.submit(run, range(w, k, workers)) for w in range(workers)]:
+                done.result()  # a distance over 2**32 - 1 ds is raised here
     return {"lm_from": lm_from, "lm_to": lm_to}
