@@ -419,12 +419,17 @@ def cmd_customize(args: argparse.Namespace) -> int:
         return 0
     if not segment_files and not turn_files:
         raise CliError("give --segment-speed-file and/or --turn-penalty-file (or --reset)")
-    from app.warmup import say_stderr
 
-    say = None if args.quiet else say_stderr
+    def say(message: str) -> None:  # rarely called (a graph without the CCH): app.warmup imported only then
+        from app.warmup import say_stderr
+
+        say_stderr(message)
+
     try:
         done = run_until_signal(
-            lambda: customize(args.graph_dir, segment_files, turn_files, say=say, stages=args.stages),
+            lambda: customize(
+                args.graph_dir, segment_files, turn_files, say=None if args.quiet else say, stages=args.stages
+            ),
             on_stop=_abandon,
             message="the metric was not changed",
         )
