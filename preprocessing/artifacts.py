@@ -435,6 +435,24 @@ def save_array(path: Path, arr: np.ndarray) -> None:
             fh.write(data[i : i + WRITE_CHUNK])
 
 
+def _save_arrays(folder: Path, arrays: Mapping[str, np.ndarray]) -> dict[str, dict[str, Any]]:
+    """Every array into `folder` as `<name>.npy` (by name), C-contiguous; the table of dtypes and shapes a manifest
+    holds of them."""
+    table = {}
+    for name in sorted(arrays):
+        arr = np.ascontiguousarray(arrays[name])
+        save_array(folder / f"{name}.npy", arr)
+        table[name] = {"dtype": str(arr.dtype), "shape": list(arr.shape)}
+    return table
+
+
+def _write_json(path: Path, obj: Mapping[str, Any]) -> None:
+    """A manifest as the format writes them: indented, keys sorted, a final newline."""
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(obj, fh, indent=2, sort_keys=True)
+        fh.write("\n")
+
+
 def save_graph(
     out_dir: str | os.PathLike[str],
     arrays: Mapping[str, np.ndarray],
@@ -449,18 +467,11 @@ def save_graph(
     created = make_parents(out.parent)
     tmp = track(Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent)))
     try:
-        table = {}
-        for name in sorted(arrays):
-            arr = np.ascontiguousarray(arrays[name])
-            save_array(tmp / f"{name}.npy", arr)
-            table[name] = {"dtype": str(arr.dtype), "shape": list(arr.shape)}
         full = dict(manifest)
         full["format_version"] = FORMAT_VERSION
-        full["arrays"] = table
+        full["arrays"] = _save_arrays(tmp, arrays)
         full["fingerprint"] = fingerprint(full)
-        with open(tmp / MANIFEST, "w", encoding="utf-8") as fh:
-            json.dump(full, fh, indent=2, sort_keys=True)
-            fh.write("\n")
+        _write_json(tmp / MANIFEST, full)
         os.chmod(tmp, 0o777 & ~umask())  # mkdtemp makes 0700: a graph must be readable by other users
         with committing():
             if out.exists():
@@ -581,13 +592,23 @@ def read_metric(path: str | os.PathLike[str], manifest: Mapping[str, Any] | None
 
 def load_metric_arrays(metric: Mapping[str, Any], mmap: bool = True) -> dict[str, np.ndarray]:
     """The weight and turn arrays of a metric (`read_metric`) as written by `starroute customize`, memory-mapped."""
-    where = Path(metric["dir"])
+    return _load_listed(Path(metric["dir"]), metric["arrays"], mmap)
+
+
+def _load_listed(home: Path, table: Mapping[str, Any], mmap: bool) -> dict[str, np.ndarray]:
+    """The arrays a metric's (or its stages') table lists, from `home`, each a metric's to hold and as the table says;
+    `FormatError` otherwise."""
     out = {}
-    for name in metric["arrays"]:
+    for name, meta in table.items():
+        if not metric_dependent(name):
+            raise FormatError(f"metric {home} holds {name!r}, which no metric may replace")
         try:
-            out[name] = np.load(where / f"{name}.npy", mmap_mode="r" if mmap else None, allow_pickle=False)
+            arr = np.load(home / f"{name}.npy", mmap_mode="r" if mmap else None, allow_pickle=False)
         except (OSError, ValueError) as exc:
-            raise FormatError(f"metric array {where / name} is missing or corrupt ({exc})") from None
+            raise FormatError(f"metric array {home / name} is missing or corrupt ({exc})") from None
+        if str(arr.dtype) != meta["dtype"] or list(arr.shape) != list(meta["shape"]):
+            raise FormatError(f"metric array {home / name} does not match its table: re-run customize")
+        out[name] = arr
     return out
 
 
@@ -609,15 +630,7 @@ def overlay_metric(
     stages = metric.get("search_stages")
     parts = [(where, metric)] + ([(where / METRIC_STAGES, stages)] if stages is not None else [])
     for home, table in parts:
-        for name, meta in table["arrays"].items():
-            if not metric_dependent(name):
-                raise FormatError(f"metric {home} holds {name!r}, which no metric may replace")
-            try:
-                arr = np.load(home / f"{name}.npy", mmap_mode="r" if mmap else None, allow_pickle=False)
-            except (OSError, ValueError) as exc:
-                raise FormatError(f"metric array {home / name} is missing or corrupt ({exc})") from None
-            if str(arr.dtype) != meta["dtype"] or list(arr.shape) != list(meta["shape"]):
-                raise FormatError(f"metric array {home / name} does not match its table: re-run customize")
+        for name, arr in _load_listed(home, table["arrays"], mmap).items():
             if name in METRIC_ARRAYS and (name not in arrays or arrays[name].shape != arr.shape):
                 raise FormatError(f"metric array {name} does not fit graph {path}: re-run `starroute customize`")
             arrays[name] = arr
@@ -689,20 +702,13 @@ def _fill_dir(
     """A metric's (or its stages') directory before it is renamed into place: the arrays, then `json_name` holding
     `meta`, the array table, the manifest fields they replace and `info` (which never overrides those), the
     directory's mode after the umask."""
-    table = {}
-    for name in sorted(arrays):
-        arr = np.ascontiguousarray(arrays[name])
-        save_array(tmp / f"{name}.npy", arr)
-        table[name] = {"dtype": str(arr.dtype), "shape": list(arr.shape)}
     out = {
         **meta,
-        "arrays": table,
+        "arrays": _save_arrays(tmp, arrays),
         "manifest": {k: v for k, v in manifest.items() if k in METRIC_MANIFEST_KEYS},
         **{k: v for k, v in info.items() if k not in (*meta, "arrays", "manifest")},
     }
-    with open(tmp / json_name, "w", encoding="utf-8") as fh:
-        json.dump(out, fh, indent=2, sort_keys=True)
-        fh.write("\n")
+    _write_json(tmp / json_name, out)
     os.chmod(tmp, 0o777 & ~umask())
 
 
