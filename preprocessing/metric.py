@@ -148,17 +148,15 @@ def _named_segments(
     osm = np.asarray(arrays["geom_osm_id"], dtype=np.int64)
     gf = np.asarray(arrays["geom_first"], dtype=np.int64)
     geom = np.asarray(arrays["arc_geom"], dtype=np.int64)
+    ids = _unique(np.concatenate([from_id, to_id]))
+    table, order = _sorted_table(_keys(from_id, to_id, ids=ids))
     if len(geom) and np.bincount(geom).max() > 1:  # two arcs on one chain and direction: segment by segment
         arc, a, b, _ = arc_segments(arrays, lengths=False)
-        ids = _unique(np.concatenate([from_id, to_id]))
-        table, order = _sorted_table(_keys(from_id, to_id, ids=ids))
         hit = _lookup(table, _keys(osm[a], osm[b], ids=ids))
         got = hit >= 0
         return arc[got], a[got], b[got], order[hit[got]]
-    ids = _unique(np.concatenate([from_id, to_id]))
     m = len(ids)
     rank = _ranks(osm, ids)
-    table, order = _sorted_table(_keys(from_id, to_id, ids=ids))
     inner = np.ones(max(len(osm) - 1, 0), dtype=bool)  # point s and s + 1 are one segment of a chain
     ends = gf[1:-1] - 1
     inner[ends[(ends >= 0) & (ends < len(inner))]] = False
