@@ -15,17 +15,11 @@ import math
 import numpy as np
 
 from .jit import kernel
-from .units import (
-    EARTH_RADIUS_M,
-    OSRM_COORD_SCALE,
-    OSRM_RULER_BANDS,
-    WGS84_A_KM,
-    WGS84_F,
-)
+from .measure import OSRM_RULERS, RULER_BAND
+from .units import EARTH_RADIUS_M, OSRM_COORD_SCALE
 
 _RAD = math.pi / 180.0
-_E2 = WGS84_F * (2.0 - WGS84_F)
-_BAND = int(90.0 * OSRM_COORD_SCALE / OSRM_RULER_BANDS)  # 50_000 fixed-point units = 0.05 degrees
+_LAST_BAND = len(OSRM_RULERS) - 1
 
 
 @kernel(inline="always")
@@ -38,17 +32,12 @@ def osrm_fixed(deg: float) -> int:
 @kernel(inline="always")
 def _osrm_ruler(y1: int, y2: int) -> tuple[float, float]:
     """OSRM's cheap ruler (metres per degree of longitude, of latitude) for two fixed-point latitudes: the ruler of
-    the 0.05-degree band holding their mean (C++ integer division, truncating), evaluated at the band's middle, from
-    the WGS84 normal and meridional radii of curvature."""
+    the 0.05-degree band holding their mean (C++ integer division, truncating), from the one table of them
+    (`measure.OSRM_RULERS`, each evaluated at its band's middle from the WGS84 radii of curvature)."""
     s = y1 + y2
     mean = s // 2 if s >= 0 else -((-s) // 2)
-    band = (abs(mean) - 1) // _BAND if abs(mean) >= 1 else 0
-    lat = _BAND * (band + 0.5) / OSRM_COORD_SCALE
-    mul = _RAD * WGS84_A_KM * 1000.0
-    coslat = math.cos(lat * _RAD)
-    w2 = 1.0 / (1.0 - _E2 * (1.0 - coslat * coslat))
-    w = math.sqrt(w2)
-    return mul * w * coslat, mul * w * w2 * (1.0 - _E2)
+    band = min((abs(mean) - 1) // RULER_BAND if abs(mean) >= 1 else 0, _LAST_BAND)
+    return OSRM_RULERS[band, 0], OSRM_RULERS[band, 1]
 
 
 @kernel(inline="always")

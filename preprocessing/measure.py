@@ -3,8 +3,8 @@
 `starroute customize` runs without numba (importing it alone costs 0.3 s, half of `osrm-customize`'s whole run on
 Porto), so the two measures it needs live here rather than beside the kernels in `preprocessing.geometry`:
 `osrm_lengths_m`, OSRM's segment length bit for bit the same as the kernel `geometry.osrm_distances_m` (the same
-operations in the same order; the ruler's trigonometry is evaluated per 0.05-degree band with the same libm `cos`
-numba calls, and `tests/test_measure.py` compares every segment of real extracts), and the measured top speed that
+operations in the same order, and one table of the cheap ruler per 0.05-degree band, `OSRM_RULERS`, which the
+kernels read too; `tests/test_measure.py` compares every segment of real extracts), and the measured top speed that
 bounds the A* heuristics.
 """
 
@@ -19,7 +19,7 @@ from .units import DIST_PER_METRE, OSRM_COORD_SCALE, OSRM_RULER_BANDS, WEIGHT_PE
 
 _RAD = math.pi / 180.0
 _E2 = WGS84_F * (2.0 - WGS84_F)
-_BAND = int(90.0 * OSRM_COORD_SCALE / OSRM_RULER_BANDS)  # as geometry's ruler: 0.05 degrees in fixed point
+RULER_BAND = int(90.0 * OSRM_COORD_SCALE / OSRM_RULER_BANDS)  # 50_000 fixed-point units = 0.05 degrees
 
 
 def _fixed(deg: np.ndarray) -> np.ndarray:
@@ -29,8 +29,9 @@ def _fixed(deg: np.ndarray) -> np.ndarray:
 
 
 def _ruler(band: int) -> tuple[float, float]:
-    """`geometry._osrm_ruler` of one band, in Python floats (the same IEEE operations and libm `cos`)."""
-    lat = _BAND * (band + 0.5) / OSRM_COORD_SCALE
+    """OSRM's cheap ruler of one 0.05-degree band (metres per degree of longitude, of latitude), evaluated at the
+    band's middle from the WGS84 normal and meridional radii of curvature."""
+    lat = RULER_BAND * (band + 0.5) / OSRM_COORD_SCALE
     mul = _RAD * WGS84_A_KM * 1000.0
     coslat = math.cos(lat * _RAD)
     w2 = 1.0 / (1.0 - _E2 * (1.0 - coslat * coslat))
@@ -38,17 +39,26 @@ def _ruler(band: int) -> tuple[float, float]:
     return mul * w * coslat, mul * w * w2 * (1.0 - _E2)
 
 
+# every band's ruler, [band, (kx, ky)]: twice the bands of 0..90 degrees, so that no latitude a check let through
+# (|lat| <= 90) and no sum of two of them reaches the end; the kernels (`geometry._osrm_ruler`) read it too
+OSRM_RULERS = np.array([_ruler(b) for b in range(2 * OSRM_RULER_BANDS)], dtype=np.float64)
+
+
+def ruler_band(y1: np.ndarray, y2: np.ndarray) -> np.ndarray:
+    """The band of the mean of two fixed-point latitudes (C++ integer division, truncating), as
+    `geometry._osrm_ruler` takes it; the last band of `OSRM_RULERS` beyond it."""
+    s = y1 + y2
+    mean = np.where(s >= 0, s // 2, -((-s) // 2))
+    am = np.abs(mean)
+    return np.minimum(np.where(am >= 1, (am - 1) // RULER_BAND, 0), len(OSRM_RULERS) - 1)
+
+
 def osrm_lengths_m(lon1: np.ndarray, lat1: np.ndarray, lon2: np.ndarray, lat2: np.ndarray) -> np.ndarray:
     """Metres between degree coordinates, element by element, exactly as `geometry.osrm_distances_m` (OSRM's
     `greatCircleDistance`: 1e-6 degree points, the cheap ruler of the band of their mean latitude)."""
     x1, y1, x2, y2 = (_fixed(a) for a in (lon1, lat1, lon2, lat2))
-    s = y1 + y2
-    mean = np.where(s >= 0, s // 2, -((-s) // 2))  # C++ division, truncating
-    am = np.abs(mean)
-    band = np.where(am >= 1, (am - 1) // _BAND, 0)
-    bands, which = np.unique(band, return_inverse=True)
-    rulers = np.array([_ruler(int(b)) for b in bands], dtype=np.float64).reshape(-1, 2)
-    kx, ky = rulers[which.ravel(), 0], rulers[which.ravel(), 1]
+    band = ruler_band(y1, y2)
+    kx, ky = OSRM_RULERS[band, 0], OSRM_RULERS[band, 1]
     dlon = x1 / OSRM_COORD_SCALE - x2 / OSRM_COORD_SCALE
     wrap = (dlon > 180.0) | (dlon < -180.0)
     if wrap.any():
