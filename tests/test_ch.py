@@ -184,6 +184,7 @@ def test_table_equals_single_queries(seed: int, n: int) -> None:
         ws, ds, ts = split.run_with_durations(srcs, dsts)
         assert ws.tolist() == w.tolist() and ds.tolist() == d.tolist(), f"seed={seed} n={n}: split table differs"
         assert ts.tolist() == CHTable(g).run_with_durations(srcs, dsts)[2].tolist()
+        assert not split._at.any(), "the node -> bucket rows map must be clear between tables"
     q = CHSearch(g)
     for i, s in enumerate(srcs):
         for j, t in enumerate(dsts):
@@ -357,3 +358,36 @@ def test_real_extracts_2000_pairs(graph_cache, name: str, profile: str) -> None:
     from preprocessing.artifacts import load_graph
 
     check_real_graph(search_graph(load_graph(graph_cache(name, profile, ch=True, landmarks=_landmarks()))), pairs=2000)
+
+
+def test_stamps_start_again_without_changing_answers() -> None:
+    """Near the slots' 31 bits of stamp, the query objects clear their slots and count from 0 again
+    (`fresh_stamps`): queries before and after the wrap answer as a fresh object does, in point-to-point queries,
+    tables (whose kernels count one stamp per search) and via-node candidates (whose marks restart too)."""
+    from app.engine.ch import STAMP_LIMIT
+    from app.engine.via_alternatives import ViaSearch
+
+    g = with_ch(random_graph(7, 40, 120, zero_share=0.2))
+    rng = np.random.default_rng(7)
+    pairs = [(seeds([int(a)]), seeds([int(b)])) for a, b in rng.integers(0, 40, (30, 2))]
+    fresh = CHSearch(g)
+    expect = [(fresh.run(s, t).weight, fresh.distance) for s, t in pairs]
+    old = CHSearch(g)
+    old._cur = STAMP_LIMIT - 10
+    got = [(old.run(s, t).weight, old.distance) for s, t in pairs]
+    assert got == expect and old._cur < 30
+    srcs, dsts = [p[0] for p in pairs[:12]], [p[1] for p in pairs[:12]]
+    want = CHTable(g).run_with_durations(srcs, dsts)
+    table = CHTable(g)
+    for h in table._halves:
+        h.cur = STAMP_LIMIT - 5
+    for _ in range(2):
+        assert all(a.tolist() == b.tolist() for a, b in zip(table.run_with_durations(srcs, dsts), want, strict=True))
+    assert table._halves[0].cur < 100
+    plain, wrapped = ViaSearch(g, g), ViaSearch(g, g)
+    wrapped._cur = STAMP_LIMIT - 1  # the first request's stamps are the last before the wrap
+    for s, t in pairs[:10]:
+        a = [(c[0].tolist(), c[1:]) for c in plain.candidates(s, t, 1.25)]
+        b = [(c[0].tolist(), c[1:]) for c in wrapped.candidates(s, t, 1.25)]
+        assert a == b
+    assert wrapped._cur < 1000

@@ -13,12 +13,19 @@ stalling; a direction stops once its smallest key is not below the best candidat
 (app.engine.table) runs the same one-direction kernel over the same candidate set, so its weights *and* distances
 equal `CHSearch`'s.
 
-Per direction and node, one int64 row: (weight, dist, state, parent CH arc). `state - 3*cur` is 0 (labelled),
-1 (settled) or 2 (stalled); anything smaller means "not reached in this query" (the stamp scheme of app.engine.core).
+Labels (`new_labels`), per direction: `slot`, one int64 per node (and one more), and `lab`, int64 rows of weight,
+dist, parent CH arc and duration. A node's slot holds its state stamp in the high 32 bits and its row in the low
+ones; `stamp - 3*cur` is 0 (labelled), 1 (settled) or 2 (stalled), anything smaller means "not reached in this
+query" (the stamp scheme of app.engine.core). A query hands out rows in the order it labels nodes (`slot[n]` counts
+them, reset by `init_seeds`), so it writes as many rows as it labels, side by side, and one slot per node it reaches.
+Before, each node had its own 40-byte row: over many queries a worker wrote all of them, 16 MB per direction on a
+400 k-node hierarchy, copied into every forked worker; now a direction's slots take 3 MB there and its rows a few
+hundred kilobytes. A settled node's slot says so without a look at its row.
 """
 
 from __future__ import annotations
 
+import mmap
 import time
 
 import numpy as np
@@ -40,9 +47,12 @@ MAX_SEED_W = 1 << 32
 # label row columns
 L_W = 0
 L_D = 1
-L_ST = 2
-L_PARC = 3
-L_T = 4  # the label's duration (ds): carried along, never compared (tables report it)
+L_PARC = 2
+L_T = 3  # the label's duration (ds): carried along, never compared (tables report it)
+L_COLS = 4
+ROW_BITS = 32  # a slot: state stamp << ROW_BITS | row
+ROW_MASK = (1 << ROW_BITS) - 1
+STAMP_LIMIT = (1 << 31) // 3 - (1 << 24)  # `cur` beyond which the slots are cleared (`fresh_stamps`)
 
 
 def ch_arrays(graph: object, prefix: str = CH_PREFIX) -> dict[str, np.ndarray]:
@@ -60,22 +70,62 @@ def ch_arrays(graph: object, prefix: str = CH_PREFIX) -> dict[str, np.ndarray]:
 
 _RO_I32 = arr(I32, readonly=True)
 _RO_ARCS = arr(I32, 2, readonly=True)  # [*, 4] head/tail rank, weight, dist, duration (unpack: [*, 2])
-_LAB = arr(I64, 2)  # [n, 5] label rows
+_LAB = arr(I64, 2)  # [n, L_COLS] label rows
 _VI32, _VI64 = arr(I32), arr(I64)
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# label rows
+
+
+@kernel(inline="always")
+def state_of(slot, lab, v):  # pragma: no cover - numba
+    """Node v's state stamp (`3*cur` + 0, 1 or 2 when reached in this query, less otherwise)."""
+    return slot[v] >> ROW_BITS
+
+
+@kernel(inline="always")
+def row_of(slot, lab, v):  # pragma: no cover - numba
+    """Node v's label row (v was reached in this query)."""
+    return slot[v] & ROW_MASK
+
+
+@kernel(inline="always")
+def set_state(slot, v, stamp):  # pragma: no cover - numba
+    """Give node v (reached in this query) the state `stamp`."""
+    slot[v] = (stamp << ROW_BITS) | (slot[v] & ROW_MASK)
+
+
+@kernel(inline="always")
+def add_row(slot, lab, v, stamp):  # pragma: no cover - numba
+    """A new label row for node v, not reached in this query before, with the state `stamp`."""
+    last = slot.shape[0] - 1
+    r = slot[last]
+    slot[last] = r + 1
+    slot[v] = (stamp << ROW_BITS) | r
+    return r
+
+
+@kernel(inline="always")
+def parent_arc(slot, lab, v):  # pragma: no cover - numba
+    """The CH arc node v was labelled through (-1: a seed); v was reached in this query."""
+    return lab[slot[v] & ROW_MASK, L_PARC]
 
 
 # --------------------------------------------------------------------------------------------------------------------
 # one search direction
 
 
-@kernel(I64(_RO_I32, _VI32, _VI64, _VI64, _VI64, _LAB, _VI64, _VI32, I64))
-def init_seeds(rank, nodes, sw, sd, st, lab, keys, hnodes, base):  # pragma: no cover - numba
-    """Label the seeds (node ids, mapped to ranks): lexicographic minimum per node, first index on ties.
+@kernel(I64(_RO_I32, _VI32, _VI64, _VI64, _VI64, _VI64, _LAB, _VI64, _VI32, I64))
+def init_seeds(rank, nodes, sw, sd, st, slot, lab, keys, hnodes, base):  # pragma: no cover - numba
+    """Start a query of one direction (no rows handed out) and label the seeds (node ids, mapped to ranks):
+    lexicographic minimum per node, first index on ties.
 
     Returns the heap size, -1 when the heap is full, -2 when a node id is out of range or a seed too large.
     """
     size = 0
     n = rank.shape[0]
+    slot[n] = 0
     for i in range(nodes.shape[0]):
         if nodes[i] < 0 or nodes[i] >= n:
             return -2
@@ -86,20 +136,23 @@ def init_seeds(rank, nodes, sw, sd, st, lab, keys, hnodes, base):  # pragma: no 
             continue
         if w < 0 or w >= MAX_SEED_W or d < 0 or d > D_MASK:
             return -2
-        if lab[v, L_ST] < base or w < lab[v, L_W] or (w == lab[v, L_W] and d < lab[v, L_D]):
-            lab[v, L_ST] = base
-            lab[v, L_W] = w
-            lab[v, L_D] = d
-            lab[v, L_PARC] = -1
-            lab[v, L_T] = st[i]
+        reached = state_of(slot, lab, v) >= base
+        r = row_of(slot, lab, v)
+        if not reached or w < lab[r, L_W] or (w == lab[r, L_W] and d < lab[r, L_D]):
             if size == keys.shape[0]:
                 return -1
+            if not reached:
+                r = add_row(slot, lab, v, base)
+            lab[r, L_W] = w
+            lab[r, L_D] = d
+            lab[r, L_PARC] = -1
+            lab[r, L_T] = st[i]
             size = heap_push(keys, hnodes, size, (w << D_BITS) | d, v)
     return size
 
 
-@kernel(tup(I64, I64, I64)(_RO_I32, _RO_ARCS, I64, _RO_I32, _RO_ARCS, _LAB, _VI64, _VI32, I64, I64, _VI64))
-def settle_next(g_first, g_arcs, arc_base, s_first, s_arcs, lab, keys, hnodes, size, base, counters):  # noqa: E501 # pragma: no cover
+@kernel(tup(I64, I64, I64)(_RO_I32, _RO_ARCS, I64, _RO_I32, _RO_ARCS, _VI64, _LAB, _VI64, _VI32, I64, I64, _VI64))
+def settle_next(g_first, g_arcs, arc_base, s_first, s_arcs, slot, lab, keys, hnodes, size, base, counters):  # noqa: E501 # pragma: no cover
     """Settle the next node of one direction: (new heap size, node, status).
 
     status 1 = settled and relaxed along the search graph `g_*`; 2 = stalled (a labelled higher node reaches it
@@ -112,33 +165,37 @@ def settle_next(g_first, g_arcs, arc_base, s_first, s_arcs, lab, keys, hnodes, s
         key, v, size = heap_pop(keys, hnodes, size)
         w = key >> D_BITS
         d = key & D_MASK
-        if lab[v, L_ST] != base or w != lab[v, L_W] or d != lab[v, L_D]:
+        rv = row_of(slot, lab, v)  # a node on the heap was reached
+        if state_of(slot, lab, v) != base or w != lab[rv, L_W] or d != lab[rv, L_D]:
             continue
         counters[0] += 1
         for e in range(s_first[v], s_first[v + 1]):
             x = s_arcs[e, 0]
-            if lab[x, L_ST] >= base and lab[x, L_W] + s_arcs[e, 1] < w:
-                lab[v, L_ST] = base + 2
+            if state_of(slot, lab, x) >= base and lab[row_of(slot, lab, x), L_W] + s_arcs[e, 1] < w:
+                set_state(slot, v, base + 2)
                 return size, v, 2
-        lab[v, L_ST] = base + 1
+        set_state(slot, v, base + 1)
+        tv = lab[rv, L_T]
         lo = g_first[v]
         hi = g_first[v + 1]
         counters[1] += hi - lo
         for e in range(lo, hi):
             x = g_arcs[e, 0]
-            sx = lab[x, L_ST]
+            sx = state_of(slot, lab, x)
             if sx > base:
                 continue
+            rx = row_of(slot, lab, x)
             nw = w + g_arcs[e, 1]
             nd = d + g_arcs[e, 2]
-            if sx < base or nw < lab[x, L_W] or (nw == lab[x, L_W] and nd < lab[x, L_D]):
+            if sx < base or nw < lab[rx, L_W] or (nw == lab[rx, L_W] and nd < lab[rx, L_D]):
                 if size == cap:
                     return size, v, -1
-                lab[x, L_ST] = base
-                lab[x, L_W] = nw
-                lab[x, L_D] = nd
-                lab[x, L_PARC] = arc_base + e
-                lab[x, L_T] = lab[v, L_T] + g_arcs[e, 3]
+                if sx < base:
+                    rx = add_row(slot, lab, x, base)
+                lab[rx, L_W] = nw
+                lab[rx, L_D] = nd
+                lab[rx, L_PARC] = arc_base + e
+                lab[rx, L_T] = tv + g_arcs[e, 3]
                 size = heap_push(keys, hnodes, size, (nw << D_BITS) | nd, x)
         return size, v, 1
     return size, -1, 0
@@ -182,35 +239,35 @@ def _grow(a, size):  # pragma: no cover - numba
     return out
 
 
-@kernel(tup(_VI32, I64, I64)(I64, _LAB, _LAB, _RO_I32, _RO_I32, _RO_ARCS))
-def unpack_path(meet, f_lab, b_lab, up_first, down_first, unpack):  # pragma: no cover - numba
+@kernel(tup(_VI32, I64, I64)(I64, _VI64, _LAB, _VI64, _LAB, _RO_I32, _RO_I32, _RO_ARCS))
+def unpack_path(meet, f_slot, f_lab, b_slot, b_lab, up_first, down_first, unpack):  # pragma: no cover - numba
     """(original arc ids of the path through `meet`, source rank, target rank) from the two parent chains."""
     nup = up_first[up_first.shape[0] - 1]
     k = 0  # CH arcs: count them first, then fill in path order
     v = meet
-    while f_lab[v, L_PARC] >= 0:
+    while parent_arc(f_slot, f_lab, v) >= 0:
         k += 1
-        v = _owner(up_first, f_lab[v, L_PARC])
+        v = _owner(up_first, parent_arc(f_slot, f_lab, v))
     src = v
     kf = k
     v = meet
-    while b_lab[v, L_PARC] >= 0:
+    while parent_arc(b_slot, b_lab, v) >= 0:
         k += 1
-        v = _owner(down_first, b_lab[v, L_PARC] - nup)
+        v = _owner(down_first, parent_arc(b_slot, b_lab, v) - nup)
     dst = v
     chain = np.empty(k, dtype=np.int64)
     i = kf - 1
     v = meet
-    while f_lab[v, L_PARC] >= 0:  # meet -> source along upward arcs, written backwards
-        chain[i] = f_lab[v, L_PARC]
+    while parent_arc(f_slot, f_lab, v) >= 0:  # meet -> source along upward arcs, written backwards
+        chain[i] = parent_arc(f_slot, f_lab, v)
         i -= 1
-        v = _owner(up_first, f_lab[v, L_PARC])
+        v = _owner(up_first, parent_arc(f_slot, f_lab, v))
     i = kf
     v = meet
-    while b_lab[v, L_PARC] >= 0:  # meet -> target along downward arcs
-        chain[i] = b_lab[v, L_PARC]
+    while parent_arc(b_slot, b_lab, v) >= 0:  # meet -> target along downward arcs
+        chain[i] = parent_arc(b_slot, b_lab, v)
         i += 1
-        v = _owner(down_first, b_lab[v, L_PARC] - nup)
+        v = _owner(down_first, parent_arc(b_slot, b_lab, v) - nup)
     out = np.empty(max(4 * k, 64), dtype=np.int64)
     no = 0
     stack = np.empty(64, dtype=np.int64)
@@ -239,8 +296,8 @@ def unpack_path(meet, f_lab, b_lab, up_first, down_first, unpack):  # pragma: no
 
 @kernel
 def _run(
-    rank, up_first, up_arcs, down_first, down_arcs, unpack, s_nodes, s_w, s_d, s_t, t_nodes, t_w, t_d, t_t, f_lab,
-    b_lab, f_keys, f_nodes, b_keys, b_nodes, base, counters, trace,
+    rank, up_first, up_arcs, down_first, down_arcs, unpack, s_nodes, s_w, s_d, s_t, t_nodes, t_w, t_d, t_t, f_slot,
+    f_lab, b_slot, b_lab, f_keys, f_nodes, b_keys, b_nodes, base, counters, trace,
 ):  # fmt: skip  # pragma: no cover - numba
     """(status, weight, dist, arcs, source seed, target seed); status -1 = a heap is full, -2 = bad seed node.
 
@@ -248,8 +305,8 @@ def _run(
     `2 * rank + direction`; counters[2] counts them, counters[3] is the meeting rank (-1: none)."""
     nup = up_arcs.shape[0]
     none = np.zeros(0, dtype=np.int32)
-    fsize = init_seeds(rank, s_nodes, s_w, s_d, s_t, f_lab, f_keys, f_nodes, base)
-    bsize = init_seeds(rank, t_nodes, t_w, t_d, t_t, b_lab, b_keys, b_nodes, base)
+    fsize = init_seeds(rank, s_nodes, s_w, s_d, s_t, f_slot, f_lab, f_keys, f_nodes, base)
+    bsize = init_seeds(rank, t_nodes, t_w, t_d, t_t, b_slot, b_lab, b_keys, b_nodes, base)
     if fsize < 0 or bsize < 0:
         return min(fsize, bsize), INF_WEIGHT, INF_WEIGHT, none, -1, -1
     best_w = INF_WEIGHT
@@ -269,15 +326,15 @@ def _run(
             break
         if f_on and (not b_on or b_keys[0] >= f_keys[0]):
             fsize, v, status = settle_next(
-                up_first, up_arcs, 0, down_first, down_arcs, f_lab, f_keys, f_nodes, fsize, base, counters
+                up_first, up_arcs, 0, down_first, down_arcs, f_slot, f_lab, f_keys, f_nodes, fsize, base, counters
             )
-            other_st = b_lab[v, L_ST] if v >= 0 else 0
+            other_st = state_of(b_slot, b_lab, v) if v >= 0 else 0
             side = 0
         else:
             bsize, v, status = settle_next(
-                down_first, down_arcs, nup, up_first, up_arcs, b_lab, b_keys, b_nodes, bsize, base, counters
+                down_first, down_arcs, nup, up_first, up_arcs, b_slot, b_lab, b_keys, b_nodes, bsize, base, counters
             )
-            other_st = f_lab[v, L_ST] if v >= 0 else 0
+            other_st = state_of(f_slot, f_lab, v) if v >= 0 else 0
             side = 1
         if status < 0:
             return -1, INF_WEIGHT, INF_WEIGHT, none, -1, -1
@@ -285,8 +342,10 @@ def _run(
             trace[ntrace] = 2 * v + side
             ntrace += 1
         if status == 1 and other_st == base + 1:
-            cw = f_lab[v, L_W] + b_lab[v, L_W]
-            cd = f_lab[v, L_D] + b_lab[v, L_D]
+            rf = row_of(f_slot, f_lab, v)
+            rb = row_of(b_slot, b_lab, v)
+            cw = f_lab[rf, L_W] + b_lab[rb, L_W]
+            cd = f_lab[rf, L_D] + b_lab[rb, L_D]
             if cw < best_w or (cw == best_w and cd < best_d):
                 best_w = cw
                 best_d = cd
@@ -296,16 +355,34 @@ def _run(
     counters[3] = meet
     if meet < 0:
         return 0, INF_WEIGHT, INF_WEIGHT, none, -1, -1
-    arcs, src, dst = unpack_path(meet, f_lab, b_lab, up_first, down_first, unpack)
+    arcs, src, dst = unpack_path(meet, f_slot, f_lab, b_slot, b_lab, up_first, down_first, unpack)
     return 0, best_w, best_d, arcs, _pick_seed(rank, s_nodes, s_w, s_d, src), _pick_seed(rank, t_nodes, t_w, t_d, dst)
 
 
 # --------------------------------------------------------------------------------------------------------------------
 
 
-def new_labels(n: int) -> np.ndarray:
-    """Per-node label rows of one direction (weight, dist, state, parent CH arc, duration)."""
-    return np.zeros((n, 5), dtype=np.int64)
+def untouched_zeros(shape: int | tuple[int, ...], dtype: type | np.dtype) -> np.ndarray:
+    """A zero array in fresh anonymous memory: only the pages written take memory. (`np.zeros` may recycle heap
+    memory that malloc then clears, touching every page.)"""
+    count = int(np.prod(shape))
+    size = max(count * np.dtype(dtype).itemsize, 1)
+    return np.frombuffer(mmap.mmap(-1, size), dtype=dtype, count=count).reshape(shape)
+
+
+def new_labels(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The labels of one search direction over `n` nodes: (slots, rows), see the module's docstring."""
+    return untouched_zeros(n + 1, np.int64), untouched_zeros((max(n, 1), L_COLS), np.int64)
+
+
+def fresh_stamps(cur: int, *labels: tuple[np.ndarray, np.ndarray]) -> int:
+    """`cur`, or 0 with the slots of `labels` cleared once it nears the slots' 31 bits of stamp (every ~7e8
+    queries): the stamp of the next query is `3 * (cur + 1)`."""
+    if cur < STAMP_LIMIT:
+        return cur
+    for slot, _ in labels:
+        slot.fill(0)
+    return 0
 
 
 def ch_heap(cap: int = HEAP_START) -> tuple[np.ndarray, np.ndarray]:
@@ -363,9 +440,9 @@ class CHSearch:
         s_n = np.array([source], dtype=np.int32)
         t_n = np.array([target], dtype=np.int32)
         while True:
-            self._cur += 1
+            self._cur = fresh_stamps(self._cur, self._f_lab, self._b_lab) + 1
             status, w, _, _, _, _ = _run(
-                *self._g, s_n, zero, zero, zero, t_n, zero, zero, zero, self._f_lab, self._b_lab, *self._f_heap,
+                *self._g, s_n, zero, zero, zero, t_n, zero, zero, zero, *self._f_lab, *self._b_lab, *self._f_heap,
                 *self._b_heap, 3 * self._cur, self._counters, self._trace[:0],
             )  # fmt: skip
             if status == 0:
@@ -403,10 +480,10 @@ class CHSearch:
             self._trace = np.zeros(opts.trace_limit, dtype=np.int32)
         trace = self._trace if trace_on else self._trace[:0]
         while True:
-            self._cur += 1
+            self._cur = fresh_stamps(self._cur, self._f_lab, self._b_lab) + 1
             counters.fill(0)
             status, w, d, arcs, si, ti = _run(
-                *self._g, s_n, s_w, s_d, s_t, t_n, t_w, t_d, t_t, self._f_lab, self._b_lab, *self._f_heap,
+                *self._g, s_n, s_w, s_d, s_t, t_n, t_w, t_d, t_t, *self._f_lab, *self._b_lab, *self._f_heap,
                 *self._b_heap,
                 3 * self._cur, counters, trace,
             )  # fmt: skip

@@ -19,7 +19,19 @@ import numpy as np
 from preprocessing.jit import kernel
 from preprocessing.units import CLOSED_DS, DIST_PER_METRE, INF_WEIGHT, WEIGHT_PER_SECOND
 
-from .ch import L_D, L_T, L_W, ch_arrays, ch_heap, init_seeds, new_labels, settle_next
+from .ch import (
+    L_D,
+    L_T,
+    L_W,
+    ch_arrays,
+    ch_heap,
+    fresh_stamps,
+    init_seeds,
+    new_labels,
+    row_of,
+    settle_next,
+    untouched_zeros,
+)
 from .core import path_dists
 from .edges import FlatSeeds
 from .legs import Legs
@@ -27,11 +39,13 @@ from .search import Searcher
 from .space import flat_seeds
 from .types import Phantom, SearchOptions, Seeds, Table
 
+AT_MASK = (1 << 32) - 1  # `_group`'s packing of a node's bucket rows (fewer than 2**31 entries)
+
 
 @kernel
 def _buckets(
-    rank, up_first, up_arcs, down_first, down_arcs, t_nodes, t_w, t_d, t_t, t_off, t_lo, t_hi, lab, keys, hnodes,
-    cur, counters,
+    rank, up_first, up_arcs, down_first, down_arcs, t_nodes, t_w, t_d, t_t, t_off, t_lo, t_hi, slot, lab, keys,
+    hnodes, cur, counters,
 ):  # fmt: skip  # pragma: no cover - numba
     """The backward upward searches of targets t_lo..t_hi-1: (status, last stamp used, bucket entries [ne, 5] =
     node, target, weight, dist, duration, in the order found); status -1 heap full, -2 bad seed."""
@@ -43,12 +57,12 @@ def _buckets(
         cur += 1
         base = 3 * cur
         lo, hi = t_off[t], t_off[t + 1]
-        size = init_seeds(rank, t_nodes[lo:hi], t_w[lo:hi], t_d[lo:hi], t_t[lo:hi], lab, keys, hnodes, base)
+        size = init_seeds(rank, t_nodes[lo:hi], t_w[lo:hi], t_d[lo:hi], t_t[lo:hi], slot, lab, keys, hnodes, base)
         if size < 0:
             return size, cur, bucket[:0]
         while True:
             size, v, status = settle_next(
-                down_first, down_arcs, nup, up_first, up_arcs, lab, keys, hnodes, size, base, counters
+                down_first, down_arcs, nup, up_first, up_arcs, slot, lab, keys, hnodes, size, base, counters
             )
             if status < 0:
                 return -1, cur, bucket[:0]
@@ -62,39 +76,58 @@ def _buckets(
                         for j in range(5):
                             bigger[i, j] = bucket[i, j]
                     bucket = bigger
+                r = row_of(slot, lab, v)
                 bucket[ne, 0] = v
                 bucket[ne, 1] = t
-                bucket[ne, 2] = lab[v, L_W]
-                bucket[ne, 3] = lab[v, L_D]
-                bucket[ne, 4] = lab[v, L_T]
+                bucket[ne, 2] = lab[r, L_W]
+                bucket[ne, 3] = lab[r, L_D]
+                bucket[ne, 4] = lab[r, L_T]
                 ne += 1
     return 0, cur, bucket[:ne]
 
 
 @kernel
-def _group(bucket, n):  # pragma: no cover - numba
-    """The bucket entries grouped by node (a counting sort, stable): (first [n + 1], entries [ne, 4] = target,
-    weight, dist, duration), the entries of node v at first[v]..first[v+1]-1, contiguous for the scans."""
+def _group(bucket, at):  # pragma: no cover - numba
+    """The bucket entries grouped by node (a counting sort over the nodes that have entries, stable): (entries
+    [ne, 4] = target, weight, dist, duration, the nodes with entries). Node v's entries are rows `at[v] >> 32` to
+    `at[v] & AT_MASK` (exclusive); `at` is 0 at every other node, as it must be on the way in (`_clear` puts it
+    back). So grouping costs the entries' count, not the graph's nodes (an array of them per table, before)."""
     ne = bucket.shape[0]
-    first = np.zeros(n + 1, dtype=np.int64)
-    for i in range(ne):
-        first[bucket[i, 0] + 1] += 1
-    for v in range(n):
-        first[v + 1] += first[v]
-    fill = first.copy()
+    nodes = np.empty(ne, dtype=np.int64)
+    k = 0
+    for i in range(ne):  # count per node, nodes in order of first appearance
+        v = bucket[i, 0]
+        if at[v] == 0:
+            nodes[k] = v
+            k += 1
+        at[v] += 1
+    start = 0
+    for j in range(k):  # each node's range: start in the high half, the next row to fill in the low one
+        v = nodes[j]
+        count = at[v]
+        at[v] = (start << 32) | start
+        start += count
     grouped = np.empty((ne, 4), dtype=np.int64)
     for i in range(ne):
-        k = fill[bucket[i, 0]]
-        fill[bucket[i, 0]] = k + 1
+        v = bucket[i, 0]
+        row = at[v] & AT_MASK
+        at[v] += 1
         for j in range(4):
-            grouped[k, j] = bucket[i, j + 1]
-    return first, grouped
+            grouped[row, j] = bucket[i, j + 1]
+    return grouped, nodes[:k]
+
+
+@kernel
+def _clear(at, nodes):  # pragma: no cover - numba
+    """`at` back to 0 at the nodes `_group` wrote."""
+    for j in range(nodes.shape[0]):
+        at[nodes[j]] = 0
 
 
 @kernel
 def _scan(
-    rank, up_first, up_arcs, down_first, down_arcs, s_nodes, s_w, s_d, s_t, s_off, s_lo, s_hi, lab, keys, hnodes,
-    cur, counters, first, grouped, out_w, out_d, out_t,
+    rank, up_first, up_arcs, down_first, down_arcs, s_nodes, s_w, s_d, s_t, s_off, s_lo, s_hi, slot, lab, keys,
+    hnodes, cur, counters, at, grouped, out_w, out_d, out_t,
 ):  # fmt: skip  # pragma: no cover - numba
     """The forward upward searches of sources s_lo..s_hi-1 over the grouped buckets, filling rows s_lo..s_hi-1 of
     out_w/out_d/out_t (preset to INF_WEIGHT; out_t the duration of the chosen path): (status, last stamp used)."""
@@ -102,22 +135,24 @@ def _scan(
         cur += 1
         base = 3 * cur
         lo, hi = s_off[s], s_off[s + 1]
-        size = init_seeds(rank, s_nodes[lo:hi], s_w[lo:hi], s_d[lo:hi], s_t[lo:hi], lab, keys, hnodes, base)
+        size = init_seeds(rank, s_nodes[lo:hi], s_w[lo:hi], s_d[lo:hi], s_t[lo:hi], slot, lab, keys, hnodes, base)
         if size < 0:
             return size, cur
         while True:
             size, v, status = settle_next(
-                up_first, up_arcs, 0, down_first, down_arcs, lab, keys, hnodes, size, base, counters
+                up_first, up_arcs, 0, down_first, down_arcs, slot, lab, keys, hnodes, size, base, counters
             )
             if status < 0:
                 return -1, cur
             if status == 0:
                 break
             if status == 1:
-                fw = lab[v, L_W]
-                fd = lab[v, L_D]
-                ft = lab[v, L_T]
-                for k in range(first[v], first[v + 1]):
+                r = row_of(slot, lab, v)
+                fw = lab[r, L_W]
+                fd = lab[r, L_D]
+                ft = lab[r, L_T]
+                a = at[v]
+                for k in range(a >> 32, a & AT_MASK):
                     t = grouped[k, 0]
                     cw = fw + grouped[k, 1]
                     cd = fd + grouped[k, 2]
@@ -181,6 +216,7 @@ class CHTable:
         self._g = (a["ch_rank"], a["ch_up_first"], a["ch_up_arcs"], a["ch_down_first"], a["ch_down_arcs"])
         self._n = int(len(a["ch_rank"]))
         self._halves = [_Half(self._n)]
+        self._at = untouched_zeros(max(self._n, 1), np.int64)  # `_group`'s node -> bucket rows, 0 between tables
         self.split_cells = split_cells
         self.counters = np.zeros(3, dtype=np.int64)  # settled nodes, relaxed arcs of the last run
 
@@ -192,6 +228,7 @@ class CHTable:
     def _phase(self, h: _Half, run: Callable[[_Half], tuple[int, int]]) -> None:
         """Run one half of one phase, growing the heap and rerunning it when it fills."""
         while True:
+            h.cur = fresh_stamps(h.cur, h.lab)
             status, h.cur = run(h)
             if status == 0:
                 return
@@ -236,7 +273,7 @@ class CHTable:
             def job() -> None:
                 def run(h: _Half) -> tuple[int, int]:
                     status, cur, found[i] = _buckets(
-                        *self._g, t_n, t_w, t_d, t_t, t_off, cuts_t[i], cuts_t[i + 1], h.lab, *h.heap, h.cur,
+                        *self._g, t_n, t_w, t_d, t_t, t_off, cuts_t[i], cuts_t[i + 1], *h.lab, *h.heap, h.cur,
                         h.counters,
                     )  # fmt: skip
                     return status, cur
@@ -246,26 +283,29 @@ class CHTable:
             return job
 
         self._both(split, [backward(i) for i in range(len(halves))])
-        first, grouped = _group(np.concatenate(found) if split else found[0], self._n)
         out_w = np.full((S, T), INF_WEIGHT, dtype=np.int64)
         out_d = np.full((S, T), INF_WEIGHT, dtype=np.int64)
         out_t = np.full((S, T), INF_WEIGHT, dtype=np.int64)
 
-        def forward(i: int) -> Callable[[], None]:
+        def forward(i: int, grouped: np.ndarray) -> Callable[[], None]:
             def job() -> None:
                 def run(h: _Half) -> tuple[int, int]:
                     for out in (out_w, out_d, out_t):  # a rerun after the heap grew starts from nothing
                         out[cuts_s[i] : cuts_s[i + 1]] = INF_WEIGHT
                     return _scan(  # type: ignore[no-any-return]
-                        *self._g, s_n, s_w, s_d, s_t, s_off, cuts_s[i], cuts_s[i + 1], h.lab, *h.heap, h.cur,
-                        h.counters, first, grouped, out_w, out_d, out_t,
+                        *self._g, s_n, s_w, s_d, s_t, s_off, cuts_s[i], cuts_s[i + 1], *h.lab, *h.heap, h.cur,
+                        h.counters, self._at, grouped, out_w, out_d, out_t,
                     )  # fmt: skip
 
                 self._phase(halves[i], run)
 
             return job
 
-        self._both(split, [forward(i) for i in range(len(halves))])
+        grouped, with_entries = _group(np.concatenate(found) if split else found[0], self._at)
+        try:
+            self._both(split, [forward(i, grouped) for i in range(len(halves))])
+        finally:  # `at` is 0 again for the next table, whatever happened
+            _clear(self._at, with_entries)
         self.counters[:] = sum(h.counters for h in halves)
         return out_w, out_d, out_t
 

@@ -36,17 +36,23 @@ from preprocessing.jit import kernel
 
 from .ch import (
     D_BITS,
+    L_D,
     L_PARC,
-    L_ST,
+    L_T,
     L_W,
     CHSearch,
     _owner,
     _pick_seed,
+    add_row,
     ch_heap,
+    fresh_stamps,
     init_seeds,
     new_labels,
+    parent_arc,
+    row_of,
     seed_arrays,
     settle_next,
+    state_of,
     unpack_path,
 )
 from .types import INF_WEIGHT, Seeds
@@ -62,8 +68,8 @@ MAX_TRIES = 12  # candidates whose route is computed before giving up (then the 
 @kernel
 def via_search(
     rank, up_first, up_arcs, down_first, down_arcs, fs_first, fs_arcs, bs_first, bs_arcs, s_nodes, s_w, s_d, s_t,
-    t_nodes, t_w, t_d, t_t, f_lab, b_lab, f_keys, f_nodes, b_keys, b_nodes, base, counters, f_order, b_order, mark,
-    f_share, b_share, stretch,
+    t_nodes, t_w, t_d, t_t, f_slot, f_lab, b_slot, b_lab, f_keys, f_nodes, b_keys, b_nodes, base, counters, f_order,
+    b_order, mark, f_share, b_share, stretch,
 ):  # fmt: skip  # pragma: no cover - numba
     """(status, best weight, candidates [k, 3] as rank, f + b, approximate sharing), unsorted.
 
@@ -72,8 +78,8 @@ def via_search(
     ranks in order (room for every rank)."""
     nup = up_arcs.shape[0]
     none = np.zeros((0, 3), dtype=np.int64)
-    fsize = init_seeds(rank, s_nodes, s_w, s_d, s_t, f_lab, f_keys, f_nodes, base)
-    bsize = init_seeds(rank, t_nodes, t_w, t_d, t_t, b_lab, b_keys, b_nodes, base)
+    fsize = init_seeds(rank, s_nodes, s_w, s_d, s_t, f_slot, f_lab, f_keys, f_nodes, base)
+    bsize = init_seeds(rank, t_nodes, t_w, t_d, t_t, b_slot, b_lab, b_keys, b_nodes, base)
     if fsize < 0 or bsize < 0:
         return min(fsize, bsize), INF_WEIGHT, none
     best_w = INF_WEIGHT
@@ -92,22 +98,22 @@ def via_search(
             break
         if f_on and (not b_on or b_keys[0] >= f_keys[0]):
             fsize, v, status = settle_next(
-                up_first, up_arcs, 0, fs_first, fs_arcs, f_lab, f_keys, f_nodes, fsize, base, counters
+                up_first, up_arcs, 0, fs_first, fs_arcs, f_slot, f_lab, f_keys, f_nodes, fsize, base, counters
             )
             if status == 1:
                 f_order[nf] = v
                 nf += 1
         else:
             bsize, v, status = settle_next(
-                down_first, down_arcs, nup, bs_first, bs_arcs, b_lab, b_keys, b_nodes, bsize, base, counters
+                down_first, down_arcs, nup, bs_first, bs_arcs, b_slot, b_lab, b_keys, b_nodes, bsize, base, counters
             )
             if status == 1:
                 b_order[nb] = v
                 nb += 1
         if status < 0:
             return -1, INF_WEIGHT, none
-        if status == 1 and f_lab[v, L_ST] == base + 1 and b_lab[v, L_ST] == base + 1:
-            cw = f_lab[v, L_W] + b_lab[v, L_W]
+        if status == 1 and state_of(f_slot, f_lab, v) == base + 1 and state_of(b_slot, b_lab, v) == base + 1:
+            cw = f_lab[row_of(f_slot, f_lab, v), L_W] + b_lab[row_of(b_slot, b_lab, v), L_W]
             if cw < best_w:
                 best_w = cw
                 meet = v
@@ -117,36 +123,38 @@ def via_search(
     # the packed best path, then each direction's approximate sharing with it (OSRM), in settle order
     v = meet
     mark[v] = base
-    while f_lab[v, L_PARC] >= 0:
-        v = _owner(up_first, f_lab[v, L_PARC])
+    while parent_arc(f_slot, f_lab, v) >= 0:
+        v = _owner(up_first, parent_arc(f_slot, f_lab, v))
         mark[v] = base
     v = meet
-    while b_lab[v, L_PARC] >= 0:
-        v = _owner(down_first, b_lab[v, L_PARC] - nup)
+    while parent_arc(b_slot, b_lab, v) >= 0:
+        v = _owner(down_first, parent_arc(b_slot, b_lab, v) - nup)
         mark[v] = base
     for i in range(nf):
         v = f_order[i]
+        r = row_of(f_slot, f_lab, v)
         if mark[v] == base:
-            f_share[v] = f_lab[v, L_W]
-        elif f_lab[v, L_PARC] >= 0:
-            f_share[v] = f_share[_owner(up_first, f_lab[v, L_PARC])]
+            f_share[v] = f_lab[r, L_W]
+        elif f_lab[r, L_PARC] >= 0:
+            f_share[v] = f_share[_owner(up_first, f_lab[r, L_PARC])]
         else:
             f_share[v] = 0
     for i in range(nb):
         v = b_order[i]
+        r = row_of(b_slot, b_lab, v)
         if mark[v] == base:
-            b_share[v] = b_lab[v, L_W]
-        elif b_lab[v, L_PARC] >= 0:
-            b_share[v] = b_share[_owner(down_first, b_lab[v, L_PARC] - nup)]
+            b_share[v] = b_lab[r, L_W]
+        elif b_lab[r, L_PARC] >= 0:
+            b_share[v] = b_share[_owner(down_first, b_lab[r, L_PARC] - nup)]
         else:
             b_share[v] = 0
     out = np.empty((nf, 3), dtype=np.int64)
     k = 0
     for i in range(nf):
         v = f_order[i]
-        if v == meet or b_lab[v, L_ST] != base + 1:
+        if v == meet or state_of(b_slot, b_lab, v) != base + 1:
             continue
-        w = f_lab[v, L_W] + b_lab[v, L_W]
+        w = f_lab[row_of(f_slot, f_lab, v), L_W] + b_lab[row_of(b_slot, b_lab, v), L_W]
         sh = f_share[v] + b_share[v]
         if w > limit:
             continue
@@ -159,16 +167,17 @@ def via_search(
 
 @kernel
 def _half(
-    root, g_first, g_arcs, arc_base, no_first, no_arcs, other, other_base, h_lab, h_keys, h_nodes, hbase, counters,
-    limit,
+    root, g_first, g_arcs, arc_base, no_first, no_arcs, o_slot, other, other_base, h_slot, h_lab, h_keys, h_nodes,
+    hbase, counters, limit,
 ):  # fmt: skip  # pragma: no cover - numba
     """(status, weight, meeting rank) of one half of a via route: an upward search from `root` over `g_*` until its
     smallest key is not below the best meeting with `other`'s settled labels (or above `limit`)."""
-    h_lab[root, 0] = 0
-    h_lab[root, 1] = 0
-    h_lab[root, 2] = hbase
-    h_lab[root, 3] = -1
-    h_lab[root, 4] = 0
+    h_slot[h_slot.shape[0] - 1] = 0  # a new query of these labels: no rows handed out
+    r = add_row(h_slot, h_lab, root, hbase)
+    h_lab[r, L_W] = 0
+    h_lab[r, L_D] = 0
+    h_lab[r, L_PARC] = -1
+    h_lab[r, L_T] = 0
     size = heap_push(h_keys, h_nodes, 0, np.int64(0), np.int32(root))
     best = INF_WEIGHT
     meet = -1
@@ -177,12 +186,12 @@ def _half(
         if top >= best or top > limit:
             break
         size, u, status = settle_next(
-            g_first, g_arcs, arc_base, no_first, no_arcs, h_lab, h_keys, h_nodes, size, hbase, counters
+            g_first, g_arcs, arc_base, no_first, no_arcs, h_slot, h_lab, h_keys, h_nodes, size, hbase, counters
         )
         if status < 0:
             return -1, INF_WEIGHT, -1
-        if status == 1 and other[u, L_ST] == other_base + 1:
-            c = other[u, L_W] + h_lab[u, L_W]
+        if status == 1 and state_of(o_slot, other, u) == other_base + 1:
+            c = other[row_of(o_slot, other, u), L_W] + h_lab[row_of(h_slot, h_lab, u), L_W]
             if c < best:
                 best = c
                 meet = u
@@ -191,30 +200,31 @@ def _half(
 
 @kernel
 def via_path(
-    v, up_first, up_arcs, down_first, down_arcs, unpack, no_first, no_arcs, f_lab, b_lab, base, h_lab, h_keys,
-    h_nodes, hbase, counters, limit,
+    v, up_first, up_arcs, down_first, down_arcs, unpack, no_first, no_arcs, f_slot, f_lab, b_slot, b_lab, base,
+    h_slot, h_lab, h_keys, h_nodes, hbase, counters, limit,
 ):  # fmt: skip  # pragma: no cover - numba
     """(status, weight, search arcs s -> v -> t, arcs before v, source rank, target rank) of the via route through
     rank `v`: status 0 found, 1 none within `limit`, -1 the heap is full. Uses stamps `hbase` and `hbase + 3`."""
     none = np.zeros(0, dtype=np.int32)
     nup = up_arcs.shape[0]
     st, w1, x = _half(
-        v, down_first, down_arcs, nup, no_first, no_arcs, f_lab, base, h_lab, h_keys, h_nodes, hbase, counters, limit
-    )
+        v, down_first, down_arcs, nup, no_first, no_arcs, f_slot, f_lab, base, h_slot, h_lab, h_keys, h_nodes, hbase,
+        counters, limit,
+    )  # fmt: skip
     if st < 0:
         return -1, INF_WEIGHT, none, 0, -1, -1
     if x < 0 or w1 > limit:
         return 1, INF_WEIGHT, none, 0, -1, -1
-    first, src, _ = unpack_path(x, f_lab, h_lab, up_first, down_first, unpack)
+    first, src, _ = unpack_path(x, f_slot, f_lab, h_slot, h_lab, up_first, down_first, unpack)
     st, w2, y = _half(
-        v, up_first, up_arcs, 0, no_first, no_arcs, b_lab, base, h_lab, h_keys, h_nodes, hbase + 3, counters,
-        limit - w1,
+        v, up_first, up_arcs, 0, no_first, no_arcs, b_slot, b_lab, base, h_slot, h_lab, h_keys, h_nodes, hbase + 3,
+        counters, limit - w1,
     )  # fmt: skip
     if st < 0:
         return -1, INF_WEIGHT, none, 0, -1, -1
     if y < 0 or w1 + w2 > limit:
         return 1, INF_WEIGHT, none, 0, -1, -1
-    second, _, dst = unpack_path(y, h_lab, b_lab, up_first, down_first, unpack)
+    second, _, dst = unpack_path(y, h_slot, h_lab, b_slot, b_lab, up_first, down_first, unpack)
     arcs = np.empty(first.shape[0] + second.shape[0], dtype=np.int32)
     for i in range(first.shape[0]):
         arcs[i] = first[i]
@@ -256,10 +266,13 @@ class ViaSearch:
         t_n, t_w, t_d = seed_arrays(targets)
         s_t, t_t = sources.duration_array(), targets.duration_array()
         while True:
-            self._cur += 1
+            cur = fresh_stamps(self._cur, self._f_lab, self._b_lab, self._h_lab)
+            if cur < self._cur:  # stamps start again: so do the marks
+                self._mark.fill(0)
+            self._cur = cur + 1
             status, best_w, cand = via_search(
                 rank, up_first, up_arcs, down_first, down_arcs, *self._stall, s_n, s_w, s_d, s_t, t_n, t_w, t_d, t_t,
-                self._f_lab, self._b_lab, *self._f_heap, *self._b_heap, 3 * self._cur, self._counters,
+                *self._f_lab, *self._b_lab, *self._f_heap, *self._b_heap, 3 * self._cur, self._counters,
                 self._orders[0], self._orders[1], self._mark, self._share[0], self._share[1], stretch,
             )  # fmt: skip
             if status == 0:
@@ -282,8 +295,8 @@ class ViaSearch:
             while True:
                 self._cur += 2
                 status, w, arcs, before, src, dst = via_path(
-                    v, up_first, up_arcs, down_first, down_arcs, unpack, *self._no, self._f_lab, self._b_lab, base,
-                    self._h_lab, *self._h_heap, 3 * self._cur, self._counters, limit,
+                    v, up_first, up_arcs, down_first, down_arcs, unpack, *self._no, *self._f_lab, *self._b_lab, base,
+                    *self._h_lab, *self._h_heap, 3 * self._cur, self._counters, limit,
                 )  # fmt: skip
                 if status >= 0:
                     break
@@ -306,8 +319,8 @@ class ViaSearch:
         rank, up_first, up_arcs, down_first, down_arcs, unpack = self._g
         self._cur += 2
         via_path(
-            np.int64(rank[0]), up_first, up_arcs, down_first, down_arcs, unpack, *self._no, self._f_lab, self._b_lab,
-            3 * (self._cur - 2), self._h_lab, *self._h_heap, 3 * self._cur, self._counters, 0,
+            np.int64(rank[0]), up_first, up_arcs, down_first, down_arcs, unpack, *self._no, *self._f_lab, *self._b_lab,
+            3 * (self._cur - 2), *self._h_lab, *self._h_heap, 3 * self._cur, self._counters, 0,
         )  # fmt: skip
         self.ch.weight_between(0, 0)
 
