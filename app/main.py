@@ -15,9 +15,10 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import ORJSONResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.types import Receive, Scope, Send
 
 from app.api import admin, basemap, errors, health, native, osrm, pages, tiles
-from app.api.frontdoor import FrontDoor
+from app.api.frontdoor import FrontDoor, answer_osrm, osrm_get
 from app.api.openapi_examples import add_examples
 from app.api.service import Service
 from app.settings import Settings
@@ -64,6 +65,19 @@ def install_reload_signal(service: Service) -> bool:
     return True
 
 
+class StarrouteApp(FastAPI):
+    """FastAPI, with OSRM's GETs answered before its middleware stack (`app.api.frontdoor.osrm_get`)."""
+
+    starroute_service: Service
+    starroute_cors: bool
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if osrm_get(scope, self.starroute_cors):
+            await answer_osrm(self.starroute_service, scope, send)
+            return
+        await super().__call__(scope, receive, send)
+
+
 def create_app(settings: Settings | None = None, service: Service | None = None) -> FastAPI:
     """Build the app; without `settings` they are read from `STARROUTE_*` variables (uvicorn workers do that).
 
@@ -88,7 +102,7 @@ def create_app(settings: Settings | None = None, service: Service | None = None)
         finally:
             service.close()
 
-    app = FastAPI(
+    app = StarrouteApp(
         title="starroute",
         version=service.version,
         description=DESCRIPTION,
@@ -98,6 +112,8 @@ def create_app(settings: Settings | None = None, service: Service | None = None)
         redoc_url=None,
     )
     app.state.service = service
+    app.starroute_service = service
+    app.starroute_cors = bool(settings.cors_origins)
     install_reload_signal(service)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     errors.install(app)

@@ -274,6 +274,49 @@ def test_metrics_and_cors(client: httpx.Client) -> None:
     assert pre.status_code == 200 and pre.headers.get("access-control-allow-origin") == "*"
 
 
+def test_osrm_gets_go_ahead_of_fastapis_middleware(monaco: Path) -> None:
+    """OSRM GETs are answered before FastAPI's middleware stack (`StarrouteApp`), with the same answer; one with an
+    Origin goes through it (CORS headers), as do native paths."""
+    import asyncio
+
+    from app.api.service import Service
+    from app.main import create_app
+
+    service = Service(Settings(graph_dir=monaco))
+    service.open()
+    app = create_app(service.settings, service)
+    seen: list[str] = []
+
+    async def go() -> list[httpx.Response]:
+        stack = app.build_middleware_stack()
+
+        async def counting(scope, receive, send):  # type: ignore[no-untyped-def]
+            seen.append(scope["path"])
+            await stack(scope, receive, send)
+
+        app.middleware_stack = counting
+        url = "/route/v1/driving/" + FROM + ";" + TO
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
+            return [
+                await c.get(url),
+                await c.head(url),
+                await c.get("/nearest/v1/driving/" + FROM + ".x"),
+                await c.get(url, headers={"Origin": "http://map.example"}),
+                await c.get("/health"),
+            ]
+
+    try:
+        lean, head, bad, cors, health = asyncio.run(go())
+    finally:
+        service.close()
+    assert seen == ["/route/v1/driving/" + FROM + ";" + TO, "/health"]
+    assert lean.status_code == 200 and lean.content == cors.content and lean.json()["code"] == "Ok"
+    assert head.status_code == 200 and head.content == b"" and head.headers["content-length"] == str(len(lean.content))
+    assert bad.status_code == 400 and bad.json()["code"] == "InvalidQuery"
+    assert "access-control-allow-origin" not in lean.headers and cors.headers["access-control-allow-origin"] == "*"
+    assert health.status_code == 200
+
+
 def test_openapi_documents_both_apis(client: httpx.Client) -> None:
     spec = client.get("/openapi.json").json()
     paths = spec["paths"]
