@@ -246,6 +246,69 @@ def _search(
 
 
 @kernel
+def _nearest_osrm(
+    minx, miny, maxx, maxy, level_start, entry_seg, entry_chain, glon, glat, gf, qlon, qlat, want, max_d2, chain_fwd,
+    chain_bwd, bearing, brange, check_dirs, slack,
+):  # fmt: skip  # pragma: no cover - numba
+    """`_search` for the `want` nearest segments, then `_osrm_pick`'s choice among them, in one call: (how many
+    were found, the chosen segment, its chain, local distance m and OSRM ratio, and the other chains' segments,
+    chains and ratios at the same point); nothing chosen when none was found."""
+    out_p = np.empty(want, dtype=np.int64)
+    out_d2 = np.empty(want, dtype=np.float64)
+    out_t = np.empty(want, dtype=np.float64)
+    k = _search(
+        minx, miny, maxx, maxy, level_start, entry_seg, entry_chain, glon, glat, qlon, qlat, want, max_d2, out_p,
+        out_d2, out_t, chain_fwd, chain_bwd, bearing, brange, check_dirs,
+    )  # fmt: skip
+    none_i = np.zeros(0, dtype=np.int64)
+    if k == 0:
+        return 0, -1, -1, 0.0, 0.0, none_i, none_i, np.zeros(0, dtype=np.float64)
+    s = np.empty(k, dtype=np.int64)
+    c = np.empty(k, dtype=np.int64)
+    d = np.empty(k, dtype=np.float64)
+    for j in range(k):
+        s[j] = entry_seg[out_p[j]]
+        c[j] = entry_chain[out_p[j]]
+        d[j] = math.sqrt(out_d2[j])
+    i, seg, ratio, o_seg, o_chain, o_ratio = _osrm_pick(s, c, d, gf, glon, glat, qlon, qlat, slack)
+    return k, seg, c[i], d[i], ratio, o_seg, o_chain, o_ratio
+
+
+@kernel
+def _osrm_vertex(glon, glat, gf, fwd_arc, bwd_arc, first_node, last_node, node_osm_id, seg, chain, t):  # noqa: E501 # pragma: no cover
+    """(segment, t) of a point OSRM sees on an inner point of a chain (equal at 1e-6 degrees): the segment OSRM
+    keeps of the two that meet there. It keeps the one first along its edge (`MakeAlternativeBigCandidates`,
+    "pick e1"), which says whether an obstacle on that point lies before or after the phantom; its edges run a
+    oneway's way and a two-way road's from its end node with the lower OSM id (`InsertEdgeBasedNode`)."""
+    p0 = gf[chain]
+    p1 = gf[chain + 1] - 1
+    x0, y0 = glon[seg] / COORD_SCALE, glat[seg] / COORD_SCALE
+    x1, y1 = glon[seg + 1] / COORD_SCALE, glat[seg + 1] / COORD_SCALE
+    ax, ay = osrm_fixed(x0 + t * (x1 - x0)), osrm_fixed(y0 + t * (y1 - y0))
+    if seg > p0 and ax == osrm_fixed(x0) and ay == osrm_fixed(y0):
+        vertex = seg  # the point is on the segment's first point, an inner one
+    elif seg + 1 < p1 and ax == osrm_fixed(x1) and ay == osrm_fixed(y1):
+        vertex = seg + 1
+    else:
+        return seg, t
+    if fwd_arc[chain] >= 0 and bwd_arc[chain] >= 0:
+        along = node_osm_id[first_node[chain]] <= node_osm_id[last_node[chain]]
+    else:
+        along = fwd_arc[chain] >= 0
+    return (vertex - 1, 1.0) if along else (vertex, 0.0)
+
+
+@kernel
+def _on_chain_end(glon, glat, gf, chain, lon, lat):  # pragma: no cover - numba
+    """Whether the point (degrees) is the chain's first or last point at OSRM's 1e-6 degrees."""
+    x, y = osrm_fixed(lon), osrm_fixed(lat)
+    for p in (gf[chain], gf[chain + 1] - 1):
+        if x == osrm_fixed(glon[p] / COORD_SCALE) and y == osrm_fixed(glat[p] / COORD_SCALE):
+            return True
+    return False
+
+
+@kernel
 def _osrm_before(gs, p0, p1, seg, ratio, against):  # pragma: no cover - numba
     """(deciseconds from the arc's start to the point, the arc's total) from per-point values `gs` (the columns of
     `geom_seg_weight`, docs/DESIGN.md) of the chain at points p0..p1-1, the point at `ratio` of local segment
@@ -584,11 +647,12 @@ class Snapper:
         for k, tree in enumerate((self._big, self._tiny)):
             if found:  # a tiny segment matters only where it is no farther than the big one (ties: chain order)
                 limit = min(limit, found[0][0] * (1 + 1e-9) + 1e-9)
-            s, c, d, t, others = self._osrm_nearest(tree, qlon, qlat, limit, dirs, bearing)
-            if len(s):
-                ph = self._phantom(qlon, qlat, int(s[0]), int(c[0]), float(t[0]), bearing, dirs, True)
+            got = self._osrm_nearest(tree, qlon, qlat, limit, dirs, bearing)
+            if got is not None:
+                seg, chain, d, t, others = got
+                ph = self._phantom(qlon, qlat, seg, chain, t, bearing, dirs, True)
                 if radius is None or ph.distance_m <= radius:
-                    found.append((float(d[0]), k, ph, others))
+                    found.append((d, k, ph, others))
         if not found:
             raise NoSegment(self._no_segment_message(qlon, qlat, radius, bearing, dirs))
         best = min(found, key=lambda x: (x[0], x[2].chain))
@@ -600,12 +664,7 @@ class Snapper:
 
     def _at_chain_end(self, ph: Phantom) -> bool:
         """Whether the phantom is on its chain's first or last point at 1e-6 degrees (as `SearchSpace.at_chain_end`)."""
-        fixed = osrm_fixed.py_func
-        at = (fixed(ph.lon), fixed(ph.lat))
-        for p in (int(self._gf[ph.chain]), int(self._gf[ph.chain + 1]) - 1):
-            if at == (fixed(float(self._glon[p]) / COORD_SCALE), fixed(float(self._glat[p]) / COORD_SCALE)):
-                return True
-        return False
+        return bool(_on_chain_end(self._glon, self._glat, self._gf, ph.chain, ph.lon, ph.lat))
 
     def _with_others(
         self,
@@ -725,44 +784,21 @@ class Snapper:
         limit: float,
         dirs: tuple[np.ndarray, np.ndarray, bool],
         bearing: tuple[float, float] | None,
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[tuple[int, int, float]]]:
-        """`tree.search` for the one nearest segment as OSRM finds it: of the chains within `OSRM_SLACK_M` of the
-        nearest, the one first in OSRM's order (`osrm_rank`, which rounds to 1e-6 degrees; the nearest on ties), at
-        OSRM's ratio (Web Mercator); and (segment, chain, ratio) of every other chain whose projection rounds onto
-        the same point (OSRM's other candidates there: `MakeAlternativeBigCandidates`)."""
-        s, c, d, t = tree.search(self._glon, self._glat, qlon, qlat, OSRM_NEAR_CHAINS, limit, dirs, bearing)
-        if len(s) == 0:
-            return s, c, d, t, []
-        i, seg, ratio, o_seg, o_chain, o_ratio = _osrm_pick(
-            np.asarray(s, dtype=np.int64), np.asarray(c, dtype=np.int64), d, self._gf, self._glon, self._glat, qlon,
-            qlat, OSRM_SLACK_M,
+    ) -> tuple[int, int, float, float, list[tuple[int, int, float]]] | None:
+        """The one nearest segment within `limit` as OSRM finds it (None: none): of the chains within `OSRM_SLACK_M`
+        of the nearest, the one first in OSRM's order (`osrm_rank`, which rounds to 1e-6 degrees; the nearest on
+        ties), at OSRM's ratio (Web Mercator): (segment, chain, local distance m, ratio, and (segment, chain, ratio)
+        of every other chain whose projection rounds onto the same point: OSRM's other candidates there,
+        `MakeAlternativeBigCandidates`). One kernel call (`_nearest_osrm`)."""
+        k, seg, chain, d, ratio, o_seg, o_chain, o_ratio = _nearest_osrm(
+            tree.minx, tree.miny, tree.maxx, tree.maxy, tree.level_start, tree.entry_seg, tree.entry_chain,
+            self._glon, self._glat, self._gf, qlon, qlat, OSRM_NEAR_CHAINS, limit * limit, dirs[0], dirs[1],
+            -1.0 if bearing is None else bearing[0], 180.0 if bearing is None else bearing[1], dirs[2], OSRM_SLACK_M,
         )  # fmt: skip
-        others = list(zip(o_seg.tolist(), o_chain.tolist(), o_ratio.tolist(), strict=True))
-        return np.array([seg], dtype=s.dtype), c[i : i + 1], d[i : i + 1], np.array([ratio]), others
-
-    def _osrm_segment(self, seg: int, chain: int, t: float) -> tuple[int, float]:
-        """(segment, t) of a point OSRM sees on an inner point of a chain (equal at 1e-6 degrees): the segment OSRM
-        keeps of the two that meet there. It keeps the one first along its edge (`MakeAlternativeBigCandidates`,
-        "pick e1"), which says whether an obstacle on that point lies before or after the phantom; its edges run a
-        oneway's way and a two-way road's from its end node with the lower OSM id (`InsertEdgeBasedNode`)."""
-        p0, p1 = int(self._gf[chain]), int(self._gf[chain + 1]) - 1
-        fixed = osrm_fixed.py_func
-        x0, y0 = float(self._glon[seg]) / COORD_SCALE, float(self._glat[seg]) / COORD_SCALE
-        x1, y1 = float(self._glon[seg + 1]) / COORD_SCALE, float(self._glat[seg + 1]) / COORD_SCALE
-        at = (fixed(x0 + t * (x1 - x0)), fixed(y0 + t * (y1 - y0)))
-        if seg > p0 and at == (fixed(x0), fixed(y0)):
-            vertex = seg  # the point is on the segment's first point, an inner one
-        elif seg + 1 < p1 and at == (fixed(x1), fixed(y1)):
-            vertex = seg + 1
-        else:
-            return seg, t
-        ch = self.chains
-        osm = self.graph.node_osm_id
-        if ch.fwd_arc[chain] >= 0 and ch.bwd_arc[chain] >= 0:
-            along = int(osm[ch.first_node[chain]]) <= int(osm[ch.last_node[chain]])
-        else:
-            along = ch.fwd_arc[chain] >= 0
-        return (vertex - 1, 1.0) if along else (vertex, 0.0)
+        if k == 0:
+            return None
+        others = list(zip(o_seg.tolist(), o_chain.tolist(), o_ratio.tolist(), strict=True)) if len(o_seg) else []
+        return int(seg), int(chain), float(d), float(ratio), others
 
     def _phantom(
         self,
@@ -778,8 +814,12 @@ class Snapper:
         """The phantom at parameter t of segment `seg` (a global point index) of `chain`; with `osrm_point`, t is
         OSRM's ratio (`osrm_rank`) and the point is OSRM's."""
         g, ch = self.graph, self.chains
-        if bearing is None:
-            seg, t = self._osrm_segment(seg, chain, t)
+        if bearing is None:  # on an inner point of the chain: the segment OSRM keeps there
+            ch = self.chains
+            seg, t = _osrm_vertex(
+                self._glon, self._glat, self._gf, ch.fwd_arc, ch.bwd_arc, ch.first_node, ch.last_node,
+                self.graph.node_osm_id, seg, chain, t,
+            )  # fmt: skip
         r = _phantom_figures(
             self._glon, self._glat, self._gf, ch.fwd_arc, ch.bwd_arc, ch.first_node, ch.last_node, ch.component,
             g.arc_weight, g.arc_dist, g.arc_name, g.node_osm_id, chain, seg - int(self._gf[chain]), t, qlon, qlat,
