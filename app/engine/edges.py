@@ -93,8 +93,8 @@ class EdgeMap:
             self.road_time, self._copies_first, self._copies, self._has_copies, self.in_first, self.in_arc,
             self.s_tail, self.arc_turn, self.arc_turn_time,
         )  # fmt: skip
-        seeds = Seeds(nodes, vals[:, 0].copy(), vals[:, 1].copy(), ph.lon, ph.lat, vals[:, 2].copy())
-        return seeds, vals[:, 3].copy(), vals[:, 4:6].copy()
+        w, d, t, kinds, turns = _seed_columns(vals)
+        return Seeds(nodes, w, d, ph.lon, ph.lat, t), kinds, turns
 
     def seeds_many(
         self, phantoms: list[Phantom], as_source: bool, at_nodes: np.ndarray, at_kinds: np.ndarray
@@ -122,9 +122,7 @@ class EdgeMap:
     def road_path(self, search_arcs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(road arcs int32, the turn onto each as int64 [n, 2] (weight, travel time)) of a search path between its
         seed nodes."""
-        arcs = np.asarray(search_arcs, dtype=np.int64)
-        turns = np.stack([self.arc_turn[arcs], self.arc_turn_time[arcs]], axis=1).astype(np.int64)
-        return self.node_arc[self.s_head[arcs]].astype(np.int32), turns.reshape(-1, 2)
+        return _road_path(np.asarray(search_arcs), self.node_arc, self.s_head, self.arc_turn, self.arc_turn_time)
 
     def with_first(self, node: int, arcs: np.ndarray, turns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """A road path with the whole arc of search node `node` in front (a leg that starts on a node, no turn)."""
@@ -139,6 +137,31 @@ class EdgeMap:
             for e in self.copies(a).tolist():
                 out.append(self.in_arc[int(self.in_first[e]) : int(self.in_first[e + 1])])
         return np.concatenate(out).astype(np.int32) if out else np.zeros(0, dtype=np.int32)
+
+
+@kernel
+def _road_path(search_arcs, node_arc, s_head, arc_turn, arc_turn_time):  # pragma: no cover - numba
+    """`EdgeMap.road_path` in one pass."""
+    n = search_arcs.shape[0]
+    road = np.empty(n, np.int32)
+    turns = np.empty((n, 2), np.int64)
+    for i in range(n):
+        a = search_arcs[i]
+        road[i] = node_arc[s_head[a]]
+        turns[i, 0], turns[i, 1] = arc_turn[a], arc_turn_time[a]
+    return road, turns
+
+
+@kernel
+def _seed_columns(rows):  # pragma: no cover - numba
+    """`_edge_seeds`' rows as contiguous columns: weight, dist, time, kind, and the turn [k, 2]."""
+    k = rows.shape[0]
+    w, d, t, kind = np.empty(k, np.int64), np.empty(k, np.int64), np.empty(k, np.int64), np.empty(k, np.int64)
+    turns = np.empty((k, 2), np.int64)
+    for i in range(k):
+        w[i], d[i], t[i], kind[i] = rows[i, 0], rows[i, 1], rows[i, 2], rows[i, 3]
+        turns[i, 0], turns[i, 1] = rows[i, 4], rows[i, 5]
+    return w, d, t, kind, turns
 
 
 @kernel

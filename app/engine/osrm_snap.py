@@ -162,3 +162,16 @@ def _osrm_pick(s, c, d, gf, glon, glat, qlon, qlat, slack):  # pragma: no cover 
             o_ratio[no] = ratios[k]
             no += 1
     return i, segs[j], ratios[j], o_seg[:no], o_chain[:no], o_ratio[:no]
+
+
+@kernel
+def chain_end_kind(glon, glat, gf, chain, lon, lat):  # pragma: no cover - numba
+    """1 when the point (degrees) is the chain's first point at OSRM's 1e-6 degrees, 2 when it is its last (the
+    first wins), 0 otherwise."""
+    x, y = osrm_fixed(lon), osrm_fixed(lat)
+    p0, p1 = gf[chain], gf[chain + 1] - 1
+    if x == osrm_fixed(glon[p0] / COORD_SCALE) and y == osrm_fixed(glat[p0] / COORD_SCALE):
+        return 1
+    if x == osrm_fixed(glon[p1] / COORD_SCALE) and y == osrm_fixed(glat[p1] / COORD_SCALE):
+        return 2
+    return 0

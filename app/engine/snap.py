@@ -37,7 +37,7 @@ from preprocessing.units import COORD_SCALE, EARTH_RADIUS_M, OSRM_COORD_SCALE
 from .data import ChainIndex, chain_index
 from .errors import InvalidValue, NoSegment
 from .geo import gc_distance_m
-from .osrm_snap import _osrm_pick, _osrm_point, osrm_ratio
+from .osrm_snap import _osrm_pick, _osrm_point, chain_end_kind, osrm_ratio
 from .types import Phantom
 
 FANOUT = 16  # entries per leaf and children per inner node
@@ -296,16 +296,6 @@ def _osrm_vertex(glon, glat, gf, fwd_arc, bwd_arc, first_node, last_node, node_o
     else:
         along = fwd_arc[chain] >= 0
     return (vertex - 1, 1.0) if along else (vertex, 0.0)
-
-
-@kernel
-def _on_chain_end(glon, glat, gf, chain, lon, lat):  # pragma: no cover - numba
-    """Whether the point (degrees) is the chain's first or last point at OSRM's 1e-6 degrees."""
-    x, y = osrm_fixed(lon), osrm_fixed(lat)
-    for p in (gf[chain], gf[chain + 1] - 1):
-        if x == osrm_fixed(glon[p] / COORD_SCALE) and y == osrm_fixed(glat[p] / COORD_SCALE):
-            return True
-    return False
 
 
 @kernel
@@ -664,7 +654,7 @@ class Snapper:
 
     def _at_chain_end(self, ph: Phantom) -> bool:
         """Whether the phantom is on its chain's first or last point at 1e-6 degrees (as `SearchSpace.at_chain_end`)."""
-        return bool(_on_chain_end(self._glon, self._glat, self._gf, ph.chain, ph.lon, ph.lat))
+        return chain_end_kind(self._glon, self._glat, self._gf, ph.chain, ph.lon, ph.lat) != 0
 
     def _with_others(
         self,

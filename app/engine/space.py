@@ -20,16 +20,14 @@ from typing import NamedTuple
 import numpy as np
 
 from preprocessing.artifacts import Graph
-from preprocessing.geometry import osrm_fixed
 from preprocessing.jit import kernel
 from preprocessing.units import COORD_SCALE, OSRM_COORD_SCALE
 
 from .assemble import AT_FIRST, AT_LAST, BWD, FWD
 from .data import ChainIndex, is_edge_based
 from .edges import EdgeMap, FlatSeeds
+from .osrm_snap import chain_end_kind
 from .types import Phantom, Seeds
-
-_fixed = osrm_fixed.py_func  # OSRM's 1e-6 fixed point of a degree value, in Python
 
 
 class SeedSet(NamedTuple):
@@ -61,6 +59,7 @@ class SearchSpace:
         self.search = search  # the graph the searches run on
         self.chains = chains
         self.geom_first = np.asarray(graph.geom_first, dtype=np.int64)
+        self._glon, self._glat = graph.geom_lon, graph.geom_lat
         self._spots: tuple[np.ndarray, np.ndarray] | None = None  # `same_place`'s index, made on first use
         self._shared = np.zeros(0, dtype=np.bool_)  # ... and which nodes have a copy at all
 
@@ -75,15 +74,13 @@ class SearchSpace:
         candidate, so a route may leave or reach the junction by a road whose projection of the input point rounds
         onto it too, `Phantom.at_chains`; by any road where that is None), and no bearing restricted its directions;
         (-1, 0) otherwise."""
-        g, ch = self.graph, self.chains
+        ch = self.chains
         if not (ph.fwd_arc == ch.fwd_arc[ph.chain] and ph.bwd_arc == ch.bwd_arc[ph.chain]):
             return -1, 0
-        gf = self.geom_first
-        p0, p1 = int(gf[ph.chain]), int(gf[ph.chain + 1]) - 1
-        at = (_fixed(ph.lon), _fixed(ph.lat))
-        if at == (_fixed(g.geom_lon[p0] / COORD_SCALE), _fixed(g.geom_lat[p0] / COORD_SCALE)):
+        end = chain_end_kind(self._glon, self._glat, self.geom_first, ph.chain, ph.lon, ph.lat)
+        if end == 1:
             return int(ch.first_node[ph.chain]), AT_FIRST
-        if at == (_fixed(g.geom_lon[p1] / COORD_SCALE), _fixed(g.geom_lat[p1] / COORD_SCALE)):
+        if end == 2:
             return int(ch.last_node[ph.chain]), AT_LAST
         return -1, 0
 
