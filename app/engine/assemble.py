@@ -249,8 +249,11 @@ class Assembler:
         leg = _leg(*parts[:-1], stats, src, tgt)  # type: ignore[call-arg]
         if turns is not None:
             keep = slice(int(parts[-1]), int(parts[-1]) + leg.piece_arc.shape[0])
-            leg.piece_turn_s = np.concatenate([[0], turn_t, [tgt_turn[1]]])[keep] / WEIGHT_PER_SECOND
-            leg.piece_turn_weight = np.concatenate([[0], turn_w, [tgt_turn[0]]])[keep] / WEIGHT_PER_SECOND
+            per_piece = np.zeros((2, len(arcs) + 2), dtype=np.int64)  # no turn onto the first piece
+            per_piece[0, 1:-1], per_piece[1, 1:-1] = turn_t, turn_w
+            per_piece[0, -1], per_piece[1, -1] = tgt_turn[1], tgt_turn[0]
+            leg.piece_turn_s = per_piece[0, keep] / WEIGHT_PER_SECOND
+            leg.piece_turn_weight = per_piece[1, keep] / WEIGHT_PER_SECOND
         return leg
 
     def direct_leg(self, src: Phantom, tgt: Phantom, kind: int, stats: SearchStats) -> Leg:

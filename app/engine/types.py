@@ -132,6 +132,13 @@ class SearchOptions:
 def refuse_options(options: SearchOptions, search: str, exclude_flags: int = 0) -> None:
     """`InvalidValue` naming the first option `search` cannot honour: anything but the defaults, its own
     `exclude_flags` (a hierarchy contracted without those classes) and a trace excepted."""
+    if (
+        options.forbidden is None
+        and options.epsilon == 1.0
+        and options.cutoff >= INF_WEIGHT
+        and options.exclude_flags == exclude_flags
+    ):
+        return  # every request's plain case, without the import below
     from .errors import InvalidValue
 
     if options.forbidden is not None:
