@@ -68,12 +68,13 @@ class EdgeMap:
         return self._copies[self._copies_first[arc] : self._copies_first[arc + 1]]
 
     def seeds(
-        self, ph: Phantom, as_source: bool, at_node: int = -1, at_kind: int = AT_FIRST
+        self, ph: Phantom, as_source: bool, at_node: int = -1, at_kind: int = AT_FIRST, own_arcs: bool = True
     ) -> tuple[Seeds, np.ndarray, np.ndarray]:
         """(Seeds, kind per seed, the turn inside each seed's figures as int64 [k, 2] (weight, travel time)) of a
         phantom; one seed per search node, the cheapest (then the shortest; the first on ties), by node id. A phantom
         exactly on road node `at_node` (kind `at_kind`) also starts on any arc leaving that node (its whole weight,
-        no turn), or ends on any arc arriving there (at 0)."""
+        no turn), or ends on any arc arriving there (at 0). Without `own_arcs`, only those: none on the phantom's
+        own arcs."""
         fb, fa, bb, ba = ph.times()
         if as_source:
             fw, fd, ft, bw, bd, bt = (
@@ -87,8 +88,9 @@ class EdgeMap:
         else:
             fw, fd, ft = ph.fwd_weight_before, ph.fwd_dist_before, fb
             bw, bd, bt = ph.bwd_weight_before, ph.bwd_dist_before, bb
+        fwd, bwd = (ph.fwd_arc, ph.bwd_arc) if own_arcs else (-1, -1)
         nodes, vals = _edge_seeds(
-            as_source, at_node, at_kind, ph.fwd_arc, fw, fd, ft, ph.bwd_arc, bw, bd, bt,
+            as_source, at_node, at_kind, fwd, fw, fd, ft, bwd, bw, bd, bt,
             self.road_first_out, self.road_in_first, self.road_in_arc, self.road_weight, self.road_dist,
             self.road_time, self._copies_first, self._copies, self._has_copies, self.in_first, self.in_arc,
             self.s_tail, self.arc_turn, self.arc_turn_time,

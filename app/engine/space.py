@@ -221,9 +221,10 @@ class EdgeSpace(SearchSpace):
         # on a junction node: the node's roads (and those of a barrier's other copies) that OSRM takes a candidate on,
         # and its own arcs, each set apart so that the cheapest seed per search node is chosen among those kept
         own = SeedSet(*self.edges.seeds(ph, as_source, -1, kind))
-        bare = replace(ph, fwd_arc=-1, bwd_arc=-1)
         nodes = [at, *(int(n) for n in more)]
-        at_sets = [self._on_candidates(SeedSet(*self.edges.seeds(bare, as_source, n, kind)), ph) for n in nodes]
+        at_sets = [
+            self._on_candidates(SeedSet(*self.edges.seeds(ph, as_source, n, kind, own_arcs=False)), ph) for n in nodes
+        ]
         return _merged([*at_sets, own])  # on ties the node's seed, as `_edge_seeds` keeps it
 
     def _on_candidates(self, got: SeedSet, ph: Phantom) -> SeedSet:
@@ -232,7 +233,7 @@ class EdgeSpace(SearchSpace):
             return got
         road = self.edges.node_arc[got.seeds.nodes]
         chain = np.asarray(self.graph.arc_geom)[road] // 2
-        keep = np.isin(chain, np.asarray(ph.at_chains, dtype=np.int64))
+        keep = (chain[:, None] == np.asarray(ph.at_chains, dtype=np.int64)[None, :]).any(axis=1)
         s = got.seeds
         seeds = Seeds(s.nodes[keep], s.weights[keep], s.dists[keep], s.lon, s.lat, s.duration_array()[keep])
         return SeedSet(seeds, got.kinds[keep], got.turns[keep])
@@ -289,11 +290,33 @@ def _merged(sets: Sequence[SeedSet]) -> SeedSet:
     ts = np.concatenate([s.seeds.duration_array() for s in sets])
     kinds = np.concatenate([s.kinds for s in sets])
     turns = np.concatenate([s.turns for s in sets])
-    order = np.lexsort((np.arange(len(nodes)), ds, ws, nodes))
-    keep = order[np.r_[True, nodes[order][1:] != nodes[order][:-1]]] if len(nodes) else order
+    keep = _one_per_node(nodes, ws, ds)
     first = sets[0].seeds
     seeds = Seeds(nodes[keep].astype(np.int32), ws[keep], ds[keep], first.lon, first.lat, ts[keep])
     return SeedSet(seeds, kinds[keep], turns[keep])
+
+
+@kernel
+def _one_per_node(nodes, ws, ds):  # pragma: no cover - numba
+    """Indices of the seed kept per node, by node id: the least (weight, dist, index) among the node's seeds."""
+    k = nodes.shape[0]
+    out = np.empty(k, dtype=np.int64)
+    m = 0
+    for i in range(k):
+        best = True
+        for j in range(k):
+            if j != i and nodes[j] == nodes[i]:
+                if ws[j] < ws[i] or (ws[j] == ws[i] and (ds[j] < ds[i] or (ds[j] == ds[i] and j < i))):
+                    best = False
+                    break
+        if best:
+            p = m  # insertion by node id (each node once)
+            while p > 0 and nodes[out[p - 1]] > nodes[i]:
+                out[p] = out[p - 1]
+                p -= 1
+            out[p] = i
+            m += 1
+    return out[:m]
 
 
 def flat_seeds(seeds: Sequence[Seeds]) -> FlatSeeds:
