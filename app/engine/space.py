@@ -247,16 +247,27 @@ class EdgeSpace(SearchSpace):
         if not alone:
             return self.edges.seeds_many(list(phantoms), as_source, at_all, kinds_all)
         apart = set(alone)
-        batch = [i for i in range(len(phantoms)) if i not in apart]
-        per: list[Seeds | None] = [None] * len(phantoms)
-        if batch:
-            flat = self.edges.seeds_many([phantoms[i] for i in batch], as_source, at_all[batch], kinds_all[batch])
-            for k, i in enumerate(batch):
-                lo, hi = int(flat.off[k]), int(flat.off[k + 1])
-                per[i] = Seeds(flat.nodes[lo:hi], flat.weights[lo:hi], flat.dists[lo:hi], 0.0, 0.0, flat.times[lo:hi])
-        for i in alone:
-            per[i] = self.seeds(phantoms[i], as_source).seeds
-        return flat_seeds(per)  # type: ignore[arg-type]
+        batch = np.array([i for i in range(len(phantoms)) if i not in apart], dtype=np.int64)
+        flat = self.edges.seeds_many([phantoms[i] for i in batch.tolist()], as_source, at_all[batch], kinds_all[batch])
+        own = [self.seeds(phantoms[i], as_source).seeds for i in alone]
+        counts = np.zeros(len(phantoms), dtype=np.int64)
+        counts[batch] = np.diff(flat.off)
+        counts[alone] = [len(x.nodes) for x in own]
+        off = np.zeros(len(phantoms) + 1, dtype=np.int64)
+        np.cumsum(counts, out=off[1:])
+        # the batch's seeds in place: each phantom's block moves from its flat offset to its offset here
+        to = np.repeat(off[batch] - flat.off[:-1], counts[batch]) + np.arange(len(flat.nodes), dtype=np.int64)
+        out = FlatSeeds(
+            np.empty(off[-1], np.int32), np.empty(off[-1], np.int64), np.empty(off[-1], np.int64),
+            np.empty(off[-1], np.int64), off,
+        )  # fmt: skip
+        for field, got in zip(out[:4], flat[:4], strict=True):
+            field[to] = got
+        for i, x in zip(alone, own, strict=True):
+            lo, hi = off[i], off[i + 1]
+            out.nodes[lo:hi], out.weights[lo:hi], out.dists[lo:hi] = x.nodes, x.weights, x.dists
+            out.times[lo:hi] = x.duration_array()
+        return out
 
     def road_path(self, arcs: np.ndarray, seeds: SeedSet, seed: int) -> tuple[np.ndarray, np.ndarray | None]:
         road, turns = self.edges.road_path(arcs)
@@ -297,7 +308,7 @@ def _merged(sets: Sequence[SeedSet]) -> SeedSet:
 
 
 @kernel
-def _one_per_node(nodes, ws, ds):  # pragma: no cover - numba
+def _one_per_node(nodes, ws, ds):  # type: ignore[no-untyped-def]  # pragma: no cover - numba
     """Indices of the seed kept per node, by node id: the least (weight, dist, index) among the node's seeds."""
     k = nodes.shape[0]
     out = np.empty(k, dtype=np.int64)
