@@ -236,6 +236,27 @@ def test_alternatives_respect_exclude_and_avoid(monaco: Router) -> None:
             assert not np.isin(internal_arcs(r), forbidden).any()
 
 
+def test_via_nodes_alone_say_when_plateaus_were_left(monaco: Router) -> None:
+    """With `plateaus` off (the server's inline try) the result is the full one whenever it says it is complete,
+    and it is incomplete exactly when fewer alternatives than asked came from via nodes."""
+    q = monaco.query()
+    seen = set()
+    for phantoms in random_phantom_pairs(monaco, 40, seed=13):
+        for want in (1, 2):
+            full = q.routes(phantoms, RouteOptions(algorithm="ch", alternatives=want))
+            quick = q.routes(phantoms, RouteOptions(algorithm="ch", alternatives=want, plateaus=False))
+            assert full.complete
+            assert quick.complete == (len(quick.routes) > want or monaco.legs.direct(*phantoms) is not None)
+            if quick.complete:
+                assert [internal_arcs(r).tolist() for r in quick.routes] == [
+                    internal_arcs(r).tolist() for r in full.routes
+                ]
+            else:
+                assert len(quick.routes) <= want and len(full.routes) >= len(quick.routes)
+            seen.add(quick.complete)
+    assert seen == {True, False}, seen
+
+
 def test_no_alternatives_when_not_asked(monaco: Router) -> None:
     phantoms = random_phantom_pairs(monaco, 1, seed=9)[0]
     assert len(monaco.query().routes(phantoms, RouteOptions(algorithm="ch")).routes) == 1

@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import TypeVar
 
 from app.api.health import Metrics
@@ -217,7 +218,14 @@ class Service:
             return engine.routes(phantoms, options)
 
         hierarchy = algorithm in INLINE_ALGORITHMS and not options.trace
-        answer = run() if hierarchy and not options.alternatives else await self.run_slow(run, hierarchy=hierarchy)
+        if not hierarchy:
+            answer = await self.run_slow(run)
+        elif not options.alternatives:
+            answer = run()
+        else:  # via-node alternatives inline (about a millisecond); plateaus (tens) only in the pool
+            answer = engine.routes(phantoms, replace(options, plateaus=False))
+            if not answer.result.complete:
+                answer = await self.run_slow(run, hierarchy=True)
         best = answer.result.best
         for leg in best.legs:
             self.metrics.observe_search(best.algorithm, leg.stats.settled)

@@ -239,17 +239,17 @@ def via_routes(
 
 def alternative_routes(
     legs: Legs, searcher: Searcher, src: Phantom, tgt: Phantom, best: Route, want: int, options: SearchOptions,
-    via: ViaSearch | None = None,
+    via: ViaSearch | None = None, plateaus: bool = True,
 ) -> list[Route]:  # fmt: skip
     """Up to `want` alternatives to `best` between two phantoms, on the search graph with `options`' filters
     (excluded classes, forbidden arcs): via nodes on the hierarchy `via` (None: none for these options), then
-    plateaus for the rest; the module's rules."""
+    plateaus for the rest unless `plateaus` is off; the module's rules."""
     space = legs.space
     s = space.seeds(src, True)
     t = space.seeds(tgt, False)
     kept = [np.concatenate([leg.piece_arc for leg in best.legs])]
     found = via_routes(space, via, s, t, best.weight, want, kept) if via is not None else []
-    if len(found) < want:
+    if len(found) < want and plateaus:
         found += plateau_routes(space, searcher, s, t, best.weight, want - len(found), options, kept)
     out = []
     for arcs, turns, s_seed, t_seed, total in found:

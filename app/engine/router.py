@@ -499,12 +499,15 @@ class Query:
         legs, traces = r.legs.route_legs(search, algorithm, phantoms, search_opts, straight)
         best = join_route(legs, algorithm)
         routes = [best]
+        complete = True
         if options.alternatives > 0 and len(phantoms) == 2 and r.legs.direct(*phantoms) is None:
             via = self._via(exclude) if search_opts.forbidden is None else None
             routes += alternative_routes(
-                r.legs, self.searcher, phantoms[0], phantoms[1], best, options.alternatives, search_opts, via
-            )
-        return RouteResult(routes, traces, options.epsilon)
+                r.legs, self.searcher, phantoms[0], phantoms[1], best, options.alternatives, search_opts, via,
+                plateaus=options.plateaus,
+            )  # fmt: skip
+            complete = options.plateaus or len(routes) > options.alternatives
+        return RouteResult(routes, traces, options.epsilon, complete)
 
     def isochrone(
         self,

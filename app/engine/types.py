@@ -216,7 +216,9 @@ class RouteOptions:
     arc ids not to use (areas to avoid, `app.engine.areas`); `alternatives`: how many more routes to look for;
     `trace`: return the settled nodes; `epsilon` >= 1: weighted A* / early stop, cost within epsilon of the optimum;
     `continue_straight`: no u-turn at via points (OSRM's option; None: the profile's default), on edge-based graphs;
-    `model`: a custom model's view, whose router (its weights) answers instead of the engine's.
+    `model`: a custom model's view, whose router (its weights) answers instead of the engine's; `plateaus`: whether
+    alternatives the via-node method did not find may come from plateaus (tens of milliseconds; off, the result says
+    whether any were left unsought: `RouteResult.complete`).
     """
 
     algorithm: str = "ch"
@@ -229,6 +231,7 @@ class RouteOptions:
     continue_straight: bool | None = None
     model: Any = None  # a custom model's view (`app.engine.model_metric.ModelView`): its router answers
     model_info: dict[str, Any] | None = None
+    plateaus: bool = True
 
 
 @dataclass
@@ -239,6 +242,7 @@ class RouteResult:
     routes: list[Route]
     traces: list[SearchTrace] = field(default_factory=list)
     epsilon: float = 1.0
+    complete: bool = True  # False: fewer alternatives than asked, and plateaus were not tried (`RouteOptions`)
 
     @property
     def best(self) -> Route:
