@@ -391,3 +391,20 @@ def test_stamps_start_again_without_changing_answers() -> None:
         b = [(c[0].tolist(), c[1:]) for c in wrapped.candidates(s, t, 1.25)]
         assert a == b
     assert wrapped._cur < 1000
+
+
+def test_label_memory_is_private_to_a_forked_worker() -> None:
+    """A worker forked from the supervisor writes its own copy of an inherited query object's labels: a child's
+    writes never reach the parent (nor a sibling)."""
+    import os
+
+    from app.engine.ch import new_labels
+
+    slot, rows = new_labels(1000)
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        slot[:] = 7
+        rows[:] = 7
+        os._exit(0)
+    os.waitpid(pid, 0)
+    assert not slot.any() and not rows.any()

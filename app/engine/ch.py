@@ -364,10 +364,11 @@ def _run(
 
 def untouched_zeros(shape: int | tuple[int, ...], dtype: type | np.dtype) -> np.ndarray:
     """A zero array in fresh anonymous memory: only the pages written take memory. (`np.zeros` may recycle heap
-    memory that malloc then clears, touching every page.)"""
+    memory that malloc then clears, touching every page.) Private: a forked worker writes its own copy of a page,
+    never its siblings' (`mmap`'s default, MAP_SHARED, would share one query object's labels among the workers)."""
     count = int(np.prod(shape))
     size = max(count * np.dtype(dtype).itemsize, 1)
-    return np.frombuffer(mmap.mmap(-1, size), dtype=dtype, count=count).reshape(shape)
+    return np.frombuffer(mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE), dtype=dtype, count=count).reshape(shape)
 
 
 def new_labels(n: int) -> tuple[np.ndarray, np.ndarray]:
