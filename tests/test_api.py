@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import subprocess
 import sys
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -351,6 +352,31 @@ def test_two_workers_share_the_graph(monaco: Path) -> None:
             if len(pids) == 2:
                 break
     assert len(pids) == 2
+
+
+def test_two_workers_answer_concurrent_requests_as_one(monaco: Path) -> None:
+    """Forked workers serving at once answer every route, table and alternative exactly as a one-process server: no
+    search state leaks between them or between requests."""
+    from app.engine.data import load
+
+    pts = random_points(load(monaco), 60, seed=23)
+    urls = [f"/route/v1/driving/{a[0]},{a[1]};{b[0]},{b[1]}" for a, b in zip(pts[::2], pts[1::2], strict=True)]
+    urls += [u + "?alternatives=true&overview=full" for u in urls[:10]]
+    urls += ["/table/v1/driving/" + ";".join(f"{x},{y}" for x, y in pts[k : k + 12]) for k in range(0, 48, 12)]
+    one, two = api_server.shared(monaco), api_server.shared(monaco, "--workers", "2")
+
+    def get(base: str) -> Callable[[str], bytes]:
+        def fetch(url: str) -> bytes:
+            r = httpx.get(base + url, timeout=30)
+            assert r.status_code == 200, r.text
+            return r.content
+
+        return fetch
+
+    want = [get(one)(u) for u in urls]
+    with ThreadPoolExecutor(8) as pool:
+        for _ in range(3):
+            assert list(pool.map(get(two), urls)) == want
 
 
 def test_browser_gets_pages_that_work_offline(client: httpx.Client) -> None:
