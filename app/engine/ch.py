@@ -79,13 +79,13 @@ _VI32, _VI64 = arr(I32), arr(I64)
 
 
 @kernel(inline="always")
-def state_of(slot, lab, v):  # pragma: no cover - numba
+def state_of(slot, v):  # pragma: no cover - numba
     """Node v's state stamp (`3*cur` + 0, 1 or 2 when reached in this query, less otherwise)."""
     return slot[v] >> ROW_BITS
 
 
 @kernel(inline="always")
-def row_of(slot, lab, v):  # pragma: no cover - numba
+def row_of(slot, v):  # pragma: no cover - numba
     """Node v's label row (v was reached in this query)."""
     return slot[v] & ROW_MASK
 
@@ -97,7 +97,7 @@ def set_state(slot, v, stamp):  # pragma: no cover - numba
 
 
 @kernel(inline="always")
-def add_row(slot, lab, v, stamp):  # pragma: no cover - numba
+def add_row(slot, v, stamp):  # pragma: no cover - numba
     """A new label row for node v, not reached in this query before, with the state `stamp`."""
     last = slot.shape[0] - 1
     r = slot[last]
@@ -136,13 +136,13 @@ def init_seeds(rank, nodes, sw, sd, st, slot, lab, keys, hnodes, base):  # pragm
             continue
         if w < 0 or w >= MAX_SEED_W or d < 0 or d > D_MASK:
             return -2
-        reached = state_of(slot, lab, v) >= base
-        r = row_of(slot, lab, v)
+        reached = state_of(slot, v) >= base
+        r = row_of(slot, v)
         if not reached or w < lab[r, L_W] or (w == lab[r, L_W] and d < lab[r, L_D]):
             if size == keys.shape[0]:
                 return -1
             if not reached:
-                r = add_row(slot, lab, v, base)
+                r = add_row(slot, v, base)
             lab[r, L_W] = w
             lab[r, L_D] = d
             lab[r, L_PARC] = -1
@@ -165,13 +165,13 @@ def settle_next(g_first, g_arcs, arc_base, s_first, s_arcs, slot, lab, keys, hno
         key, v, size = heap_pop(keys, hnodes, size)
         w = key >> D_BITS
         d = key & D_MASK
-        rv = row_of(slot, lab, v)  # a node on the heap was reached
-        if state_of(slot, lab, v) != base or w != lab[rv, L_W] or d != lab[rv, L_D]:
+        rv = row_of(slot, v)  # a node on the heap was reached
+        if state_of(slot, v) != base or w != lab[rv, L_W] or d != lab[rv, L_D]:
             continue
         counters[0] += 1
         for e in range(s_first[v], s_first[v + 1]):
             x = s_arcs[e, 0]
-            if state_of(slot, lab, x) >= base and lab[row_of(slot, lab, x), L_W] + s_arcs[e, 1] < w:
+            if state_of(slot, x) >= base and lab[row_of(slot, x), L_W] + s_arcs[e, 1] < w:
                 set_state(slot, v, base + 2)
                 return size, v, 2
         set_state(slot, v, base + 1)
@@ -181,17 +181,17 @@ def settle_next(g_first, g_arcs, arc_base, s_first, s_arcs, slot, lab, keys, hno
         counters[1] += hi - lo
         for e in range(lo, hi):
             x = g_arcs[e, 0]
-            sx = state_of(slot, lab, x)
+            sx = state_of(slot, x)
             if sx > base:
                 continue
-            rx = row_of(slot, lab, x)
+            rx = row_of(slot, x)
             nw = w + g_arcs[e, 1]
             nd = d + g_arcs[e, 2]
             if sx < base or nw < lab[rx, L_W] or (nw == lab[rx, L_W] and nd < lab[rx, L_D]):
                 if size == cap:
                     return size, v, -1
                 if sx < base:
-                    rx = add_row(slot, lab, x, base)
+                    rx = add_row(slot, x, base)
                 lab[rx, L_W] = nw
                 lab[rx, L_D] = nd
                 lab[rx, L_PARC] = arc_base + e
@@ -328,13 +328,13 @@ def _run(
             fsize, v, status = settle_next(
                 up_first, up_arcs, 0, down_first, down_arcs, f_slot, f_lab, f_keys, f_nodes, fsize, base, counters
             )
-            other_st = state_of(b_slot, b_lab, v) if v >= 0 else 0
+            other_st = state_of(b_slot, v) if v >= 0 else 0
             side = 0
         else:
             bsize, v, status = settle_next(
                 down_first, down_arcs, nup, up_first, up_arcs, b_slot, b_lab, b_keys, b_nodes, bsize, base, counters
             )
-            other_st = state_of(f_slot, f_lab, v) if v >= 0 else 0
+            other_st = state_of(f_slot, v) if v >= 0 else 0
             side = 1
         if status < 0:
             return -1, INF_WEIGHT, INF_WEIGHT, none, -1, -1
@@ -342,8 +342,8 @@ def _run(
             trace[ntrace] = 2 * v + side
             ntrace += 1
         if status == 1 and other_st == base + 1:
-            rf = row_of(f_slot, f_lab, v)
-            rb = row_of(b_slot, b_lab, v)
+            rf = row_of(f_slot, v)
+            rb = row_of(b_slot, v)
             cw = f_lab[rf, L_W] + b_lab[rb, L_W]
             cd = f_lab[rf, L_D] + b_lab[rb, L_D]
             if cw < best_w or (cw == best_w and cd < best_d):

@@ -787,7 +787,7 @@ class Snapper:
         )  # fmt: skip
         if k == 0:
             return None
-        others = list(zip(o_seg.tolist(), o_chain.tolist(), o_ratio.tolist(), strict=True)) if len(o_seg) else []
+        others = list(zip(o_seg.tolist(), o_chain.tolist(), o_ratio.tolist(), strict=True))
         return int(seg), int(chain), float(d), float(ratio), others
 
     def _phantom(
@@ -805,10 +805,9 @@ class Snapper:
         OSRM's ratio (`osrm_rank`) and the point is OSRM's."""
         g, ch = self.graph, self.chains
         if bearing is None:  # on an inner point of the chain: the segment OSRM keeps there
-            ch = self.chains
             seg, t = _osrm_vertex(
                 self._glon, self._glat, self._gf, ch.fwd_arc, ch.bwd_arc, ch.first_node, ch.last_node,
-                self.graph.node_osm_id, seg, chain, t,
+                g.node_osm_id, seg, chain, t,
             )  # fmt: skip
         r = _phantom_figures(
             self._glon, self._glat, self._gf, ch.fwd_arc, ch.bwd_arc, ch.first_node, ch.last_node, ch.component,

@@ -76,7 +76,7 @@ def _buckets(
                         for j in range(5):
                             bigger[i, j] = bucket[i, j]
                     bucket = bigger
-                r = row_of(slot, lab, v)
+                r = row_of(slot, v)
                 bucket[ne, 0] = v
                 bucket[ne, 1] = t
                 bucket[ne, 2] = lab[r, L_W]
@@ -147,7 +147,7 @@ def _scan(
             if status == 0:
                 break
             if status == 1:
-                r = row_of(slot, lab, v)
+                r = row_of(slot, v)
                 fw = lab[r, L_W]
                 fd = lab[r, L_D]
                 ft = lab[r, L_T]

@@ -112,8 +112,8 @@ def via_search(
                 nb += 1
         if status < 0:
             return -1, INF_WEIGHT, none
-        if status == 1 and state_of(f_slot, f_lab, v) == base + 1 and state_of(b_slot, b_lab, v) == base + 1:
-            cw = f_lab[row_of(f_slot, f_lab, v), L_W] + b_lab[row_of(b_slot, b_lab, v), L_W]
+        if status == 1 and state_of(f_slot, v) == base + 1 and state_of(b_slot, v) == base + 1:
+            cw = f_lab[row_of(f_slot, v), L_W] + b_lab[row_of(b_slot, v), L_W]
             if cw < best_w:
                 best_w = cw
                 meet = v
@@ -132,7 +132,7 @@ def via_search(
         mark[v] = base
     for i in range(nf):
         v = f_order[i]
-        r = row_of(f_slot, f_lab, v)
+        r = row_of(f_slot, v)
         if mark[v] == base:
             f_share[v] = f_lab[r, L_W]
         elif f_lab[r, L_PARC] >= 0:
@@ -141,7 +141,7 @@ def via_search(
             f_share[v] = 0
     for i in range(nb):
         v = b_order[i]
-        r = row_of(b_slot, b_lab, v)
+        r = row_of(b_slot, v)
         if mark[v] == base:
             b_share[v] = b_lab[r, L_W]
         elif b_lab[r, L_PARC] >= 0:
@@ -152,9 +152,9 @@ def via_search(
     k = 0
     for i in range(nf):
         v = f_order[i]
-        if v == meet or state_of(b_slot, b_lab, v) != base + 1:
+        if v == meet or state_of(b_slot, v) != base + 1:
             continue
-        w = f_lab[row_of(f_slot, f_lab, v), L_W] + b_lab[row_of(b_slot, b_lab, v), L_W]
+        w = f_lab[row_of(f_slot, v), L_W] + b_lab[row_of(b_slot, v), L_W]
         sh = f_share[v] + b_share[v]
         if w > limit:
             continue
@@ -173,7 +173,7 @@ def _half(
     """(status, weight, meeting rank) of one half of a via route: an upward search from `root` over `g_*` until its
     smallest key is not below the best meeting with `other`'s settled labels (or above `limit`)."""
     h_slot[h_slot.shape[0] - 1] = 0  # a new query of these labels: no rows handed out
-    r = add_row(h_slot, h_lab, root, hbase)
+    r = add_row(h_slot, root, hbase)
     h_lab[r, L_W] = 0
     h_lab[r, L_D] = 0
     h_lab[r, L_PARC] = -1
@@ -190,8 +190,8 @@ def _half(
         )
         if status < 0:
             return -1, INF_WEIGHT, -1
-        if status == 1 and state_of(o_slot, other, u) == other_base + 1:
-            c = other[row_of(o_slot, other, u), L_W] + h_lab[row_of(h_slot, h_lab, u), L_W]
+        if status == 1 and state_of(o_slot, u) == other_base + 1:
+            c = other[row_of(o_slot, u), L_W] + h_lab[row_of(h_slot, u), L_W]
             if c < best:
                 best = c
                 meet = u
