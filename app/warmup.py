@@ -260,7 +260,7 @@ def warm_service(
     later = background and options and algorithms is None
     with announce_compilation(say, "routing kernels", ENGINE_COMPILE_S) as note:
         if service.engine is None:
-            service.open()  # imports the engine: kernels with signatures compile (or load) now
+            service.open()  # imports the engine (its kernels load when first run)
         if later:
             first = (service.opened.router.default_algorithm,)
             phantoms = asyncio.run(_exercise_routing(service, first, trips=False))
@@ -274,6 +274,7 @@ def warm_service(
         def rest() -> None:
             from app.api.service import _lower_priority
             from app.engine.tsp import warm as warm_trips
+            from preprocessing.jit import ready_all
 
             _lower_priority()
             try:
@@ -282,6 +283,7 @@ def warm_service(
                     exercise_algorithms(service, phantoms, others)
                     exercise_options(service, phantoms)
                 warm_trips()
+                ready_all()  # the kernels no warm-up ran: loaded now, never by a request
             except Exception:  # noqa: BLE001 - a warm-up is no request: the server serves on, the log says why
                 log.exception("background warm-up failed")
                 return
@@ -289,6 +291,9 @@ def warm_service(
 
         _start_background(rest)
     elif algorithms is None:
+        from preprocessing.jit import ready_all
+
+        ready_all()  # before the workers fork: they share every kernel, and none loads during a request
         mark_compiled("engine")
     return service
 
@@ -363,7 +368,7 @@ def _compile_job(job: str, work: Path, say: Say) -> None:
 
     def routes(algorithms: tuple[str, ...] | None) -> Callable[[], None]:
         def run() -> None:
-            from app.api.service import Service  # the engine's kernels with signatures compile on import
+            from app.api.service import Service
             from app.settings import Settings
 
             if "graph" not in state:  # job "engine": a graph without hierarchy (numpy only, no kernel)
@@ -403,6 +408,9 @@ def _compile_job(job: str, work: Path, say: Say) -> None:
         t0 = time.perf_counter()
         steps[name]()
         log.info("kernel group %d (%s) took %.1f s", i, name, time.perf_counter() - t0)
+    from preprocessing.jit import ready_all
+
+    ready_all()  # kernels with signatures that no group ran (an option's rarer path): in the cache all the same
     if "service" in state:
         state["service"].close()
 

@@ -39,41 +39,75 @@ def tup(*items: Any) -> nt.Tuple:
     return nt.Tuple(items)
 
 
-def kernel(fn: Any = None, lazy: bool = False, **options: Any) -> Any:
-    """`numba.njit(cache=True, nogil=True)`: bare (`@kernel`), with signature(s) (`@kernel(I64(I64))`, compiled or
-    loaded from the cache when the module is imported), or with options (`@kernel(inline="never")`).
+def kernel(fn: Any = None, **options: Any) -> Any:
+    """`numba.njit(cache=True, nogil=True)`: bare (`@kernel`), with signature(s) (`@kernel(I64(I64))`), or with
+    options (`@kernel(inline="never")`).
 
-    `lazy=True` with a signature: nothing happens at import; the kernel compiles (or loads) for exactly that
-    signature when `entry()` first asks for it, or, called from another kernel, for the types its caller passes. So
-    importing a module costs no compilation a command does not need (preprocess never compiles the search core).
+    A kernel with signature(s) compiles (or loads from the cache) exactly those, and no others, but only when first
+    needed: its first call from Python, `entry()`, or the first kernel compiled that calls it. Never at import: a
+    kernel that only other kernels call is never loaded once they are cached (their machine code holds it), and a
+    command loads only the kernels it runs (preprocess never the search core, a server never the contraction).
+    `ready_all()` loads or compiles every such kernel of the modules imported so far.
     """
-    if callable(fn) and not isinstance(fn, nt.Type) and not hasattr(fn, "return_type"):
+    if callable(fn) and not isinstance(fn, (nt.Type, list)) and not hasattr(fn, "return_type"):
         return nb.njit(**_OPTIONS)(fn)  # type: ignore[call-overload]
-    if fn is not None and lazy:
-
-        def decorate(f: Callable[..., Any]) -> Any:
-            d = nb.njit(**{**_OPTIONS, **options})(f)
-            d.starroute_signature = fn
-            return d
-
-        return decorate
     if fn is not None:
-        return nb.njit(fn, **{**_OPTIONS, **options})
+        signatures = list(fn) if isinstance(fn, (list, tuple)) else [fn]
+        return lambda f: _deferred(nb.njit(**{**_OPTIONS, **options})(f), signatures)
     return nb.njit(**{**_OPTIONS, **options})
 
 
+_DEFERRED: list[Any] = []  # every kernel with signatures, in definition order
+
+
+def _deferred(dispatcher: Any, signatures: list[Any]) -> Any:
+    """Make `dispatcher` compile `signatures` on first need, then take no other types (as `njit(signatures)` does
+    at once): its typing by a calling kernel and its compile-on-call from Python first call `ready()`."""
+    from numba.core.compiler_lock import global_compiler_lock
+
+    template = dispatcher.get_call_template
+
+    def ready() -> None:
+        if dispatcher._can_compile:
+            with global_compiler_lock:  # the lock numba compiles under (re-entrant), so no second lock to order
+                if dispatcher._can_compile:
+                    for sig in signatures:
+                        dispatcher.compile(sig)
+                    dispatcher.disable_compile()
+
+    def get_call_template(args: Any, kws: Any) -> Any:
+        ready()
+        return template(args, kws)
+
+    def compile_for_args(*args: Any, **kws: Any) -> Any:
+        ready()  # numba calls what this returns with the same arguments: the dispatcher again, which with
+        return dispatcher  # compiling disabled converts them to a signature or says why not
+
+    dispatcher.get_call_template = get_call_template
+    dispatcher._compile_for_args = compile_for_args
+    dispatcher.starroute_ready = ready
+    _DEFERRED.append(dispatcher)
+    return dispatcher
+
+
+def ready_all() -> int:
+    """Load (or compile) every kernel with signatures of the modules imported so far; returns how many there are."""
+    for dispatcher in list(_DEFERRED):
+        dispatcher.starroute_ready()
+    return len(_DEFERRED)
+
+
 def entry(dispatcher: Any) -> Any:
-    """The compiled entry point of a kernel with one explicit signature (lazy ones compile now), called without the
+    """The compiled entry point of a kernel with one explicit signature (loaded or compiled now), called without the
     dispatcher's per-call type matching (about 3 us for the search core's 18 arguments, three of them named tuples of
     arrays: a tenth of a short query). Nothing is checked: callers pass exactly the signature's types. Other kernels
     are returned as they are."""
-    lazy = getattr(dispatcher, "starroute_signature", None)
-    if lazy is not None:
-        return dispatcher.compile(lazy)  # loaded from the cache, or compiled now for that signature only
-    sigs = getattr(dispatcher, "signatures", ())
-    if len(sigs) != 1 or sigs[0] not in dispatcher.overloads:  # type: ignore[misc]
+    ready = getattr(dispatcher, "starroute_ready", None)
+    if ready is None:
         return dispatcher
-    return dispatcher.overloads[sigs[0]].entry_point  # type: ignore[misc]
+    ready()
+    sigs = dispatcher.signatures
+    return dispatcher.overloads[sigs[0]].entry_point if len(sigs) == 1 else dispatcher
 
 
 class _FirstCompile(event.Listener):

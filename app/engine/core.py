@@ -125,7 +125,7 @@ def numba_types() -> tuple[object, object, object]:
 _G, _L, _P = numba_types()
 
 
-@kernel(NONE(_VI32, _VI64, _RO_XYZ, F64, _VF64), lazy=True)
+@kernel(NONE(_VI32, _VI64, _RO_XYZ, F64, _VF64))
 def prepare_point(nodes, weights, xyz, scale, p):  # pragma: no cover - numba
     """Fill a point array `p` = (x, y, z, shift, lon, lat) from its lon/lat (degrees): the unit vector, and the shift
     c = max(0, max_j(scale * gc(seed_j, point) - weight_j)).
@@ -148,7 +148,7 @@ def prepare_point(nodes, weights, xyz, scale, p):  # pragma: no cover - numba
     p[3] = shift
 
 
-@kernel(I64(_RO_LM, _RO_LM, _VI32, _VI64, _VI32, _VI64, _VI32, arr(I64, 2), arr(U8, 2)), lazy=True)
+@kernel(I64(_RO_LM, _RO_LM, _VI32, _VI64, _VI32, _VI64, _VI32, arr(I64, 2), arr(U8, 2)))
 def landmark_setup(lm_from, lm_to, s_nodes, s_w, t_nodes, t_w, cols, consts, valid):  # pragma: no cover - numba
     """Fill the per-query landmark constants (docs/DESIGN.md, Landmarks) for the best `len(cols)` landmarks.
 
@@ -254,7 +254,7 @@ SEARCH_SIGNATURE = NONE(  # type: ignore[call-overload]
 )
 
 
-@kernel(SEARCH_SIGNATURE, lazy=True)
+@kernel(SEARCH_SIGNATURE)
 def search(
     g, lab, s_nodes, s_w, t_nodes, t_w, q, mode, pk, p, lm_max, excl, forbid, fq, trace, buf, out, cutoff
 ):  # pragma: no cover - numba
@@ -501,7 +501,7 @@ def search(
         out[4] = k
 
 
-@kernel(NONE(arr(I32, 2), _RO_I32, _RO_I32, _VI32, _VI64, _VI64), lazy=True)
+@kernel(NONE(arr(I32, 2), _RO_I32, _RO_I32, _VI32, _VI64, _VI64))
 def path_dists(pred, arc_tail, arc_dist, nodes, seed_dists, out):  # pragma: no cover - numba
     """out[j] = dm along the forward predecessor chain to `nodes[j]`, plus the distance of the seed it starts at."""
     for j in range(nodes.shape[0]):
