@@ -90,6 +90,7 @@ def run_server(settings: Settings) -> None:
         "timeout_keep_alive": 5,
         "timeout_graceful_shutdown": 1,
         "lifespan": "on",
+        "http": _http_protocol(),
     }
     app = create_app(settings, service=service)
     if settings.workers > 1:
@@ -99,6 +100,16 @@ def run_server(settings: Settings) -> None:
         _supervisor(service)(config, sockets=[config.bind_socket()]).run()
     else:
         uvicorn.run(app, **options)
+
+
+def _http_protocol() -> Any:
+    """uvicorn's httptools protocol writing each response's head and body at once (`app.http_protocol`), or
+    uvicorn's own choice where httptools is missing."""
+    try:
+        from app.http_protocol import HeadJoiningHttpToolsProtocol
+    except ImportError:  # uvicorn without its [standard] extra
+        return "auto"
+    return HeadJoiningHttpToolsProtocol
 
 
 def prepare_fork(service: Any) -> None:
