@@ -130,8 +130,9 @@ def summary_lines(out: Path, stages: dict[str, dict[str, float]] | None = None) 
     lines.append(f"{'stage':<18}{'seconds':>9}{'peak RSS MiB':>14}")
     total = 0.0
     for name, s in stages.items():
-        total += s["seconds"]
-        lines.append(f"{name:<18}{s['seconds']:>9.2f}{s['peak_rss_mb']:>14.0f}")
+        total += s.get("waited_s", s["seconds"])  # a stage built beside another: its wait, not its own seconds
+        beside = f"  (beside {s['beside']})" if "beside" in s else ""
+        lines.append(f"{name:<18}{s['seconds']:>9.2f}{s['peak_rss_mb']:>14.0f}{beside}")
     lines.append(f"{'total':<18}{total:>9.2f}")
     return lines
 

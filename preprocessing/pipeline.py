@@ -19,6 +19,7 @@ import datetime
 import hashlib
 import os
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -180,19 +181,27 @@ def preprocess(
     excludable = [sorted(s) for s in prof.EXCLUDABLE]
     manifest["excludable"] = [{"classes": c, "mask": class_mask(tuple(c))} for c in excludable]
     cch = cch and ch
+    # one hierarchy to contract (the excludable sets are customized on the CCH) leaves a core idle for the longest
+    # stage: the CCH order and the landmarks are built on it meanwhile (their kernels, like the contraction's,
+    # release the GIL); the same arrays either way
+    beside = _Beside(graph, cch, landmarks) if ch and cch and CONTRACT_THREADS > 1 else None
     if ch:
         _contract_all(graph, arrays, manifest, rep, excludes=not cch)
     if cch:
         from .cch import build_cch
 
         with rep.stage("cch (order)"):
-            cch_arrays, manifest["cch"] = build_cch(graph)
+            cch_arrays, manifest["cch"] = beside.result("cch", rep) if beside else build_cch(graph)
         arrays.update(cch_arrays)
     if landmarks > 0:
         from .landmarks import build_landmarks
 
         with rep.stage("landmarks (ALT)", total=landmarks, unit="landmarks") as tick:
-            lm_arrays, lm_meta = build_landmarks(graph, count=landmarks, progress=_progress_adapter(tick))
+            if beside is not None:
+                lm_arrays, lm_meta = beside.result("landmarks (ALT)", rep)
+                tick(landmarks)
+            else:
+                lm_arrays, lm_meta = build_landmarks(graph, count=landmarks, progress=_progress_adapter(tick))
         arrays.update(lm_arrays)
         manifest["landmarks"] = lm_meta
 
@@ -214,6 +223,43 @@ def preprocess(
 
 
 CONTRACT_THREADS = 2  # the contraction kernels release the GIL: hierarchies are built two at a time
+
+
+class _Beside:
+    """The CCH order and the landmarks, built on a thread of their own while the hierarchy contracts."""
+
+    def __init__(self, graph: Any, cch: bool, landmarks: int) -> None:
+        self._done: dict[str, tuple[Any, float]] = {}
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(
+            target=self._run, args=(graph, cch, landmarks), daemon=True, name="starroute-beside"
+        )
+        self._thread.start()
+
+    def _run(self, graph: Any, cch: bool, landmarks: int) -> None:
+        try:
+            if cch:
+                from .cch import build_cch
+
+                t0 = time.perf_counter()
+                self._done["cch"] = (build_cch(graph), time.perf_counter() - t0)
+            if landmarks > 0:
+                from .landmarks import build_landmarks
+
+                t0 = time.perf_counter()
+                self._done["landmarks (ALT)"] = (build_landmarks(graph, count=landmarks), time.perf_counter() - t0)
+        except BaseException as exc:  # noqa: BLE001 - re-raised on the calling thread
+            self._error = exc
+
+    def result(self, stage: str, rep: Reporter) -> Any:
+        """What the stage built, once the thread ends; the stage's record says it ran beside the contraction and
+        how long it took there (its own seconds: the wait is not its work)."""
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        value, seconds = self._done[stage]
+        rep.note_beside("cch (order)" if stage == "cch" else stage, seconds, "contract (CH)")
+        return value
 
 
 def _contract_all(

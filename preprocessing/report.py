@@ -27,11 +27,17 @@ class Reporter:
         self.quiet = quiet
         self.stream = stream or sys.stderr
         self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
-        self.stages: dict[str, dict[str, float]] = {}
+        self.stages: dict[str, Any] = {}
+        self._beside: dict[str, tuple[float, str]] = {}
 
     def log(self, message: str) -> None:
         if not self.quiet:
             print(message, file=self.stream, flush=True)
+
+    def note_beside(self, name: str, seconds: float, other: str) -> None:
+        """Stage `name` (under way) did its work on another thread beside stage `other`, in `seconds`: its record
+        gets those seconds (`beside`: the other stage; `waited_s`: how long the stage itself then lasted)."""
+        self._beside[name] = (seconds, other)
 
     @contextmanager
     def compiling(self, what: str, estimate_s: float) -> Iterator[None]:
@@ -113,6 +119,9 @@ class Reporter:
                 progress.stop()
         secs = time.perf_counter() - t0
         self.stages[name] = {"seconds": round(secs, 3), "peak_rss_mb": round(peak_rss_mb(), 1)}
+        if name in self._beside:  # its work ran beside another stage: its own seconds, and the wait for it
+            own, other = self._beside.pop(name)
+            self.stages[name].update(seconds=round(own, 3), beside=other, waited_s=round(secs, 3))
         if not self.quiet and not self.tty:
             print(
                 f"starroute: {name} done in {secs:.2f} s (peak RSS {peak_rss_mb():.0f} MiB)",

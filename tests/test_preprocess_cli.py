@@ -67,6 +67,26 @@ def test_default_extract_builds_loadable_graph(tmp_path: Path) -> None:
     assert leftovers(tmp_path) == ["monaco-car"]
 
 
+def test_cch_and_landmarks_built_beside_the_contraction_are_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a core to spare, the CCH order and the landmarks are built on a thread beside the contraction: the
+    arrays are those of the one-thread build, and the stages say where they ran."""
+    from preprocessing import pipeline
+
+    together, apart = tmp_path / "together", tmp_path / "apart"
+    assert run(str(MONACO), "-o", str(together), "-q").exit_code == 0
+    monkeypatch.setattr(pipeline, "CONTRACT_THREADS", 1)
+    assert run(str(MONACO), "-o", str(apart), "-q").exit_code == 0
+    a, b = load_graph(together), load_graph(apart)
+    assert sorted(a.arrays) == sorted(b.arrays) and any(k.startswith("cch_") for k in a.arrays)
+    for name in a.arrays:
+        assert np.array_equal(np.asarray(a.arrays[name]), np.asarray(b.arrays[name])), name
+    for stage in ("cch (order)", "landmarks (ALT)"):
+        assert a.manifest["stages"][stage]["beside"] == "contract (CH)", a.manifest["stages"][stage]
+        assert "beside" not in b.manifest["stages"][stage]
+
+
 def test_console_script_quiet(tmp_path: Path) -> None:
     out = tmp_path / "g"
     proc = subprocess.run(
