@@ -267,10 +267,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from app.stoppable import run_until_signal
     from app.warmup import compile_all, is_compiled
 
-    if not (is_compiled("engine") and is_compiled("preprocess")):  # a first run: compile both halves at once
-        run_until_signal(lambda: compile_all(jobs=2), on_stop=_abandon, status=lambda s: 0, message="stopped")
     target: Path = args.target if args.target is not None else default_extract()
-    if target.is_file() or target.name.lower().endswith(OSM_SUFFIXES):
+    extract = target.is_file() or target.name.lower().endswith(OSM_SUFFIXES)
+    if not is_compiled("engine") or (extract and not is_compiled("preprocess")):
+        # a first run. A graph to build, or workers to fork (they share what was compiled before): both halves
+        # compile at once, in two processes. One worker on a built graph compiles only what a first route, table
+        # and nearest need, serves, and compiles the rest behind them (`app.warmup.warm_service`).
+        if extract or args.workers > 1:
+            run_until_signal(lambda: compile_all(jobs=2), on_stop=_abandon, status=lambda s: 0, message="stopped")
+    if extract:
         graph_dir = default_graph_dir(target, args.profile)
         if not target.is_file():
             raise CliError(f"input file {target} does not exist")

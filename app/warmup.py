@@ -32,6 +32,10 @@ Say = Callable[[str], None]
 
 # Measured cold compile time of the kernels a server warms on a first `python -m app.server` (no `compile_all`).
 ENGINE_COMPILE_S = 60.0
+# ... of those a first route, table and nearest need (a one-worker server's start; Monaco, 2 cores: 17-20 s), and
+# of the rest, compiled behind them at nice 19 while the server serves.
+FIRST_REQUESTS_COMPILE_S = 20.0
+REST_COMPILE_S = 60.0
 _PROCESS_START = time.time()
 _ROOT = Path(__file__).resolve().parent.parent
 KERNEL_PACKAGES = (_ROOT / "preprocessing", _ROOT / "app" / "engine", _ROOT / "app" / "api")
@@ -258,7 +262,10 @@ def warm_service(
     from preprocessing.jit import announce_compilation
 
     later = background and options and algorithms is None
-    with announce_compilation(say, "routing kernels", ENGINE_COMPILE_S) as note:
+    what, estimate = ("the kernels of a first route, table and nearest", FIRST_REQUESTS_COMPILE_S)
+    if not later:
+        what, estimate = "routing kernels", ENGINE_COMPILE_S
+    with announce_compilation(say, what, estimate) as note:
         if service.engine is None:
             service.open()  # imports the engine (its kernels load when first run)
         if later:
@@ -267,7 +274,12 @@ def warm_service(
         else:
             asyncio.run(exercise(service, algorithms, options))
     if note.fired:
-        say(f"routing kernels compiled in {time.perf_counter() - note.started:.0f} s (cached for later starts)")
+        say(f"{what} compiled in {time.perf_counter() - note.started:.0f} s (cached for later starts)")
+        if later:
+            say(
+                "the other kernels (algorithms, alternatives, areas, trips, matching) compile behind, at low "
+                f"priority, while it serves (about {REST_COMPILE_S:.0f} s; a request that needs one first waits for it)"
+            )
     service.metrics = Metrics()  # warm-up searches are not traffic
     if later:
 
