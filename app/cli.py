@@ -265,16 +265,29 @@ def _graph_matches(graph_dir: Path, extract: Path, profile: str) -> bool:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from app.stoppable import run_until_signal
-    from app.warmup import compile_all, is_compiled
+    from app.warmup import compile_all, is_compiled, start_first_engine_job, stop_compile_jobs
 
     target: Path = args.target if args.target is not None else default_extract()
     extract = target.is_file() or target.name.lower().endswith(OSM_SUFFIXES)
     if not is_compiled("engine") or (extract and not is_compiled("preprocess")):
-        # a first run. A graph to build, or workers to fork (they share what was compiled before): both halves
-        # compile at once, in two processes. One worker on a built graph compiles only what a first route, table
-        # and nearest need, serves, and compiles the rest behind them (`app.warmup.warm_service`).
-        if extract or args.workers > 1:
+        # A first run. Workers to fork (they share what was compiled before): every kernel first, both halves at
+        # once in two processes. One worker compiles only what a first route, table and nearest need, serves, and
+        # compiles the rest behind them (`app.warmup.warm_service`); with a graph to build, snapping, the searches
+        # and the legs compile in a child process meanwhile (the preprocessing kernels compile as they are used).
+        if args.workers > 1:
             run_until_signal(lambda: compile_all(jobs=2), on_stop=_abandon, status=lambda s: 0, message="stopped")
+        elif extract and not is_compiled("engine"):
+            start_first_engine_job()
+    try:
+        return _serve(args, target, extract)
+    finally:
+        stop_compile_jobs()
+
+
+def _serve(args: argparse.Namespace, target: Path, extract: bool) -> int:
+    """`cmd_serve` once kernels are dealt with: build the graph if `target` is an extract, then serve it."""
+    from app.stoppable import run_until_signal
+
     if extract:
         graph_dir = default_graph_dir(target, args.profile)
         if not target.is_file():
@@ -665,6 +678,9 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _quiet_exit(signum: int, frame: Any) -> None:
+    warmup = sys.modules.get("app.warmup")
+    if warmup is not None:  # a compile job started for this serve ends with it
+        warmup.stop_compile_jobs()
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)

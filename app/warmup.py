@@ -367,9 +367,15 @@ def compile_estimate(jobs: int = 2) -> float:
     return max(per_job.values()) if jobs >= 2 else sum(per_job.values())
 
 
+FIRST_GROUP = "snapping, searches and legs"  # what `start_first_engine_job` compiles
+
+
 def _compile_job(job: str, work: Path, say: Say) -> None:
     """One compile job of `compile_all` (a child process, or in turn with `jobs=1`): its groups of `COMPILE_GROUPS`
-    in order, each announced with its number and estimate (and its time logged at INFO)."""
+    in order, each announced with its number and estimate (and its time logged at INFO). Job "engine-first" is the
+    engine job's first group only (`start_first_engine_job`)."""
+    first_only = job == "engine-first"
+    job = "engine" if first_only else job
     from preprocessing.pipeline import preprocess
 
     state: dict[str, Any] = {}
@@ -414,17 +420,34 @@ def _compile_job(job: str, work: Path, say: Say) -> None:
         "map matching": with_phantoms(exercise_matching),
     }
     for i, (name, group_job, seconds) in enumerate(COMPILE_GROUPS, 1):
-        if group_job != job:
+        if group_job != job or (first_only and name != FIRST_GROUP):
             continue
         say(f"compiling routing kernels {i}/{len(COMPILE_GROUPS)} ({name}, about {seconds:.0f} s) ...")
         t0 = time.perf_counter()
         steps[name]()
         log.info("kernel group %d (%s) took %.1f s", i, name, time.perf_counter() - t0)
-    from preprocessing.jit import ready_all
+    if not first_only:
+        from preprocessing.jit import ready_all
 
-    ready_all()  # kernels with signatures that no group ran (an option's rarer path): in the cache all the same
+        ready_all()  # kernels with signatures that no group ran (an option's rarer path): in the cache all the same
     if "service" in state:
         state["service"].close()
+
+
+def start_first_engine_job() -> subprocess.Popen:
+    """Compile the engine's first group (`FIRST_GROUP`: snapping, the searches and the legs) in a child process,
+    into the same cache, while this process does other work (a first `serve` of an extract builds the graph
+    meanwhile); `stop_compile_jobs` ends it if it still runs."""
+    proc = subprocess.Popen([sys.executable, "-m", "app.warmup", "--quiet", "engine-first", "-"], cwd=_ROOT)
+    _CHILDREN.append(proc)
+    return proc
+
+
+def stop_compile_jobs() -> None:
+    """End compile jobs still running (their half-written cache files removed)."""
+    if any(p.poll() is None for p in _CHILDREN):
+        remove_partial_cache_files()
+    _CHILDREN.clear()
 
 
 def say_stderr(message: str) -> None:
@@ -476,4 +499,9 @@ def compile_all(jobs: int = 2, quiet: bool = False, say: Say | None = None) -> f
 if __name__ == "__main__":  # a compile job of compile_all: python -m app.warmup --say|--quiet JOB WORKDIR
     logging.basicConfig(level=os.environ.get("STARROUTE_COMPILE_LOG", "WARNING"))
     _quiet = sys.argv[1] == "--quiet"
-    _compile_job(sys.argv[2], Path(sys.argv[3]), lambda m: None if _quiet else say_stderr(m))
+    _say: Say = lambda m: None if _quiet else say_stderr(m)  # noqa: E731
+    if sys.argv[3] == "-":  # a work directory of its own
+        with tempfile.TemporaryDirectory(prefix="starroute-compile-") as _tmp:
+            _compile_job(sys.argv[2], Path(_tmp), _say)
+    else:
+        _compile_job(sys.argv[2], Path(sys.argv[3]), _say)

@@ -98,3 +98,31 @@ def test_is_compiled_needs_no_numba() -> None:
     code = "import sys, app.warmup as w; w.is_compiled('engine'); print('numba' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=warmup._ROOT, check=True)
     assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize(("target", "workers", "expected"), [
+    ("extract", 1, ["first job", ("serve", True), "stop"]),  # the engine's first group compiles beside the build
+    ("graph", 1, [("serve", False), "stop"]),  # the server compiles what a first request needs, the rest behind
+    ("extract", 2, ["compile_all", ("serve", True), "stop"]),  # workers share what was compiled before the fork
+])  # fmt: skip
+def test_a_first_serve_compiles_what_it_needs_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, target: str, workers: int, expected: list[Any]
+) -> None:
+    from app import cli
+
+    calls: list[Any] = []
+    monkeypatch.setattr(warmup, "is_compiled", lambda part: False)
+    monkeypatch.setattr(warmup, "compile_all", lambda **kw: calls.append("compile_all"))
+    monkeypatch.setattr(warmup, "start_first_engine_job", lambda: calls.append("first job"))
+    monkeypatch.setattr(warmup, "stop_compile_jobs", lambda: calls.append("stop"))
+    monkeypatch.setattr(cli, "_serve", lambda args, t, extract: calls.append(("serve", extract)) or 0)
+    path = tmp_path / ("monaco.osm.pbf" if target == "extract" else "graph")
+    args = cli.parser().parse_args(["serve", str(path), "--workers", str(workers)])
+    assert cli.cmd_serve(args) == 0
+    assert calls == expected
+
+
+def test_the_first_engine_job_compiles_its_group_only(tmp_path: Path) -> None:
+    said: list[str] = []
+    warmup._compile_job("engine-first", tmp_path, said.append)
+    assert len(said) == 1 and warmup.FIRST_GROUP in said[0], said
