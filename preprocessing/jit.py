@@ -49,7 +49,7 @@ def kernel(fn: Any = None, **options: Any) -> Any:
     command loads only the kernels it runs (preprocess never the search core, a server never the contraction).
     `ready_all()` loads or compiles every such kernel of the modules imported so far.
     """
-    if callable(fn) and not isinstance(fn, (nt.Type, list)) and not hasattr(fn, "return_type"):
+    if callable(fn) and not isinstance(fn, nt.Type) and not hasattr(fn, "return_type"):
         return nb.njit(**_OPTIONS)(fn)  # type: ignore[call-overload]
     if fn is not None:
         signatures = list(fn) if isinstance(fn, (list, tuple)) else [fn]
@@ -90,11 +90,10 @@ def _deferred(dispatcher: Any, signatures: list[Any]) -> Any:
     return dispatcher
 
 
-def ready_all() -> int:
-    """Load (or compile) every kernel with signatures of the modules imported so far; returns how many there are."""
+def ready_all() -> None:
+    """Load (or compile) every kernel with signatures of the modules imported so far."""
     for dispatcher in list(_DEFERRED):
         dispatcher.starroute_ready()
-    return len(_DEFERRED)
 
 
 def entry(dispatcher: Any) -> Any:

@@ -191,7 +191,7 @@ def preprocess(
         from .cch import build_cch
 
         with rep.stage("cch (order)"):
-            cch_arrays, manifest["cch"] = beside.result("cch", rep) if beside else build_cch(graph)
+            cch_arrays, manifest["cch"] = beside.result("cch (order)", rep) if beside else build_cch(graph)
         arrays.update(cch_arrays)
     if landmarks > 0:
         from .landmarks import build_landmarks
@@ -226,7 +226,8 @@ CONTRACT_THREADS = 2  # the contraction kernels release the GIL: hierarchies are
 
 
 class _Beside:
-    """The CCH order and the landmarks, built on a thread of their own while the hierarchy contracts."""
+    """The CCH order and the landmarks, built on a thread of their own while the hierarchy contracts; each result
+    is kept under its stage's name."""
 
     def __init__(self, graph: Any, cch: bool, landmarks: int) -> None:
         self._done: dict[str, tuple[Any, float]] = {}
@@ -242,7 +243,7 @@ class _Beside:
                 from .cch import build_cch
 
                 t0 = time.perf_counter()
-                self._done["cch"] = (build_cch(graph), time.perf_counter() - t0)
+                self._done["cch (order)"] = (build_cch(graph), time.perf_counter() - t0)
             if landmarks > 0:
                 from .landmarks import build_landmarks
 
@@ -258,7 +259,7 @@ class _Beside:
         if self._error is not None:
             raise self._error
         value, seconds = self._done[stage]
-        rep.note_beside("cch (order)" if stage == "cch" else stage, seconds, "contract (CH)")
+        rep.note_beside(stage, seconds, "contract (CH)")
         return value
 
 
