@@ -22,7 +22,7 @@ def new_heap(capacity: int, key_dtype: type = np.float64) -> tuple[np.ndarray, n
     return np.empty(max(capacity, 1), dtype=key_dtype), np.empty(max(capacity, 1), dtype=np.int32)
 
 
-@kernel(_PUSH)
+@kernel(_PUSH, nrt=False)
 def heap_push(keys: np.ndarray, nodes: np.ndarray, size: int, key: float, node: int) -> int:
     """Insert (key, node); returns the new size. Grows never: capacity must cover every push of one search."""
     i = size
@@ -39,7 +39,7 @@ def heap_push(keys: np.ndarray, nodes: np.ndarray, size: int, key: float, node: 
     return size + 1
 
 
-@kernel(_POP)
+@kernel(_POP, nrt=False)
 def heap_pop(keys: np.ndarray, nodes: np.ndarray, size: int) -> tuple[float, int, int]:
     """Remove the minimum; returns (key, node, new size). The caller checks size > 0 first."""
     top_key = keys[0]

@@ -39,9 +39,13 @@ def tup(*items: Any) -> nt.Tuple:
     return nt.Tuple(items)
 
 
-def kernel(fn: Any = None, **options: Any) -> Any:
+def kernel(fn: Any = None, *, nrt: bool = True, **options: Any) -> Any:
     """`numba.njit(cache=True, nogil=True)`: bare (`@kernel`), with signature(s) (`@kernel(I64(I64))`), or with
     options (`@kernel(inline="never")`).
+
+    `nrt=False` compiles a kernel that allocates nothing without numba's reference counting: a kernel call otherwise
+    increments and decrements the count of every array argument with an atomic instruction, which in a helper called
+    per settled node or heap operation was a third of a hierarchy query (numba refuses to compile one that allocates).
 
     A kernel with signature(s) compiles (or loads from the cache) exactly those, and no others, but only when first
     needed: its first call from Python, `entry()`, or the first kernel compiled that calls it. Never at import: a
@@ -49,6 +53,8 @@ def kernel(fn: Any = None, **options: Any) -> Any:
     command loads only the kernels it runs (preprocess never the search core, a server never the contraction).
     `ready_all()` loads or compiles every such kernel of the modules imported so far.
     """
+    if not nrt:
+        options["_nrt"] = False
     if callable(fn) and not isinstance(fn, nt.Type) and not hasattr(fn, "return_type"):
         return nb.njit(**_OPTIONS)(fn)  # type: ignore[call-overload]
     if fn is not None:

@@ -116,7 +116,7 @@ def parent_arc(slot, lab, v):  # pragma: no cover - numba
 # one search direction
 
 
-@kernel(I64(_RO_I32, _VI32, _VI64, _VI64, _VI64, _VI64, _LAB, _VI64, _VI32, I64))
+@kernel(I64(_RO_I32, _VI32, _VI64, _VI64, _VI64, _VI64, _LAB, _VI64, _VI32, I64), nrt=False)
 def init_seeds(rank, nodes, sw, sd, st, slot, lab, keys, hnodes, base):  # pragma: no cover - numba
     """Start a query of one direction (no rows handed out) and label the seeds (node ids, mapped to ranks):
     lexicographic minimum per node, first index on ties.
@@ -151,7 +151,9 @@ def init_seeds(rank, nodes, sw, sd, st, slot, lab, keys, hnodes, base):  # pragm
     return size
 
 
-@kernel(tup(I64, I64, I64)(_RO_I32, _RO_ARCS, I64, _RO_I32, _RO_ARCS, _VI64, _LAB, _VI64, _VI32, I64, I64, _VI64))
+@kernel(
+    tup(I64, I64, I64)(_RO_I32, _RO_ARCS, I64, _RO_I32, _RO_ARCS, _VI64, _LAB, _VI64, _VI32, I64, I64, _VI64), nrt=False
+)
 def settle_next(g_first, g_arcs, arc_base, s_first, s_arcs, slot, lab, keys, hnodes, size, base, counters):  # noqa: E501 # pragma: no cover
     """Settle the next node of one direction: (new heap size, node, status).
 
@@ -205,7 +207,7 @@ def settle_next(g_first, g_arcs, arc_base, s_first, s_arcs, slot, lab, keys, hno
 # bidirectional query and unpacking
 
 
-@kernel(I64(_RO_I32, I64))
+@kernel(I64(_RO_I32, I64), nrt=False)
 def _owner(first, e):  # pragma: no cover - numba
     """The rank r with first[r] <= e < first[r+1] (binary search)."""
     lo = 0
@@ -219,7 +221,7 @@ def _owner(first, e):  # pragma: no cover - numba
     return lo
 
 
-@kernel(I64(_RO_I32, _VI32, _VI64, _VI64, I64))
+@kernel(I64(_RO_I32, _VI32, _VI64, _VI64, I64), nrt=False)
 def _pick_seed(rank, nodes, sw, sd, r):  # pragma: no cover - numba
     """The seed whose label starts at rank `r` (lexicographic minimum there, first index on ties; as init_seeds)."""
     best = -1

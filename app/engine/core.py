@@ -125,7 +125,7 @@ def numba_types() -> tuple[object, object, object]:
 _G, _L, _P = numba_types()
 
 
-@kernel(NONE(_VI32, _VI64, _RO_XYZ, F64, _VF64))
+@kernel(NONE(_VI32, _VI64, _RO_XYZ, F64, _VF64), nrt=False)
 def prepare_point(nodes, weights, xyz, scale, p):  # pragma: no cover - numba
     """Fill a point array `p` = (x, y, z, shift, lon, lat) from its lon/lat (degrees): the unit vector, and the shift
     c = max(0, max_j(scale * gc(seed_j, point) - weight_j)).
@@ -501,7 +501,7 @@ def search(
         out[4] = k
 
 
-@kernel(NONE(arr(I32, 2), _RO_I32, _RO_I32, _VI32, _VI64, _VI64))
+@kernel(NONE(arr(I32, 2), _RO_I32, _RO_I32, _VI32, _VI64, _VI64), nrt=False)
 def path_dists(pred, arc_tail, arc_dist, nodes, seed_dists, out):  # pragma: no cover - numba
     """out[j] = dm along the forward predecessor chain to `nodes[j]`, plus the distance of the seed it starts at."""
     for j in range(nodes.shape[0]):

@@ -60,7 +60,7 @@ def _osrm_point(x1, y1, x2, y2, t):  # pragma: no cover - numba
     return osrm_fixed((1.0 - t) * a + b * t) / OSRM_COORD_SCALE, osrm_fixed(lat) / OSRM_COORD_SCALE
 
 
-@kernel
+@kernel(nrt=False)
 def osrm_ratio(lon1, lat1, lon2, lat2, qlon, qlat):  # pragma: no cover - numba
     """Where OSRM puts a query point along segment (1, 2), 0..1: its projection in Web Mercator with every
     coordinate at OSRM's 1e-6 degrees (`coordinate_calculation::perpendicularDistance`), the ratio a phantom
@@ -164,7 +164,7 @@ def _osrm_pick(s, c, d, gf, glon, glat, qlon, qlat, slack):  # pragma: no cover 
     return i, segs[j], ratios[j], o_seg[:no], o_chain[:no], o_ratio[:no]
 
 
-@kernel
+@kernel(nrt=False)
 def chain_end_kind(glon, glat, gf, chain, lon, lat):  # pragma: no cover - numba
     """1 when the point (degrees) is the chain's first point at OSRM's 1e-6 degrees, 2 when it is its last (the
     first wins), 0 otherwise."""

@@ -132,7 +132,7 @@ def _bearing_ok(b, bearing, brange):  # pragma: no cover - numba
     return min(d, 360.0 - d) <= brange
 
 
-@kernel
+@kernel(nrt=False)
 def _directions(s, c, kx, ky, glon, glat, chain_fwd, chain_bwd, bearing, brange):  # pragma: no cover - numba
     """Bit 1: travel along the chain through segment s matches the bearing filter, bit 2: against it.
 
@@ -157,7 +157,7 @@ def _directions(s, c, kx, ky, glon, glat, chain_fwd, chain_bwd, bearing, brange)
     return out
 
 
-@kernel
+@kernel(nrt=False)
 def segment_directions(s, c, qlat, glon, glat, chain_fwd, chain_bwd, bearing, brange):  # pragma: no cover - numba
     """`_directions` in the local frame of latitude `qlat` (for the phantom of a filtered search)."""
     ky = _KY
@@ -274,7 +274,7 @@ def _nearest_osrm(
     return k, seg, c[i], d[i], ratio, o_seg, o_chain, o_ratio
 
 
-@kernel
+@kernel(nrt=False)
 def _osrm_vertex(glon, glat, gf, fwd_arc, bwd_arc, first_node, last_node, node_osm_id, seg, chain, t):  # noqa: E501 # pragma: no cover
     """(segment, t) of a point OSRM sees on an inner point of a chain (equal at 1e-6 degrees): the segment OSRM
     keeps of the two that meet there. It keeps the one first along its edge (`MakeAlternativeBigCandidates`,
@@ -298,7 +298,7 @@ def _osrm_vertex(glon, glat, gf, fwd_arc, bwd_arc, first_node, last_node, node_o
     return (vertex - 1, 1.0) if along else (vertex, 0.0)
 
 
-@kernel
+@kernel(nrt=False)
 def _osrm_before(gs, p0, p1, seg, ratio, against):  # pragma: no cover - numba
     """(deciseconds from the arc's start to the point, the arc's total) from per-point values `gs` (the columns of
     `geom_seg_weight`, docs/DESIGN.md) of the chain at points p0..p1-1, the point at `ratio` of local segment
@@ -347,7 +347,7 @@ def _part_before(w, d, tm, f, exact, seg_weight, seg_time, p0, p1, seg, ratio, a
     return wb, db, tb
 
 
-@kernel
+@kernel(nrt=False)
 def _phantom_figures(
     glon, glat, gf, fwd_arc, bwd_arc, first_node, last_node, component, arc_weight, arc_dist, arc_name, node_osm_id,
     chain, seg, t, qlon, qlat, arc_time, seg_weight, seg_time, osrm_point,
@@ -418,7 +418,7 @@ def _phantom_figures(
     )  # fmt: skip
 
 
-@kernel
+@kernel(nrt=False)
 def _chain_offset(glon, glat, p0, p1, seg, lon, lat):  # pragma: no cover - numba
     """(metres along the chain from its first point to (lon, lat) on local segment `seg`, chain length in metres),
     segment by segment in OSRM's distance formula; the point's own segment up to it as OSRM measures it too (from the

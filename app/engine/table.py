@@ -117,14 +117,14 @@ def _group(bucket, at):  # pragma: no cover - numba
     return grouped, nodes[:k]
 
 
-@kernel
+@kernel(nrt=False)
 def _clear(at, nodes):  # pragma: no cover - numba
     """`at` back to 0 at the nodes `_group` wrote."""
     for j in range(nodes.shape[0]):
         at[nodes[j]] = 0
 
 
-@kernel
+@kernel(nrt=False)
 def _scan(
     rank, up_first, up_arcs, down_first, down_arcs, s_nodes, s_w, s_d, s_t, s_off, s_lo, s_hi, slot, lab, keys,
     hnodes, cur, counters, at, grouped, out_w, out_d, out_t,

@@ -165,7 +165,7 @@ def via_search(
     return 0, best_w, out[:k]
 
 
-@kernel
+@kernel(nrt=False)
 def _half(
     root, g_first, g_arcs, arc_base, no_first, no_arcs, o_slot, other, other_base, h_slot, h_lab, h_keys, h_nodes,
     hbase, counters, limit,
