@@ -32,7 +32,7 @@ import numpy as np
 
 from preprocessing.artifacts import CH_PREFIX, ch_names
 from preprocessing.heap import heap_pop, heap_push, new_heap
-from preprocessing.jit import I32, I64, arr, kernel, tup
+from preprocessing.jit import I32, I64, NONE, arr, kernel, tup
 
 from .errors import GraphError
 from .types import INF_WEIGHT, SearchOptions, SearchResult, SearchStats, SearchTrace, Seeds, refuse_options
@@ -232,20 +232,12 @@ def _pick_seed(rank, nodes, sw, sd, r):  # pragma: no cover - numba
     return best
 
 
-@kernel(_VI64(_VI64, I64))
-def _grow(a, size):  # pragma: no cover - numba
-    """A copy of `a` with room for `size` entries (numba's slice assignment costs seconds of compile time)."""
-    out = np.empty(size, dtype=np.int64)
-    for i in range(a.shape[0]):
-        out[i] = a[i]
-    return out
-
-
-@kernel(tup(_VI32, I64, I64)(I64, _VI64, _LAB, _VI64, _LAB, _RO_I32, _RO_I32, _RO_ARCS))
-def unpack_path(meet, f_slot, f_lab, b_slot, b_lab, up_first, down_first, unpack):  # pragma: no cover - numba
-    """(original arc ids of the path through `meet`, source rank, target rank) from the two parent chains."""
+@kernel(tup(I64, I64, I64, I64)(I64, _VI64, _LAB, _VI64, _LAB, _RO_I32, _RO_I32), nrt=False)
+def _chain_ends(meet, f_slot, f_lab, b_slot, b_lab, up_first, down_first):  # pragma: no cover - numba
+    """(CH arcs on the path through `meet`, how many of them upward, source rank, target rank) from the two parent
+    chains (allocation-free: no reference counting per parent step)."""
     nup = up_first[up_first.shape[0] - 1]
-    k = 0  # CH arcs: count them first, then fill in path order
+    k = 0
     v = meet
     while parent_arc(f_slot, f_lab, v) >= 0:
         k += 1
@@ -256,8 +248,13 @@ def unpack_path(meet, f_slot, f_lab, b_slot, b_lab, up_first, down_first, unpack
     while parent_arc(b_slot, b_lab, v) >= 0:
         k += 1
         v = _owner(down_first, parent_arc(b_slot, b_lab, v) - nup)
-    dst = v
-    chain = np.empty(k, dtype=np.int64)
+    return k, kf, src, v
+
+
+@kernel(NONE(I64, _VI64, _LAB, _VI64, _LAB, _RO_I32, _RO_I32, I64, _VI64), nrt=False)
+def _fill_chain(meet, f_slot, f_lab, b_slot, b_lab, up_first, down_first, kf, chain):  # pragma: no cover - numba
+    """Write the CH arcs of the path through `meet` into `chain` in path order (`kf` of them upward)."""
+    nup = up_first[up_first.shape[0] - 1]
     i = kf - 1
     v = meet
     while parent_arc(f_slot, f_lab, v) >= 0:  # meet -> source along upward arcs, written backwards
@@ -270,10 +267,14 @@ def unpack_path(meet, f_slot, f_lab, b_slot, b_lab, up_first, down_first, unpack
         chain[i] = parent_arc(b_slot, b_lab, v)
         i += 1
         v = _owner(down_first, parent_arc(b_slot, b_lab, v) - nup)
-    out = np.empty(max(4 * k, 64), dtype=np.int64)
+
+
+@kernel(I64(_VI64, _RO_ARCS, _VI64, _VI64), nrt=False)
+def _expand(chain, unpack, out, stack):  # pragma: no cover - numba
+    """Write the original arcs of the CH arcs `chain` into `out` (depth first along `unpack`): how many, or -1 when
+    `out` or `stack` is too small."""
     no = 0
-    stack = np.empty(64, dtype=np.int64)
-    for j in range(k):
+    for j in range(chain.shape[0]):
         stack[0] = chain[j]
         sp = 1
         while sp > 0:
@@ -281,36 +282,55 @@ def unpack_path(meet, f_slot, f_lab, b_slot, b_lab, up_first, down_first, unpack
             g = stack[sp]
             if unpack[g, 1] < 0:
                 if no == out.shape[0]:
-                    out = _grow(out, 2 * no)
+                    return -1
                 out[no] = unpack[g, 0]
                 no += 1
             else:
                 if sp + 2 > stack.shape[0]:
-                    stack = _grow(stack, 2 * stack.shape[0])
+                    return -1
                 stack[sp] = unpack[g, 1]
                 stack[sp + 1] = unpack[g, 0]
                 sp += 2
+    return no
+
+
+@kernel(tup(_VI32, I64, I64)(I64, _VI64, _LAB, _VI64, _LAB, _RO_I32, _RO_I32, _RO_ARCS))
+def unpack_path(meet, f_slot, f_lab, b_slot, b_lab, up_first, down_first, unpack):  # pragma: no cover - numba
+    """(original arc ids of the path through `meet`, source rank, target rank) from the two parent chains."""
+    k, kf, src, dst = _chain_ends(meet, f_slot, f_lab, b_slot, b_lab, up_first, down_first)
+    chain = np.empty(k, dtype=np.int64)
+    _fill_chain(meet, f_slot, f_lab, b_slot, b_lab, up_first, down_first, kf, chain)
+    out = np.empty(max(4 * k, 64), dtype=np.int64)
+    stack = np.empty(64, dtype=np.int64)
+    no = _expand(chain, unpack, out, stack)
+    while no < 0:  # a buffer was too small: grow both, expand again
+        out = np.empty(2 * out.shape[0], dtype=np.int64)
+        stack = np.empty(2 * stack.shape[0], dtype=np.int64)
+        no = _expand(chain, unpack, out, stack)
     arcs = np.empty(no, dtype=np.int32)
     for j in range(no):
         arcs[j] = out[j]
     return arcs, src, dst
 
 
-@kernel
-def _run(
-    rank, up_first, up_arcs, down_first, down_arcs, unpack, s_nodes, s_w, s_d, s_t, t_nodes, t_w, t_d, t_t, f_slot,
-    f_lab, b_slot, b_lab, f_keys, f_nodes, b_keys, b_nodes, base, counters, trace,
+@kernel(
+    tup(I64, I64, I64, I64)(
+        _RO_I32, _RO_I32, _RO_ARCS, _RO_I32, _RO_ARCS, _VI32, _VI64, _VI64, _VI64, _VI32, _VI64, _VI64, _VI64, _VI64,
+        _LAB, _VI64, _LAB, _VI64, _VI32, _VI64, _VI32, I64, _VI64, _VI32,
+    ),
+    nrt=False,
+)  # fmt: skip
+def _meet(
+    rank, up_first, up_arcs, down_first, down_arcs, s_nodes, s_w, s_d, s_t, t_nodes, t_w, t_d, t_t, f_slot, f_lab,
+    b_slot, b_lab, f_keys, f_nodes, b_keys, b_nodes, base, counters, trace,
 ):  # fmt: skip  # pragma: no cover - numba
-    """(status, weight, dist, arcs, source seed, target seed); status -1 = a heap is full, -2 = bad seed node.
-
-    `trace` (int32, may be empty) records settled ranks (stalled ones included, as in counters[0]) as
-    `2 * rank + direction`; counters[2] counts them, counters[3] is the meeting rank (-1: none)."""
+    """The bidirectional search of `_run`: (status, weight, dist, meeting rank (-1: none)). Allocation-free, so it
+    compiles without reference counting: the loop's helper calls then cost no atomic array reference updates."""
     nup = up_arcs.shape[0]
-    none = np.zeros(0, dtype=np.int32)
     fsize = init_seeds(rank, s_nodes, s_w, s_d, s_t, f_slot, f_lab, f_keys, f_nodes, base)
     bsize = init_seeds(rank, t_nodes, t_w, t_d, t_t, b_slot, b_lab, b_keys, b_nodes, base)
     if fsize < 0 or bsize < 0:
-        return min(fsize, bsize), INF_WEIGHT, INF_WEIGHT, none, -1, -1
+        return min(fsize, bsize), INF_WEIGHT, INF_WEIGHT, -1
     best_w = INF_WEIGHT
     best_d = INF_WEIGHT
     best = INF_WEIGHT  # as a heap key: (best_w, best_d)
@@ -339,7 +359,7 @@ def _run(
             other_st = state_of(f_slot, v) if v >= 0 else 0
             side = 1
         if status < 0:
-            return -1, INF_WEIGHT, INF_WEIGHT, none, -1, -1
+            return -1, INF_WEIGHT, INF_WEIGHT, -1
         if status > 0 and ntrace < tcap:  # stalled nodes too: popped and counted as settled, like the rest
             trace[ntrace] = 2 * v + side
             ntrace += 1
@@ -355,8 +375,25 @@ def _run(
                 meet = v
     counters[2] = ntrace
     counters[3] = meet
-    if meet < 0:
-        return 0, INF_WEIGHT, INF_WEIGHT, none, -1, -1
+    return 0, best_w, best_d, meet
+
+
+@kernel
+def _run(
+    rank, up_first, up_arcs, down_first, down_arcs, unpack, s_nodes, s_w, s_d, s_t, t_nodes, t_w, t_d, t_t, f_slot,
+    f_lab, b_slot, b_lab, f_keys, f_nodes, b_keys, b_nodes, base, counters, trace,
+):  # fmt: skip  # pragma: no cover - numba
+    """(status, weight, dist, arcs, source seed, target seed); status -1 = a heap is full, -2 = bad seed node.
+
+    `trace` (int32, may be empty) records settled ranks (stalled ones included, as in counters[0]) as
+    `2 * rank + direction`; counters[2] counts them, counters[3] is the meeting rank (-1: none)."""
+    none = np.zeros(0, dtype=np.int32)
+    status, best_w, best_d, meet = _meet(
+        rank, up_first, up_arcs, down_first, down_arcs, s_nodes, s_w, s_d, s_t, t_nodes, t_w, t_d, t_t, f_slot,
+        f_lab, b_slot, b_lab, f_keys, f_nodes, b_keys, b_nodes, base, counters, trace,
+    )  # fmt: skip
+    if status < 0 or meet < 0:
+        return status, INF_WEIGHT, INF_WEIGHT, none, -1, -1
     arcs, src, dst = unpack_path(meet, f_slot, f_lab, b_slot, b_lab, up_first, down_first, unpack)
     return 0, best_w, best_d, arcs, _pick_seed(rank, s_nodes, s_w, s_d, src), _pick_seed(rank, t_nodes, t_w, t_d, dst)
 
