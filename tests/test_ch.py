@@ -226,6 +226,36 @@ def test_parallel_arcs_unpack_to_min_weight_smallest_id() -> None:
     assert res.weight == 5 and list(res.arcs) == [0, 4]
 
 
+def test_long_line_unpacks_past_the_first_buffer() -> None:
+    # 0 -> 1 -> ... -> 2999 and back: a route end to end is few CH arcs standing for thousands, more than the
+    # unpacking's first buffer holds (32 per CH arc, 512 at least), so it is expanded again into a larger one
+    n = 3000
+    fwd = np.arange(n - 1)
+    tail = np.concatenate([fwd, fwd + 1])
+    head = np.concatenate([fwd + 1, fwd])
+    k = len(tail)
+    g = with_ch(graph_in_memory(arrays_from_arcs(tail, head, np.full(k, 3), np.full(k, 10))))
+    q = CHSearch(g)
+    for s, t in ((0, n - 1), (n - 1, 0), (17, 2911)):
+        src, dst = seeds([s]), seeds([t])
+        res = q.run(src, dst)
+        assert res.weight == 3 * abs(t - s) and len(res.arcs) == abs(t - s)
+        check_path(g, res, src, dst, q.distance, f"line {s} -> {t}")
+
+
+def test_expand_refuses_buffers_too_small() -> None:
+    from app.engine.ch import _expand
+
+    # arcs 0..3 are original; 4 = (0, 1), 5 = (4, 2), 6 = (5, 3): CH arc 6 stands for 0, 1, 2, 3
+    unpack = np.array([[0, -1], [1, -1], [2, -1], [3, -1], [0, 1], [4, 2], [5, 3]], dtype=np.int32)
+    unpack.flags.writeable = False
+    chain = np.array([6], dtype=np.int64)
+    out = np.zeros(4, dtype=np.int64)
+    assert _expand(chain, unpack, out, np.zeros(64, dtype=np.int64)) == 4 and out.tolist() == [0, 1, 2, 3]
+    assert _expand(chain, unpack, np.zeros(3, dtype=np.int64), np.zeros(64, dtype=np.int64)) == -1
+    assert _expand(chain, unpack, np.zeros(4, dtype=np.int64), np.zeros(2, dtype=np.int64)) == -1
+
+
 def test_zero_weight_cycle_and_isolated_nodes() -> None:
     # a zero-weight cycle 0 -> 1 -> 2 -> 0, an exit 2 -> 3, isolated nodes 4, 5
     g = with_ch(graph_in_memory(arrays_from_arcs([0, 1, 2, 2], [1, 2, 0, 3], [0, 0, 0, 4], [1, 1, 1, 1], n=6)))

@@ -300,11 +300,11 @@ def unpack_path(meet, f_slot, f_lab, b_slot, b_lab, up_first, down_first, unpack
     k, kf, src, dst = _chain_ends(meet, f_slot, f_lab, b_slot, b_lab, up_first, down_first)
     chain = np.empty(k, dtype=np.int64)
     _fill_chain(meet, f_slot, f_lab, b_slot, b_lab, up_first, down_first, kf, chain)
-    out = np.empty(max(4 * k, 64), dtype=np.int64)
+    out = np.empty(max(32 * k, 512), dtype=np.int64)  # a CH arc stands for 12 arcs (median on Porto), 32 at most
     stack = np.empty(64, dtype=np.int64)
     no = _expand(chain, unpack, out, stack)
     while no < 0:  # a buffer was too small: grow both, expand again
-        out = np.empty(2 * out.shape[0], dtype=np.int64)
+        out = np.empty(4 * out.shape[0], dtype=np.int64)
         stack = np.empty(2 * stack.shape[0], dtype=np.int64)
         no = _expand(chain, unpack, out, stack)
     arcs = np.empty(no, dtype=np.int32)
