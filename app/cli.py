@@ -181,11 +181,11 @@ def build_graph(
 
 def _abandon() -> None:
     """On a signal: remove what the interrupted work left half made (temporary outputs, folders, cache files)."""
-    from app.warmup import remove_partial_cache_files
+    from app.warmup import abandon_compiles
     from preprocessing.files import abandon
 
     abandon()
-    remove_partial_cache_files()
+    abandon_compiles()
 
 
 def _up_to_date(output: Path, args: argparse.Namespace) -> bool:

@@ -55,7 +55,7 @@ def run_server(settings: Settings) -> None:
     work or worker process.
     """
     from app.stoppable import run_until_signal
-    from app.warmup import remove_partial_cache_files, say_stderr
+    from app.warmup import abandon_compiles, say_stderr
 
     started = time.perf_counter()
 
@@ -72,7 +72,7 @@ def run_server(settings: Settings) -> None:
         return warm_service(Service(settings), say=say_stderr, background=settings.workers == 1)
 
     service = run_until_signal(
-        start_up, on_stop=remove_partial_cache_files, status=lambda signum: 0, message="stopped during start-up"
+        start_up, on_stop=abandon_compiles, status=lambda signum: 0, message="stopped during start-up"
     )
     say_stderr(
         f"serving {settings.graph_dir} at {_url(settings.host, settings.port)} "

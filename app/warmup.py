@@ -443,6 +443,15 @@ def start_first_engine_job() -> subprocess.Popen:
     return proc
 
 
+def abandon_compiles() -> None:
+    """On a signal, just before the process exits: no compile thread of this process may start a cache file any more
+    (`hold_cache_writes`), then `remove_partial_cache_files`. The process cannot compile afterwards."""
+    from preprocessing.jit import hold_cache_writes
+
+    hold_cache_writes()
+    remove_partial_cache_files()
+
+
 def stop_compile_jobs() -> None:
     """End compile jobs still running (their half-written cache files removed)."""
     if any(p.poll() is None for p in _CHILDREN):

@@ -155,6 +155,66 @@ def announce_compilation(say: Callable[[str], None], what: str, estimate_s: floa
         event.unregister("numba:compile", listener)
 
 
+class _CacheWrites:
+    """numba writes each cache file as `<name>.tmp.<uuid>` and renames it when complete, from whichever thread
+    compiles. A signal's clean-up cannot stop that thread, so without this a compile thread could create a new
+    temporary file after the clean-up deleted the old ones and before the process exits. Wrapped here: every write
+    is counted, and once `hold()` ran a write about to start waits forever (the process is exiting) instead."""
+
+    def __init__(self) -> None:
+        self.cond = threading.Condition()
+        self.active = 0
+        self.held = False
+
+    def install(self) -> None:
+        from numba.core.caching import IndexDataCacheFile
+
+        original = IndexDataCacheFile._open_for_write
+        if getattr(original, "starroute_guarded", False):
+            return
+        guard = self
+
+        @contextmanager
+        def open_for_write(cache_file: Any, filepath: str) -> Iterator[Any]:
+            with guard.cond:
+                while guard.held:
+                    guard.cond.wait()  # never notified once held: the process exits around this thread
+                guard.active += 1
+            try:
+                with original(cache_file, filepath) as f:
+                    yield f
+            finally:
+                with guard.cond:
+                    guard.active -= 1
+                    guard.cond.notify_all()
+
+        open_for_write.starroute_guarded = True  # type: ignore[attr-defined]
+        setattr(IndexDataCacheFile, "_open_for_write", open_for_write)  # noqa: B010 - a private method replaced
+
+    def hold(self, timeout_s: float) -> bool:
+        """Let no cache write start from now on; wait up to `timeout_s` for those under way to finish (renamed into
+        place). Returns whether none is left under way."""
+        deadline = time.monotonic() + timeout_s
+        with self.cond:
+            self.held = True
+            while self.active:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self.cond.wait(left)
+        return True
+
+
+_CACHE_WRITES = _CacheWrites()
+_CACHE_WRITES.install()
+
+
+def hold_cache_writes(timeout_s: float = 0.5) -> bool:
+    """Stop this process's compile threads from starting a cache file, and let those under way finish (at most
+    `timeout_s`): called on a signal before removing partial files, so that none appears after the removal."""
+    return _CACHE_WRITES.hold(timeout_s)
+
+
 def remove_partial_files(dirs: list[str], since: float) -> int:
     """Delete numba's half-written cache files (`*.tmp.<uuid>`) newer than `since` (a process stopped mid-write)."""
     removed = 0

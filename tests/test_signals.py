@@ -159,3 +159,39 @@ def test_preprocess_stops_and_leaves_nothing(tmp_path: Path, sig: int, after_s: 
     # "nothing was written": stopped while its modules were still importing, before the command began
     assert ("no graph was written" in out or "nothing was written" in out) and "Traceback" not in out, out
     assert list(work.iterdir()) == [], "an output, a temporary directory or a parent folder was left behind"
+
+
+_HOLD_SCRIPT = r"""
+import sys, threading, time
+from pathlib import Path
+from numba.core.caching import IndexDataCacheFile
+from preprocessing.jit import hold_cache_writes
+
+d = Path(sys.argv[1])
+
+def write(name, inside_s):
+    with IndexDataCacheFile._open_for_write(None, str(d / name)) as f:
+        f.write(b"x")
+        time.sleep(inside_s)
+
+under_way = threading.Thread(target=write, args=("first.nbc", 0.3))
+under_way.start()
+time.sleep(0.1)  # inside its write: first.nbc.tmp.<uuid> exists
+t0 = time.monotonic()
+drained = hold_cache_writes(timeout_s=5.0)
+waited = time.monotonic() - t0
+late = threading.Thread(target=write, args=("second.nbc", 0.0), daemon=True)
+late.start()
+late.join(0.3)
+print(drained, waited > 0.1, late.is_alive(), sorted(p.name for p in d.iterdir()))
+"""
+
+
+def test_cache_writes_held_on_a_signal(tmp_path: Path) -> None:
+    """The clean-up on a signal cannot stop a compile thread: `hold_cache_writes` lets the cache file under way be
+    renamed into place, and a write that would start afterwards waits, creating nothing, until the process exits."""
+    out = subprocess.run(
+        [sys.executable, "-c", _HOLD_SCRIPT, str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[0] == "True True True ['first.nbc']"
