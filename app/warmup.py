@@ -367,15 +367,17 @@ def compile_estimate(jobs: int = 2) -> float:
     return max(per_job.values()) if jobs >= 2 else sum(per_job.values())
 
 
-FIRST_GROUP = "snapping, searches and legs"  # what `start_first_engine_job` compiles
+FIRST_JOB_GROUP = "snapping, hierarchy routes, tables and legs"  # what `start_first_engine_job` compiles
 
 
 def _compile_job(job: str, work: Path, say: Say) -> None:
     """One compile job of `compile_all` (a child process, or in turn with `jobs=1`): its groups of `COMPILE_GROUPS`
-    in order, each announced with its number and estimate (and its time logged at INFO). Job "engine-first" is the
-    engine job's first group only (`start_first_engine_job`)."""
-    first_only = job == "engine-first"
-    job = "engine" if first_only else job
+    in order, each announced with its number and estimate (and its time logged at INFO). Job "engine-first" is
+    `_first_requests` (`start_first_engine_job`)."""
+    if job == "engine-first":
+        say(f"compiling routing kernels ({FIRST_JOB_GROUP}) ...")
+        _first_requests(work)
+        return
     from preprocessing.pipeline import preprocess
 
     state: dict[str, Any] = {}
@@ -420,24 +422,67 @@ def _compile_job(job: str, work: Path, say: Say) -> None:
         "map matching": with_phantoms(exercise_matching),
     }
     for i, (name, group_job, seconds) in enumerate(COMPILE_GROUPS, 1):
-        if group_job != job or (first_only and name != FIRST_GROUP):
+        if group_job != job:
             continue
         say(f"compiling routing kernels {i}/{len(COMPILE_GROUPS)} ({name}, about {seconds:.0f} s) ...")
         t0 = time.perf_counter()
         steps[name]()
         log.info("kernel group %d (%s) took %.1f s", i, name, time.perf_counter() - t0)
-    if not first_only:
-        from preprocessing.jit import ready_all
+    from preprocessing.jit import ready_all
 
-        ready_all()  # kernels with signatures that no group ran (an option's rarer path): in the cache all the same
+    ready_all()  # kernels with signatures that no group ran (an option's rarer path): in the cache all the same
     if "service" in state:
         state["service"].close()
 
 
+def _first_requests(work: Path) -> None:
+    """The kernels a server on a freshly built graph (with hierarchy) needs for a first route, table and nearest,
+    compiled by `start_first_engine_job` while its parent builds that graph: snapping first, on a sample graph
+    without hierarchy (the contraction kernels the parent compiles meanwhile are not needed for it), then the
+    hierarchy's seeds, queries, legs and tables on a sample graph with one (its contraction kernels the parent has
+    compiled by then: the compile lock of `preprocessing.jit` has this process load them instead of compiling them
+    again). Never the core search, which a graph with hierarchy does not run for these requests."""
+    import asyncio
+
+    from app.api.service import Service
+    from app.engine.facade import Waypoints
+    from app.settings import Settings
+    from preprocessing.pipeline import preprocess
+
+    def service_on(graph: Path) -> Any:
+        service = Service(Settings(graph_dir=graph, request_time_limit_s=3600))  # no limit while compiling
+        service.open()
+        return service
+
+    osm = write_sample_map(work / "sample.osm")
+    plain = service_on(preprocess(osm, work / "plain", ch=False, landmarks=0, force=True, quiet=True))
+    engine = plain.opened
+    sample = engine.sample_points()
+    assert sample is not None, "the sample map has points"
+    engine.snap(Waypoints(list(sample)))
+    from app.api import osrm
+
+    asyncio.run(osrm.handle(plain, "/nearest/v1/warmup/{},{}".format(*sample[0]), "number=2"))
+    plain.close()
+    hierarchy = service_on(preprocess(osm, work / "ch", ch=True, landmarks=0, cch=False, force=True, quiet=True))
+    # The parent, its graph built, starts on a route: seeds, then the hierarchy's query, then the legs. So first what
+    # it needs last, that the two compile different kernels: the table, then the legs of a route from a point to
+    # itself (along its road, no search), then whole routes.
+    a, b = (f"{lon},{lat}" for lon, lat in sample)
+    for path, query in (
+        (f"/table/v1/warmup/{a};{b}", "annotations=duration,distance"),
+        (f"/route/v1/warmup/{a};{a}", "annotations=true&overview=simplified"),
+        (f"/route/v1/warmup/{a};{a}", "geometries=polyline6&overview=full"),
+    ):
+        asyncio.run(osrm.handle(hierarchy, path, query))
+    asyncio.run(_exercise_routing(hierarchy, (hierarchy.opened.router.default_algorithm,), trips=False))
+    hierarchy.close()
+
+
 def start_first_engine_job() -> subprocess.Popen:
-    """Compile the engine's first group (`FIRST_GROUP`: snapping, the searches and the legs) in a child process,
-    into the same cache, while this process does other work (a first `serve` of an extract builds the graph
-    meanwhile); `stop_compile_jobs` ends it if it still runs."""
+    """Compile what a first route, table and nearest on a graph with hierarchy need (`_first_requests`) in a child
+    process, into the same cache, while this process does other work (a first `serve` of an extract builds the
+    graph meanwhile); `stop_compile_jobs` ends it if it still runs."""
     proc = subprocess.Popen([sys.executable, "-m", "app.warmup", "--quiet", "engine-first", "-"], cwd=_ROOT)
     _CHILDREN.append(proc)
     return proc

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .jit import I32, I64, arr, kernel, tup
+from .jit import I32, I64, NONE, arr, kernel, tup
 
 ORDERS = ("metis", "kahip")  # nested-dissection orderers (bench/cch.py measures both); METIS is the default
 KAHIP_LEAF = 64  # the recursive bisection stops at pieces this small (ordered by id inside)
@@ -108,6 +108,37 @@ def kahip_order(n: int, xadj: np.ndarray, adjncy: np.ndarray, seed: int = 0) -> 
 _VI32, _VI64 = arr(I32), arr(I64)
 
 
+@kernel(NONE(_VI32, I64, I64), nrt=False)
+def _heapsort(a, lo, hi):  # pragma: no cover - numba
+    """Sort a[lo:hi] ascending in place. Written out: numba's `np.sort` and slice assignment cost about 3 s of
+    compile time on a first start, more than the rest of this module."""
+    n = hi - lo
+    for start in range(n // 2 - 1, -1, -1):
+        _sift_down(a, lo, start, n)
+    for end in range(n - 1, 0, -1):
+        t = a[lo]
+        a[lo] = a[lo + end]
+        a[lo + end] = t
+        _sift_down(a, lo, 0, end)
+
+
+@kernel(NONE(_VI32, I64, I64, I64), nrt=False)
+def _sift_down(a, lo, i, n):  # pragma: no cover - numba
+    """Move a[lo + i] down the max-heap a[lo:lo + n] to its place."""
+    while True:
+        c = 2 * i + 1
+        if c >= n:
+            return
+        if c + 1 < n and a[lo + c + 1] > a[lo + c]:
+            c += 1
+        if a[lo + i] >= a[lo + c]:
+            return
+        t = a[lo + i]
+        a[lo + i] = a[lo + c]
+        a[lo + c] = t
+        i = c
+
+
 @kernel(tup(_VI32, _VI32, _VI32, I64)(I64, _VI64, _VI32, _VI32))
 def _chordal(n, xadj, adjncy, rank):  # pragma: no cover - numba
     """The elimination game in rank order: (first int32 [n+1], head int32 [A] ascending per row, parent int32 [n]
@@ -148,20 +179,21 @@ def _chordal(n, xadj, adjncy, rank):  # pragma: no cover - numba
         if pos + k > cap:
             cap = max(2 * cap, pos + k)
             grown = np.empty(cap, dtype=np.int32)
-            grown[:pos] = head[:pos]
+            for i in range(pos):
+                grown[i] = head[i]
             head = grown
-        row = np.sort(buf[:k])
         for i in range(k):
-            head[pos + i] = row[i]
+            head[pos + i] = buf[i]
+        _heapsort(head, pos, pos + k)
+        if k > 0:  # the lowest upward neighbour: the parent in the elimination tree
+            p = head[pos]
+            parent[r] = p
+            sibling[r] = child[p]
+            child[p] = r
         pos += k
         first[r + 1] = pos
         if k > max_deg:
             max_deg = k
-        if k > 0:
-            p = row[0]
-            parent[r] = p
-            sibling[r] = child[p]
-            child[p] = r
     return first, head[:pos].copy(), parent, max_deg
 
 

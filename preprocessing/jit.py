@@ -9,10 +9,13 @@ warm start.
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import glob
 import os
 import threading
 import time
+import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -56,11 +59,100 @@ def kernel(fn: Any = None, *, nrt: bool = True, **options: Any) -> Any:
     if not nrt:
         options["_nrt"] = False
     if callable(fn) and not isinstance(fn, nt.Type) and not hasattr(fn, "return_type"):
-        return nb.njit(**_OPTIONS)(fn)  # type: ignore[call-overload]
+        return _SHARED_COMPILES.share(nb.njit(**_OPTIONS)(fn))  # type: ignore[call-overload]
     if fn is not None:
         signatures = list(fn) if isinstance(fn, (list, tuple)) else [fn]
-        return lambda f: _deferred(nb.njit(**{**_OPTIONS, **options})(f), signatures)
-    return nb.njit(**{**_OPTIONS, **options})
+        return lambda f: _deferred(_SHARED_COMPILES.share(nb.njit(**{**_OPTIONS, **options})(f)), signatures)
+    return lambda f: _SHARED_COMPILES.share(nb.njit(**{**_OPTIONS, **options})(f))
+
+
+class _SharedCompiles:
+    """One compile per kernel across processes: a first start compiles in two processes at once (`serve` of an
+    extract builds the graph while a child compiles the engine's first kernels; `compile_all`'s two jobs), and each
+    compiled what the other had not finished writing to the cache, so both spent the time.
+
+    On a cache miss a kernel takes an exclusive lock, a byte of `starroute-compile.lock` in its cache folder (at the
+    CRC-32 of its index file's name), loads again if it had to wait (the holder has written it meanwhile) and keeps
+    the lock until its compile returns. Callees compile inside their caller's compile, so locks are taken in the
+    call graph's order and two processes cannot wait on each other; a lock still held after `WAIT_S` (or a folder
+    without write access) compiles without it, as numba alone would. A warm start never takes a lock: every load
+    hits the cache first.
+    """
+
+    POLL_S = 0.005
+    WAIT_S = 120.0
+
+    def __init__(self) -> None:
+        self.files: dict[str, int | None] = {}  # cache folder -> descriptor of its lock file (None: cannot lock)
+        self.held: set[tuple[int, int]] = set()  # (descriptor, byte) this process holds
+        self.local = threading.local()  # .frames: per compile call on this thread, the locks it took
+
+    def share(self, dispatcher: Any) -> Any:
+        cache = getattr(dispatcher, "_cache", None)
+        cache_file = getattr(cache, "_cache_file", None)
+        if cache is None or cache_file is None:
+            return dispatcher
+        load, compile_ = cache.load_overload, dispatcher.compile
+        folder, name = os.path.split(cache_file._index_path)
+        byte = zlib.crc32(name.encode())
+
+        def load_overload(sig: Any, target_context: Any) -> Any:
+            cres = load(sig, target_context)
+            if cres is None and self._lock(folder, byte):
+                cres = load(sig, target_context)  # another process held it: compiled and written meanwhile
+            return cres
+
+        def compile(sig: Any) -> Any:
+            frames = self.local.__dict__.setdefault("frames", [])
+            frames.append([])
+            try:
+                return compile_(sig)
+            finally:
+                for key in frames.pop():
+                    self._unlock(key)
+
+        cache.load_overload = load_overload
+        dispatcher.compile = compile
+        return dispatcher
+
+    def _fd(self, folder: str) -> int | None:
+        if folder not in self.files:
+            try:
+                self.files[folder] = os.open(os.path.join(folder, "starroute-compile.lock"), os.O_RDWR | os.O_CREAT)
+            except OSError:
+                self.files[folder] = None
+        return self.files[folder]
+
+    def _lock(self, folder: str, byte: int) -> bool:
+        """Take the kernel's lock for the current compile call; returns whether another process held it first."""
+        frames = getattr(self.local, "frames", None)
+        fd = self._fd(folder)
+        if not frames or fd is None or (fd, byte) in self.held:
+            return False
+        waited = False
+        deadline = time.monotonic() + self.WAIT_S
+        while True:
+            try:
+                fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, byte, os.SEEK_SET)
+                break
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES) or time.monotonic() > deadline:
+                    return waited  # no locks on this file system, or held too long: compile without
+                waited = True  # another process holds it
+                time.sleep(self.POLL_S)
+        self.held.add((fd, byte))
+        frames[-1].append((fd, byte))
+        return waited
+
+    def _unlock(self, key: tuple[int, int]) -> None:
+        self.held.discard(key)
+        try:
+            fcntl.lockf(key[0], fcntl.LOCK_UN, 1, key[1], os.SEEK_SET)
+        except OSError:
+            pass
+
+
+_SHARED_COMPILES = _SharedCompiles()
 
 
 _DEFERRED: list[Any] = []  # every kernel with signatures, in definition order

@@ -125,4 +125,65 @@ def test_a_first_serve_compiles_what_it_needs_first(
 def test_the_first_engine_job_compiles_its_group_only(tmp_path: Path) -> None:
     said: list[str] = []
     warmup._compile_job("engine-first", tmp_path, said.append)
-    assert len(said) == 1 and warmup.FIRST_GROUP in said[0], said
+    assert len(said) == 1 and warmup.FIRST_JOB_GROUP in said[0], said
+
+
+_SHARED_KERNEL = """
+from preprocessing.jit import kernel
+
+
+@kernel
+def work(n):
+    s = 0.0
+    for i in range(n):
+        s += (i % 7) ** 0.5
+    return s
+"""
+
+_SHARED_COMPILE = r"""
+import sys, time
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+from numba.core import event
+
+compiled = []
+class Compiles(event.Listener):
+    def on_start(self, ev): compiled.append(ev.data["dispatcher"].py_func.__name__)
+    def on_end(self, ev): pass
+event.register("numba:compile", Compiles())
+import shared_kernel
+go = Path(sys.argv[2])
+while not go.exists():
+    time.sleep(0.001)
+shared_kernel.work(10)
+print("compiled" if "work" in compiled else "loaded")
+"""
+
+
+def test_two_processes_compile_a_kernel_once(tmp_path: Path) -> None:
+    """Two processes needing the same uncached kernel at the same moment (a first `serve` of an extract and its
+    compile job): one compiles it, the other waits for the cache file and loads it (`preprocessing.jit`'s lock)."""
+    import os
+    import subprocess
+
+    (tmp_path / "shared_kernel.py").write_text(_SHARED_KERNEL)
+    go = tmp_path / "go"
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _SHARED_COMPILE, str(tmp_path), str(go)],
+            cwd=warmup._ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    import time
+
+    time.sleep(3.0)  # both imported numba and wait for the go
+    go.touch()
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [err for _, err in outs]
+    assert sorted(out.strip() for out, _ in outs) == ["compiled", "loaded"]
