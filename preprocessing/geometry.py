@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from .jit import kernel
+from .jit import F64, arr, kernel
 from .measure import OSRM_RULERS, RULER_BAND
 from .units import EARTH_RADIUS_M, OSRM_COORD_SCALE
 
@@ -83,7 +83,12 @@ def osrm_bearing_deg(lon1: float, lat1: float, lon2: float, lat2: float) -> floa
     return r + 360.0 if r < 0.0 else r
 
 
-@kernel
+# One signature each, on read-only arrays (writable ones convert): callers pass either, and each variant compiled
+# for about half a second on a first start.
+_RO_F64 = arr(F64, readonly=True)
+
+
+@kernel(arr(F64)(_RO_F64, _RO_F64, _RO_F64, _RO_F64))
 def _osrm_bearings(lon1, lat1, lon2, lat2):  # type: ignore[no-untyped-def]  # pragma: no cover - numba
     out = np.empty(len(lon1), dtype=np.float64)
     for i in range(len(lon1)):
@@ -97,7 +102,7 @@ def osrm_bearings_deg(lon1: np.ndarray, lat1: np.ndarray, lon2: np.ndarray, lat2
     return _osrm_bearings(*arrs)
 
 
-@kernel
+@kernel(arr(F64)(_RO_F64, _RO_F64, _RO_F64, _RO_F64))
 def _osrm_distances(lon1, lat1, lon2, lat2):  # type: ignore[no-untyped-def]  # pragma: no cover - numba
     out = np.empty(len(lon1), dtype=np.float64)
     for i in range(len(lon1)):
