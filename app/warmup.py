@@ -462,19 +462,20 @@ def _first_requests(work: Path) -> None:
     engine.snap(Waypoints(list(sample)))
     from app.api import osrm
 
-    asyncio.run(osrm.handle(plain, "/nearest/v1/warmup/{},{}".format(*sample[0]), "number=2"))
-    plain.close()
-    hierarchy = service_on(preprocess(osm, work / "ch", ch=True, landmarks=0, cch=False, force=True, quiet=True))
     # The parent, its graph built, starts on a route: seeds, then the hierarchy's query, then the legs. So first what
-    # it needs last, that the two compile different kernels: the table, then the legs of a route from a point to
-    # itself (along its road, no search), then whole routes.
+    # it needs last, that the two compile different kernels: the legs of a route from a point to itself (along its
+    # road, no search: this graph serves it while the parent still compiles the contraction), then the table, then
+    # whole routes.
     a, b = (f"{lon},{lat}" for lon, lat in sample)
     for path, query in (
-        (f"/table/v1/warmup/{a};{b}", "annotations=duration,distance"),
+        (f"/nearest/v1/warmup/{a}", "number=2"),
         (f"/route/v1/warmup/{a};{a}", "annotations=true&overview=simplified"),
         (f"/route/v1/warmup/{a};{a}", "geometries=polyline6&overview=full"),
     ):
-        asyncio.run(osrm.handle(hierarchy, path, query))
+        asyncio.run(osrm.handle(plain, path, query))
+    plain.close()
+    hierarchy = service_on(preprocess(osm, work / "ch", ch=True, landmarks=0, cch=False, force=True, quiet=True))
+    asyncio.run(osrm.handle(hierarchy, f"/table/v1/warmup/{a};{b}", "annotations=duration,distance"))
     asyncio.run(_exercise_routing(hierarchy, (hierarchy.opened.router.default_algorithm,), trips=False))
     hierarchy.close()
 

@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from .jit import F64, arr, kernel
+from .jit import F64, I64, arr, kernel, tup
 from .measure import OSRM_RULERS, RULER_BAND
 from .units import EARTH_RADIUS_M, OSRM_COORD_SCALE
 
@@ -22,14 +22,14 @@ _RAD = math.pi / 180.0
 _LAST_BAND = len(OSRM_RULERS) - 1
 
 
-@kernel(inline="always")
+@kernel(I64(F64), nrt=False, forceinline=True)
 def osrm_fixed(deg: float) -> int:
     """A degree value as OSRM's fixed point (`util::toFixed`: `std::round(deg * 1e6)`, halves away from zero)."""
     v = deg * OSRM_COORD_SCALE
     return int(math.floor(v + 0.5)) if v >= 0.0 else -int(math.floor(-v + 0.5))
 
 
-@kernel(inline="always")
+@kernel(tup(F64, F64)(I64, I64), nrt=False, forceinline=True)
 def _osrm_ruler(y1: int, y2: int) -> tuple[float, float]:
     """OSRM's cheap ruler (metres per degree of longitude, of latitude) for two fixed-point latitudes: the ruler of
     the 0.05-degree band holding their mean (C++ integer division, truncating), from the one table of them
@@ -40,7 +40,7 @@ def _osrm_ruler(y1: int, y2: int) -> tuple[float, float]:
     return OSRM_RULERS[band, 0], OSRM_RULERS[band, 1]
 
 
-@kernel(inline="always")
+@kernel(F64(I64, I64), nrt=False, forceinline=True)
 def _osrm_dlon(x1: int, x2: int) -> float:
     """Degrees of longitude from fixed-point x2 to x1, wrapped into [-180, 180] (`std::remainder(x1 - x2, 360)`)."""
     dlon = x1 / OSRM_COORD_SCALE - x2 / OSRM_COORD_SCALE
@@ -49,7 +49,7 @@ def _osrm_dlon(x1: int, x2: int) -> float:
     return dlon
 
 
-@kernel(inline="always")
+@kernel(F64(F64, F64, F64, F64), nrt=False, forceinline=True)
 def osrm_distance_m(lon1: float, lat1: float, lon2: float, lat2: float) -> float:
     """Metres between two degree coordinates exactly as OSRM measures them (the one formula of reported distances).
 
@@ -67,7 +67,7 @@ def osrm_distance_m(lon1: float, lat1: float, lon2: float, lat2: float) -> float
     return math.sqrt(dx * dx + dy * dy)
 
 
-@kernel(inline="always")
+@kernel(F64(F64, F64, F64, F64), nrt=False, forceinline=True)
 def osrm_bearing_deg(lon1: float, lat1: float, lon2: float, lat2: float) -> float:
     """OSRM's bearing from point 1 to point 2 in [0, 360), degrees clockwise from north
     (`util::coordinate_calculation::bearing`: both points at 1e-6 degrees, the cheap ruler of `osrm_distance_m`;

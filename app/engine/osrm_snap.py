@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from preprocessing.geometry import osrm_fixed
-from preprocessing.jit import kernel
+from preprocessing.jit import F64, kernel, tup
 from preprocessing.units import COORD_SCALE, OSRM_COORD_SCALE
 
 # OSRM's `latToYapprox`: the inverse Gudermannian as a Padé approximant [11/11] within 70 degrees (coefficients from
@@ -33,7 +33,7 @@ _MERC_DEN = (
 )  # fmt: skip
 
 
-@kernel(inline="always")
+@kernel(F64(F64), nrt=False, forceinline=True)
 def _mercator_y(lat):  # pragma: no cover - numba
     """OSRM's `web_mercator::latToYapprox` (degrees -> projected degrees)."""
     if lat < -70.0 or lat > 70.0:
@@ -47,7 +47,7 @@ def _mercator_y(lat):  # pragma: no cover - numba
     return num / den
 
 
-@kernel(inline="always")
+@kernel(tup(F64, F64)(F64, F64, F64, F64, F64), nrt=False, forceinline=True)
 def _osrm_point(x1, y1, x2, y2, t):  # pragma: no cover - numba
     """The point at ratio t of a segment (ends in 1e-7 degree ints) as OSRM places a phantom (`perpendicularDistance`):
     between the ends at 1e-6 degrees in Web Mercator, back to degrees (`yToLat`), rounded to 1e-6."""

@@ -31,7 +31,7 @@ import numpy as np
 from preprocessing.artifacts import Graph
 from preprocessing.geometry import hilbert_index, osrm_distance_m, osrm_fixed
 from preprocessing.heap import heap_pop, heap_push
-from preprocessing.jit import kernel
+from preprocessing.jit import BOOL, F64, kernel
 from preprocessing.units import COORD_SCALE, EARTH_RADIUS_M, OSRM_COORD_SCALE
 
 from .data import ChainIndex, chain_index
@@ -324,7 +324,7 @@ def _osrm_before(gs, p0, p1, seg, ratio, against):  # pragma: no cover - numba
     return before, total
 
 
-@kernel(inline="always")
+@kernel(BOOL(F64, F64, F64, F64), nrt=False, forceinline=True)
 def _same_fixed(lon, lat, x, y):  # pragma: no cover - numba
     """Whether the point (degrees) and the vertex (1e-7 degree ints) are one point at OSRM's 1e-6 degrees."""
     return osrm_fixed(lon) == osrm_fixed(x / COORD_SCALE) and osrm_fixed(lat) == osrm_fixed(y / COORD_SCALE)
