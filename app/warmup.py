@@ -116,6 +116,10 @@ async def exercise(service: Any, algorithms: tuple[str, ...] | None = None, opti
         exercise_options(service, phantoms)
 
 
+# The routes a warm-up asks for: with annotations and the simplified overview, and polyline6 with the full one.
+_WARM_ROUTE_QUERIES = ("annotations=true&overview=simplified", "geometries=polyline6&overview=full")
+
+
 async def _exercise_routing(service: Any, algorithms: tuple[str, ...] | None, trips: bool = True) -> list[Any] | None:
     """Routes (OSRM answers with geometry and annotations, every algorithm), a table, nearest; the sample phantoms."""
     from app.api import osrm
@@ -129,8 +133,7 @@ async def _exercise_routing(service: Any, algorithms: tuple[str, ...] | None, tr
     pts = list(sample)
     a, b = (f"{lon},{lat}" for lon, lat in pts)
     for path, query in (
-        (f"/route/v1/warmup/{a};{b}", "annotations=true&overview=simplified"),
-        (f"/route/v1/warmup/{a};{b}", "geometries=polyline6&overview=full"),
+        *((f"/route/v1/warmup/{a};{b}", q) for q in _WARM_ROUTE_QUERIES),
         (f"/table/v1/warmup/{a};{b}", "annotations=duration,distance"),
         (f"/nearest/v1/warmup/{a}", "number=2"),
     ):
@@ -437,15 +440,15 @@ def _compile_job(job: str, work: Path, say: Say) -> None:
 
 def _first_requests(work: Path) -> None:
     """The kernels a server on a freshly built graph (with hierarchy) needs for a first route, table and nearest,
-    compiled by `start_first_engine_job` while its parent builds that graph: snapping first, on a sample graph
-    without hierarchy (the contraction kernels the parent compiles meanwhile are not needed for it), then the
-    hierarchy's seeds, queries, legs and tables on a sample graph with one (its contraction kernels the parent has
-    compiled by then: the compile lock of `preprocessing.jit` has this process load them instead of compiling them
-    again). Never the core search, which a graph with hierarchy does not run for these requests."""
+    compiled by `start_first_engine_job` while its parent builds that graph: snapping and the legs first, on a sample
+    graph without hierarchy (the contraction kernels the parent compiles meanwhile are not needed for it), then the
+    tables and the hierarchy's queries on a sample graph with one (its contraction kernels the parent has compiled by
+    then: the compile lock of `preprocessing.jit` has this process load them instead of compiling them again).
+    Never the core search, which a graph with hierarchy does not run for these requests."""
     import asyncio
 
+    from app.api import osrm
     from app.api.service import Service
-    from app.engine.facade import Waypoints
     from app.settings import Settings
     from preprocessing.pipeline import preprocess
 
@@ -456,11 +459,8 @@ def _first_requests(work: Path) -> None:
 
     osm = write_sample_map(work / "sample.osm")
     plain = service_on(preprocess(osm, work / "plain", ch=False, landmarks=0, force=True, quiet=True))
-    engine = plain.opened
-    sample = engine.sample_points()
+    sample = plain.opened.sample_points()
     assert sample is not None, "the sample map has points"
-    engine.snap(Waypoints(list(sample)))
-    from app.api import osrm
 
     # The parent, its graph built, starts on a route: seeds, then the hierarchy's query, then the legs. So first what
     # it needs last, that the two compile different kernels: the legs of a route from a point to itself (along its
@@ -469,8 +469,7 @@ def _first_requests(work: Path) -> None:
     a, b = (f"{lon},{lat}" for lon, lat in sample)
     for path, query in (
         (f"/nearest/v1/warmup/{a}", "number=2"),
-        (f"/route/v1/warmup/{a};{a}", "annotations=true&overview=simplified"),
-        (f"/route/v1/warmup/{a};{a}", "geometries=polyline6&overview=full"),
+        *((f"/route/v1/warmup/{a};{a}", q) for q in _WARM_ROUTE_QUERIES),
     ):
         asyncio.run(osrm.handle(plain, path, query))
     plain.close()
