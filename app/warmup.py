@@ -461,6 +461,11 @@ def _first_requests(work: Path) -> None:
     plain = service_on(preprocess(osm, work / "plain", ch=False, landmarks=0, force=True, quiet=True))
     sample = plain.opened.sample_points()
     assert sample is not None, "the sample map has points"
+    router = plain.opened.router
+    if router.space.edge_based:  # a hierarchy's leg in one call, which the parent's warm-up runs last
+        from app.engine.ch_leg import warm
+
+        warm(router.space.edges, router.legs.assembler)
 
     # The parent, its graph built, starts on a route: seeds, then the hierarchy's query, then the legs. So first what
     # it needs last, that the two compile different kernels: the legs of a route from a point to itself (along its

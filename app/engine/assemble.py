@@ -190,6 +190,55 @@ def _assemble(
     )
 
 
+@kernel
+def _leg_parts(
+    arcs, arc_geom, arc_weight, arc_dist, arc_time, gf, glon, glat,
+    s_lon, s_lat, s_chain, s_seg, s_kind, s_arc, s_w, s_d, s_t,
+    t_lon, t_lat, t_chain, t_seg, t_kind, t_arc, t_w, t_d, t_t, direct, turns, turn_times, tgt_turn_w, tgt_turn_t,
+    with_turns,
+):  # fmt: skip  # pragma: no cover - numba
+    """Everything numeric a `Leg` holds, in one call: `_assemble`'s coordinates and pieces, OSRM's per-piece
+    distances (`_piece_distances`), the pieces' durations and weights in seconds, their turn figures (with
+    `with_turns`: the turn onto each arc counted in its piece, `tgt_turn_*` onto the target's; none onto the first
+    piece), and the leg's weight and duration (ds)."""
+    t_w2 = t_w + tgt_turn_w
+    t_t2 = t_t + tgt_turn_t
+    coords, p_arc, p_w, p_d, ends, p_t, gi, first = _assemble(
+        arcs, arc_geom, arc_weight, arc_dist, arc_time, gf, glon, glat, s_lon, s_lat, s_chain, s_seg, s_kind,
+        s_arc, s_w, s_d, s_t, t_lon, t_lat, t_chain, t_seg, t_kind, t_arc, t_w2, t_d, t_t2, direct, turns,
+        turn_times,
+    )  # fmt: skip
+    n = p_arc.shape[0]
+    if coords.shape[0] < 2 or n == 0:
+        piece_m = np.zeros(n)
+    else:
+        piece_m = _piece_distances(coords, ends)
+    weight = 0
+    duration = 0
+    dur_s = np.empty(n)
+    w_s = np.empty(n)
+    for i in range(n):
+        weight += p_w[i]
+        duration += p_t[i]
+        dur_s[i] = p_t[i] / WEIGHT_PER_SECOND
+        w_s[i] = p_w[i] / WEIGHT_PER_SECOND
+    turn_s = np.zeros(n if with_turns else 0)
+    turn_w = np.zeros(n if with_turns else 0)
+    if with_turns:
+        m = turns.shape[0]
+        for i in range(n):
+            j = first + i  # index over [first piece (no turn), one per arc, the target's]
+            if j == 0:
+                continue
+            if j <= m:
+                turn_s[i] = turn_times[j - 1] / WEIGHT_PER_SECOND
+                turn_w[i] = turns[j - 1] / WEIGHT_PER_SECOND
+            else:
+                turn_s[i] = tgt_turn_t / WEIGHT_PER_SECOND
+                turn_w[i] = tgt_turn_w / WEIGHT_PER_SECOND
+    return coords, p_arc, piece_m, dur_s, ends, w_s, gi, turn_s, turn_w, weight, duration
+
+
 class Assembler:
     """Builds legs over one graph; holds only references to its read-only arrays."""
 
@@ -199,6 +248,12 @@ class Assembler:
         self._none = np.zeros(0, dtype=np.int32)
         self._no_turns = np.zeros(0, dtype=np.int64)
         self._time = graph.arc_duration
+
+    @property
+    def arrays(self) -> tuple[np.ndarray, ...]:
+        """The graph arrays `_leg_parts` reads first, in its order."""
+        g = self.graph
+        return g.arc_geom, g.arc_weight, g.arc_dist, self._time, self._gf, g.geom_lon, g.geom_lat
 
     def search_leg(
         self,
@@ -226,7 +281,6 @@ class Assembler:
             turn_w, turn_t = np.ascontiguousarray(turns[:, 0]), np.ascontiguousarray(turns[:, 1])
         sfb, sfa, sbb, sba = src.times()
         tfb, tfa, tbb, tba = tgt.times()
-        g = self.graph
         if src_kind == FWD:
             s_arc, s_w, s_d, s_t = src.fwd_arc, src.fwd_weight_after, src.fwd_dist_after, sfa
         elif src_kind == BWD:
@@ -239,26 +293,15 @@ class Assembler:
             t_arc, t_w, t_d, t_t = tgt.bwd_arc, tgt.bwd_weight_before, tgt.bwd_dist_before, tbb
         else:
             t_arc, t_w, t_d, t_t = _arc_of(tgt), 0, 0, 0
-        t_w += int(tgt_turn[0])
-        t_t += int(tgt_turn[1])
-        parts = _assemble(
-            arcs, g.arc_geom, g.arc_weight, g.arc_dist, self._time, self._gf, g.geom_lon, g.geom_lat,
-            src.lon, src.lat, src.chain, src.segment, src_kind, s_arc, s_w, s_d, s_t,
+        parts = _leg_parts(
+            arcs, *self.arrays, src.lon, src.lat, src.chain, src.segment, src_kind, s_arc, s_w, s_d, s_t,
             tgt.lon, tgt.lat, tgt.chain, tgt.segment, tgt_kind, t_arc, t_w, t_d, t_t, False, turn_w, turn_t,
+            int(tgt_turn[0]), int(tgt_turn[1]), turns is not None,
         )  # fmt: skip
-        leg = _leg(*parts[:-1], stats, src, tgt)  # type: ignore[call-arg]
-        if turns is not None:
-            keep = slice(int(parts[-1]), int(parts[-1]) + leg.piece_arc.shape[0])
-            per_piece = np.zeros((2, len(arcs) + 2), dtype=np.int64)  # no turn onto the first piece
-            per_piece[0, 1:-1], per_piece[1, 1:-1] = turn_t, turn_w
-            per_piece[0, -1], per_piece[1, -1] = tgt_turn[1], tgt_turn[0]
-            leg.piece_turn_s = per_piece[0, keep] / WEIGHT_PER_SECOND
-            leg.piece_turn_weight = per_piece[1, keep] / WEIGHT_PER_SECOND
-        return leg
+        return leg_of(parts, stats, src, tgt, turns is not None)
 
     def direct_leg(self, src: Phantom, tgt: Phantom, kind: int, stats: SearchStats) -> Leg:
         """The leg along the one chain both phantoms share, `kind` FWD (target ahead) or BWD (target behind)."""
-        g = self.graph
         sfb, _, sbb, _ = src.times()
         tfb, _, tbb, _ = tgt.times()
         if kind == FWD:
@@ -275,12 +318,12 @@ class Assembler:
                 tgt.bwd_dist_before - src.bwd_dist_before,
                 tbb - sbb,
             )
-        parts = _assemble(
-            self._none, g.arc_geom, g.arc_weight, g.arc_dist, self._time, self._gf, g.geom_lon, g.geom_lat,
-            src.lon, src.lat, src.chain, src.segment, kind, arc, max(w, 0), max(d, 0), max(t, 0),
-            tgt.lon, tgt.lat, tgt.chain, tgt.segment, kind, arc, 0, 0, 0, True, self._no_turns, self._no_turns,
+        none = self._no_turns
+        parts = _leg_parts(
+            self._none, *self.arrays, src.lon, src.lat, src.chain, src.segment, kind, arc, max(w, 0), max(d, 0),
+            max(t, 0), tgt.lon, tgt.lat, tgt.chain, tgt.segment, kind, arc, 0, 0, 0, True, none, none, 0, 0, False,
         )  # fmt: skip
-        return _leg(*parts[:-1], stats, src, tgt)  # type: ignore[call-arg]
+        return leg_of(parts, stats, src, tgt, False)
 
 
 def piece_distances_m(coords: np.ndarray, ends: np.ndarray) -> np.ndarray:
@@ -306,33 +349,25 @@ def _piece_distances(coords, ends):  # type: ignore[no-untyped-def]  # pragma: n
     return out
 
 
-def _leg(
-    coords: np.ndarray,
-    piece_arc: np.ndarray,
-    piece_w: np.ndarray,
-    piece_d: np.ndarray,
-    ends: np.ndarray,
-    piece_t: np.ndarray,
-    coord_geom: np.ndarray,
-    stats: SearchStats,
-    src: Phantom,
-    tgt: Phantom,
-) -> Leg:
-    piece_m = piece_distances_m(coords, ends)  # OSRM's distances, not the arcs' decimetres (`piece_d`)
+def leg_of(parts: tuple, stats: SearchStats, src: Phantom, tgt: Phantom, with_turns: bool) -> Leg:
+    """The `Leg` of `_leg_parts`'s figures; its distance sums OSRM's per-piece distances as numpy does."""
+    coords, piece_arc, piece_m, dur_s, ends, w_s, coord_geom, turn_s, turn_w, weight, duration = parts
     return Leg(
-        weight=int(piece_w.sum()),
-        duration_s=int(piece_t.sum()) / WEIGHT_PER_SECOND,
+        weight=int(weight),
+        duration_s=int(duration) / WEIGHT_PER_SECOND,
         distance_m=float(piece_m.sum()),
         coordinates=coords,
         piece_arc=piece_arc,
         piece_distance_m=piece_m,
-        piece_duration_s=piece_t / WEIGHT_PER_SECOND,
+        piece_duration_s=dur_s,
         piece_coord_end=ends,
         stats=stats,
         source=src,
         target=tgt,
-        piece_weight=piece_w / WEIGHT_PER_SECOND,
+        piece_weight=w_s,
         coord_geom=coord_geom,
+        piece_turn_s=turn_s if with_turns else None,
+        piece_turn_weight=turn_w if with_turns else None,
     )
 
 

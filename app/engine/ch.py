@@ -492,6 +492,27 @@ class CHSearch:
             self._f_heap = ch_heap(2 * len(self._f_heap[0]))
             self._b_heap = ch_heap(2 * len(self._b_heap[0]))
 
+    def query_arrays(self) -> tuple[np.ndarray, ...]:
+        """What `_run` reads and writes after the seeds, but for the stamp, counters and trace: the hierarchy's six
+        arrays, then both directions' labels and heaps (a kernel that runs the query inside, `app.engine.ch_leg`)."""
+        return (*self._g, *self._f_lab, *self._b_lab, *self._f_heap, *self._b_heap)
+
+    def next_base(self) -> int:
+        """The state stamp base of the next query (`fresh_stamps`), its counters cleared."""
+        self._cur = fresh_stamps(self._cur, self._f_lab, self._b_lab) + 1
+        self._counters.fill(0)
+        return 3 * self._cur
+
+    @property
+    def counters(self) -> np.ndarray:
+        """The last query's counters: settled, relaxed, trace entries, meeting rank."""
+        return self._counters
+
+    def grow_heaps(self) -> None:
+        """Double both heaps (a query found one full: status -1)."""
+        self._f_heap = ch_heap(2 * len(self._f_heap[0]))
+        self._b_heap = ch_heap(2 * len(self._b_heap[0]))
+
     @property
     def hierarchy(self) -> tuple[np.ndarray, ...]:
         """The arrays the kernels read: rank, up first/arcs, down first/arcs, unpack (read-only, shared)."""
@@ -520,19 +541,17 @@ class CHSearch:
             self._trace = np.zeros(opts.trace_limit, dtype=np.int32)
         trace = self._trace if trace_on else self._trace[:0]
         while True:
-            self._cur = fresh_stamps(self._cur, self._f_lab, self._b_lab) + 1
-            counters.fill(0)
+            base = self.next_base()
             status, w, d, arcs, si, ti = _run(
                 *self._g, s_n, s_w, s_d, s_t, t_n, t_w, t_d, t_t, *self._f_lab, *self._b_lab, *self._f_heap,
                 *self._b_heap,
-                3 * self._cur, counters, trace,
+                base, counters, trace,
             )  # fmt: skip
             if status == 0:
                 break
             if status == -2:
                 raise ValueError("seed node id out of range")
-            self._f_heap = ch_heap(2 * len(self._f_heap[0]))
-            self._b_heap = ch_heap(2 * len(self._b_heap[0]))
+            self.grow_heaps()
         self.distance = int(d)
         stats = SearchStats("ch", int(counters[0]), int(counters[1]), (time.perf_counter() - t0) * 1e6)
         tr = None

@@ -61,6 +61,20 @@ class EdgeMap:
         self._copies_first = csr_offsets(self.node_arc[order], m)
         self._has_copies = len(self.node_arc) > m
 
+    @property
+    def seed_arrays(self) -> tuple[np.ndarray | bool, ...]:
+        """The arrays `_edge_seeds` reads after a phantom's figures, in its order."""
+        return (
+            self.road_first_out, self.road_in_first, self.road_in_arc, self.road_weight, self.road_dist,
+            self.road_time, self._copies_first, self._copies, self._has_copies, self.in_first, self.in_arc,
+            self.s_tail, self.arc_turn, self.arc_turn_time,
+        )  # fmt: skip
+
+    @property
+    def path_arrays(self) -> tuple[np.ndarray, ...]:
+        """The arrays `_road_path` reads after a search path, in its order."""
+        return self.node_arc, self.s_head, self.arc_turn, self.arc_turn_time
+
     def copies(self, arc: int) -> np.ndarray:
         """The search nodes standing for road arc `arc` (the arc itself first)."""
         if not self._has_copies:
@@ -89,12 +103,7 @@ class EdgeMap:
             fw, fd, ft = ph.fwd_weight_before, ph.fwd_dist_before, fb
             bw, bd, bt = ph.bwd_weight_before, ph.bwd_dist_before, bb
         fwd, bwd = (ph.fwd_arc, ph.bwd_arc) if own_arcs else (-1, -1)
-        nodes, vals = _edge_seeds(
-            as_source, at_node, at_kind, fwd, fw, fd, ft, bwd, bw, bd, bt,
-            self.road_first_out, self.road_in_first, self.road_in_arc, self.road_weight, self.road_dist,
-            self.road_time, self._copies_first, self._copies, self._has_copies, self.in_first, self.in_arc,
-            self.s_tail, self.arc_turn, self.arc_turn_time,
-        )  # fmt: skip
+        nodes, vals = _edge_seeds(as_source, at_node, at_kind, fwd, fw, fd, ft, bwd, bw, bd, bt, *self.seed_arrays)
         w, d, t, kinds, turns = _seed_columns(vals)
         return Seeds(nodes, w, d, ph.lon, ph.lat, t), kinds, turns
 
@@ -124,7 +133,7 @@ class EdgeMap:
     def road_path(self, search_arcs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(road arcs int32, the turn onto each as int64 [n, 2] (weight, travel time)) of a search path between its
         seed nodes."""
-        return _road_path(np.asarray(search_arcs), self.node_arc, self.s_head, self.arc_turn, self.arc_turn_time)
+        return _road_path(np.asarray(search_arcs), *self.path_arrays)
 
     def with_first(self, node: int, arcs: np.ndarray, turns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """A road path with the whole arc of search node `node` in front (a leg that starts on a node, no turn)."""

@@ -17,7 +17,9 @@ import numpy as np
 from preprocessing.geometry import osrm_distances_m
 from preprocessing.units import CLOSED_DS, INF_WEIGHT
 
-from .assemble import BWD, FWD, Assembler
+from .assemble import BWD, FWD, Assembler, leg_of
+from .ch import CHSearch
+from .ch_leg import DIRECT, DIRECT_FIRST, NO_ROUTE, ch_leg
 from .errors import NoRoute
 from .snap import Snapper
 from .space import SearchSpace
@@ -206,6 +208,10 @@ class Legs:
         None on a junction node)."""
         space = self.space
         dr = self.direct(src, tgt)
+        if s_dir is None and t_dir is None and not options.trace and isinstance(search, CHSearch) and space.edge_based:
+            places = space.plain_place(src), space.plain_place(tgt)  # type: ignore[attr-defined]
+            if places[0] is not None and places[1] is not None:
+                return self._ch_leg(search, algorithm, i, src, tgt, options, dr, places[0], places[1])
         s = space.seeds(src, True)
         t = space.seeds(tgt, False)
         if s_dir is not None or t_dir is not None:
@@ -232,6 +238,41 @@ class Legs:
         )
         assert leg.weight == res.weight, f"{algorithm}: path weighs {leg.weight} ds, the search reported {res.weight}"
         return leg, res.trace, (kind if kind in (FWD, BWD) else None)
+
+    def _ch_leg(
+        self,
+        search: CHSearch,
+        algorithm: str,
+        i: int,
+        src: Phantom,
+        tgt: Phantom,
+        options: SearchOptions,
+        dr: tuple[int, int, int, int] | None,
+        src_place: tuple[int, int],
+        tgt_place: tuple[int, int],
+    ) -> tuple[Leg, SearchTrace | None, int | None]:
+        """`leg` in one kernel call (`app.engine.ch_leg`): the same leg, stretch or `NoRoute`."""
+        search.check(options)
+        edges = self.space.edges  # type: ignore[attr-defined]
+        status, w, _, kind, parts, micros = ch_leg(
+            search, edges, self.assembler, src, src_place, tgt, tgt_place, -1 if dr is None else dr[0]
+        )
+        if status == DIRECT_FIRST:
+            assert dr is not None
+            if dr[0] >= CLOSED_DS:  # the stretch crosses a road a speed file closed
+                raise NoRoute(f"no route from waypoint {i} to waypoint {i + 1}")
+            return self.assembler.direct_leg(src, tgt, dr[2], SearchStats(algorithm)), None, dr[2]
+        counters = search.counters
+        stats = SearchStats("ch", int(counters[0]), int(counters[1]), micros)
+        if status == DIRECT:
+            assert dr is not None
+            return self.assembler.direct_leg(src, tgt, dr[2], stats), None, dr[2]
+        if status == NO_ROUTE:
+            raise NoRoute(f"no route from waypoint {i} to waypoint {i + 1}")
+        assert parts is not None  # status LEG
+        leg = leg_of(parts, stats, src, tgt, True)
+        assert leg.weight == w, f"{algorithm}: path weighs {leg.weight} ds, the search reported {w}"
+        return leg, None, (kind if kind in (FWD, BWD) else None)
 
 
 def merge_legs(legs: Sequence[Leg]) -> Leg:

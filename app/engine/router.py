@@ -394,14 +394,16 @@ class Router:
             (g.node_lon[g.arc_head[b]], g.node_lat[g.arc_head[b]]),
         ]
         phs = [self.snap(float(x) / COORD_SCALE, float(y) / COORD_SCALE) for x, y in ends]
-        # a point mid-chain too, so partial pieces are exercised
+        # points mid-chain too, so partial pieces are exercised, and a leg between two such points (a hierarchy's
+        # leg in one kernel call, `app.engine.ch_leg`, takes phantoms inside a chain; ends are often junctions)
         gf = g.geom_first
-        c = int(g.arc_geom[a]) >> 1
-        mid = (int(gf[c]) + int(gf[c + 1]) - 1) // 2
-        phs.append(self.snap(float(g.geom_lon[mid]) / COORD_SCALE + 1e-6, float(g.geom_lat[mid]) / COORD_SCALE))
+        for arc in (a, b):
+            c = int(g.arc_geom[arc]) >> 1
+            mid = (int(gf[c]) + int(gf[c + 1]) - 1) // 2
+            phs.append(self.snap(float(g.geom_lon[mid]) / COORD_SCALE + 1e-6, float(g.geom_lat[mid]) / COORD_SCALE))
         q = self.query()
         for name in self.algorithms if algorithms is None else algorithms:
-            for x, y in ((0, 1), (1, 0), (2, 1), (0, 2)):
+            for x, y in ((0, 1), (1, 0), (2, 1), (0, 2), (2, 3), (2, 2)):
                 try:
                     q.route([phs[x], phs[y]], name)
                 except NoRoute:

@@ -211,13 +211,22 @@ class EdgeSpace(SearchSpace):
         super().__init__(graph, search, chains)
         self.edges = EdgeMap(graph, search)
 
+    def plain_place(self, ph: Phantom) -> tuple[int, int] | None:
+        """`at_chain_end` of a phantom that `EdgeMap.seeds` seeds alone (as `seeds` does: inside its chain, or on a
+        chain end with no candidate roads to keep and no barrier copies there); None for one that needs more."""
+        at, kind = self.at_chain_end(ph)
+        if at < 0 or (ph.at_chains is None and len(self.same_place(at)) == 0):
+            return at, kind
+        return None
+
     def seeds(self, ph: Phantom, as_source: bool) -> SeedSet:
         """One seed per search node (`EdgeMap.seeds`): a source on its own arcs' remaining part, a target on every
         search node that may turn into its arc (the turn and the part before the point included)."""
+        place = self.plain_place(ph)
+        if place is not None:
+            return SeedSet(*self.edges.seeds(ph, as_source, *place))
         at, kind = self.at_chain_end(ph)
-        more = self.same_place(at) if at >= 0 else ()
-        if at < 0 or (ph.at_chains is None and len(more) == 0):
-            return SeedSet(*self.edges.seeds(ph, as_source, at, kind))
+        more = self.same_place(at)
         # on a junction node: the node's roads (and those of a barrier's other copies) that OSRM takes a candidate on,
         # and its own arcs, each set apart so that the cheapest seed per search node is chosen among those kept
         own = SeedSet(*self.edges.seeds(ph, as_source, -1, kind))
