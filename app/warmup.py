@@ -441,7 +441,8 @@ def _compile_job(job: str, work: Path, say: Say) -> None:
 def _first_requests(work: Path) -> None:
     """The kernels a server on a freshly built graph (with hierarchy) needs for a first route, table and nearest,
     compiled by `start_first_engine_job` while its parent builds that graph: snapping and the legs first, on a sample
-    graph without hierarchy (the contraction kernels the parent compiles meanwhile are not needed for it), then the
+    graph without hierarchy (the contraction kernels the parent compiles meanwhile are not needed for it), and the
+    hierarchy's one-call leg there (`ch_leg.warm`: the parent's warm-up runs it last, so it is cached by then), then the
     tables and the hierarchy's queries on a sample graph with one (its contraction kernels the parent has compiled by
     then: the compile lock of `preprocessing.jit` has this process load them instead of compiling them again).
     Never the core search, which a graph with hierarchy does not run for these requests."""
@@ -461,11 +462,6 @@ def _first_requests(work: Path) -> None:
     plain = service_on(preprocess(osm, work / "plain", ch=False, landmarks=0, force=True, quiet=True))
     sample = plain.opened.sample_points()
     assert sample is not None, "the sample map has points"
-    router = plain.opened.router
-    if router.space.edge_based:  # a hierarchy's leg in one call, which the parent's warm-up runs last
-        from app.engine.ch_leg import warm
-
-        warm(router.space.edges, router.legs.assembler)
 
     # The parent, its graph built, starts on a route: seeds, then the hierarchy's query, then the legs. So first what
     # it needs last, that the two compile different kernels: the legs of a route from a point to itself (along its
@@ -477,6 +473,11 @@ def _first_requests(work: Path) -> None:
         *((f"/route/v1/warmup/{a};{a}", q) for q in _WARM_ROUTE_QUERIES),
     ):
         asyncio.run(osrm.handle(plain, path, query))
+    router = plain.opened.router
+    if router.space.edge_based:  # a hierarchy's leg in one call, which the parent's warm-up runs last
+        from app.engine.ch_leg import warm
+
+        warm(router.space.edges, router.legs.assembler)
     plain.close()
     hierarchy = service_on(preprocess(osm, work / "ch", ch=True, landmarks=0, cch=False, force=True, quiet=True))
     asyncio.run(osrm.handle(hierarchy, f"/table/v1/warmup/{a};{b}", "annotations=duration,distance"))
