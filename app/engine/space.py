@@ -25,7 +25,7 @@ from preprocessing.units import COORD_SCALE, OSRM_COORD_SCALE
 
 from .assemble import AT_FIRST, AT_LAST, BWD, FWD
 from .data import ChainIndex, is_edge_based
-from .edges import EdgeMap, FlatSeeds
+from .edges import EdgeMap, FlatSeeds, _edge_seeds, _seed_columns
 from .osrm_snap import chain_end_kind
 from .types import Phantom, Seeds
 
@@ -210,6 +210,7 @@ class EdgeSpace(SearchSpace):
     def __init__(self, graph: Graph, search: Graph, chains: ChainIndex) -> None:
         super().__init__(graph, search, chains)
         self.edges = EdgeMap(graph, search)
+        self._arc_geom = np.asarray(graph.arc_geom)
 
     def plain_place(self, ph: Phantom) -> tuple[int, int] | None:
         """`at_chain_end` of a phantom that `EdgeMap.seeds` seeds alone (as `seeds` does: inside its chain, or on a
@@ -228,24 +229,33 @@ class EdgeSpace(SearchSpace):
         at, kind = self.at_chain_end(ph)
         more = self.same_place(at)
         # on a junction node: the node's roads (and those of a barrier's other copies) that OSRM takes a candidate on,
-        # and its own arcs, each set apart so that the cheapest seed per search node is chosen among those kept
-        own = SeedSet(*self.edges.seeds(ph, as_source, -1, kind))
-        nodes = [at, *(int(n) for n in more)]
-        at_sets = [
-            self._on_candidates(SeedSet(*self.edges.seeds(ph, as_source, n, kind, own_arcs=False)), ph) for n in nodes
-        ]
-        return _merged([*at_sets, own])  # on ties the node's seed, as `_edge_seeds` keeps it
-
-    def _on_candidates(self, got: SeedSet, ph: Phantom) -> SeedSet:
-        """A junction node's seeds without those on roads OSRM takes no candidate on (`Phantom.at_chains`)."""
-        if ph.at_chains is None:
-            return got
-        road = self.edges.node_arc[got.seeds.nodes]
-        chain = np.asarray(self.graph.arc_geom)[road] // 2
-        keep = (chain[:, None] == np.asarray(ph.at_chains, dtype=np.int64)[None, :]).any(axis=1)
-        s = got.seeds
-        seeds = Seeds(s.nodes[keep], s.weights[keep], s.dists[keep], s.lon, s.lat, s.duration_array()[keep])
-        return SeedSet(seeds, got.kinds[keep], got.turns[keep])
+        # and its own arcs, each set apart so that the cheapest seed per search node is chosen among those kept (on
+        # ties the node's seed, as `_edge_seeds` keeps it): `_junction_seeds` in one call
+        fb, fa, bb, ba = ph.times()
+        if as_source:
+            fw, fd, ft, bw, bd, bt = (
+                ph.fwd_weight_after,
+                ph.fwd_dist_after,
+                fa,
+                ph.bwd_weight_after,
+                ph.bwd_dist_after,
+                ba,
+            )
+        else:
+            fw, fd, ft, bw, bd, bt = (
+                ph.fwd_weight_before,
+                ph.fwd_dist_before,
+                fb,
+                ph.bwd_weight_before,
+                ph.bwd_dist_before,
+                bb,
+            )
+        chains = np.asarray(ph.at_chains if ph.at_chains is not None else (), dtype=np.int64)
+        nodes, w, d, t, kinds, turns = _junction_seeds(
+            as_source, np.array([at, *more], dtype=np.int64), kind, ph.fwd_arc, fw, fd, ft, ph.bwd_arc, bw, bd, bt,
+            chains, ph.at_chains is not None, self.edges.node_arc, self._arc_geom, *self.edges.seed_arrays,
+        )  # fmt: skip
+        return SeedSet(Seeds(nodes, w, d, ph.lon, ph.lat, t), kinds, turns)
 
     def seeds_many(self, phantoms: Sequence[Phantom], as_source: bool) -> FlatSeeds:
         """The seeds of many phantoms, as `seeds` gives them one by one: in one kernel call (`EdgeMap.seeds_many`),
@@ -314,6 +324,75 @@ def _merged(sets: Sequence[SeedSet]) -> SeedSet:
     first = sets[0].seeds
     seeds = Seeds(nodes[keep].astype(np.int32), ws[keep], ds[keep], first.lon, first.lat, ts[keep])
     return SeedSet(seeds, kinds[keep], turns[keep])
+
+
+@kernel
+def _junction_seeds(  # type: ignore[no-untyped-def]
+    as_source, at_nodes, at_kind, fwd, fw, fd, ft, bwd, bw, bd, bt, chains, keep_chains, node_arc, arc_geom,
+    road_first_out, road_in_first, road_in_arc, road_weight, road_dist, road_time, copies_first, copies, has_copies,
+    in_first, in_arc, s_tail, arc_turn, arc_turn_time,
+):  # fmt: skip  # pragma: no cover - numba
+    """`EdgeSpace.seeds` of a phantom on a junction node, as `_seed_columns` gives them (nodes int32, weight, dist,
+    time, kind, turn [k, 2]): each of `at_nodes`' seed sets without its own arcs (`_edge_seeds`; with `keep_chains`
+    only the seeds on roads of `chains`, `Phantom.at_chains`), then its own arcs' set, merged by `_one_per_node`."""
+    no_arc = fwd - fwd - 1  # -1, not a literal: `_edge_seeds` is compiled once for Python's argument types
+    cap = 16
+    nodes = np.empty(cap, dtype=np.int32)
+    rows = np.empty((cap, 6), dtype=np.int64)
+    k = 0
+    for i in range(at_nodes.shape[0] + 1):
+        if i < at_nodes.shape[0]:
+            got_n, got_r = _edge_seeds(
+                as_source, at_nodes[i], at_kind, no_arc, fw, fd, ft, no_arc, bw, bd, bt, road_first_out,
+                road_in_first, road_in_arc, road_weight, road_dist, road_time, copies_first, copies, has_copies,
+                in_first, in_arc, s_tail, arc_turn, arc_turn_time,
+            )  # fmt: skip
+        else:
+            got_n, got_r = _edge_seeds(
+                as_source, no_arc, at_kind, fwd, fw, fd, ft, bwd, bw, bd, bt, road_first_out, road_in_first,
+                road_in_arc, road_weight, road_dist, road_time, copies_first, copies, has_copies, in_first, in_arc,
+                s_tail, arc_turn, arc_turn_time,
+            )  # fmt: skip
+        for j in range(got_n.shape[0]):
+            if keep_chains and i < at_nodes.shape[0]:
+                chain = arc_geom[node_arc[got_n[j]]] // 2
+                found = False
+                for q in range(chains.shape[0]):
+                    if chains[q] == chain:
+                        found = True
+                        break
+                if not found:
+                    continue
+            if k == cap:
+                cap *= 2
+                more_n = np.empty(cap, dtype=np.int32)
+                more_r = np.empty((cap, 6), dtype=np.int64)
+                for x in range(k):  # written out: numba's slice assignment costs compile time
+                    more_n[x] = nodes[x]
+                    for col in range(6):
+                        more_r[x, col] = rows[x, col]
+                nodes, rows = more_n, more_r
+            nodes[k] = got_n[j]
+            for col in range(6):
+                rows[k, col] = got_r[j, col]
+            k += 1
+    all_n = np.empty(k, dtype=np.int32)
+    all_w = np.empty(k, dtype=np.int64)
+    all_d = np.empty(k, dtype=np.int64)
+    for x in range(k):
+        all_n[x] = nodes[x]
+        all_w[x] = rows[x, 0]
+        all_d[x] = rows[x, 1]
+    keep = _one_per_node(all_n, all_w, all_d)
+    m = keep.shape[0]
+    out_n = np.empty(m, dtype=np.int32)
+    out_r = np.empty((m, 6), dtype=np.int64)
+    for x in range(m):
+        out_n[x] = nodes[keep[x]]
+        for col in range(6):
+            out_r[x, col] = rows[keep[x], col]
+    w, d, t, kind, turns = _seed_columns(out_r)
+    return out_n, w, d, t, kind, turns
 
 
 @kernel
