@@ -112,6 +112,7 @@ async def exercise(service: Any, algorithms: tuple[str, ...] | None = None, opti
     the per-request options (alternatives, areas to avoid, isochrones: core kernels another compile job covers).
     """
     phantoms = await _exercise_routing(service, algorithms)
+    _warm_one_call_leg(service)
     if options and phantoms is not None:
         exercise_options(service, phantoms)
 
@@ -272,6 +273,9 @@ def warm_service(
         if service.engine is None:
             service.open()  # imports the engine (its kernels load when first run)
         if later:
+            from app.engine import ch_leg
+
+            ch_leg.enabled = False  # legs step by step until `rest` has the one-call leg's kernel
             first = (service.opened.router.default_algorithm,)
             phantoms = asyncio.run(_exercise_routing(service, first, trips=False))
         else:
@@ -293,6 +297,7 @@ def warm_service(
 
             _lower_priority()
             try:
+                _warm_one_call_leg(service)
                 if phantoms is not None:
                     others = tuple(a for a in service.opened.algorithms if a not in first)
                     exercise_algorithms(service, phantoms, others)
@@ -311,6 +316,16 @@ def warm_service(
         ready_all()  # before the workers fork: they share every kernel, and none loads during a request
         mark_compiled("engine")
     return service
+
+
+def _warm_one_call_leg(service: Any) -> None:
+    """Load (or compile) the hierarchy's one-call leg for the served graph, then let the legs take it."""
+    from app.engine import ch_leg
+
+    router = service.opened.router
+    if router.space.edge_based:
+        ch_leg.warm(router.space.edges, router.legs.assembler)
+    ch_leg.enabled = True
 
 
 # -- compiling everything ahead of use ------------------------------------------------------------------------------
@@ -404,6 +419,7 @@ def _compile_job(job: str, work: Path, say: Say) -> None:
 
             state["phantoms"] = asyncio.run(_exercise_routing(service, algorithms, trips=False))
             assert state["phantoms"] is not None, "the sample map's points connect"
+            _warm_one_call_leg(service)  # a hierarchy's leg in one call (the sample graph may have none)
 
         return run
 
@@ -441,10 +457,10 @@ def _compile_job(job: str, work: Path, say: Say) -> None:
 def _first_requests(work: Path) -> None:
     """The kernels a server on a freshly built graph (with hierarchy) needs for a first route, table and nearest,
     compiled by `start_first_engine_job` while its parent builds that graph: snapping and the legs first, on a sample
-    graph without hierarchy (the contraction kernels the parent compiles meanwhile are not needed for it), and the
-    hierarchy's one-call leg there (`ch_leg.warm`: the parent's warm-up runs it last, so it is cached by then), then the
+    graph without hierarchy (the contraction kernels the parent compiles meanwhile are not needed for it), then the
     tables and the hierarchy's queries on a sample graph with one (its contraction kernels the parent has compiled by
-    then: the compile lock of `preprocessing.jit` has this process load them instead of compiling them again).
+    then: the compile lock of `preprocessing.jit` has this process load them instead of compiling them again), and
+    last the one-call leg (`ch_leg.warm`), which the parent serves without until its background warm-up loads it.
     Never the core search, which a graph with hierarchy does not run for these requests."""
     import asyncio
 
@@ -473,15 +489,11 @@ def _first_requests(work: Path) -> None:
         *((f"/route/v1/warmup/{a};{a}", q) for q in _WARM_ROUTE_QUERIES),
     ):
         asyncio.run(osrm.handle(plain, path, query))
-    router = plain.opened.router
-    if router.space.edge_based:  # a hierarchy's leg in one call, which the parent's warm-up runs last
-        from app.engine.ch_leg import warm
-
-        warm(router.space.edges, router.legs.assembler)
     plain.close()
     hierarchy = service_on(preprocess(osm, work / "ch", ch=True, landmarks=0, cch=False, force=True, quiet=True))
     asyncio.run(osrm.handle(hierarchy, f"/table/v1/warmup/{a};{b}", "annotations=duration,distance"))
     asyncio.run(_exercise_routing(hierarchy, (hierarchy.opened.router.default_algorithm,), trips=False))
+    _warm_one_call_leg(hierarchy)  # the parent's background warm-up loads it (its first requests go without)
     hierarchy.close()
 
 

@@ -24,6 +24,10 @@ from .ch import CHSearch, _run, ch_heap, new_labels
 from .edges import EdgeMap, _edge_seeds, _road_path, _seed_columns
 from .types import Phantom
 
+# Whether `Legs.leg` takes the one-call path. A first start's server answers its first requests before this kernel
+# is compiled: `app.warmup.warm_service` turns it off for its warm-up and on once `warm` has loaded it behind.
+enabled = True
+
 # `_ch_leg`'s status (after `ch._run`'s own: -1 a heap is full, -2 a bad seed node)
 LEG = 0  # the leg's figures follow
 DIRECT_FIRST = 1  # the direct stretch is no dearer than the cheapest seeds: no search ran

@@ -17,6 +17,7 @@ import numpy as np
 from preprocessing.geometry import osrm_distances_m
 from preprocessing.units import CLOSED_DS, INF_WEIGHT
 
+from . import ch_leg as one_call
 from .assemble import BWD, FWD, Assembler, leg_of
 from .ch import CHSearch
 from .ch_leg import DIRECT, DIRECT_FIRST, NO_ROUTE, ch_leg
@@ -208,7 +209,8 @@ class Legs:
         None on a junction node)."""
         space = self.space
         dr = self.direct(src, tgt)
-        if s_dir is None and t_dir is None and not options.trace and isinstance(search, CHSearch) and space.edge_based:
+        plain = s_dir is None and t_dir is None and not options.trace
+        if plain and one_call.enabled and isinstance(search, CHSearch) and space.edge_based:
             places = space.plain_place(src), space.plain_place(tgt)  # type: ignore[attr-defined]
             if places[0] is not None and places[1] is not None:
                 return self._ch_leg(search, algorithm, i, src, tgt, options, dr, places[0], places[1])
