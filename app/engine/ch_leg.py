@@ -21,7 +21,7 @@ from preprocessing.units import CLOSED_DS, INF_WEIGHT
 
 from .assemble import AT_FIRST, AT_LAST, BWD, FWD, Assembler, _leg_parts
 from .ch import CHSearch, _run, ch_heap, new_labels
-from .edges import EdgeMap, _edge_seeds, _road_path, _seed_columns
+from .edges import EdgeMap, _edge_seeds, _road_path, _seed_columns, seed_figures
 from .types import Phantom
 
 # Whether `Legs.leg` takes the one-call path. A first start's server answers its first requests before this kernel
@@ -166,13 +166,9 @@ def _arguments(
     direct_w: int,
 ) -> tuple:
     """`_ch_leg`'s arguments; `query` is the hierarchy's and a search's arrays, the stamp base, counters, trace."""
-    _, sfa, _, sba = src.times()
-    tfb, _, tbb, _ = tgt.times()
     return (
-        src_place[0], src_place[1], src.fwd_arc, src.fwd_weight_after, src.fwd_dist_after, sfa, src.bwd_arc,
-        src.bwd_weight_after, src.bwd_dist_after, sba, src.lon, src.lat, src.chain, src.segment,
-        tgt_place[0], tgt_place[1], tgt.fwd_arc, tgt.fwd_weight_before, tgt.fwd_dist_before, tfb, tgt.bwd_arc,
-        tgt.bwd_weight_before, tgt.bwd_dist_before, tbb, tgt.lon, tgt.lat, tgt.chain, tgt.segment,
+        *src_place, *seed_figures(src, True), src.lon, src.lat, src.chain, src.segment,
+        *tgt_place, *seed_figures(tgt, False), tgt.lon, tgt.lat, tgt.chain, tgt.segment,
         direct_w, *edges.seed_arrays, *edges.path_arrays, *query, *assembler.arrays, True, False,
     )  # fmt: skip
 

@@ -37,6 +37,17 @@ class FlatSeeds(NamedTuple):
     off: np.ndarray
 
 
+def seed_figures(ph: Phantom, as_source: bool) -> tuple[int, int, int, int, int, int, int, int]:
+    """What a phantom seeds a search with, along each of its arcs: (fwd arc, weight, dist, travel time, bwd arc,
+    weight, dist, travel time), the part after the point for a source, the part before it for a target."""
+    fb, fa, bb, ba = ph.times()
+    if as_source:
+        return (ph.fwd_arc, ph.fwd_weight_after, ph.fwd_dist_after, fa,
+                ph.bwd_arc, ph.bwd_weight_after, ph.bwd_dist_after, ba)  # fmt: skip
+    return (ph.fwd_arc, ph.fwd_weight_before, ph.fwd_dist_before, fb,
+            ph.bwd_arc, ph.bwd_weight_before, ph.bwd_dist_before, bb)  # fmt: skip
+
+
 class EdgeMap:
     """Seeds of phantoms and road paths of search paths on one edge-based graph (immutable, shared)."""
 
@@ -89,20 +100,9 @@ class EdgeMap:
         exactly on road node `at_node` (kind `at_kind`) also starts on any arc leaving that node (its whole weight,
         no turn), or ends on any arc arriving there (at 0). Without `own_arcs`, only those: none on the phantom's
         own arcs."""
-        fb, fa, bb, ba = ph.times()
-        if as_source:
-            fw, fd, ft, bw, bd, bt = (
-                ph.fwd_weight_after,
-                ph.fwd_dist_after,
-                fa,
-                ph.bwd_weight_after,
-                ph.bwd_dist_after,
-                ba,
-            )
-        else:
-            fw, fd, ft = ph.fwd_weight_before, ph.fwd_dist_before, fb
-            bw, bd, bt = ph.bwd_weight_before, ph.bwd_dist_before, bb
-        fwd, bwd = (ph.fwd_arc, ph.bwd_arc) if own_arcs else (-1, -1)
+        fwd, fw, fd, ft, bwd, bw, bd, bt = seed_figures(ph, as_source)
+        if not own_arcs:
+            fwd = bwd = -1
         nodes, vals = _edge_seeds(as_source, at_node, at_kind, fwd, fw, fd, ft, bwd, bw, bd, bt, *self.seed_arrays)
         w, d, t, kinds, turns = _seed_columns(vals)
         return Seeds(nodes, w, d, ph.lon, ph.lat, t), kinds, turns
@@ -112,16 +112,7 @@ class EdgeMap:
     ) -> FlatSeeds:
         """The seeds of many phantoms at once, flattened (`FlatSeeds`; phantom i's at off[i]..off[i+1]-1): the same
         seeds as `seeds` gives for each, in one kernel call (a table's sources or destinations)."""
-        rows = []
-        for ph in phantoms:
-            fb, fa, bb, ba = ph.times()
-            if as_source:
-                rows.append((ph.fwd_arc, ph.fwd_weight_after, ph.fwd_dist_after, fa,
-                             ph.bwd_arc, ph.bwd_weight_after, ph.bwd_dist_after, ba))  # fmt: skip
-            else:
-                rows.append((ph.fwd_arc, ph.fwd_weight_before, ph.fwd_dist_before, fb,
-                             ph.bwd_arc, ph.bwd_weight_before, ph.bwd_dist_before, bb))  # fmt: skip
-        f = np.array(rows, dtype=np.int64).reshape(-1, 8)
+        f = np.array([seed_figures(ph, as_source) for ph in phantoms], dtype=np.int64).reshape(-1, 8)
         at, kinds = np.asarray(at_nodes, dtype=np.int64), np.asarray(at_kinds, dtype=np.int64)
         flat = _edge_seeds_many(
             as_source, at, kinds, f, self.road_first_out, self.road_in_first, self.road_in_arc, self.road_weight,

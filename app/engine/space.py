@@ -25,7 +25,7 @@ from preprocessing.units import COORD_SCALE, OSRM_COORD_SCALE
 
 from .assemble import AT_FIRST, AT_LAST, BWD, FWD
 from .data import ChainIndex, is_edge_based
-from .edges import EdgeMap, FlatSeeds, _edge_seeds, _seed_columns
+from .edges import EdgeMap, FlatSeeds, _edge_seeds, _seed_columns, seed_figures
 from .osrm_snap import chain_end_kind
 from .types import Phantom, Seeds
 
@@ -215,45 +215,27 @@ class EdgeSpace(SearchSpace):
     def plain_place(self, ph: Phantom) -> tuple[int, int] | None:
         """`at_chain_end` of a phantom that `EdgeMap.seeds` seeds alone (as `seeds` does: inside its chain, or on a
         chain end with no candidate roads to keep and no barrier copies there); None for one that needs more."""
+        at, kind, more = self._place(ph)
+        return (at, kind) if at < 0 or (ph.at_chains is None and len(more) == 0) else None
+
+    def _place(self, ph: Phantom) -> tuple[int, int, np.ndarray]:
+        """`at_chain_end`, and the other road nodes at that node's place (`same_place`; none inside a chain)."""
         at, kind = self.at_chain_end(ph)
-        if at < 0 or (ph.at_chains is None and len(self.same_place(at)) == 0):
-            return at, kind
-        return None
+        return at, kind, self.same_place(at) if at >= 0 else _NO_NODES
 
     def seeds(self, ph: Phantom, as_source: bool) -> SeedSet:
         """One seed per search node (`EdgeMap.seeds`): a source on its own arcs' remaining part, a target on every
         search node that may turn into its arc (the turn and the part before the point included)."""
-        place = self.plain_place(ph)
-        if place is not None:
-            return SeedSet(*self.edges.seeds(ph, as_source, *place))
-        at, kind = self.at_chain_end(ph)
-        more = self.same_place(at)
+        at, kind, more = self._place(ph)
+        if at < 0 or (ph.at_chains is None and len(more) == 0):
+            return SeedSet(*self.edges.seeds(ph, as_source, at, kind))
         # on a junction node: the node's roads (and those of a barrier's other copies) that OSRM takes a candidate on,
         # and its own arcs, each set apart so that the cheapest seed per search node is chosen among those kept (on
         # ties the node's seed, as `_edge_seeds` keeps it): `_junction_seeds` in one call
-        fb, fa, bb, ba = ph.times()
-        if as_source:
-            fw, fd, ft, bw, bd, bt = (
-                ph.fwd_weight_after,
-                ph.fwd_dist_after,
-                fa,
-                ph.bwd_weight_after,
-                ph.bwd_dist_after,
-                ba,
-            )
-        else:
-            fw, fd, ft, bw, bd, bt = (
-                ph.fwd_weight_before,
-                ph.fwd_dist_before,
-                fb,
-                ph.bwd_weight_before,
-                ph.bwd_dist_before,
-                bb,
-            )
         chains = np.asarray(ph.at_chains if ph.at_chains is not None else (), dtype=np.int64)
         nodes, w, d, t, kinds, turns = _junction_seeds(
-            as_source, np.array([at, *more], dtype=np.int64), kind, ph.fwd_arc, fw, fd, ft, ph.bwd_arc, bw, bd, bt,
-            chains, ph.at_chains is not None, self.edges.node_arc, self._arc_geom, *self.edges.seed_arrays,
+            as_source, np.array([at, *more], dtype=np.int64), kind, *seed_figures(ph, as_source), chains,
+            ph.at_chains is not None, self.edges.node_arc, self._arc_geom, *self.edges.seed_arrays,
         )  # fmt: skip
         return SeedSet(Seeds(nodes, w, d, ph.lon, ph.lat, t), kinds, turns)
 
@@ -341,20 +323,14 @@ def _junction_seeds(  # type: ignore[no-untyped-def]
     rows = np.empty((cap, 6), dtype=np.int64)
     k = 0
     for i in range(at_nodes.shape[0] + 1):
-        if i < at_nodes.shape[0]:
-            got_n, got_r = _edge_seeds(
-                as_source, at_nodes[i], at_kind, no_arc, fw, fd, ft, no_arc, bw, bd, bt, road_first_out,
-                road_in_first, road_in_arc, road_weight, road_dist, road_time, copies_first, copies, has_copies,
-                in_first, in_arc, s_tail, arc_turn, arc_turn_time,
-            )  # fmt: skip
-        else:
-            got_n, got_r = _edge_seeds(
-                as_source, no_arc, at_kind, fwd, fw, fd, ft, bwd, bw, bd, bt, road_first_out, road_in_first,
-                road_in_arc, road_weight, road_dist, road_time, copies_first, copies, has_copies, in_first, in_arc,
-                s_tail, arc_turn, arc_turn_time,
-            )  # fmt: skip
+        own = i == at_nodes.shape[0]  # the node sets first, then the own arcs' set
+        got_n, got_r = _edge_seeds(
+            as_source, no_arc if own else at_nodes[i], at_kind, fwd if own else no_arc, fw, fd, ft,
+            bwd if own else no_arc, bw, bd, bt, road_first_out, road_in_first, road_in_arc, road_weight, road_dist,
+            road_time, copies_first, copies, has_copies, in_first, in_arc, s_tail, arc_turn, arc_turn_time,
+        )  # fmt: skip
         for j in range(got_n.shape[0]):
-            if keep_chains and i < at_nodes.shape[0]:
+            if keep_chains and not own:
                 chain = arc_geom[node_arc[got_n[j]]] // 2
                 found = False
                 for q in range(chains.shape[0]):
