@@ -67,7 +67,14 @@ def _douglas_peucker(coords: np.ndarray, tolerance_m: float) -> np.ndarray:  # p
             stack[top + 1, 0] = best_i
             stack[top + 1, 1] = b
             top += 2
-    return keep
+    out = np.empty((n, 2), dtype=np.float64)  # the kept points, packed here: a boolean index costs more than DP
+    m = 0
+    for i in range(n):
+        if keep[i]:
+            out[m, 0] = coords[i, 0]
+            out[m, 1] = coords[i, 1]
+            m += 1
+    return out[:m]
 
 
 def simplify(coords: np.ndarray, tolerance_m: float | None = None) -> np.ndarray:
@@ -78,7 +85,6 @@ def simplify(coords: np.ndarray, tolerance_m: float | None = None) -> np.ndarray
     """
     if coords.shape[0] <= 2:
         return coords
-    keep = _douglas_peucker(
+    return _douglas_peucker(
         np.ascontiguousarray(coords, dtype=np.float64), -1.0 if tolerance_m is None else tolerance_m
     )
-    return coords[keep]
