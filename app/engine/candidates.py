@@ -192,13 +192,14 @@ def _hits(
     for i in range(n):
         limit = radius[i] * 1.01 + 1.0  # the local frame against the haversine check below
         nb = _search(b_minx, b_miny, b_maxx, b_maxy, b_level, b_seg, b_chain, glon, glat, qlon[i], qlat[i], want,
-                     limit * limit, o_seg, o_d2, o_t, dir_fwd, dir_bwd, bearing[i], brange[i], masked)  # fmt: skip
+                     limit * limit, o_seg, o_d2, o_t, dir_fwd, dir_bwd, bearing[i], brange[i], masked,
+                     -1.0)  # fmt: skip
         for j in range(nb):
             o_chain[j] = b_chain[o_seg[j]]
             o_seg[j] = b_seg[o_seg[j]]
         nt = _search(t_minx, t_miny, t_maxx, t_maxy, t_level, t_seg, t_chain, glon, glat, qlon[i], qlat[i], want,
                      limit * limit, o_seg[nb:], o_d2[nb:], o_t[nb:], dir_fwd, dir_bwd, bearing[i], brange[i],
-                     masked)  # fmt: skip
+                     masked, -1.0)  # fmt: skip
         for j in range(nb, nb + nt):
             o_chain[j] = t_chain[o_seg[j]]
             o_seg[j] = t_seg[o_seg[j]]

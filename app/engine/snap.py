@@ -168,9 +168,10 @@ def segment_directions(s, c, qlat, glon, glat, chain_fwd, chain_bwd, bearing, br
 @kernel
 def _search(
     minx, miny, maxx, maxy, level_start, entry_seg, entry_chain, glon, glat, qlon, qlat, want, max_d2, out_seg, out_d2,
-    out_t, chain_fwd, chain_bwd, bearing, brange, check_dirs,
+    out_t, chain_fwd, chain_bwd, bearing, brange, check_dirs, near_slack,
 ):  # fmt: skip  # pragma: no cover - numba
-    """Best-first search: the `want` nearest segments on distinct chains within sqrt(max_d2) local metres.
+    """Best-first search: the `want` nearest segments on distinct chains within sqrt(max_d2) local metres; with
+    `near_slack` >= 0, only those within that many metres of the nearest (and maybe a few beyond, never fewer).
 
     With `bearing` >= 0 only segments travelled within `brange` degrees of it (in a direction an arc allows) count;
     with `check_dirs`, segments with no arc in `chain_fwd`/`chain_bwd` (directions an excluded class removed) neither.
@@ -209,6 +210,9 @@ def _search(
             out_d2[found] = d2
             out_t[found] = t
             found += 1
+            if found == 1 and near_slack >= 0.0:  # the rest lie within the slack of this one (a hair more: rounding)
+                b = (math.sqrt(d2) + near_slack) * (1.0 + 1e-9)
+                max_d2 = min(max_d2, b * b)
             continue
         if size + FANOUT > cap:
             cap *= 2
@@ -258,7 +262,7 @@ def _nearest_osrm(
     out_t = np.empty(want, dtype=np.float64)
     k = _search(
         minx, miny, maxx, maxy, level_start, entry_seg, entry_chain, glon, glat, qlon, qlat, want, max_d2, out_p,
-        out_d2, out_t, chain_fwd, chain_bwd, bearing, brange, check_dirs,
+        out_d2, out_t, chain_fwd, chain_bwd, bearing, brange, check_dirs, slack,
     )  # fmt: skip
     none_i = np.zeros(0, dtype=np.int64)
     if k == 0:
@@ -508,7 +512,7 @@ class _Tree:
         k = _search(
             self.minx, self.miny, self.maxx, self.maxy, self.level_start, self.entry_seg, self.entry_chain,
             glon, glat, lon, lat, want, max_d * max_d, out_p, out_d2, out_t, dir_arcs[0], dir_arcs[1],
-            -1.0 if bearing is None else bearing[0], 180.0 if bearing is None else bearing[1], dir_arcs[2],
+            -1.0 if bearing is None else bearing[0], 180.0 if bearing is None else bearing[1], dir_arcs[2], -1.0,
         )  # fmt: skip
         p = out_p[:k]
         return self.entry_seg[p], self.entry_chain[p], np.sqrt(out_d2[:k]), out_t[:k]
