@@ -365,6 +365,8 @@ class _Arrays(dict[str, np.ndarray]):
         self.update(arrays)
 
     def _mirror(self, name: str) -> None:
+        if name.startswith("str_"):  # the string table changed: `Graph.string` decodes afresh
+            self._attrs.get("_strings", {}).clear()
         if name in _GRAPH_OWN:
             return
         if name in self:
@@ -415,6 +417,7 @@ class Graph:
         self.path = path
         self.manifest = manifest  # the raw JSON; read fields through `meta`
         self.meta = Manifest.of(manifest)
+        self._strings: dict[int, str] = {}  # `string`'s answers (a name is decoded once, not on every phantom)
         self.arrays: dict[str, np.ndarray] = _Arrays(self.__dict__, arrays)
 
     def __getattr__(self, name: str) -> np.ndarray:  # only names the graph has no array of (`_Arrays` mirrors them)
@@ -433,11 +436,14 @@ class Graph:
 
     def string(self, i: int) -> str:
         """String `i` of the name/ref table ("" for 0)."""
-        off = self.arrays["str_offsets"]
-        return bytes(self.arrays["str_bytes"][off[i] : off[i + 1]]).decode("utf-8")
+        got = self._strings.get(i)
+        if got is None:
+            off = self.arrays["str_offsets"]
+            got = self._strings[i] = bytes(self.arrays["str_bytes"][off[i] : off[i + 1]]).decode("utf-8")
+        return got
 
 
-_GRAPH_OWN = frozenset(dir(Graph)) | {"path", "manifest", "meta", "arrays"}  # never shadowed by an array
+_GRAPH_OWN = frozenset(dir(Graph)) | {"path", "manifest", "meta", "arrays", "_strings"}  # never shadowed by an array
 
 
 def same_build(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:

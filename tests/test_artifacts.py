@@ -30,3 +30,16 @@ def test_arrays_are_attributes_through_every_change() -> None:
     with pytest.raises(AttributeError):
         g.first_out  # noqa: B018
     assert g.has("first_out") is False and isinstance(g.arrays, dict)
+
+
+def test_strings_are_decoded_once_and_follow_the_table() -> None:
+    def table(*names: str) -> dict[str, np.ndarray]:
+        raw = [n.encode() for n in ("", *names)]
+        off = np.cumsum([0, *(len(r) for r in raw)]).astype(np.int64)
+        return {"str_offsets": off, "str_bytes": np.frombuffer(b"".join(raw), dtype=np.uint8)}
+
+    g = graph_in_memory(table("Rua Álvares", "A1"))
+    assert [g.string(i) for i in range(3)] == ["", "Rua Álvares", "A1"]
+    assert g.string(1) is g.string(1)  # decoded once
+    g.arrays.update(table("Avenida", "N2"))
+    assert g.string(1) == "Avenida" and g.string(2) == "N2"
