@@ -114,7 +114,7 @@ def osrm_rank(glon, glat, segs, qlon, qlat):  # pragma: no cover - numba
 
 @kernel
 def _osrm_pick(s, c, d, gf, glon, glat, qlon, qlat, slack):  # pragma: no cover - numba
-    """`Snapper._osrm_nearest`'s choice among the nearest segments `s` on chains `c` at local distances `d` (nearest
+    """`snap._nearest_osrm`'s choice among the nearest segments `s` on chains `c` at local distances `d` (nearest
     first): of the chains within `slack` metres of the nearest, each one's segment and those either side of it, the
     first in OSRM's order (`osrm_rank`; the nearest on equal keys). Returns (row of its chain in s, its segment, its
     ratio, and the segments, chains and ratios of the other chains whose projection rounds onto the same point, each

@@ -6,7 +6,7 @@ fixed-point coordinates. Queries are best-first (Hjaltason & Samet): a heap of t
 distance and of segments keyed by their exact point-to-segment distance, both measured in one equirectangular frame
 centred on the query point. A segment popped from the heap is therefore exactly the nearest remaining one, whatever
 the segment lengths; k-nearest, radius limits and filters come for free. A waypoint's nearest is then OSRM's on
-near-ties (`Snapper._osrm_nearest`: OSRM orders segments by a distance rounded to 1e-6 degrees in Web Mercator).
+near-ties (`_nearest_osrm`: OSRM orders segments by a distance rounded to 1e-6 degrees in Web Mercator).
 
 Components as OSRM treats them. Two trees split the snappable segments (ferries are no start points, as in OSRM's
 profiles): those of *big* strongly connected components (at least `min_component_size` nodes, OSRM's default 1000;
@@ -25,6 +25,7 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -41,7 +42,7 @@ from .osrm_snap import _osrm_pick, _osrm_point, chain_end_kind, osrm_ratio
 from .types import Phantom
 
 FANOUT = 16  # entries per leaf and children per inner node
-OSRM_NEAR_CHAINS = 8  # chains a point's nearest is chosen from in OSRM's order (`Snapper._osrm_nearest`)
+OSRM_NEAR_CHAINS = 8  # chains a point's nearest is chosen from in OSRM's order (`_nearest_osrm`)
 OSRM_SLACK_M = 0.5  # ... those within this of the nearest: OSRM's 1e-6 rounding moves a distance by ~0.16 m at most
 MIN_COMPONENT_SIZE = 1000  # OSRM's default (osrm-extract --small-component-size): smaller SCCs are tiny
 _DEG = math.pi / 180.0
@@ -422,6 +423,73 @@ def _phantom_figures(
     )  # fmt: skip
 
 
+@kernel
+def _snap_point(
+    b_minx, b_miny, b_maxx, b_maxy, b_level, b_seg, b_chain, t_minx, t_miny, t_maxx, t_maxy, t_level, t_seg, t_chain,
+    glon, glat, gf, fwd_arc, bwd_arc, first_node, last_node, component, arc_weight, arc_dist, arc_name, node_osm_id,
+    arc_time, seg_weight, seg_time, qlon, qlat, want, limit, radius, chain_fwd, chain_bwd, bearing, brange,
+    check_dirs, slack, at_vertex,
+):  # fmt: skip  # pragma: no cover - numba
+    """The kernel work of `Snapper.candidates` in one call, in its order: the big tree's nearest as OSRM picks it
+    (`_nearest_osrm` within `limit` m), its phantom's figures (`_osrm_vertex` first when `at_vertex`, then
+    `_phantom_figures` at OSRM's point), then the same in the tiny tree within the big one's distance when that one
+    lies within `radius` (< 0: any). Returns (found per tree, local distance m, chain, global segment, the figures
+    [2, 3] float and [2, 18] int, the other chains at the point [k, 3] = segment, chain, ratio with the big tree's
+    first `nb` rows, nb)."""
+    found = np.zeros(2, dtype=np.bool_)
+    dist = np.zeros(2)
+    chain = np.full(2, -1, dtype=np.int64)
+    seg = np.full(2, -1, dtype=np.int64)
+    f_fig = np.zeros((2, 3))
+    i_fig = np.zeros((2, 18), dtype=np.int64)
+    others = np.zeros((0, 3))
+    nb = 0
+    for k in range(2):
+        if k == 1 and found[0]:  # a tiny segment matters only where it is no farther than the big one
+            limit = min(limit, dist[0] * (1 + 1e-9) + 1e-9)
+        if k == 0:
+            n, sg, c, d, ratio, o_seg, o_chain, o_ratio = _nearest_osrm(
+                b_minx, b_miny, b_maxx, b_maxy, b_level, b_seg, b_chain, glon, glat, gf, qlon, qlat, want,
+                limit * limit, chain_fwd, chain_bwd, bearing, brange, check_dirs, slack,
+            )  # fmt: skip
+        else:
+            n, sg, c, d, ratio, o_seg, o_chain, o_ratio = _nearest_osrm(
+                t_minx, t_miny, t_maxx, t_maxy, t_level, t_seg, t_chain, glon, glat, gf, qlon, qlat, want,
+                limit * limit, chain_fwd, chain_bwd, bearing, brange, check_dirs, slack,
+            )  # fmt: skip
+        if n == 0:
+            continue
+        t = ratio
+        if at_vertex:
+            sg, t = _osrm_vertex(glon, glat, gf, fwd_arc, bwd_arc, first_node, last_node, node_osm_id, sg, c, t)
+        r = _phantom_figures(
+            glon, glat, gf, fwd_arc, bwd_arc, first_node, last_node, component, arc_weight, arc_dist, arc_name,
+            node_osm_id, c, sg - gf[c], t, qlon, qlat, arc_time, seg_weight, seg_time, True,
+        )  # fmt: skip
+        if radius >= 0.0 and r[2] > radius:
+            continue
+        found[k] = True
+        dist[k] = d
+        chain[k] = c
+        seg[k] = sg
+        f_fig[k, 0], f_fig[k, 1], f_fig[k, 2] = r[0], r[1], r[2]
+        i_fig[k, 0], i_fig[k, 1], i_fig[k, 2], i_fig[k, 3], i_fig[k, 4] = r[3], r[4], r[5], r[6], r[7]
+        i_fig[k, 5], i_fig[k, 6], i_fig[k, 7], i_fig[k, 8], i_fig[k, 9] = r[8], r[9], r[10], r[11], r[12]
+        i_fig[k, 10], i_fig[k, 11], i_fig[k, 12], i_fig[k, 13] = r[13], r[14], r[15], r[16]
+        i_fig[k, 14], i_fig[k, 15], i_fig[k, 16], i_fig[k, 17] = r[17], r[18], r[19], r[20]
+        m = o_seg.shape[0]
+        more = np.empty((others.shape[0] + m, 3))
+        for j in range(others.shape[0]):
+            more[j, 0], more[j, 1], more[j, 2] = others[j, 0], others[j, 1], others[j, 2]
+        for j in range(m):
+            q = others.shape[0] + j
+            more[q, 0], more[q, 1], more[q, 2] = o_seg[j], o_chain[j], o_ratio[j]
+        others = more
+        if k == 0:
+            nb = m
+    return found, dist, chain, seg, f_fig, i_fig, others, nb
+
+
 @kernel(nrt=False)
 def _chain_offset(glon, glat, p0, p1, seg, lon, lat):  # pragma: no cover - numba
     """(metres along the chain from its first point to (lon, lat) on local segment `seg`, chain length in metres),
@@ -637,16 +705,24 @@ class Snapper:
         bearing = check_bearing(bearing)
         limit = math.inf if radius is None else radius * 1.01 + 1.0  # local frame vs haversine slack
         dirs = self._dir_arcs(exclude_mask)
+        ch, g, big_t, tiny_t = self.chains, self.graph, self._big, self._tiny
+        got_k, dist, chain, seg, f_fig, i_fig, o_rows, nb = _snap_point(
+            big_t.minx, big_t.miny, big_t.maxx, big_t.maxy, big_t.level_start, big_t.entry_seg, big_t.entry_chain,
+            tiny_t.minx, tiny_t.miny, tiny_t.maxx, tiny_t.maxy, tiny_t.level_start, tiny_t.entry_seg,
+            tiny_t.entry_chain, self._glon, self._glat, self._gf, ch.fwd_arc, ch.bwd_arc, ch.first_node, ch.last_node,
+            ch.component, g.arc_weight, g.arc_dist, g.arc_name, g.node_osm_id, self._arc_time, self._seg_weight,
+            self._seg_time, qlon, qlat, OSRM_NEAR_CHAINS, limit, -1.0 if radius is None else radius, dirs[0], dirs[1],
+            -1.0 if bearing is None else bearing[0], 180.0 if bearing is None else bearing[1], dirs[2], OSRM_SLACK_M,
+            bearing is None,
+        )  # fmt: skip
         found: list[tuple[float, int, Phantom, list[tuple[int, int, float]]]] = []
-        for k, tree in enumerate((self._big, self._tiny)):
-            if found:  # a tiny segment matters only where it is no farther than the big one (ties: chain order)
-                limit = min(limit, found[0][0] * (1 + 1e-9) + 1e-9)
-            got = self._osrm_nearest(tree, qlon, qlat, limit, dirs, bearing)
-            if got is not None:
-                seg, chain, d, t, others = got
-                ph = self._phantom(qlon, qlat, seg, chain, t, bearing, dirs, True)
-                if radius is None or ph.distance_m <= radius:
-                    found.append((d, k, ph, others))
+        rows = o_rows.tolist()
+        for k in (0, 1):
+            if got_k[k]:
+                r = f_fig[k].tolist() + i_fig[k].tolist()
+                ph = self._finish(qlon, qlat, int(seg[k]), int(chain[k]), r, bearing, dirs)
+                part = rows[:nb] if k == 0 else rows[nb:]
+                found.append((float(dist[k]), k, ph, [(int(a), int(b), c) for a, b, c in part]))
         if not found:
             raise NoSegment(self._no_segment_message(qlon, qlat, radius, bearing, dirs))
         best = min(found, key=lambda x: (x[0], x[2].chain))
@@ -770,30 +846,6 @@ class Snapper:
 
     # -- internals -------------------------------------------------------------------------------------------------
 
-    def _osrm_nearest(
-        self,
-        tree: _Tree,
-        qlon: float,
-        qlat: float,
-        limit: float,
-        dirs: tuple[np.ndarray, np.ndarray, bool],
-        bearing: tuple[float, float] | None,
-    ) -> tuple[int, int, float, float, list[tuple[int, int, float]]] | None:
-        """The one nearest segment within `limit` as OSRM finds it (None: none): of the chains within `OSRM_SLACK_M`
-        of the nearest, the one first in OSRM's order (`osrm_rank`, which rounds to 1e-6 degrees; the nearest on
-        ties), at OSRM's ratio (Web Mercator): (segment, chain, local distance m, ratio, and (segment, chain, ratio)
-        of every other chain whose projection rounds onto the same point: OSRM's other candidates there,
-        `MakeAlternativeBigCandidates`). One kernel call (`_nearest_osrm`)."""
-        k, seg, chain, d, ratio, o_seg, o_chain, o_ratio = _nearest_osrm(
-            tree.minx, tree.miny, tree.maxx, tree.maxy, tree.level_start, tree.entry_seg, tree.entry_chain,
-            self._glon, self._glat, self._gf, qlon, qlat, OSRM_NEAR_CHAINS, limit * limit, dirs[0], dirs[1],
-            -1.0 if bearing is None else bearing[0], 180.0 if bearing is None else bearing[1], dirs[2], OSRM_SLACK_M,
-        )  # fmt: skip
-        if k == 0:
-            return None
-        others = list(zip(o_seg.tolist(), o_chain.tolist(), o_ratio.tolist(), strict=True))
-        return int(seg), int(chain), float(d), float(ratio), others
-
     def _phantom(
         self,
         qlon: float,
@@ -818,6 +870,21 @@ class Snapper:
             g.arc_weight, g.arc_dist, g.arc_name, g.node_osm_id, chain, seg - int(self._gf[chain]), t, qlon, qlat,
             self._arc_time, self._seg_weight, self._seg_time, osrm_point,
         )  # fmt: skip
+        return self._finish(qlon, qlat, seg, chain, r, bearing, dirs)
+
+    def _finish(
+        self,
+        qlon: float,
+        qlat: float,
+        seg: int,
+        chain: int,
+        r: Sequence[Any],
+        bearing: tuple[float, float] | None,
+        dirs: tuple[np.ndarray, np.ndarray, bool] | None,
+    ) -> Phantom:
+        """The Phantom of `_phantom_figures`' figures `r` at global segment `seg` of `chain`, with only the
+        directions the bearing and the excluded classes allow."""
+        g, ch = self.graph, self.chains
         masked = dirs is not None and dirs[2]
         if bearing is not None or masked:  # only the direction(s) the bearing and the excluded classes allow
             fwd, bwd = (dirs[0], dirs[1]) if masked else (ch.fwd_arc, ch.bwd_arc)  # type: ignore[index]
