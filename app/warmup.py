@@ -112,7 +112,7 @@ async def exercise(service: Any, algorithms: tuple[str, ...] | None = None, opti
     the per-request options (alternatives, areas to avoid, isochrones: core kernels another compile job covers).
     """
     phantoms = await _exercise_routing(service, algorithms)
-    _warm_one_call_leg(service)
+    _warm_one_calls(service)
     if options and phantoms is not None:
         exercise_options(service, phantoms)
 
@@ -273,9 +273,10 @@ def warm_service(
         if service.engine is None:
             service.open()  # imports the engine (its kernels load when first run)
         if later:
-            from app.engine import ch_leg
+            from app.engine import ch_leg, snap
 
             ch_leg.enabled = False  # legs step by step until `rest` has the one-call leg's kernel
+            snap.one_call = False  # ... and snapping likewise
             first = (service.opened.router.default_algorithm,)
             phantoms = asyncio.run(_exercise_routing(service, first, trips=False))
         else:
@@ -297,7 +298,7 @@ def warm_service(
 
             _lower_priority()
             try:
-                _warm_one_call_leg(service)
+                _warm_one_calls(service)
                 if phantoms is not None:
                     others = tuple(a for a in service.opened.algorithms if a not in first)
                     exercise_algorithms(service, phantoms, others)
@@ -318,11 +319,14 @@ def warm_service(
     return service
 
 
-def _warm_one_call_leg(service: Any) -> None:
-    """Load (or compile) the hierarchy's one-call leg for the served graph, then let the legs take it."""
-    from app.engine import ch_leg
+def _warm_one_calls(service: Any) -> None:
+    """Load (or compile) the hierarchy's one-call leg and one-call snapping for the served graph, then let the legs
+    and the snapper take them."""
+    from app.engine import ch_leg, snap
 
     router = service.opened.router
+    router.snapper.warm()
+    snap.one_call = True
     if router.space.edge_based:
         ch_leg.warm(router.space.edges, router.legs.assembler)
     ch_leg.enabled = True
@@ -419,7 +423,7 @@ def _compile_job(job: str, work: Path, say: Say) -> None:
 
             state["phantoms"] = asyncio.run(_exercise_routing(service, algorithms, trips=False))
             assert state["phantoms"] is not None, "the sample map's points connect"
-            _warm_one_call_leg(service)  # a hierarchy's leg in one call (the sample graph may have none)
+            _warm_one_calls(service)  # snapping and a hierarchy's leg in one call (the sample may have no hierarchy)
 
         return run
 
@@ -460,7 +464,8 @@ def _first_requests(work: Path) -> None:
     graph without hierarchy (the contraction kernels the parent compiles meanwhile are not needed for it), then the
     tables and the hierarchy's queries on a sample graph with one (its contraction kernels the parent has compiled by
     then: the compile lock of `preprocessing.jit` has this process load them instead of compiling them again), and
-    last the one-call leg (`ch_leg.warm`), which the parent serves without until its background warm-up loads it.
+    last the one-call leg and snapping (`_warm_one_calls`), which the parent serves without until its background
+    warm-up loads them.
     Never the core search, which a graph with hierarchy does not run for these requests."""
     import asyncio
 
@@ -474,6 +479,9 @@ def _first_requests(work: Path) -> None:
         service.open()
         return service
 
+    from app.engine import snap
+
+    snap.one_call = False  # the parent's first requests snap step by step: those kernels first, `_snap_point` last
     osm = write_sample_map(work / "sample.osm")
     plain = service_on(preprocess(osm, work / "plain", ch=False, landmarks=0, force=True, quiet=True))
     sample = plain.opened.sample_points()
@@ -493,7 +501,7 @@ def _first_requests(work: Path) -> None:
     hierarchy = service_on(preprocess(osm, work / "ch", ch=True, landmarks=0, cch=False, force=True, quiet=True))
     asyncio.run(osrm.handle(hierarchy, f"/table/v1/warmup/{a};{b}", "annotations=duration,distance"))
     asyncio.run(_exercise_routing(hierarchy, (hierarchy.opened.router.default_algorithm,), trips=False))
-    _warm_one_call_leg(hierarchy)  # the parent's background warm-up loads it (its first requests go without)
+    _warm_one_calls(hierarchy)  # the parent's background warm-up loads them (its first requests go without)
     hierarchy.close()
 
 

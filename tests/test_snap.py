@@ -357,3 +357,42 @@ def test_bearing_filter() -> None:
     for bad in ((400, 10), (10, 200), (-1, 5), ("x", 1), (1,)):
         with pytest.raises(InvalidValue):
             s.snap(*at(0, 0), bearing=bad)  # type: ignore[arg-type]
+
+
+def test_one_call_snapping_equals_the_steps(bundled_graph, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`Snapper.candidates` in one kernel call (`_snap_point`) and step by step (what a first start serves until
+    that kernel is compiled): the same candidates, with bearings, radiuses and excluded classes among the points."""
+    import random
+
+    from app.engine import snap
+    from app.engine.data import load
+
+    g = load(bundled_graph)
+    snapper = Snapper(g)
+    rng = random.Random(3)
+    lon, lat = g.node_lon / COORD_SCALE, g.node_lat / COORD_SCALE
+    answers: dict[bool, list[object]] = {True: [], False: []}
+    tiny = junction = 0
+    for i in range(1500):
+        v = rng.randrange(len(lon))
+        x, y = float(lon[v]) + rng.uniform(-6e-4, 6e-4), float(lat[v]) + rng.uniform(-6e-4, 6e-4)
+        kw: dict[str, object] = {}
+        if i % 7 == 1:
+            kw["bearing"] = (rng.uniform(0, 360), rng.uniform(5, 90))
+        if i % 11 == 2:
+            kw["radius_m"] = rng.uniform(1, 40)
+        if i % 13 == 3:
+            kw["exclude_mask"] = 1
+        for flag in (True, False):
+            monkeypatch.setattr(snap, "one_call", flag)
+            try:
+                c = snapper.candidates(x, y, **kw)  # type: ignore[arg-type]
+                answers[flag].append((c.nearest, c.big, c.alternatives))
+            except NoSegment as exc:
+                answers[flag].append(str(exc))
+        got = answers[True][-1]
+        if isinstance(got, tuple):
+            tiny += got[0] != got[1]
+            junction += bool(got[2])
+    assert answers[True] == answers[False]
+    assert tiny and junction, "points next to tiny components and on junctions are among them"

@@ -38,10 +38,11 @@ def test_a_first_request_after_warm_up_compiles_and_loads_nothing(
 ) -> None:
     from app.api import osrm
     from app.api.service import Service
-    from app.engine import ch_leg
+    from app.engine import ch_leg, snap
 
     monkeypatch.setattr(warmup, "_start_background", lambda fn: None)  # only what runs before "ready"
     monkeypatch.setattr(ch_leg, "enabled", True)  # the warm-up turns it off until its background part: restored after
+    monkeypatch.setattr(snap, "one_call", True)  # likewise
     service = warmup.warm_service(Service(Settings(graph_dir=bundled_graph)), say=lambda m: None, background=True)
     try:
         before = kernel_overloads()
@@ -66,23 +67,26 @@ def test_background_warm_up_runs_the_rest_and_marks_the_cache(
     bundled_graph: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from app.api.service import Service
-    from app.engine import ch_leg
+    from app.engine import ch_leg, snap
 
     rest: list[Any] = []
     monkeypatch.setattr(warmup, "_start_background", rest.append)
     monkeypatch.setattr(ch_leg, "enabled", True)
+    monkeypatch.setattr(snap, "one_call", True)
     marked: list[str] = []
     monkeypatch.setattr(warmup, "mark_compiled", marked.append)
     service = warmup.warm_service(Service(Settings(graph_dir=bundled_graph)), say=lambda m: None, background=True)
     try:
         assert len(rest) == 1 and not marked  # the cache is marked complete only once the rest ran
         assert not ch_leg.enabled  # legs step by step until the rest has loaded the one-call leg
+        assert not snap.one_call  # and snapping
         before = kernel_overloads()
         worker = threading.Thread(target=rest[0])  # it lowers its own thread's priority
         worker.start()
         worker.join()
         assert marked == ["engine"]
         assert ch_leg.enabled and ch_leg._ch_leg.signatures
+        assert snap.one_call and snap._snap_point.signatures
         assert kernel_overloads() != before  # the other algorithms, trips and options loaded only now
     finally:
         service.close()

@@ -41,12 +41,20 @@ from .geo import gc_distance_m
 from .osrm_snap import _osrm_pick, _osrm_point, chain_end_kind, osrm_ratio
 from .types import Phantom
 
+# Whether `Snapper.candidates` snaps a point in one kernel call (`_snap_point`) or step by step (`_steps`, the same
+# candidates). A first start's server answers its first requests before that kernel is compiled:
+# `app.warmup.warm_service` turns it off for its warm-up and on once the background warm-up has loaded it.
+one_call = True
+
 FANOUT = 16  # entries per leaf and children per inner node
 OSRM_NEAR_CHAINS = 8  # chains a point's nearest is chosen from in OSRM's order (`_nearest_osrm`)
 OSRM_SLACK_M = 0.5  # ... those within this of the nearest: OSRM's 1e-6 rounding moves a distance by ~0.16 m at most
 MIN_COMPONENT_SIZE = 1000  # OSRM's default (osrm-extract --small-component-size): smaller SCCs are tiny
 _DEG = math.pi / 180.0
 _KY = EARTH_RADIUS_M * _DEG / COORD_SCALE  # metres per fixed-point unit of latitude
+
+
+_Found = tuple[float, int, Phantom, list[tuple[int, int, float]]]  # a tree's hit: distance m, tree, phantom, others
 
 
 def check_coordinate(lon: float, lat: float) -> tuple[float, float]:
@@ -428,14 +436,14 @@ def _snap_point(
     b_minx, b_miny, b_maxx, b_maxy, b_level, b_seg, b_chain, t_minx, t_miny, t_maxx, t_maxy, t_level, t_seg, t_chain,
     glon, glat, gf, fwd_arc, bwd_arc, first_node, last_node, component, arc_weight, arc_dist, arc_name, node_osm_id,
     arc_time, seg_weight, seg_time, qlon, qlat, want, limit, radius, chain_fwd, chain_bwd, bearing, brange,
-    check_dirs, slack, at_vertex,
+    check_dirs, slack, at_vertex, yes,
 ):  # fmt: skip  # pragma: no cover - numba
     """The kernel work of `Snapper.candidates` in one call, in its order: the big tree's nearest as OSRM picks it
     (`_nearest_osrm` within `limit` m), its phantom's figures (`_osrm_vertex` first when `at_vertex`, then
     `_phantom_figures` at OSRM's point), then the same in the tiny tree within the big one's distance when that one
     lies within `radius` (< 0: any). Returns (found per tree, local distance m, chain, global segment, the figures
     [2, 3] float and [2, 18] int, the other chains at the point [k, 3] = segment, chain, ratio with the big tree's
-    first `nb` rows, nb)."""
+    first `nb` rows, nb). `yes` is True from Python: a literal would compile `_phantom_figures` a second time."""
     found = np.zeros(2, dtype=np.bool_)
     dist = np.zeros(2)
     chain = np.full(2, -1, dtype=np.int64)
@@ -447,16 +455,11 @@ def _snap_point(
     for k in range(2):
         if k == 1 and found[0]:  # a tiny segment matters only where it is no farther than the big one
             limit = min(limit, dist[0] * (1 + 1e-9) + 1e-9)
-        if k == 0:
-            n, sg, c, d, ratio, o_seg, o_chain, o_ratio = _nearest_osrm(
-                b_minx, b_miny, b_maxx, b_maxy, b_level, b_seg, b_chain, glon, glat, gf, qlon, qlat, want,
-                limit * limit, chain_fwd, chain_bwd, bearing, brange, check_dirs, slack,
-            )  # fmt: skip
-        else:
-            n, sg, c, d, ratio, o_seg, o_chain, o_ratio = _nearest_osrm(
-                t_minx, t_miny, t_maxx, t_maxy, t_level, t_seg, t_chain, glon, glat, gf, qlon, qlat, want,
-                limit * limit, chain_fwd, chain_bwd, bearing, brange, check_dirs, slack,
-            )  # fmt: skip
+        n, sg, c, d, ratio, o_seg, o_chain, o_ratio = _nearest_osrm(  # one call site: one copy of it to compile
+            (b_minx, t_minx)[k], (b_miny, t_miny)[k], (b_maxx, t_maxx)[k], (b_maxy, t_maxy)[k],
+            (b_level, t_level)[k], (b_seg, t_seg)[k], (b_chain, t_chain)[k], glon, glat, gf, qlon, qlat, want,
+            limit * limit, chain_fwd, chain_bwd, bearing, brange, check_dirs, slack,
+        )  # fmt: skip
         if n == 0:
             continue
         t = ratio
@@ -464,7 +467,7 @@ def _snap_point(
             sg, t = _osrm_vertex(glon, glat, gf, fwd_arc, bwd_arc, first_node, last_node, node_osm_id, sg, c, t)
         r = _phantom_figures(
             glon, glat, gf, fwd_arc, bwd_arc, first_node, last_node, component, arc_weight, arc_dist, arc_name,
-            node_osm_id, c, sg - gf[c], t, qlon, qlat, arc_time, seg_weight, seg_time, True,
+            node_osm_id, c, sg - gf[c], t, qlon, qlat, arc_time, seg_weight, seg_time, yes,
         )  # fmt: skip
         if radius >= 0.0 and r[2] > radius:
             continue
@@ -705,24 +708,7 @@ class Snapper:
         bearing = check_bearing(bearing)
         limit = math.inf if radius is None else radius * 1.01 + 1.0  # local frame vs haversine slack
         dirs = self._dir_arcs(exclude_mask)
-        ch, g, big_t, tiny_t = self.chains, self.graph, self._big, self._tiny
-        got_k, dist, chain, seg, f_fig, i_fig, o_rows, nb = _snap_point(
-            big_t.minx, big_t.miny, big_t.maxx, big_t.maxy, big_t.level_start, big_t.entry_seg, big_t.entry_chain,
-            tiny_t.minx, tiny_t.miny, tiny_t.maxx, tiny_t.maxy, tiny_t.level_start, tiny_t.entry_seg,
-            tiny_t.entry_chain, self._glon, self._glat, self._gf, ch.fwd_arc, ch.bwd_arc, ch.first_node, ch.last_node,
-            ch.component, g.arc_weight, g.arc_dist, g.arc_name, g.node_osm_id, self._arc_time, self._seg_weight,
-            self._seg_time, qlon, qlat, OSRM_NEAR_CHAINS, limit, -1.0 if radius is None else radius, dirs[0], dirs[1],
-            -1.0 if bearing is None else bearing[0], 180.0 if bearing is None else bearing[1], dirs[2], OSRM_SLACK_M,
-            bearing is None,
-        )  # fmt: skip
-        found: list[tuple[float, int, Phantom, list[tuple[int, int, float]]]] = []
-        rows = o_rows.tolist()
-        for k in (0, 1):
-            if got_k[k]:
-                r = f_fig[k].tolist() + i_fig[k].tolist()
-                ph = self._finish(qlon, qlat, int(seg[k]), int(chain[k]), r, bearing, dirs)
-                part = rows[:nb] if k == 0 else rows[nb:]
-                found.append((float(dist[k]), k, ph, [(int(a), int(b), c) for a, b, c in part]))
+        found = (self._one_call if one_call else self._steps)(qlon, qlat, radius, limit, bearing, dirs)
         if not found:
             raise NoSegment(self._no_segment_message(qlon, qlat, radius, bearing, dirs))
         best = min(found, key=lambda x: (x[0], x[2].chain))
@@ -731,6 +717,70 @@ class Snapper:
         if best[1] == 0:
             big = nearest
         return Candidates(nearest, big, alternatives)
+
+    def _one_call(
+        self,
+        qlon: float,
+        qlat: float,
+        radius: float | None,
+        limit: float,
+        bearing: tuple[float, float] | None,
+        dirs: tuple[np.ndarray, np.ndarray, bool],
+    ) -> list[_Found]:
+        """`candidates`' hits, big tree first (distance, tree, phantom, other chains there), in one kernel call."""
+        ch, g, big_t, tiny_t = self.chains, self.graph, self._big, self._tiny
+        got_k, dist, chain, seg, f_fig, i_fig, o_rows, nb = _snap_point(
+            big_t.minx, big_t.miny, big_t.maxx, big_t.maxy, big_t.level_start, big_t.entry_seg, big_t.entry_chain,
+            tiny_t.minx, tiny_t.miny, tiny_t.maxx, tiny_t.maxy, tiny_t.level_start, tiny_t.entry_seg,
+            tiny_t.entry_chain, self._glon, self._glat, self._gf, ch.fwd_arc, ch.bwd_arc, ch.first_node, ch.last_node,
+            ch.component, g.arc_weight, g.arc_dist, g.arc_name, g.node_osm_id, self._arc_time, self._seg_weight,
+            self._seg_time, qlon, qlat, OSRM_NEAR_CHAINS, limit, -1.0 if radius is None else radius, dirs[0], dirs[1],
+            -1.0 if bearing is None else bearing[0], 180.0 if bearing is None else bearing[1], dirs[2], OSRM_SLACK_M,
+            bearing is None, True,
+        )  # fmt: skip
+        found: list[_Found] = []
+        rows = o_rows.tolist()
+        for k in (0, 1):
+            if got_k[k]:
+                r = f_fig[k].tolist() + i_fig[k].tolist()
+                ph = self._finish(qlon, qlat, int(seg[k]), int(chain[k]), r, bearing, dirs)
+                part = rows[:nb] if k == 0 else rows[nb:]
+                found.append((float(dist[k]), k, ph, [(int(a), int(b), c) for a, b, c in part]))
+        return found
+
+    def _steps(
+        self,
+        qlon: float,
+        qlat: float,
+        radius: float | None,
+        limit: float,
+        bearing: tuple[float, float] | None,
+        dirs: tuple[np.ndarray, np.ndarray, bool],
+    ) -> list[_Found]:
+        """`_one_call`'s hits from its kernels called one by one (a first start serves so until `_snap_point` is
+        compiled)."""
+        found: list[_Found] = []
+        for k, tree in enumerate((self._big, self._tiny)):
+            if found:  # a tiny segment matters only where it is no farther than the big one (ties: chain order)
+                limit = min(limit, found[0][0] * (1 + 1e-9) + 1e-9)
+            n, seg, chain, d, ratio, o_seg, o_chain, o_ratio = _nearest_osrm(
+                tree.minx, tree.miny, tree.maxx, tree.maxy, tree.level_start, tree.entry_seg, tree.entry_chain,
+                self._glon, self._glat, self._gf, qlon, qlat, OSRM_NEAR_CHAINS, limit * limit, dirs[0], dirs[1],
+                -1.0 if bearing is None else bearing[0], 180.0 if bearing is None else bearing[1], dirs[2],
+                OSRM_SLACK_M,
+            )  # fmt: skip
+            if n > 0:
+                ph = self._phantom(qlon, qlat, int(seg), int(chain), float(ratio), bearing, dirs, True)
+                if radius is None or ph.distance_m <= radius:
+                    others = list(zip(o_seg.tolist(), o_chain.tolist(), o_ratio.tolist(), strict=True))
+                    found.append((float(d), k, ph, others))
+        return found
+
+    def warm(self) -> None:
+        """Load (or compile) `_snap_point`: one point snapped in one call, whatever `one_call` says."""
+        if self._glon.shape[0]:
+            lon, lat = float(self._glon[0]) / COORD_SCALE, float(self._glat[0]) / COORD_SCALE
+            self._one_call(lon, lat, None, math.inf, None, self._dir_arcs(0))
 
     def _at_chain_end(self, ph: Phantom) -> bool:
         """Whether the phantom is on its chain's first or last point at 1e-6 degrees (as `SearchSpace.at_chain_end`)."""
