@@ -13,8 +13,8 @@ import math
 
 import numpy as np
 
-from preprocessing.geometry import osrm_fixed
-from preprocessing.jit import F64, kernel, tup
+from preprocessing.geometry import osrm_distance_m, osrm_fixed
+from preprocessing.jit import BOOL, F64, kernel, tup
 from preprocessing.units import COORD_SCALE, OSRM_COORD_SCALE
 
 # OSRM's `latToYapprox`: the inverse Gudermannian as a Padé approximant [11/11] within 70 degrees (coefficients from
@@ -175,3 +175,151 @@ def chain_end_kind(glon, glat, gf, chain, lon, lat):  # pragma: no cover - numba
     if x == osrm_fixed(glon[p1] / COORD_SCALE) and y == osrm_fixed(glat[p1] / COORD_SCALE):
         return 2
     return 0
+
+
+@kernel(nrt=False)
+def _osrm_before(gs, p0, p1, seg, ratio, against):  # pragma: no cover - numba
+    """(deciseconds from the arc's start to the point, the arc's total) from per-point values `gs` (the columns of
+    `geom_seg_weight`, docs/DESIGN.md) of the chain at points p0..p1-1, the point at `ratio` of local segment
+    `seg`: the whole segments and the obstacles before it, plus OSRM's truncated share of its own segment
+    (`forward_weight = weight * ratio`, and `reverse_weight -= weight * ratio` against the chain)."""
+    s = p0 + seg + 1  # the row of the point's segment
+    total = 0
+    before = 0
+    if not against:
+        for i in range(p0, p1):
+            v = gs[i, 0] + gs[i, 2]
+            total += v
+            if i < s:
+                before += v
+        before += int(math.floor(gs[s, 0] * ratio))
+    else:
+        for i in range(p0, p1):
+            v = gs[i, 1] + gs[i, 3]
+            total += v
+            if i > s:
+                before += v
+        before += gs[s, 3] + gs[s, 1] - int(math.floor(gs[s, 1] * ratio))
+    return before, total
+
+
+@kernel(BOOL(F64, F64, F64, F64), nrt=False, forceinline=True)
+def _same_fixed(lon, lat, x, y):  # pragma: no cover - numba
+    """Whether the point (degrees) and the vertex (1e-7 degree ints) are one point at OSRM's 1e-6 degrees."""
+    return osrm_fixed(lon) == osrm_fixed(x / COORD_SCALE) and osrm_fixed(lat) == osrm_fixed(y / COORD_SCALE)
+
+
+@kernel(inline="always")
+def _part_before(w, d, tm, f, exact, seg_weight, seg_time, p0, p1, seg, ratio, against):  # pragma: no cover - numba
+    """(weight, distance, time) of one arc from its start to the point: its share `f` of the arc by distance, the
+    weight and time as OSRM's (`_osrm_before`) where the per-segment values sum to the arc's (`exact`)."""
+    wb = min(w, int(math.floor(f * w + 0.5)))
+    db = min(d, int(math.floor(f * d + 0.5)))
+    tb = min(tm, int(math.floor(f * tm + 0.5)))
+    if exact:
+        ow, total_w = _osrm_before(seg_weight, p0, p1, seg, ratio, against)
+        ot, total_t = _osrm_before(seg_time, p0, p1, seg, ratio, against)
+        if total_w == w:
+            wb = ow
+        if total_t == tm:
+            tb = ot
+    return wb, db, tb
+
+
+@kernel(nrt=False)
+def _phantom_figures(
+    glon, glat, gf, fwd_arc, bwd_arc, first_node, last_node, component, arc_weight, arc_dist, arc_name, node_osm_id,
+    chain, seg, t, qlon, qlat, arc_time, seg_weight, seg_time, osrm_point,
+):  # fmt: skip  # pragma: no cover - numba
+    """Everything numeric a Phantom holds, in one call.
+
+    The snapped point sits at parameter t of local segment `seg`, exactly on a vertex at t = 0 or 1, else at t
+    between the segment's ends in degrees, rounded to 1e-6; with `osrm_point` (t is then OSRM's ratio) it is OSRM's
+    point (`_osrm_point`) where that is one 1e-6 step from it at most (OSRM's line in Web Mercator bows away from a
+    segment kilometres long). Weights and
+    durations split as OSRM's phantoms do (`_osrm_before` over `seg_weight` / `seg_time`, the graph's
+    `geom_seg_weight` / `geom_seg_duration`) where those describe the arc (they sum to its value: not so on graphs
+    built before them, with 0 rows, or under a custom model's weights); otherwise, and for distances, both arcs
+    split by distance along the chain. "after" = total - "before", so they add up exactly.
+    Returns (lon, lat, distance_m, fwd, bwd, fwd w before/after, d before/after, bwd likewise, component, name id,
+    osm id of the first and last node, fwd time before/after, bwd time before/after).
+    """
+    s = gf[chain] + seg
+    if t <= 0.0:
+        lon, lat = glon[s] / COORD_SCALE, glat[s] / COORD_SCALE
+    elif t >= 1.0:
+        lon, lat = glon[s + 1] / COORD_SCALE, glat[s + 1] / COORD_SCALE
+    else:
+        lon = glon[s] / COORD_SCALE + t * (glon[s + 1] / COORD_SCALE - glon[s] / COORD_SCALE)
+        lat = glat[s] / COORD_SCALE + t * (glat[s + 1] / COORD_SCALE - glat[s] / COORD_SCALE)
+        lon = osrm_fixed(lon) / OSRM_COORD_SCALE  # OSRM's snapped point is a 1e-6 fixed-point coordinate
+        lat = osrm_fixed(lat) / OSRM_COORD_SCALE
+        if osrm_point:  # OSRM's own rounding, where its point lies on the road as drawn (not on a long segment's bow)
+            o_lon, o_lat = _osrm_point(glon[s], glat[s], glon[s + 1], glat[s + 1], t)
+            if abs(o_lon - lon) <= 1.5 / OSRM_COORD_SCALE and abs(o_lat - lat) <= 1.5 / OSRM_COORD_SCALE:
+                lon, lat = o_lon, o_lat
+    before, total = _chain_offset(glon, glat, gf[chain], gf[chain + 1], seg, lon, lat)
+    f = before / total if total > 0.0 else 0.0
+    f = min(max(f, 0.0), 1.0)
+    fwd = fwd_arc[chain]
+    bwd = bwd_arc[chain]
+    fw = fwb = fd = fdb = bw = bwb = bd = bdb = ft = ftb = bt = btb = 0
+    name = 0
+    p0, p1 = gf[chain], gf[chain + 1]
+    exact = seg_weight.shape[0] == glon.shape[0] and seg_time.shape[0] == glon.shape[0]
+    ratio = 0.0
+    if exact:
+        s = p0 + seg
+        ratio = osrm_ratio(
+            glon[s] / COORD_SCALE, glat[s] / COORD_SCALE, glon[s + 1] / COORD_SCALE, glat[s + 1] / COORD_SCALE,
+            qlon, qlat,
+        )  # fmt: skip
+        # a point OSRM sees on the segment's end node (equal at 1e-6 degrees) is there: the router then also takes
+        # the roads leaving or reaching that node (`app.engine.space`), and both must price it alike
+        if _same_fixed(lon, lat, glon[s], glat[s]):
+            ratio = 0.0
+        elif _same_fixed(lon, lat, glon[s + 1], glat[s + 1]):
+            ratio = 1.0
+    if fwd >= 0:
+        fw, fd, ft = arc_weight[fwd], arc_dist[fwd], arc_time[fwd]
+        fwb, fdb, ftb = _part_before(fw, fd, ft, f, exact, seg_weight, seg_time, p0, p1, seg, ratio, False)
+        name = arc_name[fwd]
+    if bwd >= 0:
+        bw, bd, bt = arc_weight[bwd], arc_dist[bwd], arc_time[bwd]
+        bwb, bdb, btb = _part_before(bw, bd, bt, 1.0 - f, exact, seg_weight, seg_time, p0, p1, seg, ratio, True)
+        if fwd < 0:
+            name = arc_name[bwd]
+    dist = osrm_distance_m(qlon, qlat, lon, lat)
+    return (
+        lon, lat, dist, fwd, bwd, fwb, fw - fwb, fdb, fd - fdb, bwb, bw - bwb, bdb, bd - bdb,
+        component[chain], name, node_osm_id[first_node[chain]], node_osm_id[last_node[chain]],
+        ftb, ft - ftb, btb, bt - btb,
+    )  # fmt: skip
+
+
+@kernel(nrt=False)
+def _chain_offset(glon, glat, p0, p1, seg, lon, lat):  # pragma: no cover - numba
+    """(metres along the chain from its first point to (lon, lat) on local segment `seg`, chain length in metres),
+    segment by segment in OSRM's distance formula; the point's own segment up to it as OSRM measures it too (from the
+    segment's first point, `MakePhantomNode`), so the part before it adds up as the route's coordinates do."""
+    total = 0.0
+    before = 0.0
+    for i in range(p0, p1 - 1):
+        lo1 = glon[i] / COORD_SCALE
+        la1 = glat[i] / COORD_SCALE
+        lo2 = glon[i + 1] / COORD_SCALE
+        la2 = glat[i + 1] / COORD_SCALE
+        length = osrm_distance_m(lo1, la1, lo2, la2)
+        if i - p0 < seg:
+            before += length
+        elif i - p0 == seg:  # OSRM's `forward_distance`: the segment's first point to the point, measured
+            # as OSRM measures the point (rounded to 1e-6) from both ends, halfway between the two: the part before
+            # and the part after it then each differ from OSRM's by half their mismatch at most
+            to_point = osrm_distance_m(lo1, la1, lon, lat)
+            from_point = osrm_distance_m(lon, lat, lo2, la2)
+            before += min(max(0.5 * (to_point + length - from_point), 0.0), length)
+        total += length
+    return before, total
+
+
+# -- the tree ----------------------------------------------------------------------------------------------------------
