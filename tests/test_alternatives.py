@@ -200,6 +200,35 @@ def test_via_candidates_on_random_graphs() -> None:
     assert checked >= 30 and tested >= 15, (checked, tested)
 
 
+def test_t_test_stretch_is_the_window_around_the_via_node() -> None:
+    """The T-test's stretch kernel picks what the prefix sums and `searchsorted` pick: the last node at least the
+    window before the via node, the first one at least that far after it (zero-weight arcs and windows among them)."""
+    from app.engine.via_alternatives import _t_test_stretch
+
+    rng = np.random.default_rng(3)
+    tested = 0
+    for _ in range(3000):
+        n = int(rng.integers(1, 12))
+        weight = rng.integers(0, 6, 40).astype(np.int32)
+        weight[rng.random(40) < 0.2] = 0
+        arcs = rng.integers(0, 40, n).astype(np.int32)
+        tail, head = rng.integers(0, 99, 40).astype(np.int32), rng.integers(0, 99, 40).astype(np.int32)
+        before = int(rng.integers(0, n + 1))
+        window = float(rng.choice([0.0, 0.5, 1.0, 2.5, 4.0, 9.0, 30.0]))
+        cum = np.concatenate([[0], np.cumsum(weight[arcs], dtype=np.int64)])
+        at = int(cum[before])
+        i = max(0, int(np.searchsorted(cum, at - window, side="right")) - 1)
+        j = min(n, int(np.searchsorted(cum, at + window, side="left")))
+        got = tuple(int(x) for x in _t_test_stretch(arcs, weight, tail, head, before, window))
+        if j - i <= 1:
+            assert got == (-1, -1, 0)
+            continue
+        a = int(tail[arcs[0]]) if i == 0 else int(head[arcs[i - 1]])
+        assert got == (a, int(head[arcs[j - 1]]), int(cum[j] - cum[i])), (arcs, weight[arcs], before, window)
+        tested += 1
+    assert tested > 500
+
+
 @pytest.mark.parametrize("algorithm", ["ch", "alt", "dijkstra"])
 def test_alternatives_obey_the_rules(monaco: Router, algorithm: str) -> None:
     q = monaco.query()

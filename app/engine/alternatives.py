@@ -167,8 +167,10 @@ def acceptable(arcs: np.ndarray, total: int, best_weight: int, kept: list[np.nda
     `kept` (road arcs of `graph`)."""
     if total > MAX_STRETCH * best_weight or total >= INF_WEIGHT:
         return False
-    first = np.zeros(len(kept) + 1, dtype=np.int64)
-    np.cumsum([len(k) for k in kept], out=first[1:])
+    ends = [0]
+    for k in kept:  # a handful of routes: a loop costs less than numpy's conversion of the list
+        ends.append(ends[-1] + len(k))
+    first = np.array(ends, dtype=np.int64)
     flat = np.concatenate(kept).astype(np.int32, copy=False)
     road = np.asarray(arcs, dtype=np.int32)
     weight = graph.arc_weight

@@ -233,6 +233,48 @@ def via_path(
     return 0, w1 + w2, arcs, first.shape[0], src, dst
 
 
+@kernel
+def _mark_heads(arcs, head, rank, seen):  # pragma: no cover - numba
+    """Mark the rank of every search arc's head in `arcs` in `seen` (the nodes of a candidate route computed)."""
+    for i in range(arcs.shape[0]):
+        seen[rank[head[arcs[i]]]] = True
+
+
+@kernel
+def _t_test_stretch(arcs, weight, tail, head, before, window):  # pragma: no cover - numba
+    """The T-test's stretch of a via route (search arcs `arcs`, the via node after `before` of them): (its first
+    node, its last node, its weight ds), from the last node at least `window` ds before the via node (or the route's
+    start) to the first one at least `window` after it (or the route's end); (-1, -1, 0) when it is one arc or none,
+    a shortest path by itself."""
+    n = arcs.shape[0]
+    at = 0
+    for k in range(before):
+        at += weight[arcs[k]]
+    lo = at - window
+    hi = at + window
+    i = 0  # the last prefix end k (cum[k]: weight of arcs[:k]) with cum[k] <= lo, 0 when none
+    wi = 0
+    j = n  # the first k with cum[k] >= hi, n when none
+    wj = -1
+    cum = 0
+    for k in range(n + 1):
+        if cum <= lo:
+            i = k
+            wi = cum
+        if cum >= hi:
+            j = k
+            wj = cum
+            break
+        if k < n:
+            cum += weight[arcs[k]]
+    if wj < 0:
+        wj = cum
+    if j - i <= 1:
+        return -1, -1, 0
+    a = np.int64(tail[arcs[0]]) if i == 0 else np.int64(head[arcs[i - 1]])
+    return a, np.int64(head[arcs[j - 1]]), np.int64(wj - wi)
+
+
 class ViaSearch:
     """One worker's via-node alternatives on one hierarchy (`prefix`, contracted or customized without
     `exclude_flags`): `candidates(...)` yields candidate routes best-ranked first, `locally_optimal` is the T-test."""
@@ -303,8 +345,7 @@ class ViaSearch:
                 self._h_heap = ch_heap(2 * len(self._h_heap[0]))
             tries += 1
             if status == 0:
-                sg_heads = self._head[arcs] if len(arcs) else arcs
-                seen[rank[sg_heads]] = True
+                _mark_heads(arcs, self._head, rank, seen)
                 s_seed = int(_pick_seed(rank, s_n, s_w, s_d, src))
                 t_seed = int(_pick_seed(rank, t_n, t_w, t_d, dst))
                 yield arcs, int(before), s_seed, t_seed, int(w)
@@ -323,6 +364,9 @@ class ViaSearch:
             3 * (self._cur - 2), *self._h_lab, *self._h_heap, 3 * self._cur, self._counters, 0,
         )  # fmt: skip
         self.ch.weight_between(0, 0)
+        one_arc = np.zeros(1, dtype=np.int32)
+        _mark_heads(one_arc, self._head, rank, np.zeros(len(rank), dtype=np.bool_))
+        _t_test_stretch(one_arc, self._weight, self._tail, self._head, 0, 0.0)
 
     def locally_optimal(self, arcs: np.ndarray, before: int, window: float) -> bool:
         """OSRM's T-test on a via route of search arcs `arcs`, its via node after `before`
@@ -330,13 +374,5 @@ class ViaSearch:
         `window` after it is a shortest path."""
         if len(arcs) == 0:
             return True
-        cum = np.zeros(len(arcs) + 1, dtype=np.int64)
-        np.cumsum(self._weight[arcs], out=cum[1:])
-        at = int(cum[before])
-        i = max(0, int(np.searchsorted(cum, at - window, side="right")) - 1)
-        j = min(len(arcs), int(np.searchsorted(cum, at + window, side="left")))
-        if j - i <= 1:
-            return True
-        a = int(self._tail[arcs[0]]) if i == 0 else int(self._head[arcs[i - 1]])
-        b = int(self._head[arcs[j - 1]])
-        return self.ch.weight_between(a, b) == cum[j] - cum[i]
+        a, b, weight = _t_test_stretch(arcs, self._weight, self._tail, self._head, before, float(window))
+        return a < 0 or self.ch.weight_between(a, b) == weight
