@@ -11,7 +11,6 @@ start-up's phases (compile groups, "ready in") show on one time line. Example (D
 
 from __future__ import annotations
 
-import http.client
 import os
 import statistics
 import subprocess
@@ -22,18 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.servers import free_port, stop  # noqa: E402
-
-
-def healthy(port: int) -> bool:
-    try:
-        c = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
-        c.request("GET", "/health")
-        r = c.getresponse()
-        r.read()
-        return r.status == 200
-    except OSError:
-        return False
+from bench.servers import free_port, http_status, stop  # noqa: E402
 
 
 def once(command: list[str], env: dict[str, str], show: bool, timeout: float = 600.0) -> float:
@@ -52,7 +40,7 @@ def once(command: list[str], env: dict[str, str], show: bool, timeout: float = 6
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
     try:
-        while not healthy(port):
+        while http_status(f"http://127.0.0.1:{port}/health", timeout=1) != 200:
             if proc.poll() is not None or time.perf_counter() - t0 > timeout:
                 reader.join(1)
                 raise SystemExit(f"{' '.join(argv)} ended or hung:\n" + "\n".join(text for _, text in lines))

@@ -254,8 +254,7 @@ def _t_test_stretch(arcs, weight, tail, head, before, window):  # pragma: no cov
     hi = at + window
     i = 0  # the last prefix end k (cum[k]: weight of arcs[:k]) with cum[k] <= lo, 0 when none
     wi = 0
-    j = n  # the first k with cum[k] >= hi, n when none
-    wj = -1
+    j = n  # the first k with cum[k] >= hi, n when none; cum ends as cum[j]
     cum = 0
     for k in range(n + 1):
         if cum <= lo:
@@ -263,16 +262,13 @@ def _t_test_stretch(arcs, weight, tail, head, before, window):  # pragma: no cov
             wi = cum
         if cum >= hi:
             j = k
-            wj = cum
             break
         if k < n:
             cum += weight[arcs[k]]
-    if wj < 0:
-        wj = cum
     if j - i <= 1:
         return -1, -1, 0
     a = np.int64(tail[arcs[0]]) if i == 0 else np.int64(head[arcs[i - 1]])
-    return a, np.int64(head[arcs[j - 1]]), np.int64(wj - wi)
+    return a, np.int64(head[arcs[j - 1]]), np.int64(cum - wi)
 
 
 class ViaSearch:
