@@ -94,8 +94,8 @@ def create_app(settings: Settings | None = None, service: Service | None = None)
 
             await asyncio.to_thread(warm_service, service, log.info, background=True)
         else:  # warmed before: by `app.server`, maybe in the supervisor this worker was forked from
-            service.open_pools()
             install_reload_signal(service)
+        service.open_pools()  # with the search processes
         log.info("graph %s loaded: %s", settings.graph_dir, dict(service.opened.meta.counts))
         try:
             yield

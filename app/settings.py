@@ -19,7 +19,15 @@ class Settings(BaseSettings):
     host: str = "127.0.0.1"
     port: int = Field(5000, ge=0, le=65535)
     workers: int = Field(1, ge=1, description="uvicorn worker processes; they share the memory-mapped graph")
-    threads: int = Field(4, ge=1, description="per-worker thread pool for long searches (dijkstra, astar, tables)")
+    threads: int = Field(
+        4,
+        ge=1,
+        description="per-worker threads for hierarchy work (tables, alternatives, trips) and, at nice 19, the "
+        "long searches no search process takes (custom models, matching; all with search_processes 0)",
+    )
+    search_processes: int = Field(
+        1, ge=0, description="per-worker processes at idle priority for long routes and isochrones (0: in the threads)"
+    )
     max_via_points: int = Field(500, ge=2, description="most coordinates in one route request")
     max_table_size: int = Field(100, ge=1, description="most sources (and destinations) in one table request")
     max_trip_size: int = Field(100, ge=2, description="most coordinates in one trip request (OSRM's --max-trip-size)")

@@ -12,6 +12,8 @@ import pytest
 from .graph_builds import Key, build, lower_priority
 
 ROOT = Path(__file__).resolve().parent.parent
+# Every app's lifespan would start search processes (app.api.search_processes); tests of them ask for their own.
+os.environ.setdefault("STARROUTE_SEARCH_PROCESSES", "0")
 EXTRACTS = (ROOT.parent / "shared" / "data" / "osm").resolve()
 
 

@@ -1,9 +1,11 @@
 """The state both APIs share: the engine (their one door into it), the search thread pool, metrics.
 
 CH searches are short (well under a millisecond on city graphs) and run inline on the event loop. Longer work on
-the hierarchy (alternatives, large tables, trips) runs in a pool at normal priority; every other algorithm (the long
-searches) in a pool whose threads run at the lowest priority (nice 19), so they hardly delay the short ones (both
-pools under the request time limit; the numba kernels release the GIL).
+the hierarchy (alternatives, large tables, trips) runs in a pool at normal priority. Routes on every other algorithm
+and isochrones (the long searches) run in search processes at idle priority (`app.api.search_processes`), so they
+take neither CPU time nor the GIL from the loop; with `search_processes` 0, and for custom models, map matching and
+tiles, in a pool whose threads run at nice 19 instead (every pool under the request time limit; the numba kernels
+release the GIL).
 """
 
 from __future__ import annotations
@@ -14,12 +16,15 @@ import math
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import replace
 from typing import TypeVar
 
+from app.api import search_processes
 from app.api.health import Metrics
+from app.api.search_processes import SearchProcesses
 from app.engine.errors import InvalidValue, TooBig
 from app.engine.facade import (
     CustomModel,
@@ -77,6 +82,8 @@ class Service:
         self.engine: Engine | None = None
         self.pool: ThreadPoolExecutor | None = None  # long searches, at the lowest priority
         self.ch_pool: ThreadPoolExecutor | None = None  # hierarchy work too long for the loop, at normal priority
+        self.processes: SearchProcesses | None = None  # long routes and isochrones, at idle priority
+        self.generation = 0  # of the engine: every reload counts one (the search processes follow it)
         self.version = _version()
         self._slow_pending = 0
         self._reload_lock = threading.Lock()
@@ -89,14 +96,17 @@ class Service:
         """Memory-map the graph and build the engine (raises `GraphError` on a bad graph directory)."""
         self.engine = self._load()
         self.loaded_at = time.time()
-        self.open_pools()
+        self.open_pools(processes=False)
 
-    def open_pools(self) -> None:
-        """Start the search pools if they are not running (a worker forked from a warm supervisor has none)."""
+    def open_pools(self, processes: bool = True) -> None:
+        """Start the search pools if they are not running (a worker forked from a warm supervisor has none), and
+        with `processes` the search processes (a worker's lifespan: never in a supervisor about to fork)."""
         if self.pool is None:
             self.pool = search_pool(self.settings.threads)
         if self.ch_pool is None:
             self.ch_pool = ThreadPoolExecutor(self.settings.threads, thread_name_prefix="starroute-ch")
+        if processes and self.processes is None and self.settings.search_processes > 0:
+            self.processes = SearchProcesses(self, self.settings.search_processes)
 
     def _load(self) -> Engine:
         """The engine of the graph now at the graph path; when it is the served build with another metric, built on
@@ -126,6 +136,7 @@ class Service:
             self.engine = engine
             self.loaded_at = time.time()
             self.reloads += 1
+            self.generation += 1
             self.reload_seconds = time.perf_counter() - t0
             return engine
 
@@ -160,7 +171,10 @@ class Service:
         for pool in (self.pool, self.ch_pool):
             if pool is not None:
                 pool.shutdown(wait=wait, cancel_futures=True)
+        if self.processes is not None:
+            self.processes.shutdown(wait=wait)
         self.pool = self.ch_pool = None
+        self.processes = None
         if wait and self.engine is not None:
             self.engine.stop_threads()
 
@@ -176,6 +190,26 @@ class Service:
         pool of its own, not among the long searches that get little CPU time while the loop is busy."""
         pool = self.ch_pool if hierarchy else self.pool
         assert pool is not None, "service not opened"
+        return await self._limited(lambda: asyncio.get_running_loop().run_in_executor(pool, fn))
+
+    async def run_in_process(self, task: Callable[..., T], arg: object, fallback: Callable[[], T]) -> T:
+        """`task(generation, arg)` in a search process under the request time limit (as `run_slow`); `fallback` in
+        the search pool when there are no search processes, or when one died (the pool is started afresh)."""
+        procs = self.processes
+        if procs is None:
+            return await self.run_slow(fallback)
+        try:
+            return await self._limited(lambda: asyncio.wrap_future(procs.submit(task, self.generation, arg)))
+        except BrokenProcessPool:
+            log.error("a search process ended unexpectedly; starting them afresh")
+            if self.processes is procs:
+                procs.shutdown()
+                self.processes = SearchProcesses(self, procs.processes)
+            return await self.run_slow(fallback)
+
+    async def _limited(self, start: Callable[[], Awaitable[T]]) -> T:
+        """Await the job `start` submits under the request time limit: `TooBig` when it is exceeded (a queued job is
+        cancelled) or when `8 x threads` long jobs are pending already."""
         limit = self.settings.request_time_limit_s
         if self._slow_pending >= 8 * self.settings.threads:
             raise TooBig("Too many long searches queued; retry later or use algorithm=ch")
@@ -185,7 +219,7 @@ class Service:
         try:
             message = f"Search exceeded the request time limit of {limit:g} s"
             try:
-                result = await asyncio.wait_for(loop.run_in_executor(pool, fn), timeout=limit)
+                result = await asyncio.wait_for(start(), timeout=limit)
             except TimeoutError:
                 raise TooBig(message) from None
             if loop.time() - started > limit:  # an answer that came in just late is refused too
@@ -218,7 +252,9 @@ class Service:
             return engine.routes(phantoms, options)
 
         hierarchy = algorithm in INLINE_ALGORITHMS and not options.trace
-        if not hierarchy:
+        if not hierarchy and req.custom_model is None:  # a custom model's metric is built here: searched here too
+            answer = await self.run_in_process(search_processes.route, req, run)
+        elif not hierarchy:
             answer = await self.run_slow(run)
         elif not options.alternatives:
             answer = run()
@@ -263,11 +299,18 @@ class Service:
         return self.opened.nearest(req)
 
     async def isochrone(self, req: IsochroneRequest) -> IsochroneAnswer:
-        """Isochrone bands, searched and drawn in the pool."""
+        """Isochrone bands, searched and drawn in a search process (with a custom model or areas to avoid: in the
+        pool, where the model's metric is built)."""
         engine = self.opened
         await self.prepare_model(engine, req.model)
         phantom, ex = engine.resolve_isochrone(req)
-        return await self.run_slow(lambda: engine.isochrone(req, phantom, ex))
+
+        def run() -> IsochroneAnswer:
+            return engine.isochrone(req, phantom, ex)
+
+        if req.model is None:
+            return await self.run_in_process(search_processes.isochrone, req, run)
+        return await self.run_slow(run)
 
 
 def _version() -> str:

@@ -14,6 +14,10 @@ class EngineError(Exception):
         if code is not None:
             self.code = code
 
+    def __reduce__(self) -> tuple[type, tuple[str, str]]:
+        """Pickled with its code (an answer from a search process, `app.api.search_processes`)."""
+        return type(self), (self.message, self.code)
+
 
 class InvalidValue(EngineError):
     code = "InvalidValue"

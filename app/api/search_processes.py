@@ -1,0 +1,158 @@
+"""Long searches in processes of their own, at idle priority: they take neither CPU time nor the GIL from the
+event loops that answer CH requests inline.
+
+A worker with `search_processes` > 0 starts that many children, which answer whole requests (`route`,
+`isochrone`) that the worker has already checked and snapped on its loop. A worker with no other thread (one forked
+from a warm supervisor, `--workers` 2 or more) forks them: they share its warm engine and its pages, and cost little
+memory of their own. Otherwise (a worker whose background warm-up still runs) they start afresh (`spawn`: a thread
+that holds a lock at a fork would leave it held in the child), each building its own engine over the graph
+directory (memory-mapped: the graph's pages are shared) and loading the kernels it needs (about 100 MB apiece).
+A child runs under `SCHED_IDLE`: any runnable thread of normal priority preempts it at once. Threads at nice 19 in
+the worker (the thread pool) cannot run so low: one holding the GIL would starve the loop waiting for that GIL.
+
+Each task carries the worker's engine generation (`Service.generation`, changed by every reload); a child whose
+engine is of another generation loads the graph directory again first, as the worker did (same build: only the
+metric's arrays). A child ends when its worker does (it watches its parent).
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import threading
+import time
+from concurrent.futures import Future, ProcessPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from app.api.service import Service
+    from app.engine.facade import Engine, IsochroneAnswer, IsochroneRequest, RouteAnswer, RouteRequest
+
+log = logging.getLogger("starroute")
+
+_service: Service | None = None  # in a child: the service whose engine answers (no pools of its own)
+_generation = -1  # ... and the worker generation that engine was loaded for
+
+
+def lower_priority() -> str:
+    """Put this process under `SCHED_IDLE` (Linux), else at nice 19; which one it got."""
+    try:
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+        return "idle"
+    except (AttributeError, OSError):
+        try:
+            os.setpriority(os.PRIO_PROCESS, 0, 19)
+            return "nice 19"
+        except (AttributeError, OSError):
+            return "normal"
+
+
+def _watch_parent(parent: int) -> None:
+    """End this child when the worker that started it has gone (killed workers leave no searching orphans)."""
+    while os.getppid() == parent:
+        time.sleep(1.0)
+    os._exit(0)
+
+
+def _start(settings_json: str, generation: int, parent: int, inherited: Service | None) -> None:
+    """Initializer of a child: idle priority, the parent watched; the worker's service when forked, else one of
+    its own with the engine loaded and warmed."""
+    global _service, _generation
+    from app.api.service import Service
+    from app.settings import Settings
+
+    lower_priority()
+    threading.Thread(target=_watch_parent, args=(parent,), daemon=True, name="starroute-parent-watch").start()
+    if inherited is not None:
+        _service, _generation = inherited, generation
+        return
+    service = Service(Settings.model_validate_json(settings_json))
+    service.engine = service._load()
+    _warm(service)
+    _service, _generation = service, generation
+
+
+def _warm(service: Service) -> None:
+    """Load (or, on a first start, compile) the kernels of what a child answers, and build the engine's tables:
+    a route on every algorithm (with a trace), areas to avoid, an isochrone; nothing else (each kernel loaded costs
+    memory in every child)."""
+    from app.engine.errors import EngineError
+    from app.engine.facade import Waypoints
+    from app.engine.types import RouteOptions
+    from app.warmup import exercise_algorithms, exercise_areas
+
+    engine = service.opened
+    sample = engine.sample_points()
+    try:
+        if sample is None:
+            raise EngineError("no sample points")
+        phantoms = engine.snap(Waypoints(list(sample)))
+        engine.routes(phantoms, RouteOptions(algorithm="ch", trace=True))
+    except EngineError as exc:
+        log.info("warm-up of a search process: %s", exc)
+        engine.warmup()
+        return
+    exercise_algorithms(service, phantoms, None)
+    exercise_areas(service, phantoms)
+
+
+def _engine(generation: int) -> Engine:
+    """The child's engine for the worker's `generation`: reloaded from the graph directory when it is another."""
+    global _generation
+    assert _service is not None, "not a search process"
+    if generation != _generation:
+        _service.engine = _service._load()
+        _warm(_service)
+        _generation = generation
+    return _service.opened
+
+
+def ready(generation: int) -> int:
+    """Nothing but the engine of `generation` loaded and warm: the child's pid."""
+    _engine(generation)
+    return os.getpid()
+
+
+def route(generation: int, req: RouteRequest) -> RouteAnswer:
+    """`Engine.route` in a child (the worker checked the request already)."""
+    return _engine(generation).route(req)
+
+
+def isochrone(generation: int, req: IsochroneRequest) -> IsochroneAnswer:
+    """`Engine.isochrone` in a child, its point snapped again there."""
+    engine = _engine(generation)
+    phantom, ex = engine.resolve_isochrone(req)
+    return engine.isochrone(req, phantom, ex)
+
+
+def _other_threads() -> list[str]:
+    """The threads besides this one that a fork could leave a lock held from; uvicorn's worker answers its
+    supervisor's pings on a thread (`always_pong`) that waits on a pipe and holds none."""
+    me = threading.current_thread()
+    return [t.name for t in threading.enumerate() if t is not me and not t.name.endswith("(always_pong)")]
+
+
+class SearchProcesses:
+    """A worker's pool of search processes (started at once; warmed in the background when spawned)."""
+
+    def __init__(self, service: Service, processes: int) -> None:
+        self.processes = processes
+        self.forked = not _other_threads() and "fork" in multiprocessing.get_all_start_methods()
+        generation = service.generation
+        self._pool = ProcessPoolExecutor(
+            processes,
+            mp_context=multiprocessing.get_context("fork" if self.forked else "spawn"),
+            initializer=_start,
+            initargs=(service.settings.model_dump_json(), generation, os.getpid(), service if self.forked else None),
+        )
+        for _ in range(processes):  # start them now, not on the first long search
+            self._pool.submit(ready, generation)
+
+    def submit(self, fn: Any, generation: int, *args: Any) -> Future[Any]:
+        """Run `fn(generation, *args)` in a child (`BrokenProcessPool` when a child died)."""
+        return self._pool.submit(fn, generation, *args)
+
+    def shutdown(self, wait: bool = False) -> None:
+        """Stop the children: queued tasks are dropped, a running one finishes first (its answer unread)."""
+        self._pool.shutdown(wait=wait, cancel_futures=True)

@@ -1,0 +1,159 @@
+"""Long searches in search processes (`app.api.search_processes`): the same answers as in the worker, on every
+algorithm, traces and isochrones; a new metric followed after a reload; the time limit; a child that dies replaced
+without a failed request; errors keeping their OSRM code across the process boundary."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import pickle
+import shutil
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from app.api import search_processes
+from app.api.service import Service
+from app.engine.errors import NoRoute, TooBig
+from app.engine.facade import IsochroneRequest, RouteRequest, Waypoints
+from app.settings import Settings
+from preprocessing.artifacts import load_graph
+from preprocessing.customize import customize
+from preprocessing.metric import arc_segments
+
+A, B = (7.4197, 43.7311), (7.4246, 43.7384)
+
+
+def _child_pid(service: Service) -> int:
+    assert service.processes is not None
+    return service.processes.submit(search_processes.ready, service.generation).result(timeout=120)
+
+
+@pytest.fixture(scope="module")
+def service(bundled_graph: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
+    """A service on a copy of the bundled Monaco (its metric changes below) with one search process, started."""
+    g = tmp_path_factory.mktemp("procs") / "monaco"
+    shutil.copytree(bundled_graph, g)
+    svc = Service(Settings(graph_dir=g, search_processes=1))
+    svc.open()
+    svc.open_pools()
+    assert _child_pid(svc) != os.getpid()
+    yield svc
+    svc.close(wait=True)
+
+
+def _summary(answer) -> list[tuple]:  # type: ignore[no-untyped-def]
+    return [(r.weight, r.duration_s, r.distance_m, np.asarray(r.coordinates).tobytes()) for r in answer.result.routes]
+
+
+def test_every_long_algorithm_answers_as_in_the_worker(service: Service) -> None:
+    """Each algorithm but inline CH, CH with a trace, and areas to avoid: the child's routes and traces equal the
+    worker's own engine's, byte for byte in the coordinates."""
+    from app.engine.areas import parse_compact
+
+    engine = service.opened
+    long = [a for a in engine.algorithms if a != "ch"]
+    assert {"dijkstra", "alt"} <= set(long)
+    area = parse_compact("7.4215,43.7330;7.4225,43.7330;7.4225,43.7340;7.4215,43.7340")
+    requests = [RouteRequest(Waypoints([A, B]), algorithm=a) for a in long]
+    requests += [RouteRequest(Waypoints([A, B]), algorithm="ch", trace=True)]
+    requests += [RouteRequest(Waypoints([A, B]), avoid=area), RouteRequest(Waypoints([B, A]), algorithm="astar")]
+    for req in requests:
+        got = asyncio.run(service.route(req))
+        want = engine.route(req)
+        assert _summary(got) == _summary(want), req.algorithm
+        assert got.phantoms == want.phantoms
+        if req.trace:
+            assert got.traces and pickle.dumps(got.traces) == pickle.dumps(want.traces)
+
+
+def test_isochrones_answer_as_in_the_worker(service: Service) -> None:
+    req = IsochroneRequest(Waypoints([A]), [120, 300])
+    got = asyncio.run(service.isochrone(req))
+    engine = service.opened
+    want = engine.isochrone(req, *engine.resolve_isochrone(req))
+    assert [(c.value, c.pieces, c.geometry) for c in got.contours] == [
+        (c.value, c.pieces, c.geometry) for c in want.contours
+    ]
+
+
+def test_the_child_follows_a_reload_to_the_new_metric(service: Service) -> None:
+    """After a new metric is written and the worker reloads, the child answers on it (not on the metric it warmed)."""
+    req = RouteRequest(Waypoints([A, B]), algorithm="dijkstra")
+    before = _summary(asyncio.run(service.route(req)))
+    g = service.settings.graph_dir
+    arrays = dict(load_graph(g).arrays)
+    _, a, b, _ = arc_segments(arrays)
+    osm = np.asarray(arrays["geom_osm_id"])
+    body = "".join(f"{osm[x]},{osm[y]},7\n" for x, y in zip(a[::3], b[::3], strict=True)).encode()
+    customize(g, [("slow", body)])
+    service.reload()
+    got = _summary(asyncio.run(service.route(req)))
+    assert got == _summary(service.opened.route(req)) and got != before
+
+
+def test_a_search_over_the_time_limit_is_refused(service: Service) -> None:
+    quick = Service(service.settings.model_copy(update={"request_time_limit_s": 1e-6}))
+    quick.engine, quick.processes = service.engine, service.processes
+    with pytest.raises(TooBig, match="time limit"):
+        asyncio.run(quick.route(RouteRequest(Waypoints([A, B]), algorithm="dijkstra")))
+
+
+def test_a_child_that_dies_is_replaced_and_the_request_answered(service: Service) -> None:
+    old = _child_pid(service)
+    os.kill(old, signal.SIGKILL)
+    time.sleep(0.5)
+    req = RouteRequest(Waypoints([A, B]), algorithm="dijkstra")
+    got = asyncio.run(service.route(req))  # answered by the search threads while the processes start afresh
+    assert _summary(got) == _summary(service.opened.route(req))
+    assert _child_pid(service) != old
+    assert _summary(asyncio.run(service.route(req))) == _summary(got)
+
+
+def test_engine_errors_keep_their_code_across_processes() -> None:
+    err = pickle.loads(pickle.dumps(NoRoute("Impossible route between points", "NoSegment")))
+    assert type(err) is NoRoute and err.code == "NoSegment" and err.message == "Impossible route between points"
+
+
+def _children(pid: int) -> list[int]:
+    with open(f"/proc/{pid}/task/{pid}/children") as f:
+        return [int(x) for x in f.read().split()]
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="reads the process tree from Linux's /proc")
+def test_a_served_worker_forks_its_search_process_at_idle_priority(bundled_graph: Path) -> None:
+    """`--workers 2`: each worker (forked from the warm supervisor, no other thread) forks its search process, which
+    runs under SCHED_IDLE and answers the long searches; stopping the server leaves none behind."""
+    import httpx
+
+    from tests import api_server
+
+    proc, base = api_server.start(bundled_graph, "--workers", "2", env={"STARROUTE_SEARCH_PROCESSES": "1"})
+    searchers: list[int] = []
+    try:
+        q = {"from": f"{A[0]},{A[1]}", "to": f"{B[0]},{B[1]}"}
+        with httpx.Client(base_url=base, timeout=60) as c:
+            ch = c.get("/route", params=q).json()["properties"]
+            for algorithm in ("dijkstra", "alt"):
+                got = c.get("/route", params={**q, "algorithm": algorithm})
+                assert got.status_code == 200, got.text
+                assert got.json()["properties"]["duration_s"] == ch["duration_s"]
+        workers = _children(proc.pid)
+        assert len(workers) == 2
+        searchers = [k for w in workers for k in _children(w)]
+        assert len(searchers) == 2, searchers
+        for k in searchers:
+            with open(f"/proc/{k}/cmdline", "rb") as f:
+                assert b"spawn_main" not in f.read()  # forked, not started afresh
+            with open(f"/proc/{k}/stat") as f:
+                assert int(f.read().rsplit(")", 1)[1].split()[38]) == os.SCHED_IDLE  # field 41: the policy
+    finally:
+        api_server.stop(proc)
+    deadline = time.monotonic() + 10
+    while any(os.path.exists(f"/proc/{k}") for k in searchers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not [k for k in searchers if os.path.exists(f"/proc/{k}")]
