@@ -96,11 +96,38 @@ def test_the_child_follows_a_reload_to_the_new_metric(service: Service) -> None:
     assert got == _summary(service.opened.route(req)) and got != before
 
 
-def test_a_search_over_the_time_limit_is_refused(service: Service) -> None:
-    quick = Service(service.settings.model_copy(update={"request_time_limit_s": 1e-6}))
-    quick.engine, quick.processes = service.engine, service.processes
-    with pytest.raises(TooBig, match="time limit"):
-        asyncio.run(quick.route(RouteRequest(Waypoints([A, B]), algorithm="dijkstra")))
+def test_a_search_past_the_time_limit_is_refused_and_its_process_replaced(bundled_graph: Path) -> None:
+    """A search still running at the request time limit answers `TooBig` and its process is killed and replaced
+    (a thread could not be stopped); the next request is answered by the new one."""
+    svc = Service(Settings(graph_dir=bundled_graph, search_processes=1, request_time_limit_s=0.05))
+    svc.open()
+    svc.open_pools()
+    try:
+        first = _child_pid(svc)
+        with pytest.raises(TooBig, match="time limit"):  # a search that would take 30 s
+            asyncio.run(svc.run_in_process(_sleep, 30.0, lambda: pytest.fail("ran in the thread pool")))
+        deadline = time.monotonic() + 10  # killed (gone, or a zombie until its pool reaps it)
+        while os.path.exists(f"/proc/{first}") and _state(first) != "Z" and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert not os.path.exists(f"/proc/{first}") or _state(first) == "Z"
+        assert _child_pid(svc) != first
+        svc.settings = svc.settings.model_copy(update={"request_time_limit_s": 60.0})
+        req = RouteRequest(Waypoints([A, B]), algorithm="dijkstra")
+        assert _summary(asyncio.run(svc.route(req))) == _summary(svc.opened.route(req))
+    finally:
+        svc.close(wait=True)
+
+
+def _sleep(generation: int, seconds: float) -> None:  # a task for a search process: a search that takes long
+    time.sleep(seconds)
+
+
+def _state(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return "gone"
 
 
 def test_a_child_that_dies_is_replaced_and_the_request_answered(service: Service) -> None:

@@ -153,6 +153,12 @@ class SearchProcesses:
         """Run `fn(generation, *args)` in a child (`BrokenProcessPool` when a child died)."""
         return self._pool.submit(fn, generation, *args)
 
-    def shutdown(self, wait: bool = False) -> None:
-        """Stop the children: queued tasks are dropped, a running one finishes first (its answer unread)."""
-        self._pool.shutdown(wait=wait, cancel_futures=True)
+    def shutdown(self, wait: bool = False, kill: bool = False, cancel: bool = True) -> None:
+        """Stop the children: a running task finishes first (its answer unread), or with `kill` ends at once (its
+        future and any other still with the pool fail with `BrokenProcessPool`); queued tasks are dropped (their
+        futures cancelled) with `cancel`, else run first (or fail likewise)."""
+        if kill:
+            processes = getattr(self._pool, "_processes", None) or {}
+            for process in list(processes.values()):
+                process.kill()
+        self._pool.shutdown(wait=wait, cancel_futures=cancel)

@@ -17,7 +17,7 @@ import os
 import threading
 import time
 from collections.abc import Awaitable, Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import replace
 from typing import TypeVar
@@ -194,18 +194,36 @@ class Service:
 
     async def run_in_process(self, task: Callable[..., T], arg: object, fallback: Callable[[], T]) -> T:
         """`task(generation, arg)` in a search process under the request time limit (as `run_slow`); `fallback` in
-        the search pool when there are no search processes, or when one died (the pool is started afresh)."""
+        the search pool when there are no search processes, or when one died (the pool is started afresh). A search
+        still running at the limit is stopped: its process is killed and replaced (a thread could not be stopped)."""
         procs = self.processes
         if procs is None:
             return await self.run_slow(fallback)
+        submitted: list[Future[T]] = []
+
+        def start() -> Awaitable[T]:
+            submitted.append(procs.submit(task, self.generation, arg))
+            return asyncio.wrap_future(submitted[0])
+
         try:
-            return await self._limited(lambda: asyncio.wrap_future(procs.submit(task, self.generation, arg)))
+            return await self._limited(start)
+        except TooBig:
+            if submitted and submitted[0].running():  # not cancelled in the queue: under way, or next in line
+                log.warning("a long search ran past the request time limit: its search process is replaced")
+                self._replace_processes(procs, kill=True)
+            raise
         except BrokenProcessPool:
             log.error("a search process ended unexpectedly; starting them afresh")
-            if self.processes is procs:
-                procs.shutdown()
-                self.processes = SearchProcesses(self, procs.processes)
+            self._replace_processes(procs)
             return await self.run_slow(fallback)
+
+    def _replace_processes(self, procs: SearchProcesses, kill: bool = False) -> None:
+        """Start new search processes in place of `procs` (unless that happened already), ending the old ones:
+        `kill`ed at once, or after their queue. The jobs still with them are not cancelled (an awaiting request
+        would end with `CancelledError`): they finish, or fail with `BrokenProcessPool` and go to the thread pool."""
+        if self.processes is procs:
+            self.processes = SearchProcesses(self, procs.processes)
+        procs.shutdown(kill=kill, cancel=False)
 
     async def _limited(self, start: Callable[[], Awaitable[T]]) -> T:
         """Await the job `start` submits under the request time limit: `TooBig` when it is exceeded (a queued job is
