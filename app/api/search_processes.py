@@ -22,10 +22,11 @@ import multiprocessing
 import os
 import threading
 import time
-from concurrent.futures import Future, ProcessPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future
+
     from app.api.service import Service
     from app.engine.facade import Engine, IsochroneAnswer, IsochroneRequest, RouteAnswer, RouteRequest
 
@@ -35,14 +36,14 @@ _service: Service | None = None  # in a child: the service whose engine answers 
 _generation = -1  # ... and the worker generation that engine was loaded for
 
 
-def lower_priority() -> str:
-    """Put this process under `SCHED_IDLE` (Linux), else at nice 19; which one it got."""
+def lower_priority(pid: int = 0) -> str:
+    """Put process `pid` (0: this one) under `SCHED_IDLE` (Linux), else at nice 19; which one it got."""
     try:
-        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+        os.sched_setscheduler(pid, os.SCHED_IDLE, os.sched_param(0))
         return "idle"
     except (AttributeError, OSError):
         try:
-            os.setpriority(os.PRIO_PROCESS, 0, 19)
+            os.setpriority(os.PRIO_PROCESS, pid, 19)
             return "nice 19"
         except (AttributeError, OSError):
             return "normal"
@@ -137,6 +138,8 @@ class SearchProcesses:
     """A worker's pool of search processes (started at once; warmed in the background when spawned)."""
 
     def __init__(self, service: Service, processes: int) -> None:
+        from concurrent.futures import ProcessPoolExecutor  # imported here: multiprocessing costs a server's start 9 ms
+
         self.processes = processes
         self.forked = not _other_threads() and "fork" in multiprocessing.get_all_start_methods()
         generation = service.generation
@@ -148,6 +151,13 @@ class SearchProcesses:
         )
         for _ in range(processes):  # start them now, not on the first long search
             self._pool.submit(ready, generation)
+        for process in self._children():  # a spawned child imports the app first: at idle priority from the start
+            if process.pid is not None:
+                lower_priority(process.pid)
+
+    def _children(self) -> list[Any]:
+        """The pool's processes (`multiprocessing.Process`), from its private table (no public one before 3.14)."""
+        return list((getattr(self._pool, "_processes", None) or {}).values())
 
     def submit(self, fn: Any, generation: int, *args: Any) -> Future[Any]:
         """Run `fn(generation, *args)` in a child (`BrokenProcessPool` when a child died)."""
@@ -158,7 +168,6 @@ class SearchProcesses:
         future and any other still with the pool fail with `BrokenProcessPool`); queued tasks are dropped (their
         futures cancelled) with `cancel`, else run first (or fail likewise)."""
         if kill:
-            processes = getattr(self._pool, "_processes", None) or {}
-            for process in list(processes.values()):
+            for process in self._children():
                 process.kill()
         self._pool.shutdown(wait=wait, cancel_futures=cancel)
