@@ -71,6 +71,24 @@ def test_every_long_algorithm_answers_as_in_the_worker(service: Service) -> None
             assert got.traces and pickle.dumps(got.traces) == pickle.dumps(want.traces)
 
 
+def test_custom_models_answer_as_in_the_worker(service: Service) -> None:
+    """A custom model's long searches (and its isochrones) in the child, which builds the model's metric for its own
+    engine: the same routes as the worker's; `cached` false on the request that built it."""
+    engine = service.opened
+    rules = [{"if": "road_class == RESIDENTIAL", "multiply_by": 0.3}, {"else": "", "multiply_by": 0.8}]
+    model = engine.parse_model({"speed": rules})
+    for k, algorithm in enumerate(("dijkstra", "alt", "dijkstra")):
+        req = RouteRequest(Waypoints([A, B]), algorithm=algorithm, custom_model=model)
+        got = asyncio.run(service.route(req))
+        assert _summary(got) == _summary(engine.route(req)), algorithm
+        assert got.custom_model is not None and got.custom_model["cached"] is (k > 0)
+    req = RouteRequest(Waypoints([A, B]), algorithm="dijkstra")
+    assert _summary(asyncio.run(service.route(req)))[0][0] != _summary(got)[0][0]  # the model changed the weight
+    iso = IsochroneRequest(Waypoints([A]), [180], custom_model=model)
+    a, b = asyncio.run(service.isochrone(iso)), engine.isochrone(iso, *engine.resolve_isochrone(iso))
+    assert [c.geometry for c in a.contours] == [c.geometry for c in b.contours]
+
+
 def test_isochrones_answer_as_in_the_worker(service: Service) -> None:
     req = IsochroneRequest(Waypoints([A]), [120, 300])
     got = asyncio.run(service.isochrone(req))

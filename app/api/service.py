@@ -3,9 +3,9 @@
 CH searches are short (well under a millisecond on city graphs) and run inline on the event loop. Longer work on
 the hierarchy (alternatives, large tables, trips) runs in a pool at normal priority. Routes on every other algorithm
 and isochrones (the long searches) run in search processes at idle priority (`app.api.search_processes`), so they
-take neither CPU time nor the GIL from the loop; with `search_processes` 0, and for custom models, map matching and
-tiles, in a pool whose threads run at nice 19 instead (every pool under the request time limit; the numba kernels
-release the GIL).
+take neither CPU time nor the GIL from the loop; with `search_processes` 0, and for a custom model's build, map
+matching and tiles, in a pool whose threads run at nice 19 instead (every pool under the request time limit; the
+numba kernels release the GIL).
 """
 
 from __future__ import annotations
@@ -269,8 +269,12 @@ class Service:
             return engine.routes(phantoms, options)
 
         hierarchy = algorithm in INLINE_ALGORITHMS and not options.trace
-        if not hierarchy and req.custom_model is None:  # a custom model's metric is built here: searched here too
+        # a custom model is built (or found) in the search process too, for its own engine; but its hierarchy is
+        # customized there in the background, so a traced CH search on one stays here
+        if not hierarchy and (req.custom_model is None or algorithm not in INLINE_ALGORITHMS):
             answer = await self.run_in_process(search_processes.route, req, run)
+            if built and answer.custom_model is not None:
+                answer.custom_model["cached"] = False
         elif not hierarchy:
             answer = await self.run_slow(run)
         elif not options.alternatives:
@@ -316,8 +320,8 @@ class Service:
         return self.opened.nearest(req)
 
     async def isochrone(self, req: IsochroneRequest) -> IsochroneAnswer:
-        """Isochrone bands, searched and drawn in a search process (with a custom model or areas to avoid: in the
-        pool, where the model's metric is built)."""
+        """Isochrone bands, searched and drawn in a search process (which builds or finds a custom model's metric,
+        areas to avoid included, for its own engine)."""
         engine = self.opened
         await self.prepare_model(engine, req.model)
         phantom, ex = engine.resolve_isochrone(req)
@@ -325,9 +329,7 @@ class Service:
         def run() -> IsochroneAnswer:
             return engine.isochrone(req, phantom, ex)
 
-        if req.model is None:
-            return await self.run_in_process(search_processes.isochrone, req, run)
-        return await self.run_slow(run)
+        return await self.run_in_process(search_processes.isochrone, req, run)
 
 
 def _version() -> str:

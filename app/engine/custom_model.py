@@ -348,6 +348,11 @@ class CustomModel:
                     "re-run `starroute preprocess` to add it"
                 )
 
+    def __reduce__(self) -> tuple[Any, tuple[Any]]:
+        """Pickled as its source, parsed again when unpickled (its compiled rules are closures): a request with a
+        model goes to a search process so (`app.api.search_processes`)."""
+        return parse_model, (dict(self.source),)
+
 
 def _fail(where: str, text: str, why: str) -> InvalidValue:
     shown = f" ({text!r})" if text else ""
