@@ -2,11 +2,12 @@
 event loops that answer CH requests inline.
 
 A worker with `search_processes` > 0 starts that many children, which answer whole requests (`route`,
-`isochrone`) that the worker has already checked and snapped on its loop. A worker with no other thread (one forked
-from a warm supervisor, `--workers` 2 or more) forks them: they share its warm engine and its pages, and cost little
-memory of their own. Otherwise (a worker whose background warm-up still runs) they start afresh (`spawn`: a thread
-that holds a lock at a fork would leave it held in the child), each building its own engine over the graph
-directory (memory-mapped: the graph's pages are shared) and loading the kernels it needs (about 100 MB apiece).
+`isochrone`) that the worker has already checked and snapped on its loop. A worker whose other threads are all idle
+(`Service.fork_safe`: one forked from a warm supervisor, `--workers` 2 or more; a lone worker once its background
+warm-up has ended, `Service._start_processes` waits for that) forks them: they share its warm engine and its pages,
+and cost little memory of their own. Otherwise they start afresh (`spawn`: a thread that holds a lock at a fork
+would leave it held in the child), each building its own engine over the graph directory (memory-mapped: the graph's
+pages are shared) and loading the kernels it needs (Monaco: about 100 MiB apiece).
 A child runs under `SCHED_IDLE`: any runnable thread of normal priority preempts it at once. Threads at nice 19 in
 the worker (the thread pool) cannot run so low: one holding the GIL would starve the loop waiting for that GIL.
 
@@ -127,21 +128,22 @@ def isochrone(generation: int, req: IsochroneRequest) -> IsochroneAnswer:
     return engine.isochrone(req, phantom, ex)
 
 
-def _other_threads() -> list[str]:
-    """The threads besides this one that a fork could leave a lock held from; uvicorn's worker answers its
-    supervisor's pings on a thread (`always_pong`) that waits on a pipe and holds none."""
+def other_threads() -> list[str]:
+    """The names of this process's threads but the calling one and uvicorn's worker ping thread (`always_pong`,
+    which waits on a pipe and holds no lock)."""
     me = threading.current_thread()
     return [t.name for t in threading.enumerate() if t is not me and not t.name.endswith("(always_pong)")]
 
 
 class SearchProcesses:
-    """A worker's pool of search processes (started at once; warmed in the background when spawned)."""
+    """A worker's pool of search processes (started at once; warmed in the background when spawned): forked with
+    `fork` (the caller knows no other thread holds a lock the children need), else spawned."""
 
-    def __init__(self, service: Service, processes: int) -> None:
+    def __init__(self, service: Service, processes: int, fork: bool) -> None:
         from concurrent.futures import ProcessPoolExecutor  # imported here: multiprocessing costs a server's start 9 ms
 
         self.processes = processes
-        self.forked = not _other_threads() and "fork" in multiprocessing.get_all_start_methods()
+        self.forked = fork and "fork" in multiprocessing.get_all_start_methods()
         generation = service.generation
         self._pool = ProcessPoolExecutor(
             processes,

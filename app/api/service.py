@@ -46,6 +46,7 @@ log = logging.getLogger("starroute")
 INLINE_ALGORITHMS = frozenset({"ch"})  # searches short enough to run on the event loop
 
 
+FORK_WAIT_S = 60.0  # how long a lone worker waits for its warm-up thread to end, to fork its search processes
 SEARCH_NICE = 19  # the search pool's threads: CPU weight 15 against the event loops' 1024
 
 
@@ -105,7 +106,32 @@ class Service:
         if self.ch_pool is None:
             self.ch_pool = ThreadPoolExecutor(self.settings.threads, thread_name_prefix="starroute-ch")
         if processes and self.processes is None and self.settings.search_processes > 0:
-            self.processes = SearchProcesses(self, self.settings.search_processes)
+            self._start_processes(time.monotonic() + FORK_WAIT_S)
+
+    def fork_safe(self) -> bool:
+        """Whether a fork now leaves no lock held that the child needs: no thread besides this one but the search
+        pools' idle ones (no long job pending; an idle pool thread waits on its queue and holds nothing)."""
+        pools = ("starroute-search", "starroute-ch")
+        others = search_processes.other_threads()
+        return not [n for n in others if not (self._slow_pending == 0 and n.startswith(pools))]
+
+    def _start_processes(self, deadline: float) -> None:
+        """Start the search processes, forked when `fork_safe`. Under an event loop, while it is not (a lone
+        worker's background warm-up runs, a long job is under way) and until `deadline`, ask again in 0.1 s: a fork
+        shares the warm engine's pages, where a spawned child loads an engine of its own (Porto: 139 MiB).
+        Meanwhile long searches run in the thread pool."""
+        n = self.settings.search_processes
+        if self.processes is not None or self.pool is None or n <= 0:
+            return  # started, or closed meanwhile
+        try:
+            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        fork = self.fork_safe()
+        if loop is not None and not fork and time.monotonic() < deadline:
+            loop.call_later(0.1, self._start_processes, deadline)
+            return
+        self.processes = SearchProcesses(self, n, fork)
 
     def _load(self) -> Engine:
         """The engine of the graph now at the graph path; when it is the served build with another metric, built on
@@ -220,8 +246,8 @@ class Service:
         """Start new search processes in place of `procs` (unless that happened already), ending the old ones:
         `kill`ed at once, or after their queue. The jobs still with them are not cancelled (an awaiting request
         would end with `CancelledError`): they finish, or fail with `BrokenProcessPool` and go to the thread pool."""
-        if self.processes is procs:
-            self.processes = SearchProcesses(self, procs.processes)
+        if self.processes is procs:  # at once (forked if that is safe now, else spawned): the next search wants it
+            self.processes = SearchProcesses(self, procs.processes, self.fork_safe())
         procs.shutdown(kill=kill, cancel=False)
 
     async def _limited(self, start: Callable[[], Awaitable[T]]) -> T:
