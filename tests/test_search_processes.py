@@ -9,6 +9,7 @@ import os
 import pickle
 import shutil
 import signal
+import socket
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -192,6 +193,8 @@ def test_a_served_worker_forks_its_search_process_at_idle_priority(bundled_graph
                 assert got.json()["properties"]["duration_s"] == ch["duration_s"]
         served = _children(proc.pid) if workers > 1 else [proc.pid]
         assert len(served) == workers
+        held = socket.create_connection(("127.0.0.1", int(base.rsplit(":", 1)[1])))  # open while a lone worker forks
+        held.sendall(b"GET /health HTTP/1.1\r\nHost: t\r\n\r\n")
         deadline = time.monotonic() + 60
         while len(searchers) < workers and time.monotonic() < deadline:
             time.sleep(0.1)
@@ -205,6 +208,10 @@ def test_a_served_worker_forks_its_search_process_at_idle_priority(bundled_graph
         with httpx.Client(base_url=base, timeout=60) as c:  # answered by the search processes now
             got = c.get("/route", params={**q, "algorithm": "dijkstra"})
             assert got.json()["properties"]["duration_s"] == ch["duration_s"]
+        held.settimeout(20)  # the worker closes it after its keep-alive time (5 s): no copy in a child keeps it open
+        while held.recv(65536):
+            pass
+        held.close()
     finally:
         api_server.stop(proc)
     deadline = time.monotonic() + 10

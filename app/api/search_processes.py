@@ -57,6 +57,26 @@ def _watch_parent(parent: int) -> None:
     os._exit(0)
 
 
+def _drop_sockets() -> None:
+    """In a forked child: point every socket descriptor inherited from the worker (its listener, its clients'
+    connections) at /dev/null, so that a connection the worker closes is closed (a copy held here would keep it
+    open); the numbers stay taken, so that nothing new reuses a number an inherited socket object still holds."""
+    import stat
+
+    try:
+        fds = [int(name) for name in os.listdir("/proc/self/fd")]
+    except OSError:  # not Linux: the descriptors below the limit
+        fds = list(range(3, min(os.sysconf("SC_OPEN_MAX"), 65536)))
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in fds:
+        try:
+            if fd != null and stat.S_ISSOCK(os.fstat(fd).st_mode):
+                os.dup2(null, fd)
+        except OSError:
+            pass
+    os.close(null)
+
+
 def _start(settings_json: str, generation: int, parent: int, inherited: Service | None) -> None:
     """Initializer of a child: idle priority, the parent watched; the worker's service when forked, else one of
     its own with the engine loaded and warmed."""
@@ -67,6 +87,7 @@ def _start(settings_json: str, generation: int, parent: int, inherited: Service 
     lower_priority()
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True, name="starroute-parent-watch").start()
     if inherited is not None:
+        _drop_sockets()
         _service, _generation = inherited, generation
         return
     service = Service(Settings.model_validate_json(settings_json))
