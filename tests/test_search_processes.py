@@ -90,6 +90,19 @@ def test_custom_models_answer_as_in_the_worker(service: Service) -> None:
     assert [c.geometry for c in a.contours] == [c.geometry for c in b.contours]
 
 
+def test_map_matching_answers_as_in_the_worker(service: Service) -> None:
+    from app.engine.facade import MatchRequest
+
+    trace = [(7.4197, 43.7311), (7.4205, 43.7320), (7.4216, 43.7333), (7.4228, 43.7350), (7.4246, 43.7384)]
+    req = MatchRequest(trace, timestamps=[0, 30, 60, 90, 120])
+    got, want = asyncio.run(service.match(req)), service.opened.match(req)
+    assert [m.confidence for m in got.matchings] == [m.confidence for m in want.matchings]
+    assert [np.asarray(m.route.coordinates).tobytes() for m in got.matchings] == [
+        np.asarray(m.route.coordinates).tobytes() for m in want.matchings
+    ]
+    assert got.matchings and pickle.dumps(got.tracepoints) == pickle.dumps(want.tracepoints)
+
+
 def test_isochrones_answer_as_in_the_worker(service: Service) -> None:
     req = IsochroneRequest(Waypoints([A]), [120, 300])
     got = asyncio.run(service.isochrone(req))

@@ -41,7 +41,6 @@ async def match(svc: Service, req: OsrmRequest) -> dict[str, Any]:
     if n > limit:
         raise TooBig("Too many trace coordinates")
     _check_coordinates(req)
-    engine = svc.opened
     mreq = MatchRequest(
         req.coordinates,
         timestamps=ts,
@@ -52,7 +51,7 @@ async def match(svc: Service, req: OsrmRequest) -> dict[str, Any]:
         waypoints=wps,
         exclude=o.get("exclude", []),
     )
-    answer = await svc.run_slow(lambda: engine.match(mreq))
+    answer = await svc.match(mreq)
     return _body(svc, answer, o)
 
 

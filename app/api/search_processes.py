@@ -1,13 +1,13 @@
 """Long searches in processes of their own, at idle priority: they take neither CPU time nor the GIL from the
 event loops that answer CH requests inline.
 
-A worker with `search_processes` > 0 starts that many children, which answer whole requests (`route`,
-`isochrone`) that the worker has already checked and snapped on its loop. A worker whose other threads are all idle
+A worker with `search_processes` > 0 starts that many children, which answer whole requests (`route`, `isochrone`,
+`match`) that the worker has already checked and snapped on its loop. A worker whose other threads are all idle
 (`Service.fork_safe`: one forked from a warm supervisor, `--workers` 2 or more; a lone worker once its background
-warm-up has ended, `Service._start_processes` waits for that) forks them: they share its warm engine and its pages,
-and cost little memory of their own. Otherwise they start afresh (`spawn`: a thread that holds a lock at a fork
-would leave it held in the child), each building its own engine over the graph directory (memory-mapped: the graph's
-pages are shared) and loading the kernels it needs (Monaco: about 100 MiB apiece).
+warm-up has ended, `Service._start_processes` waits for that) forks them: they share its warm engine and its pages, and
+cost little memory of their own. Otherwise they start afresh (`spawn`: a thread that holds a lock at a fork would leave
+it held in the child), each building its own engine over the graph directory (memory-mapped: the graph's pages are
+shared) and loading the kernels it needs (Monaco: about 100 MiB apiece).
 A child runs under `SCHED_IDLE`: any runnable thread of normal priority preempts it at once. Threads at nice 19 in
 the worker (the thread pool) cannot run so low: one holding the GIL would starve the loop waiting for that GIL.
 
@@ -29,7 +29,15 @@ if TYPE_CHECKING:
     from concurrent.futures import Future
 
     from app.api.service import Service
-    from app.engine.facade import Engine, IsochroneAnswer, IsochroneRequest, RouteAnswer, RouteRequest
+    from app.engine.facade import (
+        Engine,
+        IsochroneAnswer,
+        IsochroneRequest,
+        MatchAnswer,
+        MatchRequest,
+        RouteAnswer,
+        RouteRequest,
+    )
 
 log = logging.getLogger("starroute")
 
@@ -97,13 +105,13 @@ def _start(settings_json: str, generation: int, parent: int, inherited: Service 
 
 
 def _warm(service: Service) -> None:
-    """Load (or, on a first start, compile) the kernels of what a child answers, and build the engine's tables:
-    a route on every algorithm (with a trace), areas to avoid, an isochrone; nothing else (each kernel loaded costs
-    memory in every child)."""
+    """Load (or, on a first start, compile) the kernels of what a child answers, and build the engine's tables: a
+    route on every algorithm (with a trace), areas to avoid, an isochrone, a matched trace; nothing else (each kernel
+    loaded costs memory in every child)."""
     from app.engine.errors import EngineError
     from app.engine.facade import Waypoints
     from app.engine.types import RouteOptions
-    from app.warmup import exercise_algorithms, exercise_areas
+    from app.warmup import exercise_algorithms, exercise_areas, exercise_matching
 
     engine = service.opened
     sample = engine.sample_points()
@@ -118,6 +126,7 @@ def _warm(service: Service) -> None:
         return
     exercise_algorithms(service, phantoms, None)
     exercise_areas(service, phantoms)
+    exercise_matching(service, phantoms)
 
 
 def _engine(generation: int) -> Engine:
@@ -147,6 +156,11 @@ def isochrone(generation: int, req: IsochroneRequest) -> IsochroneAnswer:
     engine = _engine(generation)
     phantom, ex = engine.resolve_isochrone(req)
     return engine.isochrone(req, phantom, ex)
+
+
+def match(generation: int, req: MatchRequest) -> MatchAnswer:
+    """`Engine.match` in a child."""
+    return _engine(generation).match(req)
 
 
 def other_threads() -> list[str]:

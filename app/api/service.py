@@ -1,11 +1,11 @@
 """The state both APIs share: the engine (their one door into it), the search thread pool, metrics.
 
-CH searches are short (well under a millisecond on city graphs) and run inline on the event loop. Longer work on
-the hierarchy (alternatives, large tables, trips) runs in a pool at normal priority. Routes on every other algorithm
-and isochrones (the long searches) run in search processes at idle priority (`app.api.search_processes`), so they
-take neither CPU time nor the GIL from the loop; with `search_processes` 0, and for a custom model's build, map
-matching and tiles, in a pool whose threads run at nice 19 instead (every pool under the request time limit; the
-numba kernels release the GIL).
+CH searches are short (well under a millisecond on city graphs) and run inline on the event loop. Longer work on the
+hierarchy (alternatives, large tables, trips) runs in a pool at normal priority. Routes on every other algorithm,
+isochrones and map matching (the long searches) run in search processes at idle priority (`app.api.search_processes`),
+so they take neither CPU time nor the GIL from the loop; with `search_processes` 0, and for a custom model's build and
+tiles, in a pool whose threads run at nice 19 instead (every pool under the request time limit; the numba kernels
+release the GIL).
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ from app.engine.facade import (
     Engine,
     IsochroneAnswer,
     IsochroneRequest,
+    MatchAnswer,
+    MatchRequest,
     NearestRequest,
     RouteAnswer,
     RouteRequest,
@@ -356,6 +358,11 @@ class Service:
             return engine.isochrone(req, phantom, ex)
 
         return await self.run_in_process(search_processes.isochrone, req, run)
+
+    async def match(self, req: MatchRequest) -> MatchAnswer:
+        """A GPS trace matched onto the roads (`Engine.match`), in a search process."""
+        engine = self.opened
+        return await self.run_in_process(search_processes.match, req, lambda: engine.match(req))
 
 
 def _version() -> str:
