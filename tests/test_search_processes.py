@@ -221,6 +221,9 @@ def test_a_served_worker_forks_its_search_process_at_idle_priority(bundled_graph
         with httpx.Client(base_url=base, timeout=60) as c:  # answered by the search processes now
             got = c.get("/route", params={**q, "algorithm": "dijkstra"})
             assert got.json()["properties"]["duration_s"] == ch["duration_s"]
+            shown = c.get("/health").json()["search_processes"]
+            assert shown["size"] == shown["started"] == 1 and shown["forked"] is True
+            assert len(shown["pids"]) == 1 and shown["pids"][0] in searchers
         held.settimeout(20)  # the worker closes it after its keep-alive time (5 s): no copy in a child keeps it open
         while held.recv(65536):
             pass

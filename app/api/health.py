@@ -140,6 +140,7 @@ async def health(request: Request) -> Response:
         "graph": graph_summary(svc.opened.meta.raw),
         "metric": metric_summary(svc.opened.meta.raw, svc.loaded_at, svc.reloads),
         "custom_models": svc.opened.custom_models_info(),
+        "search_processes": svc.processes_info(),
     }
     return Response(orjson.dumps(body), media_type="application/json")
 

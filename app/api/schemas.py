@@ -238,3 +238,8 @@ class Health(BaseModel):
         description="the custom models this worker keeps built: `size` (the cache's bound), `models` (their keys, "
         "least recently used first), `built` (models built since start)",
     )
+    search_processes: dict[str, object] = Field(
+        default_factory=dict,
+        description="this worker's search processes for long searches: `size` (0: they run on threads), `pids`, "
+        "`forked` (sharing the worker's pages) or spawned, `started` (0 while a lone worker's warm-up runs)",
+    )

@@ -196,6 +196,10 @@ class SearchProcesses:
         """The pool's processes (`multiprocessing.Process`), from its private table (no public one before 3.14)."""
         return list((getattr(self._pool, "_processes", None) or {}).values())
 
+    def pids(self) -> list[int]:
+        """The pids of the children started so far."""
+        return sorted(p.pid for p in self._children() if p.pid is not None)
+
     def submit(self, fn: Any, generation: int, *args: Any) -> Future[Any]:
         """Run `fn(generation, *args)` in a child (`BrokenProcessPool` when a child died)."""
         return self._pool.submit(fn, generation, *args)

@@ -244,6 +244,16 @@ class Service:
             self._replace_processes(procs)
             return await self.run_slow(fallback)
 
+    def processes_info(self) -> dict[str, object]:
+        """The search processes as `/health` shows them: the configured size, and those running (pids, forked)."""
+        procs = self.processes
+        return {
+            "size": self.settings.search_processes,
+            "started": 0 if procs is None else procs.processes,
+            "forked": procs is not None and procs.forked,
+            "pids": [] if procs is None else procs.pids(),
+        }
+
     def _replace_processes(self, procs: SearchProcesses, kill: bool = False) -> None:
         """Start new search processes in place of `procs` (unless that happened already), ending the old ones:
         `kill`ed at once, or after their queue. The jobs still with them are not cancelled (an awaiting request
