@@ -208,10 +208,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--port", type=int, default=5000)
     p.add_argument("--workers", type=int, default=1)
     p.add_argument("--threads", type=int, default=None, help="search threads per worker")
+    p.add_argument(
+        "--search-processes", type=int, default=None, help="processes per worker for long searches (0: threads)"
+    )
     p.add_argument("--log-level", default="info")
     p.add_argument("--access-log", action="store_true")
     args = p.parse_args(argv)
-    extra = {"threads": args.threads} if args.threads else {}
+    extra: dict[str, Any] = {"threads": args.threads} if args.threads else {}
+    if args.search_processes is not None:
+        extra["search_processes"] = args.search_processes
     settings = Settings(
         graph_dir=args.graph_dir,
         host=args.host,
