@@ -186,8 +186,8 @@ class SearchProcesses:
             initializer=_start,
             initargs=(service.settings.model_dump_json(), generation, os.getpid(), service if self.forked else None),
         )
-        for _ in range(processes):  # start them now, not on the first long search
-            self._pool.submit(ready, generation)
+        # start them now, not on the first long search
+        self._ready = [self._pool.submit(ready, generation) for _ in range(processes)]
         for process in self._children():  # a spawned child imports the app first: at idle priority from the start
             if process.pid is not None:
                 lower_priority(process.pid)
@@ -195,6 +195,11 @@ class SearchProcesses:
     def _children(self) -> list[Any]:
         """The pool's processes (`multiprocessing.Process`), from its private table (no public one before 3.14)."""
         return list((getattr(self._pool, "_processes", None) or {}).values())
+
+    @property
+    def warm(self) -> bool:
+        """Whether every child has its engine loaded and warm (a spawned one takes seconds; a forked one starts so)."""
+        return all(f.done() for f in self._ready)
 
     def pids(self) -> list[int]:
         """The pids of the children started so far."""

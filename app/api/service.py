@@ -221,10 +221,11 @@ class Service:
 
     async def run_in_process(self, task: Callable[..., T], arg: object, fallback: Callable[[], T]) -> T:
         """`task(generation, arg)` in a search process under the request time limit (as `run_slow`); `fallback` in
-        the search pool when there are no search processes, or when one died (the pool is started afresh). A search
-        still running at the limit is stopped: its process is killed and replaced (a thread could not be stopped)."""
+        the search pool when there are no search processes or they are still warming up (spawned), or when one died
+        (the pool is started afresh). A search still running at the limit is stopped: its process is killed and
+        replaced (a thread could not be stopped)."""
         procs = self.processes
-        if procs is None:
+        if procs is None or not procs.warm:
             return await self.run_slow(fallback)
         submitted: list[Future[T]] = []
 
