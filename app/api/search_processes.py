@@ -18,6 +18,7 @@ metric's arrays). A child ends when its worker does (it watches its parent).
 
 from __future__ import annotations
 
+import itertools
 import logging
 import multiprocessing
 import os
@@ -43,6 +44,8 @@ log = logging.getLogger("starroute")
 
 _service: Service | None = None  # in a child: the service whose engine answers (no pools of its own)
 _generation = -1  # ... and the worker generation that engine was loaded for
+_running: Any = None  # ... and the pool's shared table of the task each child runs (0: none), with its slot in it
+_slot = -1
 
 
 def lower_priority(pid: int = 0) -> str:
@@ -85,14 +88,19 @@ def _drop_sockets() -> None:
     os.close(null)
 
 
-def _start(settings_json: str, generation: int, parent: int, inherited: Service | None) -> None:
-    """Initializer of a child: idle priority, the parent watched; the worker's service when forked, else one of
-    its own with the engine loaded and warmed."""
-    global _service, _generation
+def _start(
+    settings_json: str, generation: int, parent: int, inherited: Service | None, running: Any, slots: Any
+) -> None:
+    """Initializer of a child: idle priority, the parent watched, a slot in the table of running tasks; the
+    worker's service when forked, else one of its own with the engine loaded and warmed."""
+    global _service, _generation, _running, _slot
     from app.api.service import Service
     from app.settings import Settings
 
     lower_priority()
+    with slots.get_lock():
+        _running, _slot = running, slots.value
+        slots.value += 1
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True, name="starroute-parent-watch").start()
     if inherited is not None:
         _drop_sockets()
@@ -140,6 +148,21 @@ def _engine(generation: int) -> Engine:
     return _service.opened
 
 
+def _task(task_id: int, deadline: float, fn: Any, generation: int, *args: Any) -> Any:
+    """Run `fn(generation, *args)` as task `task_id`, marked in the table of running tasks meanwhile; `TooBig` at
+    once when `deadline` (`time.monotonic()`, one clock for every process) has passed: a task that waited in the
+    queue past its request's time limit is not started (its request has had its answer)."""
+    from app.engine.errors import TooBig
+
+    if time.monotonic() > deadline:
+        raise TooBig("Search exceeded the request time limit (still queued)")
+    _running[_slot] = task_id
+    try:
+        return fn(generation, *args)
+    finally:
+        _running[_slot] = 0
+
+
 def ready(generation: int) -> int:
     """Nothing but the engine of `generation` loaded and warm: the child's pid."""
     _engine(generation)
@@ -180,12 +203,18 @@ class SearchProcesses:
         self.processes = processes
         self.forked = fork and "fork" in multiprocessing.get_all_start_methods()
         generation = service.generation
+        ctx = multiprocessing.get_context("fork" if self.forked else "spawn")
+        self._running = ctx.Array("q", processes, lock=False)  # per child, the task it runs (0: none)
+        self._ids = itertools.count(1)
+        inherited = service if self.forked else None
         self._pool = ProcessPoolExecutor(
             processes,
-            mp_context=multiprocessing.get_context("fork" if self.forked else "spawn"),
+            mp_context=ctx,
             initializer=_start,
-            initargs=(service.settings.model_dump_json(), generation, os.getpid(), service if self.forked else None),
-        )
+            initargs=(
+                service.settings.model_dump_json(), generation, os.getpid(), inherited, self._running, ctx.Value("i", 0)
+            ),
+        )  # fmt: skip
         # start them now, not on the first long search
         self._ready = [self._pool.submit(ready, generation) for _ in range(processes)]
         for process in self._children():  # a spawned child imports the app first: at idle priority from the start
@@ -205,9 +234,16 @@ class SearchProcesses:
         """The pids of the children started so far."""
         return sorted(p.pid for p in self._children() if p.pid is not None)
 
-    def submit(self, fn: Any, generation: int, *args: Any) -> Future[Any]:
-        """Run `fn(generation, *args)` in a child (`BrokenProcessPool` when a child died)."""
-        return self._pool.submit(fn, generation, *args)
+    def submit(self, fn: Any, generation: int, *args: Any, limit_s: float = 3600.0) -> tuple[int, Future[Any]]:
+        """Run `fn(generation, *args)` in a child, unless it waits there longer than `limit_s` (`TooBig`): its task
+        id and future (`BrokenProcessPool` when a child died)."""
+        task_id = next(self._ids)
+        deadline = time.monotonic() + limit_s
+        return task_id, self._pool.submit(_task, task_id, deadline, fn, generation, *args)
+
+    def running(self, task_id: int) -> bool:
+        """Whether a child is running task `task_id` now (not queued, not done)."""
+        return task_id in self._running[:]
 
     def shutdown(self, wait: bool = False, kill: bool = False, cancel: bool = True) -> None:
         """Stop the children: a running task finishes first (its answer unread), or with `kill` ends at once (its

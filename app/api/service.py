@@ -17,7 +17,7 @@ import os
 import threading
 import time
 from collections.abc import Awaitable, Callable
-from concurrent.futures import BrokenExecutor, Future, ThreadPoolExecutor
+from concurrent.futures import BrokenExecutor, ThreadPoolExecutor
 from dataclasses import replace
 from typing import TypeVar
 
@@ -227,16 +227,17 @@ class Service:
         procs = self.processes
         if procs is None or not procs.warm:
             return await self.run_slow(fallback)
-        submitted: list[Future[T]] = []
+        submitted: list[int] = []
 
         def start() -> Awaitable[T]:
-            submitted.append(procs.submit(task, self.generation, arg))
-            return asyncio.wrap_future(submitted[0])
+            task_id, future = procs.submit(task, self.generation, arg, limit_s=self.settings.request_time_limit_s)
+            submitted.append(task_id)
+            return asyncio.wrap_future(future)
 
         try:
             return await self._limited(start)
         except TooBig:
-            if submitted and submitted[0].running():  # not cancelled in the queue: under way, or next in line
+            if submitted and procs.running(submitted[0]):  # queued ones are never started (`search_processes._task`)
                 log.warning("a long search ran past the request time limit: its search process is replaced")
                 self._replace_processes(procs, kill=True)
             raise
