@@ -103,6 +103,28 @@ def test_map_matching_answers_as_in_the_worker(service: Service) -> None:
     assert got.matchings and pickle.dumps(got.tracepoints) == pickle.dumps(want.tracepoints)
 
 
+def test_map_tiles_are_drawn_as_in_the_worker(service: Service) -> None:
+    """The map's road and background tiles and OSRM's debug tile, cut and encoded in the child: the same bytes."""
+    import math
+
+    from app.api.basemap import bg_tile_bytes
+    from app.api.osrm_tile import encode
+    from app.api.tiles import tile_bytes
+
+    _child_pid(service)  # warm: no fallback to the worker's threads
+    engine = service.opened
+    z = 15
+    x = int((A[0] + 180) / 360 * 2**z)
+    y = int((1 - math.asinh(math.tan(math.radians(A[1]))) / math.pi) / 2 * 2**z)
+    for kind, draw in (
+        ("road", lambda: tile_bytes(engine, z, x, y)),
+        ("bg", lambda: bg_tile_bytes(engine, z, x, y)),
+        ("osrm", lambda: encode(engine.debug_tile(z, x, y))),
+    ):
+        got = asyncio.run(service.tile(kind, z, x, y, lambda: pytest.fail("drawn in the worker")))
+        assert len(got) > 100 and got == draw(), kind
+
+
 def test_isochrones_answer_as_in_the_worker(service: Service) -> None:
     req = IsochroneRequest(Waypoints([A]), [120, 300])
     got = asyncio.run(service.isochrone(req))

@@ -124,5 +124,9 @@ async def bgtile(
     headers = {"ETag": etag, "Cache-Control": "public, max-age=86400" if v is not None and v == fp else "no-cache"}
     if request.headers.get("if-none-match") == etag:
         return Response(status_code=304, headers=headers)
-    body = await svc.run_slow(lambda: bg_tile_bytes(engine, zi, xi, yi))
+    key = (engine.meta.fingerprint or str(id(engine)), zi, xi, yi)
+    body = CACHE.get(key)
+    if body is None:  # drawn in a search process
+        body = await svc.tile("bg", zi, xi, yi, lambda: bg_tile_bytes(engine, zi, xi, yi))
+        CACHE.put(key, body)
     return Response(body, media_type=MVT_TYPE, headers=headers)

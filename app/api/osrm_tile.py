@@ -175,8 +175,8 @@ async def tile(svc: Service, req: OsrmRequest) -> Protobuf:
     engine = svc.opened
     key = ((engine.meta.fingerprint or str(id(engine))) + ":osrm", z, x, y)
     body = CACHE.get(key)
-    if body is None:  # cut and encoded in the search pool (milliseconds; the first tile also indexes the graph)
-        body = await svc.run_slow(lambda: encode(engine.debug_tile(z, x, y)))
+    if body is None:  # cut and encoded in a search process (milliseconds; the first tile also indexes the graph)
+        body = await svc.tile("osrm", z, x, y, lambda: encode(engine.debug_tile(z, x, y)))
         CACHE.put(key, body)
     return Protobuf(body)
 

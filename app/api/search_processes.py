@@ -2,7 +2,7 @@
 event loops that answer CH requests inline.
 
 A worker with `search_processes` > 0 starts that many children, which answer whole requests (`route`, `isochrone`,
-`match`) that the worker has already checked and snapped on its loop. A worker whose other threads are all idle
+`match`, `tile`) that the worker has already checked and snapped on its loop. A worker whose other threads are all idle
 (`Service.fork_safe`: one forked from a warm supervisor, `--workers` 2 or more; a lone worker once its background
 warm-up has ended, `Service._start_processes` waits for that) forks them: they share its warm engine and its pages, and
 cost little memory of their own. Otherwise they start afresh (`spawn`: a thread that holds a lock at a fork would leave
@@ -184,6 +184,24 @@ def isochrone(generation: int, req: IsochroneRequest) -> IsochroneAnswer:
 def match(generation: int, req: MatchRequest) -> MatchAnswer:
     """`Engine.match` in a child."""
     return _engine(generation).match(req)
+
+
+def tile(generation: int, which: tuple[str, int, int, int]) -> bytes:
+    """A map tile's bytes in a child, `which` = (kind, z, x, y): kind `road` (the map's roads, `app.api.tiles`),
+    `bg` (its background, `app.api.basemap`) or `osrm` (OSRM's debug tile, `app.api.osrm_tile`)."""
+    kind, z, x, y = which
+    engine = _engine(generation)
+    if kind == "road":
+        from app.api.tiles import tile_bytes
+
+        return tile_bytes(engine, z, x, y)
+    if kind == "bg":
+        from app.api.basemap import bg_tile_bytes
+
+        return bg_tile_bytes(engine, z, x, y)
+    from app.api.osrm_tile import encode
+
+    return encode(engine.debug_tile(z, x, y))
 
 
 def other_threads() -> list[str]:

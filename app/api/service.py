@@ -2,10 +2,10 @@
 
 CH searches are short (well under a millisecond on city graphs) and run inline on the event loop. Longer work on the
 hierarchy (alternatives, large tables, trips) runs in a pool at normal priority. Routes on every other algorithm,
-isochrones and map matching (the long searches) run in search processes at idle priority (`app.api.search_processes`),
-so they take neither CPU time nor the GIL from the loop; with `search_processes` 0, and for a custom model's build and
-tiles, in a pool whose threads run at nice 19 instead (every pool under the request time limit; the numba kernels
-release the GIL).
+isochrones, map matching and map tiles (the long jobs) run in search processes at idle priority
+(`app.api.search_processes`), so they take neither CPU time nor the GIL from the loop; with `search_processes` 0, and
+for a custom model's build, in a pool whose threads run at nice 19 instead (every pool under the request time limit; the
+numba kernels release the GIL).
 """
 
 from __future__ import annotations
@@ -370,6 +370,11 @@ class Service:
             return engine.isochrone(req, phantom, ex)
 
         return await self.run_in_process(search_processes.isochrone, req, run)
+
+    async def tile(self, kind: str, z: int, x: int, y: int, draw: Callable[[], bytes]) -> bytes:
+        """A map tile's bytes (`search_processes.tile`: kind `road`, `bg` or `osrm`), cut and encoded in a search
+        process; `draw` does it here (no search processes)."""
+        return await self.run_in_process(search_processes.tile, (kind, z, x, y), draw)
 
     async def match(self, req: MatchRequest) -> MatchAnswer:
         """A GPS trace matched onto the roads (`Engine.match`), in a search process."""

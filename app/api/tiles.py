@@ -426,9 +426,11 @@ async def tile(
     headers = {"ETag": etag, "Cache-Control": cache}
     if request.headers.get("if-none-match") == etag:
         return Response(status_code=304, headers=headers)
-    body = CACHE.get(_key(engine, zi, xi, yi))
-    if body is None:  # cut and encoded in the search pool (milliseconds; the first tile also indexes the roads)
-        body = await svc.run_slow(lambda: tile_bytes(engine, zi, xi, yi))
+    key = _key(engine, zi, xi, yi)
+    body = CACHE.get(key)
+    if body is None:  # cut and encoded in a search process (milliseconds; the first tile also indexes the roads)
+        body = await svc.tile("road", zi, xi, yi, lambda: tile_bytes(engine, zi, xi, yi))
+        CACHE.put(key, body)
     return Response(body, media_type=MVT_TYPE, headers=headers)
 
 
