@@ -95,6 +95,9 @@ def create_app(settings: Settings | None = None, service: Service | None = None)
             await asyncio.to_thread(warm_service, service, log.info, background=True)
         else:  # warmed before: by `app.server`, maybe in the supervisor this worker was forked from
             install_reload_signal(service)
+        from app.warmup import warm_search_process
+
+        service.child_warmup = warm_search_process
         service.open_pools()  # with the search processes
         log.info("graph %s loaded: %s", settings.graph_dir, dict(service.opened.meta.counts))
         try:

@@ -241,6 +241,31 @@ def exercise_matching(service: Any, phantoms: list[Any]) -> None:
         log.info("warm-up of map matching: %s", exc)
 
 
+def warm_search_process(service: Any) -> None:
+    """A search process's engine warmed (`app.api.search_processes`, `Service.child_warmup`): the kernels of what a
+    child answers loaded (or, on a first start, compiled) and the engine's tables built: a route on every algorithm
+    (with a trace), areas to avoid, an isochrone, a matched trace; nothing else (each kernel loaded costs memory in
+    every child)."""
+    from app.engine.errors import EngineError
+    from app.engine.facade import Waypoints
+    from app.engine.types import RouteOptions
+
+    engine = service.opened
+    sample = engine.sample_points()
+    try:
+        if sample is None:
+            raise EngineError("no sample points")
+        phantoms = engine.snap(Waypoints(list(sample)))
+        engine.routes(phantoms, RouteOptions(algorithm="ch", trace=True))
+    except EngineError as exc:
+        log.info("warm-up of a search process: %s", exc)
+        engine.warmup()
+        return
+    exercise_algorithms(service, phantoms, None)
+    exercise_areas(service, phantoms)
+    exercise_matching(service, phantoms)
+
+
 def _start_background(fn: Callable[[], None]) -> None:
     threading.Thread(target=fn, name="starroute-warmup", daemon=True).start()
 

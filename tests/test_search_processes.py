@@ -22,6 +22,7 @@ from app.api.service import Service
 from app.engine.errors import NoRoute, TooBig
 from app.engine.facade import IsochroneRequest, RouteRequest, Waypoints
 from app.settings import Settings
+from app.warmup import warm_search_process
 from preprocessing.artifacts import load_graph
 from preprocessing.customize import customize
 from preprocessing.metric import arc_segments
@@ -40,6 +41,7 @@ def service(bundled_graph: Path, tmp_path_factory: pytest.TempPathFactory) -> It
     g = tmp_path_factory.mktemp("procs") / "monaco"
     shutil.copytree(bundled_graph, g)
     svc = Service(Settings(graph_dir=g, search_processes=1))
+    svc.child_warmup = warm_search_process  # as the app's lifespan sets it
     svc.open()
     svc.open_pools()
     assert _child_pid(svc) != os.getpid()

@@ -27,6 +27,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from concurrent.futures import Future
 
     from app.api.service import Service
@@ -46,6 +47,7 @@ _service: Service | None = None  # in a child: the service whose engine answers 
 _generation = -1  # ... and the worker generation that engine was loaded for
 _running: Any = None  # ... and the pool's shared table of the task each child runs (0: none), with its slot in it
 _slot = -1
+_warm: Callable[[Service], None] | None = None  # ... and how it warms an engine it loads (the shell's; None: lazily)
 
 
 def lower_priority(pid: int = 0) -> str:
@@ -89,15 +91,22 @@ def _drop_sockets() -> None:
 
 
 def _start(
-    settings_json: str, generation: int, parent: int, inherited: Service | None, running: Any, slots: Any
+    settings_json: str,
+    generation: int,
+    parent: int,
+    inherited: Service | None,
+    running: Any,
+    slots: Any,
+    warm: Callable[[Service], None] | None,
 ) -> None:
     """Initializer of a child: idle priority, the parent watched, a slot in the table of running tasks; the
-    worker's service when forked, else one of its own with the engine loaded and warmed."""
-    global _service, _generation, _running, _slot
+    worker's service when forked, else one of its own with the engine loaded and warmed by `warm`."""
+    global _service, _generation, _running, _slot, _warm
     from app.api.service import Service
     from app.settings import Settings
 
     lower_priority()
+    _warm = warm
     with slots.get_lock():
         _running, _slot = running, slots.value
         slots.value += 1
@@ -108,33 +117,9 @@ def _start(
         return
     service = Service(Settings.model_validate_json(settings_json))
     service.engine = service._load()
-    _warm(service)
+    if warm is not None:
+        warm(service)
     _service, _generation = service, generation
-
-
-def _warm(service: Service) -> None:
-    """Load (or, on a first start, compile) the kernels of what a child answers, and build the engine's tables: a
-    route on every algorithm (with a trace), areas to avoid, an isochrone, a matched trace; nothing else (each kernel
-    loaded costs memory in every child)."""
-    from app.engine.errors import EngineError
-    from app.engine.facade import Waypoints
-    from app.engine.types import RouteOptions
-    from app.warmup import exercise_algorithms, exercise_areas, exercise_matching
-
-    engine = service.opened
-    sample = engine.sample_points()
-    try:
-        if sample is None:
-            raise EngineError("no sample points")
-        phantoms = engine.snap(Waypoints(list(sample)))
-        engine.routes(phantoms, RouteOptions(algorithm="ch", trace=True))
-    except EngineError as exc:
-        log.info("warm-up of a search process: %s", exc)
-        engine.warmup()
-        return
-    exercise_algorithms(service, phantoms, None)
-    exercise_areas(service, phantoms)
-    exercise_matching(service, phantoms)
 
 
 def _engine(generation: int) -> Engine:
@@ -143,7 +128,8 @@ def _engine(generation: int) -> Engine:
     assert _service is not None, "not a search process"
     if generation != _generation:
         _service.engine = _service._load()
-        _warm(_service)
+        if _warm is not None:
+            _warm(_service)
         _generation = generation
     return _service.opened
 
@@ -225,14 +211,13 @@ class SearchProcesses:
         self._running = ctx.Array("q", processes, lock=False)  # per child, the task it runs (0: none)
         self._ids = itertools.count(1)
         inherited = service if self.forked else None
+        settings, slots = service.settings.model_dump_json(), ctx.Value("i", 0)
         self._pool = ProcessPoolExecutor(
             processes,
             mp_context=ctx,
             initializer=_start,
-            initargs=(
-                service.settings.model_dump_json(), generation, os.getpid(), inherited, self._running, ctx.Value("i", 0)
-            ),
-        )  # fmt: skip
+            initargs=(settings, generation, os.getpid(), inherited, self._running, slots, service.child_warmup),
+        )
         # start them now, not on the first long search
         self._ready = [self._pool.submit(ready, generation) for _ in range(processes)]
         for process in self._children():  # a spawned child imports the app first: at idle priority from the start

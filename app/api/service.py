@@ -86,6 +86,9 @@ class Service:
         self.ch_pool: ThreadPoolExecutor | None = None  # hierarchy work too long for the loop, at normal priority
         self.processes: SearchProcesses | None = None  # long routes and isochrones, at idle priority
         self.generation = 0  # of the engine: every reload counts one (the search processes follow it)
+        # how a spawned search process warms its engine: set by the shell (`app.warmup.warm_search_process`, picklable
+        # by reference); None leaves its kernels to load on first use
+        self.child_warmup: Callable[[Service], None] | None = None
         self.version = _version()
         self._slow_pending = 0
         self._reload_lock = threading.Lock()
