@@ -22,11 +22,14 @@ class Settings(BaseSettings):
     threads: int = Field(
         4,
         ge=1,
-        description="per-worker threads for hierarchy work (tables, alternatives, trips) and, at nice 19, the "
-        "long searches no search process takes (custom models, matching; all with search_processes 0)",
+        description="per-worker threads for hierarchy work (tables, alternatives, trips) and, at nice 19, custom "
+        "model builds and the long searches while no search process takes them (all with search_processes 0)",
     )
     search_processes: int = Field(
-        1, ge=0, description="per-worker processes at idle priority for long routes and isochrones (0: in the threads)"
+        1,
+        ge=0,
+        description="per-worker processes at idle priority for long routes, isochrones, map matching and map tiles "
+        "(0: in the threads)",
     )
     max_via_points: int = Field(500, ge=2, description="most coordinates in one route request")
     max_table_size: int = Field(100, ge=1, description="most sources (and destinations) in one table request")

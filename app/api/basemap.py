@@ -75,8 +75,13 @@ def encode(t: TileAreas, extent: int = 4096) -> bytes:
     return _field(0x1A, layer)
 
 
+def _key(engine: Engine, z: int, x: int, y: int) -> tuple[str, int, int, int]:
+    """A background tile's key in `CACHE`: the graph's fingerprint and the tile."""
+    return (engine.meta.fingerprint or str(id(engine)), z, x, y)
+
+
 def bg_tile_bytes(engine: Engine, z: int, x: int, y: int) -> bytes:
-    key = (engine.meta.fingerprint or str(id(engine)), z, x, y)
+    key = _key(engine, z, x, y)
     body = CACHE.get(key)
     if body is None:
         body = encode(engine.basemap_tile(z, x, y))
@@ -124,7 +129,7 @@ async def bgtile(
     headers = {"ETag": etag, "Cache-Control": "public, max-age=86400" if v is not None and v == fp else "no-cache"}
     if request.headers.get("if-none-match") == etag:
         return Response(status_code=304, headers=headers)
-    key = (engine.meta.fingerprint or str(id(engine)), zi, xi, yi)
+    key = _key(engine, zi, xi, yi)
     body = CACHE.get(key)
     if body is None:  # drawn in a search process
         body = await svc.tile("bg", zi, xi, yi, lambda: bg_tile_bytes(engine, zi, xi, yi))

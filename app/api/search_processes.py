@@ -50,17 +50,15 @@ _slot = -1
 _warm: Callable[[Service], None] | None = None  # ... and how it warms an engine it loads (the shell's; None: lazily)
 
 
-def lower_priority(pid: int = 0) -> str:
-    """Put process `pid` (0: this one) under `SCHED_IDLE` (Linux), else at nice 19; which one it got."""
+def lower_priority(pid: int = 0) -> None:
+    """Put process `pid` (0: this one) under `SCHED_IDLE` (Linux), else at nice 19 where allowed."""
     try:
         os.sched_setscheduler(pid, os.SCHED_IDLE, os.sched_param(0))
-        return "idle"
     except (AttributeError, OSError):
         try:
             os.setpriority(os.PRIO_PROCESS, pid, 19)
-            return "nice 19"
         except (AttributeError, OSError):
-            return "normal"
+            pass
 
 
 def _watch_parent(parent: int) -> None:

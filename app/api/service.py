@@ -84,7 +84,7 @@ class Service:
         self.engine: Engine | None = None
         self.pool: ThreadPoolExecutor | None = None  # long searches, at the lowest priority
         self.ch_pool: ThreadPoolExecutor | None = None  # hierarchy work too long for the loop, at normal priority
-        self.processes: SearchProcesses | None = None  # long routes and isochrones, at idle priority
+        self.processes: SearchProcesses | None = None  # long searches, matching and tiles, at idle priority
         self.generation = 0  # of the engine: every reload counts one (the search processes follow it)
         # how a spawned search process warms its engine: set by the shell (`app.warmup.warm_search_process`, picklable
         # by reference); None leaves its kernels to load on first use
