@@ -122,7 +122,10 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     work = Path(tempfile.mkdtemp(prefix="starroute-startup-"))
-    base_env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    # Python's bytecode cache stays on, as numba's does: a user's warm start reads the .pyc files its first start
+    # wrote. With PYTHONDONTWRITEBYTECODE inherited, a source tree whose modules were edited since their .pyc was
+    # written compiled them again at every start (a warm serve read 1.12 s, 0.92 s once they were written)
+    base_env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "PYTHONDONTWRITEBYTECODE")}
     warm_cache = work / "warm-cache"
     warm_env = {**base_env, "NUMBA_CACHE_DIR": str(warm_cache)}
     ten = write_ten_node_map(work / "ten.osm")
