@@ -1,7 +1,7 @@
 """Everything issue 19 measures, starroute beside osrm-routed in the same run, printed as one table.
 
     python bench/versus_osrm.py GRAPH_DIR [--extract PBF] [--pairs 500] [--seed 1] [--workers 2] [--duration 8]
-        [--connections 16] [--rounds 3] [--no-osrm] [--only route,table,alternatives,nearest,mixed]
+        [--connections 16] [--rounds 3] [--no-osrm] [--only route,table,alternatives,nearest,mixed,floor]
 
 Starts `python -m app.server GRAPH_DIR --workers W` and osrm-routed `-t W` (the `osrm-bindings` wheel, car.lua, CH,
 built once per extract by `bench.osrm_peer`) on loopback ports, both running throughout, and measures with Debian's
@@ -12,7 +12,9 @@ else the machine does then hits both alike):
 - **alternatives**: `/route/v1/driving/a;b?alternatives=true`, one connection: p50 (and how many got one);
 - **nearest**: `/nearest/v1/driving/p`, one connection: p50;
 - **mixed** (starroute only, OSRM has no slow algorithms): CH route p99 at `--connections` alone, then the same
-  while four more connections ask for native `/route?…&algorithm=dijkstra` (long searches), and the ratio.
+  while four more connections ask for native `/route?…&algorithm=dijkstra` (long searches), and the ratio;
+- **floor**: a malformed route URL (`/route/v1/driving/1,2;x`, 400 `InvalidQuery` from both) at `--connections`:
+  req/s of answering a request with no work in it, the HTTP stack's ceiling for every kind above.
 The ratio column is starroute / osrm-routed (below 1 is faster for latencies, above 1 is more for req/s).
 """
 
@@ -39,7 +41,8 @@ from bench.http_load import LUA, find_extract, native_paths, osrm_paths, parse_w
 from bench.osrm_peer import ensure_osrm, prepare_osrm  # noqa: E402
 from bench.servers import start_osrm, start_starroute, stop  # noqa: E402
 
-KINDS = ("route", "table", "alternatives", "nearest", "mixed")
+KINDS = ("route", "table", "alternatives", "nearest", "mixed", "floor")
+FLOOR_PATH = "/route/v1/driving/1,2;x"  # malformed: both servers answer 400 InvalidQuery without any search
 
 
 def wrk_start(base: str, paths: list[str], duration: float, connections: int) -> tuple[subprocess.Popen, str]:
@@ -93,6 +96,8 @@ def measure_kind(kind: str, base: str, pairs: list, tables: list[str], args) -> 
         return {"alternatives": wrk(base, [p + "?alternatives=true" for p in route], d / 2, 1)}
     if kind == "nearest":
         return {"nearest": wrk(base, [f"/nearest/v1/driving/{a[0]},{a[1]}" for a, _ in pairs], d / 2, 1)}
+    if kind == "floor":
+        return {"floor": wrk(base, [FLOOR_PATH], d, c)}
     assert kind == "mixed", kind
     rows = {"mixed alone": wrk(base, route, d, c)}
     slow = [p + "&algorithm=dijkstra" for p in native_paths(pairs)]
@@ -163,7 +168,8 @@ def report(ours: dict[str, dict], theirs: dict[str, dict], args) -> None:
         print(f"{'mixed: CH p99 beside 4 dijkstra':<36}{beside:>12.2f}{'':>12}{beside / alone:>8.2f}x  ms (vs alone)")
         dj = ours["mixed dijkstra"]
         print(f"{'  dijkstra clients: p50 / req/s':<36}{dj['p50_ms']:>12.2f}{dj['rps']:>12.1f}")
-    bad = {k: int(v["non200"]) for rows in (ours, theirs) for k, v in rows.items() if v.get("non200")}
+    line(f"floor: a 400 answer c={args.connections}", get(ours, "floor", "rps"), get(theirs, "floor", "rps"), "req/s")
+    bad = {k: int(v["non200"]) for rows in (ours, theirs) for k, v in rows.items() if v.get("non200") and k != "floor"}
     if bad:
         print(f"non-200 answers: {bad}")
 
