@@ -396,3 +396,39 @@ def test_one_call_snapping_equals_the_steps(bundled_graph, monkeypatch: pytest.M
             junction += bool(got[2])
     assert answers[True] == answers[False]
     assert tiny and junction, "points next to tiny components and on junctions are among them"
+
+
+def test_one_call_nearest_equals_the_steps(bundled_graph, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`Snapper.nearest` in one kernel call (`_nearest_point`) and step by step: the same phantoms in the same order
+    for several numbers of results, radiuses, bearings and excluded classes, off the roads and on shape points."""
+    import random
+
+    from app.engine import snap
+    from app.engine.data import load
+
+    g = load(bundled_graph)
+    snapper = Snapper(g)
+    rng = random.Random(4)
+    glon, glat = g.geom_lon / COORD_SCALE, g.geom_lat / COORD_SCALE
+    answers: dict[bool, list[object]] = {True: [], False: []}
+    for i in range(1200):
+        p = rng.randrange(len(glon))
+        x, y = float(glon[p]), float(glat[p])
+        if i % 3:
+            x, y = x + rng.uniform(-2e-3, 2e-3), y + rng.uniform(-2e-3, 2e-3)
+        kw: dict[str, object] = {"number": rng.choice((1, 1, 2, 3, 5, 12))}
+        if i % 5 == 1:
+            kw["bearing"] = (rng.uniform(0, 360), rng.uniform(5, 90))
+        if i % 4 == 2:
+            kw["radius_m"] = rng.uniform(1, 80)
+        if i % 9 == 3:
+            kw["exclude_mask"] = 1
+        for flag in (True, False):
+            monkeypatch.setattr(snap, "one_call", flag)
+            try:
+                answers[flag].append(snapper.nearest(x, y, **kw))  # type: ignore[arg-type]
+            except NoSegment as exc:
+                answers[flag].append(str(exc))
+    assert answers[True] == answers[False]
+    assert sum(isinstance(a, list) and len(a) > 2 for a in answers[True]) > 100  # many answers of several phantoms
+    assert sum(isinstance(a, str) for a in answers[True]) > 10  # and radiuses that left none

@@ -86,7 +86,7 @@ def test_background_warm_up_runs_the_rest_and_marks_the_cache(
         worker.join()
         assert marked == ["engine"]
         assert ch_leg.enabled and ch_leg._ch_leg.signatures
-        assert snap.one_call and snap._snap_point.signatures
+        assert snap.one_call and snap._snap_point.signatures and snap._nearest_point.signatures
         assert kernel_overloads() != before  # the other algorithms, trips and options loaded only now
     finally:
         service.close()

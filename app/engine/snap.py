@@ -39,11 +39,13 @@ from .data import ChainIndex, chain_index
 from .errors import InvalidValue, NoSegment
 from .geo import gc_distance_m
 from .osrm_snap import _chain_offset, _osrm_pick, _phantom_figures, chain_end_kind
+from .snap_input import check_bearing, check_coordinate, check_radius
 from .types import Phantom
 
 # Whether `Snapper.candidates` snaps a point in one kernel call (`_snap_point`) or step by step (`_steps`, the same
-# candidates). A first start's server answers its first requests before that kernel is compiled:
-# `app.warmup.warm_service` turns it off for its warm-up and on once the background warm-up has loaded it.
+# candidates), and `Snapper.nearest` likewise (`_nearest_point`). A first start's server answers its first requests
+# before those kernels are compiled: `app.warmup.warm_service` turns it off for its warm-up and on once the background
+# warm-up has loaded them.
 one_call = True
 
 FANOUT = 16  # entries per leaf and children per inner node
@@ -55,45 +57,6 @@ _KY = EARTH_RADIUS_M * _DEG / COORD_SCALE  # metres per fixed-point unit of lati
 
 
 _Found = tuple[float, int, Phantom, list[tuple[int, int, float]]]  # a tree's hit: distance m, tree, phantom, others
-
-
-def check_coordinate(lon: float, lat: float) -> tuple[float, float]:
-    """`(lon, lat)` as floats when finite and in range (-180..180, -90..90), else `InvalidValue`."""
-    try:
-        flon, flat = float(lon), float(lat)
-    except (TypeError, ValueError):
-        raise InvalidValue(f"coordinate ({lon!r}, {lat!r}) is not a pair of numbers") from None
-    if not (math.isfinite(flon) and math.isfinite(flat)):
-        raise InvalidValue(f"coordinate ({lon}, {lat}) is not finite")
-    if not (-180.0 <= flon <= 180.0 and -90.0 <= flat <= 90.0):
-        raise InvalidValue(f"coordinate ({lon}, {lat}) is out of range: longitude -180..180, latitude -90..90")
-    return flon, flat
-
-
-def check_radius(radius_m: float | None) -> float | None:
-    """A snap radius in metres (None or inf = unlimited); `InvalidValue` when negative or not a number."""
-    if radius_m is None:
-        return None
-    try:
-        r = float(radius_m)
-    except (TypeError, ValueError):
-        raise InvalidValue(f"radius {radius_m!r} is not a number") from None
-    if math.isnan(r) or r < 0:
-        raise InvalidValue(f"radius {radius_m} must be >= 0")
-    return None if math.isinf(r) else r
-
-
-def check_bearing(bearing: tuple[float, float] | None) -> tuple[float, float] | None:
-    """A (bearing 0..360, range 0..180) filter in degrees, or None; `InvalidValue` otherwise."""
-    if bearing is None:
-        return None
-    try:
-        value, rng = (float(x) for x in bearing)
-    except (TypeError, ValueError):
-        raise InvalidValue(f"bearing {bearing!r} is not a (value, range) pair of numbers") from None
-    if not (0.0 <= value <= 360.0 and 0.0 <= rng <= 180.0):
-        raise InvalidValue(f"bearing {bearing!r} out of range: value 0..360, range 0..180 degrees")
-    return value, rng
 
 
 def _human_m(d: float) -> str:
@@ -311,6 +274,16 @@ def _osrm_vertex(glon, glat, gf, fwd_arc, bwd_arc, first_node, last_node, node_o
     return (vertex - 1, 1.0) if along else (vertex, 0.0)
 
 
+@kernel(inline="always")
+def _put_figures(f_fig, i_fig, k, r):  # pragma: no cover - numba
+    """Row k of `_phantom_figures`' figures `r`: its 3 floats into `f_fig`, its 18 ints into `i_fig`."""
+    f_fig[k, 0], f_fig[k, 1], f_fig[k, 2] = r[0], r[1], r[2]
+    i_fig[k, 0], i_fig[k, 1], i_fig[k, 2], i_fig[k, 3], i_fig[k, 4] = r[3], r[4], r[5], r[6], r[7]
+    i_fig[k, 5], i_fig[k, 6], i_fig[k, 7], i_fig[k, 8], i_fig[k, 9] = r[8], r[9], r[10], r[11], r[12]
+    i_fig[k, 10], i_fig[k, 11], i_fig[k, 12], i_fig[k, 13] = r[13], r[14], r[15], r[16]
+    i_fig[k, 14], i_fig[k, 15], i_fig[k, 16], i_fig[k, 17] = r[17], r[18], r[19], r[20]
+
+
 @kernel
 def _snap_point(
     b_minx, b_miny, b_maxx, b_maxy, b_level, b_seg, b_chain, t_minx, t_miny, t_maxx, t_maxy, t_level, t_seg, t_chain,
@@ -355,11 +328,7 @@ def _snap_point(
         dist[k] = d
         chain[k] = c
         seg[k] = sg
-        f_fig[k, 0], f_fig[k, 1], f_fig[k, 2] = r[0], r[1], r[2]
-        i_fig[k, 0], i_fig[k, 1], i_fig[k, 2], i_fig[k, 3], i_fig[k, 4] = r[3], r[4], r[5], r[6], r[7]
-        i_fig[k, 5], i_fig[k, 6], i_fig[k, 7], i_fig[k, 8], i_fig[k, 9] = r[8], r[9], r[10], r[11], r[12]
-        i_fig[k, 10], i_fig[k, 11], i_fig[k, 12], i_fig[k, 13] = r[13], r[14], r[15], r[16]
-        i_fig[k, 14], i_fig[k, 15], i_fig[k, 16], i_fig[k, 17] = r[17], r[18], r[19], r[20]
+        _put_figures(f_fig, i_fig, k, r)
         m = o_seg.shape[0]
         more = np.empty((others.shape[0] + m, 3))
         for j in range(others.shape[0]):
@@ -371,6 +340,72 @@ def _snap_point(
         if k == 0:
             nb = m
     return found, dist, chain, seg, f_fig, i_fig, others, nb
+
+
+@kernel
+def _nearest_point(
+    b_minx, b_miny, b_maxx, b_maxy, b_level, b_seg, b_chain, t_minx, t_miny, t_maxx, t_maxy, t_level, t_seg, t_chain,
+    glon, glat, gf, fwd_arc, bwd_arc, first_node, last_node, component, arc_weight, arc_dist, arc_name, node_osm_id,
+    arc_time, seg_weight, seg_time, qlon, qlat, want, limit, chain_fwd, chain_bwd, bearing, brange, check_dirs,
+    at_vertex, no,
+):  # fmt: skip  # pragma: no cover - numba
+    """The kernel work of `Snapper.nearest` in one call: each tree's `want` nearest segments on distinct chains
+    within `limit` m (the tiny tree's only up to the big one's `want`-th: none farther can come first), ordered by
+    (distance, chain, segment, t) as `nearest` sorts them, and the first `want`'s phantom figures (`_osrm_vertex`
+    first when `at_vertex`). Returns (count, global segments, chains, figures [k, 3] float and [k, 18] int). `no`
+    is False from Python (a literal would compile `_phantom_figures` once more)."""
+    hs = np.empty(2 * want, dtype=np.int64)
+    hc = np.empty(2 * want, dtype=np.int64)
+    hd = np.empty(2 * want)
+    ht = np.empty(2 * want)
+    out_p = np.empty(want, dtype=np.int64)
+    out_d2 = np.empty(want)
+    out_t = np.empty(want)
+    max_d2 = limit * limit
+    n = 0
+    for k in range(2):
+        found = _search(  # one call site: one copy of it to compile
+            (b_minx, t_minx)[k], (b_miny, t_miny)[k], (b_maxx, t_maxx)[k], (b_maxy, t_maxy)[k], (b_level, t_level)[k],
+            (b_seg, t_seg)[k], (b_chain, t_chain)[k], glon, glat, qlon, qlat, want, max_d2, out_p, out_d2, out_t,
+            chain_fwd, chain_bwd, bearing, brange, check_dirs, -1.0,
+        )  # fmt: skip
+        entry_seg = (b_seg, t_seg)[k]
+        entry_chain = (b_chain, t_chain)[k]
+        for j in range(found):
+            hs[n] = entry_seg[out_p[j]]
+            hc[n] = entry_chain[out_p[j]]
+            hd[n] = math.sqrt(out_d2[j])
+            ht[n] = out_t[j]
+            n += 1
+        if found == want:  # found nearest first: the last is the farthest (a hair more: equal distances tie on chain)
+            max_d2 = min(max_d2, out_d2[found - 1] * (1.0 + 1e-9))
+    order = np.arange(n)
+    for i in range(1, n):  # insertion sort by (distance, chain, segment, t)
+        j = i
+        while j > 0:
+            a, b = order[j - 1], order[j]
+            if (hd[a], hc[a], hs[a], ht[a]) <= (hd[b], hc[b], hs[b], ht[b]):
+                break
+            order[j - 1], order[j] = b, a
+            j -= 1
+    m = min(n, want)
+    segs = np.empty(m, dtype=np.int64)
+    chains = np.empty(m, dtype=np.int64)
+    f_fig = np.empty((m, 3))
+    i_fig = np.empty((m, 18), dtype=np.int64)
+    for i in range(m):
+        h = order[i]
+        sg, c, t = hs[h], hc[h], ht[h]
+        if at_vertex:
+            sg, t = _osrm_vertex(glon, glat, gf, fwd_arc, bwd_arc, first_node, last_node, node_osm_id, sg, c, t)
+        r = _phantom_figures(
+            glon, glat, gf, fwd_arc, bwd_arc, first_node, last_node, component, arc_weight, arc_dist, arc_name,
+            node_osm_id, c, sg - gf[c], t, qlon, qlat, arc_time, seg_weight, seg_time, no,
+        )  # fmt: skip
+        segs[i] = sg
+        chains[i] = c
+        _put_figures(f_fig, i_fig, i, r)
+    return m, segs, chains, f_fig, i_fig
 
 
 class _Tree:
@@ -629,10 +664,12 @@ class Snapper:
         return found
 
     def warm(self) -> None:
-        """Load (or compile) `_snap_point`: one point snapped in one call, whatever `one_call` says."""
+        """Load (or compile) `_snap_point` and `_nearest_point`: one point snapped, and its nearest, in one call
+        each, whatever `one_call` says."""
         if self._glon.shape[0]:
             lon, lat = float(self._glon[0]) / COORD_SCALE, float(self._glat[0]) / COORD_SCALE
             self._one_call(lon, lat, None, math.inf, None, self._dir_arcs(0))
+            self._nearest_one_call(lon, lat, 1, math.inf, None, self._dir_arcs(0))
 
     def _at_chain_end(self, ph: Phantom) -> bool:
         """Whether the phantom is on its chain's first or last point at 1e-6 degrees (as `SearchSpace.at_chain_end`)."""
@@ -730,16 +767,41 @@ class Snapper:
             raise InvalidValue(f"number must be an integer >= 1, not {number!r}")
         limit = math.inf if radius is None else radius * 1.01 + 1.0
         dirs = self._dir_arcs(exclude_mask)
-        hits: list[tuple[float, int, int, float]] = []
-        for tree in (self._big, self._tiny):
-            s, c, d, t = tree.search(self._glon, self._glat, qlon, qlat, int(number), limit, dirs, bearing)
-            hits.extend((float(d[i]), int(c[i]), int(s[i]), float(t[i])) for i in range(len(s)))
-        hits.sort()
-        out = [self._phantom(qlon, qlat, h[2], h[1], h[3], bearing, dirs) for h in hits[: int(number)]]
+        if one_call:
+            out = self._nearest_one_call(qlon, qlat, int(number), limit, bearing, dirs)
+        else:
+            hits: list[tuple[float, int, int, float]] = []
+            for tree in (self._big, self._tiny):
+                s, c, d, t = tree.search(self._glon, self._glat, qlon, qlat, int(number), limit, dirs, bearing)
+                hits.extend((float(d[i]), int(c[i]), int(s[i]), float(t[i])) for i in range(len(s)))
+            hits.sort()
+            out = [self._phantom(qlon, qlat, h[2], h[1], h[3], bearing, dirs) for h in hits[: int(number)]]
         out = [p for p in out if radius is None or p.distance_m <= radius]
         if not out:
             raise NoSegment(self._no_segment_message(qlon, qlat, radius, bearing, dirs))
         return out
+
+    def _nearest_one_call(
+        self,
+        qlon: float,
+        qlat: float,
+        number: int,
+        limit: float,
+        bearing: tuple[float, float] | None,
+        dirs: tuple[np.ndarray, np.ndarray, bool],
+    ) -> list[Phantom]:
+        """`nearest`'s phantoms (before the radius check) from `_nearest_point`: the steps' in one kernel call."""
+        ch, g, big_t, tiny_t = self.chains, self.graph, self._big, self._tiny
+        m, segs, chains, f_fig, i_fig = _nearest_point(
+            big_t.minx, big_t.miny, big_t.maxx, big_t.maxy, big_t.level_start, big_t.entry_seg, big_t.entry_chain,
+            tiny_t.minx, tiny_t.miny, tiny_t.maxx, tiny_t.maxy, tiny_t.level_start, tiny_t.entry_seg,
+            tiny_t.entry_chain, self._glon, self._glat, self._gf, ch.fwd_arc, ch.bwd_arc, ch.first_node, ch.last_node,
+            ch.component, g.arc_weight, g.arc_dist, g.arc_name, g.node_osm_id, self._arc_time, self._seg_weight,
+            self._seg_time, qlon, qlat, number, limit, dirs[0], dirs[1], -1.0 if bearing is None else bearing[0],
+            180.0 if bearing is None else bearing[1], dirs[2], bearing is None, False,
+        )  # fmt: skip
+        segs_l, chains_l, f_l, i_l = segs.tolist(), chains.tolist(), f_fig.tolist(), i_fig.tolist()
+        return [self._finish(qlon, qlat, segs_l[i], chains_l[i], f_l[i] + i_l[i], bearing, dirs) for i in range(int(m))]
 
     def offset_m(self, ph: Phantom) -> float:
         """Metres along the phantom's chain from its first point to the snapped point."""
