@@ -553,6 +553,14 @@ class Snapper:
         seg = gf[:-1][seg_chain] + local
         big = self.big_chain[seg_chain]
         self._big, self._tiny = (_Tree(seg[mask], seg_chain[mask], self._glon, self._glat) for mask in (big, ~big))
+        b, t = self._big, self._tiny
+        # the one-call kernels' first arguments: the trees, the geometry and the chains (a copy for another metric,
+        # `model_metric.derive_snapper`, shares them; the graph's arrays after them are read at each call)
+        self._index_arrays = (
+            b.minx, b.miny, b.maxx, b.maxy, b.level_start, b.entry_seg, b.entry_chain, t.minx, t.miny, t.maxx, t.maxy,
+            t.level_start, t.entry_seg, t.entry_chain, self._glon, self._glat, gf, ch.fwd_arc, ch.bwd_arc,
+            ch.first_node, ch.last_node, ch.component,
+        )  # fmt: skip
         self.num_segments = int(seg.shape[0])
         self._masked: dict[int, tuple[np.ndarray, np.ndarray, bool]] = {0: (ch.fwd_arc, ch.bwd_arc, False)}
         self._closed: np.ndarray | None = None  # bool per arc: roads a custom model closed (`derive_snapper`)
@@ -615,12 +623,9 @@ class Snapper:
         dirs: tuple[np.ndarray, np.ndarray, bool],
     ) -> list[_Found]:
         """`candidates`' hits, big tree first (distance, tree, phantom, other chains there), in one kernel call."""
-        ch, g, big_t, tiny_t = self.chains, self.graph, self._big, self._tiny
+        g = self.graph
         got_k, dist, chain, seg, f_fig, i_fig, o_rows, nb = _snap_point(
-            big_t.minx, big_t.miny, big_t.maxx, big_t.maxy, big_t.level_start, big_t.entry_seg, big_t.entry_chain,
-            tiny_t.minx, tiny_t.miny, tiny_t.maxx, tiny_t.maxy, tiny_t.level_start, tiny_t.entry_seg,
-            tiny_t.entry_chain, self._glon, self._glat, self._gf, ch.fwd_arc, ch.bwd_arc, ch.first_node, ch.last_node,
-            ch.component, g.arc_weight, g.arc_dist, g.arc_name, g.node_osm_id, self._arc_time, self._seg_weight,
+            *self._index_arrays, g.arc_weight, g.arc_dist, g.arc_name, g.node_osm_id, self._arc_time, self._seg_weight,
             self._seg_time, qlon, qlat, OSRM_NEAR_CHAINS, limit, -1.0 if radius is None else radius, dirs[0], dirs[1],
             -1.0 if bearing is None else bearing[0], 180.0 if bearing is None else bearing[1], dirs[2], OSRM_SLACK_M,
             bearing is None, True,
@@ -791,12 +796,9 @@ class Snapper:
         dirs: tuple[np.ndarray, np.ndarray, bool],
     ) -> list[Phantom]:
         """`nearest`'s phantoms (before the radius check) from `_nearest_point`: the steps' in one kernel call."""
-        ch, g, big_t, tiny_t = self.chains, self.graph, self._big, self._tiny
+        g = self.graph
         m, segs, chains, f_fig, i_fig = _nearest_point(
-            big_t.minx, big_t.miny, big_t.maxx, big_t.maxy, big_t.level_start, big_t.entry_seg, big_t.entry_chain,
-            tiny_t.minx, tiny_t.miny, tiny_t.maxx, tiny_t.maxy, tiny_t.level_start, tiny_t.entry_seg,
-            tiny_t.entry_chain, self._glon, self._glat, self._gf, ch.fwd_arc, ch.bwd_arc, ch.first_node, ch.last_node,
-            ch.component, g.arc_weight, g.arc_dist, g.arc_name, g.node_osm_id, self._arc_time, self._seg_weight,
+            *self._index_arrays, g.arc_weight, g.arc_dist, g.arc_name, g.node_osm_id, self._arc_time, self._seg_weight,
             self._seg_time, qlon, qlat, number, limit, dirs[0], dirs[1], -1.0 if bearing is None else bearing[0],
             180.0 if bearing is None else bearing[1], dirs[2], bearing is None, False,
         )  # fmt: skip
