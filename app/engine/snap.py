@@ -275,6 +275,22 @@ def _osrm_vertex(glon, glat, gf, fwd_arc, bwd_arc, first_node, last_node, node_o
 
 
 @kernel(inline="always")
+def _figures_at(
+    glon, glat, gf, fwd_arc, bwd_arc, first_node, last_node, component, arc_weight, arc_dist, arc_name, node_osm_id,
+    arc_time, seg_weight, seg_time, sg, c, t, qlon, qlat, at_vertex, osrm_point,
+):  # fmt: skip  # pragma: no cover - numba
+    """(global segment, `_phantom_figures`) of a hit at parameter t of segment `sg` of chain `c`, on the segment OSRM
+    keeps at an inner point of the chain first when `at_vertex` (`_osrm_vertex`)."""
+    if at_vertex:
+        sg, t = _osrm_vertex(glon, glat, gf, fwd_arc, bwd_arc, first_node, last_node, node_osm_id, sg, c, t)
+    r = _phantom_figures(
+        glon, glat, gf, fwd_arc, bwd_arc, first_node, last_node, component, arc_weight, arc_dist, arc_name,
+        node_osm_id, c, sg - gf[c], t, qlon, qlat, arc_time, seg_weight, seg_time, osrm_point,
+    )  # fmt: skip
+    return sg, r
+
+
+@kernel(inline="always")
 def _put_figures(f_fig, i_fig, k, r):  # pragma: no cover - numba
     """Row k of `_phantom_figures`' figures `r`: its 3 floats into `f_fig`, its 18 ints into `i_fig`."""
     f_fig[k, 0], f_fig[k, 1], f_fig[k, 2] = r[0], r[1], r[2]
@@ -315,12 +331,9 @@ def _snap_point(
         )  # fmt: skip
         if n == 0:
             continue
-        t = ratio
-        if at_vertex:
-            sg, t = _osrm_vertex(glon, glat, gf, fwd_arc, bwd_arc, first_node, last_node, node_osm_id, sg, c, t)
-        r = _phantom_figures(
+        sg, r = _figures_at(
             glon, glat, gf, fwd_arc, bwd_arc, first_node, last_node, component, arc_weight, arc_dist, arc_name,
-            node_osm_id, c, sg - gf[c], t, qlon, qlat, arc_time, seg_weight, seg_time, yes,
+            node_osm_id, arc_time, seg_weight, seg_time, sg, c, ratio, qlon, qlat, at_vertex, yes,
         )  # fmt: skip
         if radius >= 0.0 and r[2] > radius:
             continue
@@ -395,12 +408,10 @@ def _nearest_point(
     i_fig = np.empty((m, 18), dtype=np.int64)
     for i in range(m):
         h = order[i]
-        sg, c, t = hs[h], hc[h], ht[h]
-        if at_vertex:
-            sg, t = _osrm_vertex(glon, glat, gf, fwd_arc, bwd_arc, first_node, last_node, node_osm_id, sg, c, t)
-        r = _phantom_figures(
+        c = hc[h]
+        sg, r = _figures_at(
             glon, glat, gf, fwd_arc, bwd_arc, first_node, last_node, component, arc_weight, arc_dist, arc_name,
-            node_osm_id, c, sg - gf[c], t, qlon, qlat, arc_time, seg_weight, seg_time, no,
+            node_osm_id, arc_time, seg_weight, seg_time, hs[h], c, ht[h], qlon, qlat, at_vertex, no,
         )  # fmt: skip
         segs[i] = sg
         chains[i] = c
