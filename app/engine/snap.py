@@ -565,8 +565,7 @@ class Snapper:
         big = self.big_chain[seg_chain]
         self._big, self._tiny = (_Tree(seg[mask], seg_chain[mask], self._glon, self._glat) for mask in (big, ~big))
         b, t = self._big, self._tiny
-        # the one-call kernels' first arguments: the trees, the geometry and the chains (a copy for another metric,
-        # `model_metric.derive_snapper`, shares them; the graph's arrays after them are read at each call)
+        # the one-call kernels' first arguments: the trees, the geometry and the chains (`_kernel_arrays`)
         self._index_arrays = (
             b.minx, b.miny, b.maxx, b.maxy, b.level_start, b.entry_seg, b.entry_chain, t.minx, t.miny, t.maxx, t.maxy,
             t.level_start, t.entry_seg, t.entry_chain, self._glon, self._glat, gf, ch.fwd_arc, ch.bwd_arc,
@@ -576,6 +575,15 @@ class Snapper:
         self._masked: dict[int, tuple[np.ndarray, np.ndarray, bool]] = {0: (ch.fwd_arc, ch.bwd_arc, False)}
         self._closed: np.ndarray | None = None  # bool per arc: roads a custom model closed (`derive_snapper`)
         self.build_seconds = time.perf_counter() - t0
+
+    def _kernel_arrays(self) -> tuple[np.ndarray, ...]:
+        """The one-call kernels' array arguments (`_snap_point`, `_nearest_point`): the index, built once, then the
+        metric's arrays, read now (a copy for another metric, `model_metric.derive_snapper`, has its own)."""
+        g = self.graph
+        return (
+            *self._index_arrays, g.arc_weight, g.arc_dist, g.arc_name, g.node_osm_id, self._arc_time, self._seg_weight,
+            self._seg_time,
+        )  # fmt: skip
 
     def _dir_arcs(self, exclude_mask: int) -> tuple[np.ndarray, np.ndarray, bool]:
         """The chain -> arc tables with arcs of excluded classes (`arc_flags & exclude_mask`), and roads a custom
@@ -634,12 +642,10 @@ class Snapper:
         dirs: tuple[np.ndarray, np.ndarray, bool],
     ) -> list[_Found]:
         """`candidates`' hits, big tree first (distance, tree, phantom, other chains there), in one kernel call."""
-        g = self.graph
         got_k, dist, chain, seg, f_fig, i_fig, o_rows, nb = _snap_point(
-            *self._index_arrays, g.arc_weight, g.arc_dist, g.arc_name, g.node_osm_id, self._arc_time, self._seg_weight,
-            self._seg_time, qlon, qlat, OSRM_NEAR_CHAINS, limit, -1.0 if radius is None else radius, dirs[0], dirs[1],
-            -1.0 if bearing is None else bearing[0], 180.0 if bearing is None else bearing[1], dirs[2], OSRM_SLACK_M,
-            bearing is None, True,
+            *self._kernel_arrays(), qlon, qlat, OSRM_NEAR_CHAINS, limit, -1.0 if radius is None else radius,
+            dirs[0], dirs[1], -1.0 if bearing is None else bearing[0], 180.0 if bearing is None else bearing[1],
+            dirs[2], OSRM_SLACK_M, bearing is None, True,
         )  # fmt: skip
         found: list[_Found] = []
         rows = o_rows.tolist()
@@ -807,11 +813,10 @@ class Snapper:
         dirs: tuple[np.ndarray, np.ndarray, bool],
     ) -> list[Phantom]:
         """`nearest`'s phantoms (before the radius check) from `_nearest_point`: the steps' in one kernel call."""
-        g = self.graph
         m, segs, chains, f_fig, i_fig = _nearest_point(
-            *self._index_arrays, g.arc_weight, g.arc_dist, g.arc_name, g.node_osm_id, self._arc_time, self._seg_weight,
-            self._seg_time, qlon, qlat, number, limit, dirs[0], dirs[1], -1.0 if bearing is None else bearing[0],
-            180.0 if bearing is None else bearing[1], dirs[2], bearing is None, False,
+            *self._kernel_arrays(), qlon, qlat, number, limit, dirs[0], dirs[1],
+            -1.0 if bearing is None else bearing[0], 180.0 if bearing is None else bearing[1], dirs[2], bearing is None,
+            False,
         )  # fmt: skip
         segs_l, chains_l, f_l, i_l = segs.tolist(), chains.tolist(), f_fig.tolist(), i_fig.tolist()
         return [self._finish(qlon, qlat, segs_l[i], chains_l[i], f_l[i] + i_l[i], bearing, dirs) for i in range(int(m))]
