@@ -8,6 +8,8 @@ real pipeline's degree-2 compression does. Arc weights are travel times at `SPEE
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -359,18 +361,41 @@ def test_bearing_filter() -> None:
             s.snap(*at(0, 0), bearing=bad)  # type: ignore[arg-type]
 
 
+def _both_ways(
+    monkeypatch: pytest.MonkeyPatch,
+    answers: dict[bool, list[object]],
+    ask: Callable[..., object],
+    *args: object,
+    **kw: object,
+) -> None:
+    """`ask(*args, **kw)` with `snap.one_call` on and off, each answer (or the `NoSegment` message) appended to
+    `answers[flag]`."""
+    from app.engine import snap
+
+    for flag in (True, False):
+        monkeypatch.setattr(snap, "one_call", flag)
+        try:
+            answers[flag].append(ask(*args, **kw))
+        except NoSegment as exc:
+            answers[flag].append(str(exc))
+
+
 def test_one_call_snapping_equals_the_steps(bundled_graph, monkeypatch: pytest.MonkeyPatch) -> None:
     """`Snapper.candidates` in one kernel call (`_snap_point`) and step by step (what a first start serves until
     that kernel is compiled): the same candidates, with bearings, radiuses and excluded classes among the points."""
     import random
 
-    from app.engine import snap
     from app.engine.data import load
 
     g = load(bundled_graph)
     snapper = Snapper(g)
     rng = random.Random(3)
     lon, lat = g.node_lon / COORD_SCALE, g.node_lat / COORD_SCALE
+
+    def candidate_parts(*args: Any, **kw: Any) -> tuple[object, ...]:
+        c = snapper.candidates(*args, **kw)
+        return c.nearest, c.big, c.alternatives
+
     answers: dict[bool, list[object]] = {True: [], False: []}
     tiny = junction = 0
     for i in range(1500):
@@ -383,13 +408,7 @@ def test_one_call_snapping_equals_the_steps(bundled_graph, monkeypatch: pytest.M
             kw["radius_m"] = rng.uniform(1, 40)
         if i % 13 == 3:
             kw["exclude_mask"] = 1
-        for flag in (True, False):
-            monkeypatch.setattr(snap, "one_call", flag)
-            try:
-                c = snapper.candidates(x, y, **kw)  # type: ignore[arg-type]
-                answers[flag].append((c.nearest, c.big, c.alternatives))
-            except NoSegment as exc:
-                answers[flag].append(str(exc))
+        _both_ways(monkeypatch, answers, candidate_parts, x, y, **kw)
         got = answers[True][-1]
         if isinstance(got, tuple):
             tiny += got[0] != got[1]
@@ -403,7 +422,6 @@ def test_one_call_nearest_equals_the_steps(bundled_graph, monkeypatch: pytest.Mo
     for several numbers of results, radiuses, bearings and excluded classes, off the roads and on shape points."""
     import random
 
-    from app.engine import snap
     from app.engine.data import load
 
     g = load(bundled_graph)
@@ -423,12 +441,7 @@ def test_one_call_nearest_equals_the_steps(bundled_graph, monkeypatch: pytest.Mo
             kw["radius_m"] = rng.uniform(1, 80)
         if i % 9 == 3:
             kw["exclude_mask"] = 1
-        for flag in (True, False):
-            monkeypatch.setattr(snap, "one_call", flag)
-            try:
-                answers[flag].append(snapper.nearest(x, y, **kw))  # type: ignore[arg-type]
-            except NoSegment as exc:
-                answers[flag].append(str(exc))
+        _both_ways(monkeypatch, answers, snapper.nearest, x, y, **kw)
     assert answers[True] == answers[False]
     assert sum(isinstance(a, list) and len(a) > 2 for a in answers[True]) > 100  # many answers of several phantoms
     assert sum(isinstance(a, str) for a in answers[True]) > 10  # and radiuses that left none
