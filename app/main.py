@@ -103,7 +103,7 @@ def create_app(settings: Settings | None = None, service: Service | None = None)
         try:
             yield
         finally:
-            service.close()
+            service.close(stopping=True)
 
     app = StarrouteApp(
         title="starroute",

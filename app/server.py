@@ -91,6 +91,7 @@ def run_server(settings: Settings) -> None:
         "timeout_graceful_shutdown": 1,
         "lifespan": "on",
         "http": _http_protocol(),
+        "log_config": log_config(),
     }
     app = create_app(settings, service=service)
     if settings.workers > 1:
@@ -100,6 +101,30 @@ def run_server(settings: Settings) -> None:
         _supervisor(service)(config, sockets=[config.bind_socket()]).run()
     else:
         uvicorn.run(app, **options)
+
+
+class QuietShutdownCancels(logging.Filter):
+    """Drop uvicorn's "Exception in ASGI application" traceback of a request its graceful shutdown cancelled (one
+    still waiting, on a first start, for a kernel to compile, when Ctrl-C comes): uvicorn has said so in one line
+    ("Cancel 1 running task(s), timeout graceful shutdown exceeded")."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        import asyncio
+
+        exc = record.exc_info[1] if record.exc_info else None
+        return not (isinstance(exc, asyncio.CancelledError) and "graceful shutdown" in str(exc))
+
+
+def log_config() -> dict[str, Any]:
+    """uvicorn's logging set-up, with `QuietShutdownCancels` on its error log."""
+    import copy
+
+    from uvicorn.config import LOGGING_CONFIG
+
+    config = copy.deepcopy(LOGGING_CONFIG)
+    config.setdefault("filters", {})["shutdown_cancels"] = {"()": QuietShutdownCancels}
+    config["loggers"]["uvicorn.error"]["filters"] = ["shutdown_cancels"]
+    return config
 
 
 def _http_protocol() -> Any:

@@ -47,7 +47,9 @@ class Settings(BaseSettings):
     min_component_size: int = Field(
         1000, ge=1, description="smaller strongly connected components are tiny: waypoints leave them (OSRM's rule)"
     )
-    request_time_limit_s: float = Field(10.0, gt=0, description="a search running longer answers TooBig")
+    request_time_limit_s: float = Field(
+        10.0, gt=0, description="a long search running longer answers 503 Timeout (compile time never counts)"
+    )
     trace_limit: int = Field(100_000, ge=1, description="most settled nodes a `trace=true` answer lists per leg")
     max_contours: int = Field(10, ge=1, description="most limits in one isochrone request")
     max_minutes: float = Field(180.0, gt=0, description="largest isochrone time limit, minutes")

@@ -36,9 +36,14 @@ def _default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def spawn(args: list[str], env: dict[str, str] | None = None, cwd: Path = ROOT) -> subprocess.Popen:
+def spawn(
+    args: list[str], env: dict[str, str] | None = None, cwd: Path = ROOT, session: bool = False
+) -> subprocess.Popen:
+    """`python -m app.cli ARGS`; `session`: in a process group of its own, as a terminal's job (`os.killpg` is then
+    what Ctrl-C does: the signal goes to every process of the group)."""
     return subprocess.Popen(
         preexec_fn=_default_sigint,
+        start_new_session=session,
         args=[sys.executable, "-m", "app.cli", *args],
         cwd=cwd,
         env={**os.environ, **(env or {})},
@@ -95,11 +100,46 @@ def test_serve_stops_during_a_cold_start(graph: Path, tmp_path: Path, sig: int, 
     status, seconds, out = stop(proc, sig)
     assert status == 0, out
     assert seconds < STOP_WITHIN_S, (seconds, out)
-    assert not _survivors(kids)
+    assert not survivors(kids)
     assert not list(cache.rglob("*.tmp.*")), "a half-written cache file was left behind"
 
 
-def _survivors(pids: list[int], grace_s: float = 1.0) -> list[int]:
+@pytest.mark.slow
+def test_ctrl_c_at_the_terminal_stops_a_first_start_and_its_compile_job(tmp_path: Path) -> None:
+    """`make run` on a fresh clone builds the graph while a compile job compiles a first request's kernels beside
+    it: a Ctrl-C reaches the whole process group, and the job must not print its own KeyboardInterrupt traceback."""
+    cache = tmp_path / "numba-cache"
+    cache.mkdir()
+    args = ["serve", str(MONACO), "--port", str(free_port())]
+    proc = spawn(args, env={"NUMBA_CACHE_DIR": str(cache)}, cwd=tmp_path, session=True)
+    import psutil
+
+    deadline = time.monotonic() + 20
+    jobs: list[int] = []
+    while not jobs and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+        jobs = [p for p in children_of(proc.pid) if "app.warmup" in " ".join(_cmdline(psutil, p))]
+    assert jobs, "no compile job beside the graph build"
+    time.sleep(2.0)  # into its compiling
+    kids = children_of(proc.pid)
+    t0 = time.monotonic()
+    os.killpg(proc.pid, signal.SIGINT)
+    out, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 0, out
+    assert time.monotonic() - t0 < STOP_WITHIN_S, out
+    assert "Traceback" not in out and "KeyboardInterrupt" not in out, out
+    assert not survivors(kids)
+    assert not list(cache.rglob("*.tmp.*")), "a half-written cache file was left behind"
+
+
+def _cmdline(psutil: object, pid: int) -> list[str]:
+    try:
+        return psutil.Process(pid).cmdline()  # type: ignore[attr-defined, no-any-return]
+    except Exception:  # noqa: BLE001 - gone meanwhile
+        return []
+
+
+def survivors(pids: list[int], grace_s: float = 1.0) -> list[int]:
     """The processes still running `grace_s` after their parent exited (multiprocessing's resource tracker, a
     uvicorn worker) — none may be."""
     deadline = time.monotonic() + grace_s
@@ -130,7 +170,7 @@ def test_serve_stops_while_serving(graph: Path, sig: int, workers: int) -> None:
     status, seconds, out = stop(proc, sig)
     assert status == 0, out
     assert seconds < STOP_WITHIN_S + (1.0 if workers > 1 else 0.0), (seconds, out)
-    assert not _survivors(kids)
+    assert not survivors(kids)
     with pytest.raises(httpx.HTTPError):
         httpx.get(f"http://127.0.0.1:{port}/health", timeout=1)
 
