@@ -128,13 +128,13 @@ def log_config() -> dict[str, Any]:
 
 
 def _http_protocol() -> Any:
-    """uvicorn's httptools protocol writing each response's head and body at once (`app.http_protocol`), or
-    uvicorn's own choice where httptools is missing."""
+    """uvicorn's httptools protocol as the server runs it (`app.http_protocol`: one write per response, refusals in
+    JSON), or uvicorn's own choice where httptools is missing."""
     try:
-        from app.http_protocol import HeadJoiningHttpToolsProtocol
+        from app.http_protocol import StarrouteHttpProtocol
     except ImportError:  # uvicorn without its [standard] extra
         return "auto"
-    return HeadJoiningHttpToolsProtocol
+    return StarrouteHttpProtocol
 
 
 def prepare_fork(service: Any) -> None:

@@ -74,7 +74,7 @@ def test_a_real_uvicorn_server_answers_whole_responses(keep_alive: bool) -> None
     """uvicorn with the protocol: small, large and HEAD responses, keep-alive and HTTP/1.0 (the server closes)."""
     import uvicorn
 
-    from app.http_protocol import HeadJoiningHttpToolsProtocol
+    from app.http_protocol import StarrouteHttpProtocol
 
     big = b"y" * (3 * JOIN_LIMIT)
 
@@ -89,7 +89,7 @@ def test_a_real_uvicorn_server_answers_whole_responses(keep_alive: bool) -> None
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, http=HeadJoiningHttpToolsProtocol, log_level="error")
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, http=StarrouteHttpProtocol, log_level="error")
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -116,3 +116,44 @@ def test_a_real_uvicorn_server_answers_whole_responses(keep_alive: bool) -> None
     finally:
         server.should_exit = True
         thread.join(10)
+
+
+def raw_exchange(base: str, request: bytes) -> tuple[int, dict[str, str], bytes]:
+    """Send `request` as it is on a new connection; (status, headers, body) of the answer, read until it closes."""
+    host, port = base.rsplit("/", 1)[-1].split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as c:
+        c.sendall(request)
+        got = b""
+        while chunk := c.recv(1 << 16):
+            got += chunk
+    head, body = got.split(b"\r\n\r\n", 1)
+    lines = head.decode("latin-1").split("\r\n")
+    headers = dict(line.lower().split(": ", 1) for line in lines[1:])
+    return int(lines[0].split()[1]), headers, body
+
+
+def test_what_the_http_parser_refuses_is_answered_in_json(bundled_graph) -> None:  # type: ignore[no-untyped-def]
+    """A URL over 64 KB (httptools cannot parse it), garbage and a malformed URL: JSON with a code, as every other
+    refusal; OSRM paths answer 400 as OSRM does, a native path 414."""
+    import json
+
+    from tests import api_server
+
+    base = api_server.shared(bundled_graph)
+    many = ";".join(["7.4197,43.7311"] * 4500)  # 4,500 coordinates: 66 KB
+    cases = {
+        f"GET /route/v1/driving/{many} HTTP/1.1": (400, "TooBig"),
+        f"GET /table/v1/driving/{many}?annotations=duration HTTP/1.1": (400, "TooBig"),
+        "GET /route?from=7.4197,43.7311&to=7.4246,43.7384&x=" + "a" * 70_000 + " HTTP/1.1": (414, "TooBig"),
+        "GARBAGE": (400, "InvalidQuery"),
+        "GET /route/v1/driving/7.4,43.7;7.4,43.8\x01 HTTP/1.1": (400, "InvalidQuery"),
+        "GET http://[bad/route HTTP/1.1": (400, "InvalidUrl"),
+    }
+    for line, (status, code) in cases.items():
+        got, headers, body = raw_exchange(base, f"{line}\r\nHost: x\r\n\r\n".encode())
+        assert (got, headers["content-type"].split(";")[0]) == (status, "application/json"), (line[:60], body[:200])
+        assert json.loads(body)["code"] == code, (line[:60], body[:200])
+    fewer = ";".join(["7.4197,43.7311"] * 600)  # under the URL limit: the coordinates' own limit, as before
+    request = f"GET /route/v1/driving/{fewer} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    got, _, body = raw_exchange(base, request.encode())
+    assert got == 400 and json.loads(body)["code"] == "TooBig"

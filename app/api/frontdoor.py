@@ -54,6 +54,11 @@ def _native(path: str) -> tuple[bool, bool]:
     return path in NATIVE_PATHS or path.startswith(STATIC_PREFIX) or tile, tile
 
 
+def is_native_path(path: str) -> bool:
+    """Whether FastAPI answers `path` (else it is an OSRM URL)."""
+    return _native(path)[0]
+
+
 def osrm_get(scope: Scope, cors: bool) -> bool:
     """Whether `answer_osrm` takes this request ahead of FastAPI: an HTTP GET or HEAD of an OSRM URL, and with CORS
     on (`cors`) one without an `Origin` header (CORSMiddleware answers those)."""
