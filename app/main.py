@@ -58,8 +58,11 @@ def install_reload_signal(service: Service) -> bool:
     if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "SIGHUP"):
         return False
 
+    quiet = service.settings.workers > 1  # a worker of several: the supervisor's line says it
+
     def on_hup(signum: int, frame: object) -> None:
-        threading.Thread(target=service.reload_logged, name="starroute-reload", daemon=True).start()
+        reload = lambda: service.reload_logged(quiet=quiet)  # noqa: E731
+        threading.Thread(target=reload, name="starroute-reload", daemon=True).start()
 
     signal.signal(signal.SIGHUP, on_hup)
     return True
@@ -99,7 +102,7 @@ def create_app(settings: Settings | None = None, service: Service | None = None)
 
         service.child_warmup = warm_search_process
         service.open_pools()  # with the search processes
-        log.info("graph %s loaded: %s", settings.graph_dir, dict(service.opened.meta.counts))
+        log.debug("graph %s loaded: %s", settings.graph_dir, dict(service.opened.meta.counts))
         try:
             yield
         finally:

@@ -5,16 +5,20 @@ Off unless `STARROUTE_ADMIN_TOKEN` is set (404 then, as for any unknown path); a
 changes nothing. The body is the CSV itself (`text/csv`), up to `admin_max_body_bytes`. The update runs as
 `starroute customize --stages` does (`preprocessing.customize`: read, apply, written atomically into the graph
 directory, then its search stages added), then every worker reloads: this one at once, or all of them through the
-supervisor's SIGHUP. A malformed file is a 400 naming the line and the reason, with nothing written.
+supervisor's SIGHUP. A malformed file is a 400 naming the line and the reason, with nothing written. Each update
+logs one line: what was applied, into which directory, how long it took (with several workers the supervisor's
+reload logs its own).
 """
 
 from __future__ import annotations
 
 import asyncio
 import hmac
+import logging
 import os
 import signal
 import threading
+import time
 from typing import Any, Literal
 
 import orjson
@@ -30,6 +34,7 @@ ADMIN_RESPONSES: dict[int | str, dict[str, Any]] = {
     404: {"description": "the endpoint is off (STARROUTE_ADMIN_TOKEN is not set)"},
 }
 _LOCK = threading.Lock()  # one customization at a time in this process
+log = logging.getLogger("starroute")
 
 
 def _refused(request: Request) -> Response | None:
@@ -84,6 +89,7 @@ async def post_metric(
         return refused
     body = await request.body()
     service = request.app.state.service
+    t0 = time.perf_counter()
     from preprocessing.artifacts import FormatError
     from preprocessing.customize import customize
     from preprocessing.speeds import MetricFileError
@@ -104,7 +110,22 @@ async def post_metric(
     try:
         applied = await asyncio.to_thread(_reload_everywhere, service)
     except Exception as exc:  # noqa: BLE001 - the old metric serves on; say why
+        log.error(
+            "admin: metric %s written into %s but not applied: %s", done.metric_id, service.settings.graph_dir, exc
+        )
         return error_response("Unavailable", f"the metric was written but could not be applied: {exc}")
+    r = done.report
+    lines, changed = (r.segment_lines, f"{r.arcs_changed} arcs") if seg else (r.turn_lines, f"{r.turns_updated} turns")
+    log.info(
+        "admin: metric %s (%s, %d lines, %s changed) written into %s in %.2f s; %s",
+        done.metric_id,
+        kind,
+        lines,
+        changed,
+        service.settings.graph_dir,
+        time.perf_counter() - t0,
+        applied,
+    )
     out = {
         "code": "Ok",
         "metric": done.metric_id,
@@ -131,9 +152,14 @@ async def delete_metric(request: Request) -> Response:
     from preprocessing.artifacts import FormatError
     from preprocessing.customize import reset
 
+    t0 = time.perf_counter()
     try:
         was = await asyncio.to_thread(reset, service.settings.graph_dir)
         applied = await asyncio.to_thread(_reload_everywhere, service) if was else "nothing to change"
     except (FormatError, OSError) as exc:
         return error_response("Unavailable", f"cannot reset the metric: {exc}")
+    seconds = time.perf_counter() - t0
+    log.info(
+        "admin: metric of %s reset to the preprocessed one in %.2f s; %s", service.settings.graph_dir, seconds, applied
+    )
     return Response(orjson.dumps({"code": "Ok", "reset": was, "applied": applied}), media_type=JSON_TYPE)

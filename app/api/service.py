@@ -172,31 +172,42 @@ class Service:
             self.reload_seconds = time.perf_counter() - t0
             return engine
 
-    def complete_metric(self) -> None:
+    def complete_metric(self) -> str | None:
         """The search stages of a new metric without them (`preprocessing.customize.complete_metric`: its hierarchy,
         and landmark tables if some road got faster), computed here once and added to the graph directory, so that
-        the workers reloading next map them instead of each computing its own. Logged; a failure leaves the
-        workers' own loads to compute them (or refuse the metric)."""
+        the workers reloading next map them instead of each computing its own. Returns what was done, in a few
+        words for the reload's log line (None: nothing); a failure is logged, and leaves the workers' own loads to
+        compute them (or refuse the metric)."""
         from app.engine.data import complete_metric
 
         try:
             got = complete_metric(self.settings.graph_dir)
         except Exception as exc:  # noqa: BLE001 - logged; every worker's load tries again and says why
             log.error("the new metric's search stages could not be computed: %s", exc)
-            return
-        if got is not None:
-            how = ", ".join(f"{k} {v}" for k, v in got.how.items())
-            log.info("metric %s: search stages in %.2f s (%s)", got.metric_id, got.seconds, how)
+            return None
+        if got is None:
+            return None
+        how = ", ".join(f"{k} {v}" for k, v in got.how.items())
+        return f"its search stages computed in {got.seconds:.2f} s: {how}"
 
-    def reload_logged(self) -> None:
-        """`reload`, with one log line either way (a failed load keeps the old graph serving)."""
+    def loaded(self) -> str:
+        """What the engine serving now was loaded from, for a log line: the graph directory, its build and metric."""
+        meta = self.opened.meta
+        metric = (meta.raw.get("metric") or {}).get("id") or "the preprocessed one"
+        return f"{self.settings.graph_dir} (graph {meta.fingerprint[:16]}, metric {metric})"
+
+    def reload_logged(self, why: str = "SIGHUP", note: str | None = None, quiet: bool = False) -> bool:
+        """`reload`, said in one log line either way (a failed load keeps the old graph serving): `why` it happened,
+        what was loaded from which directory, how long it took, and `note`. `quiet`: success at DEBUG only (a worker
+        of several: its supervisor says it). Whether it reloaded."""
         try:
-            engine = self.reload()
+            self.reload()
         except Exception as exc:  # noqa: BLE001 - logged; the old graph serves on
-            log.error("reload refused, the previous graph serves on: %s", exc)
-            return
-        metric = (engine.meta.raw.get("metric") or {}).get("id") or "preprocessed"
-        log.info("graph reloaded in %.2f s (pid %d): metric %s", self.reload_seconds, os.getpid(), metric)
+            log.error("%s: reload of %s refused, the previous graph serves on: %s", why, self.settings.graph_dir, exc)
+            return False
+        line = f"{why}: reloaded {self.loaded()} in {self.reload_seconds:.2f} s" + (f"; {note}" if note else "")
+        log.log(logging.DEBUG if quiet else logging.INFO, "%s", line)
+        return True
 
     def close(self, wait: bool = False, stopping: bool = False) -> None:
         """Stop the search pools (the engine stays); `wait` until their threads have ended (before a fork).
