@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import signal
 import threading
 from collections.abc import AsyncIterator
@@ -101,6 +102,8 @@ def create_app(settings: Settings | None = None, service: Service | None = None)
         from app.warmup import warm_search_process
 
         service.child_warmup = warm_search_process
+        if settings.workers > 1 and service.master_pid is None:  # a worker uvicorn started (not `app.server`'s)
+            service.master_pid = os.getppid()
         service.open_pools()  # with the search processes
         log.debug("graph %s loaded: %s", settings.graph_dir, dict(service.opened.meta.counts))
         try:

@@ -96,6 +96,7 @@ def run_server(settings: Settings) -> None:
     app = create_app(settings, service=service)
     if settings.workers > 1:
         settings.export()
+        service.master_pid = os.getpid()  # the workers' supervisor: the one process their admin endpoint signals
         prepare_fork(service)
         config = uvicorn.Config(app, workers=settings.workers, **options)
         _supervisor(service)(config, sockets=[config.bind_socket()]).run()
@@ -169,16 +170,21 @@ def _supervisor(service: Any) -> type:
     class ForkedWorker(mp.Process):  # type: ignore[misc,name-defined]
         """A uvicorn worker forked from the supervisor (uvicorn spawns fresh interpreters): it starts with the
         supervisor's warm engine and shares its pages. The supervisor's signal handlers (which only queue a
-        signal for the supervisor's loop) are reset in the child; uvicorn's server installs its own."""
+        signal for the supervisor's loop) are reset in the child; uvicorn's server installs its own. A worker gets
+        SIGTERM (uvicorn's graceful stop) the moment its supervisor dies, so that no orphan keeps the port."""
 
         def __init__(self, config: Any, sockets: list[socket.socket]) -> None:
             super().__init__(config, sockets)
+            self.master = os.getpid()
             kwargs = {"config": config, "target": self.target, "sockets": sockets, "stdin_fileno": None}
             self.process = fork.Process(target=subprocess_started, kwargs=kwargs)  # type: ignore[assignment]
 
         def target(self, sockets: list[socket.socket] | None = None) -> None:  # pragma: no cover - in the child
+            from app.api.search_processes import exit_with_parent
+
             for sig in mp.SIGNALS:
                 signal.signal(sig, signal.SIG_DFL)
+            exit_with_parent(self.master, signal.SIGTERM)
             super().target(sockets)
 
     class ReloadingSupervisor(mp.Multiprocess):  # type: ignore[misc]

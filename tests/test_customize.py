@@ -635,3 +635,39 @@ def test_a_reload_and_an_admin_update_log_one_line_each(bundled_graph: Path, tmp
             assert "SIGHUP: reloaded" in admin[1] and f"metric {mid}" in admin[1], admin
     finally:
         api_server.stop(server.proc)
+
+
+def test_a_worker_signals_its_recorded_supervisor_only_and_answers_503_once_it_is_gone(
+    bundled_graph: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With several workers the admin endpoint makes the supervisor reload them all (SIGHUP): the supervisor recorded
+    at the fork, never whatever is the parent now (init, after a crash of the supervisor); gone, 503 and nothing
+    written."""
+    import asyncio
+
+    from app.api import admin
+    from app.main import create_app
+    from app.settings import Settings
+
+    g = tmp_path / "monaco"
+    shutil.copytree(bundled_graph, g)
+    app = create_app(Settings(graph_dir=g, workers=2, admin_token=TOKEN))
+    sent: list[tuple[int, int]] = []
+    monkeypatch.setattr(admin.os, "kill", lambda pid, sig: sent.append((pid, sig)))
+
+    def post() -> httpx.Response:
+        async def go() -> httpx.Response:
+            transport = httpx.ASGITransport(app=app)
+            async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
+                auth = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "text/csv"}
+                return await c.post("/admin/metric", content=b"", headers=auth)
+
+        return asyncio.run(go())
+
+    app.state.service.master_pid = os.getpid()  # recorded at the fork; the parent now is another process
+    gone = post()
+    assert gone.status_code == 503 and "supervisor" in gone.json()["message"], gone.text
+    assert sent == [] and not os.path.lexists(g / METRIC_LINK)
+    app.state.service.master_pid = os.getppid()  # still the parent
+    ok = post()
+    assert ok.status_code == 200 and sent == [(os.getppid(), signal.SIGHUP)], ok.text

@@ -175,6 +175,29 @@ def test_serve_stops_while_serving(graph: Path, sig: int, workers: int) -> None:
         httpx.get(f"http://127.0.0.1:{port}/health", timeout=1)
 
 
+def test_workers_end_within_a_second_when_their_supervisor_is_killed(graph: Path) -> None:
+    """kill -9 of the supervisor (the OOM killer, an operator): its workers and their search processes end within a
+    second (parent-death signal), so the port is free for a restart instead of served on by orphans."""
+    from app.server import check_port
+
+    port = free_port()
+    args = ["serve", str(graph), "--port", str(port), "--workers", "2"]
+    proc = spawn(args, env={"STARROUTE_SEARCH_PROCESSES": "1"})
+    wait_healthy(port, proc)
+    deadline = time.monotonic() + 30
+    while len(children_of(proc.pid)) < 4 and time.monotonic() < deadline:  # 2 workers, a search process each
+        time.sleep(0.1)
+    kids = children_of(proc.pid)
+    assert len(kids) >= 4, kids
+    proc.kill()
+    proc.wait(10)  # not its output: an orphan would hold the pipe open
+    left = survivors(kids, grace_s=STOP_WITHIN_S)
+    for pid in left:  # the orphans this test made, not left to serve on
+        os.kill(pid, signal.SIGKILL)
+    assert not left, "orphans still running"
+    check_port("127.0.0.1", port)  # free: a restart can listen
+
+
 PREPROCESS_MOMENTS = [(signal.SIGTERM, 0.2, False), (signal.SIGINT, 0.35, False), (signal.SIGTERM, 2.5, True)]
 
 

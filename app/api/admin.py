@@ -55,10 +55,25 @@ def _refused(request: Request) -> Response | None:
     return None
 
 
+def _orphaned(service: Any) -> Response | None:
+    """503 when this worker's supervisor has gone (it cannot make the other workers reload: nothing is written);
+    None otherwise."""
+    master = service.master_pid
+    if service.settings.workers > 1 and (master is None or os.getppid() != master):
+        why = f"the server's supervisor (pid {master}) is gone and this worker is stopping: nothing was changed"
+        return error_response("Unavailable", why)
+    return None
+
+
 def _reload_everywhere(service: Any) -> str:
-    """This worker reloads now; with several workers the supervisor (our parent) makes every one of them reload."""
+    """This worker reloads now; with several workers the supervisor makes every one of them reload: SIGHUP to the
+    recorded supervisor, only while it is still this process's parent (`ProcessLookupError` once it has gone: an
+    orphan's parent is init, or a subreaper, which must get no signal from here)."""
     if service.settings.workers > 1:
-        os.kill(os.getppid(), signal.SIGHUP)
+        master = service.master_pid
+        if master is None or os.getppid() != master:
+            raise ProcessLookupError(f"the server's supervisor (pid {master}) is gone: restart the server")
+        os.kill(master, signal.SIGHUP)
         return "every worker reloads (SIGHUP to the supervisor)"
     service.reload()
     return "applied"
@@ -70,7 +85,10 @@ def _reload_everywhere(service: Any) -> str:
     responses={
         400: {"description": "a malformed file (the line and the reason): nothing changed"},
         413: {"description": "a body over STARROUTE_ADMIN_MAX_BODY_BYTES"},
-        503: {"description": "the graph directory cannot take the metric (read-only, ...)"},
+        503: {
+            "description": "the graph directory cannot take the metric (read-only, ...), or the server's supervisor "
+            "is gone"
+        },
         **ADMIN_RESPONSES,
     },
 )
@@ -87,8 +105,11 @@ async def post_metric(
     refused = _refused(request)
     if refused is not None:
         return refused
-    body = await request.body()
     service = request.app.state.service
+    orphaned = _orphaned(service)
+    if orphaned is not None:
+        return orphaned
+    body = await request.body()
     t0 = time.perf_counter()
     from preprocessing.artifacts import FormatError
     from preprocessing.customize import customize
@@ -149,6 +170,9 @@ async def delete_metric(request: Request) -> Response:
     if refused is not None:
         return refused
     service = request.app.state.service
+    orphaned = _orphaned(service)
+    if orphaned is not None:
+        return orphaned
     from preprocessing.artifacts import FormatError
     from preprocessing.customize import reset
 

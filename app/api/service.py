@@ -97,6 +97,7 @@ class Service:
         self.loaded_at = 0.0  # when the engine serving now was switched in (time.time())
         self.reloads = 0
         self.reload_seconds = 0.0
+        self.master_pid: int | None = None  # a worker of several: its supervisor's pid (`app.api.admin` signals it)
 
     # lifecycle -----------------------------------------------------------------------------------------------------
     def open(self) -> None:
