@@ -90,18 +90,29 @@ def run_server(settings: Settings) -> None:
         "timeout_keep_alive": 5,
         "timeout_graceful_shutdown": 1,
         "lifespan": "on",
-        "http": _http_protocol(),
         "log_config": log_config(settings.log_level),
     }
+    protocol = _http_protocol(settings)
+    if protocol is None:
+        options["http"] = "auto"
+    else:
+        options["http"] = protocol
     app = create_app(settings, service=service)
     if settings.workers > 1:
         settings.export()
         service.master_pid = os.getpid()  # the workers' supervisor: the one process their admin endpoint signals
         prepare_fork(service)
         config = uvicorn.Config(app, workers=settings.workers, **options)
-        _supervisor(service)(config, sockets=[config.bind_socket()]).run()
+        listener = config.bind_socket()
+        if protocol is not None:
+            protocol.listener = listener
+        _supervisor(service)(config, sockets=[listener]).run()
     else:
-        uvicorn.run(app, **options)
+        config = uvicorn.Config(app, **options)
+        listener = config.bind_socket()
+        if protocol is not None:
+            protocol.listener = listener
+        uvicorn.Server(config).run(sockets=[listener])
 
 
 class QuietShutdownCancels(logging.Filter):
@@ -130,14 +141,35 @@ def log_config(level: str = "info") -> dict[str, Any]:
     return config
 
 
-def _http_protocol() -> Any:
+def _http_protocol(settings: Settings) -> Any:
     """uvicorn's httptools protocol as the server runs it (`app.http_protocol`: one write per response, refusals in
-    JSON), or uvicorn's own choice where httptools is missing."""
+    JSON, the settings' connection limits), or None where httptools is missing (uvicorn's own choice then)."""
     try:
-        from app.http_protocol import StarrouteHttpProtocol
+        from app.http_protocol import ConnectionLimits, StarrouteHttpProtocol
     except ImportError:  # uvicorn without its [standard] extra
-        return "auto"
-    return StarrouteHttpProtocol
+        return None
+    limits = ConnectionLimits(
+        max_connections=_descriptors_for(settings.max_connections),
+        header_timeout_s=settings.header_timeout_s,
+        queue_timeout_s=settings.queue_timeout_s,
+    )
+    return StarrouteHttpProtocol.configured(limits)
+
+
+def _descriptors_for(connections: int, spare: int = 128) -> int:
+    """`connections`, or fewer if this process cannot open that many descriptors besides `spare` (the graph's files,
+    pipes, the search processes'): its soft limit raised to the hard one first, as far as needed."""
+    try:
+        import resource
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        want = connections + spare
+        if soft != resource.RLIM_INFINITY and soft < want:
+            soft = want if hard == resource.RLIM_INFINITY else min(want, hard)
+            resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+        return connections if soft == resource.RLIM_INFINITY else max(1, min(connections, soft - spare))
+    except (ImportError, ValueError, OSError):
+        return connections
 
 
 def prepare_fork(service: Any) -> None:
