@@ -112,7 +112,10 @@ def run_server(settings: Settings) -> None:
         listener = config.bind_socket()
         if protocol is not None:
             protocol.listener = listener
-        uvicorn.Server(config).run(sockets=[listener])
+        try:  # as `uvicorn.run`: a Ctrl-C that uvicorn raises again after its graceful stop ends quietly
+            uvicorn.Server(config).run(sockets=[listener])
+        except KeyboardInterrupt:
+            pass
 
 
 class QuietShutdownCancels(logging.Filter):

@@ -198,6 +198,24 @@ def test_workers_end_within_a_second_when_their_supervisor_is_killed(graph: Path
     check_port("127.0.0.1", port)  # free: a restart can listen
 
 
+def test_python_m_app_server_stops_quietly_on_ctrl_c(graph: Path) -> None:
+    """The server module's own command line (the tests' and the image's way in) ends on Ctrl-C with status 0 and no
+    traceback, as `uvicorn.run` did for it."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "app.server", str(graph), "--port", str(port)],
+        cwd=ROOT,
+        preexec_fn=_default_sigint,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    wait_healthy(port, proc)
+    status, seconds, out = stop(proc, signal.SIGINT)
+    assert status == 0 and "Traceback" not in out, out
+    assert seconds < STOP_WITHIN_S, (seconds, out)
+
+
 PREPROCESS_MOMENTS = [(signal.SIGTERM, 0.2, False), (signal.SIGINT, 0.35, False), (signal.SIGTERM, 2.5, True)]
 
 
