@@ -43,6 +43,7 @@ from app.engine.facade import (
 )
 from app.engine.types import Phantom, Table
 from app.settings import Settings
+from preprocessing.jit import compile_seconds
 
 T = TypeVar("T")
 log = logging.getLogger("starroute")
@@ -289,8 +290,6 @@ class Service:
         """Await the job `start` submits under the request time limit, time this process spends compiling kernels
         left out: `Timeout` when it is exceeded (a queued job is cancelled; an answer that comes in just late is
         refused too), `Overloaded` when `8 x threads` long jobs are pending already."""
-        from preprocessing.jit import compile_seconds
-
         limit = self.settings.request_time_limit_s
         if self._slow_pending >= 8 * self.settings.threads:
             raise Overloaded("Too many long searches queued; retry later or use algorithm=ch")
