@@ -8,9 +8,9 @@
 FROM python:3.11-slim AS build
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /src
-COPY pyproject.toml README.md constraints.txt ./
-COPY preprocessing ./preprocessing
-COPY app ./app
+# the whole build context: .dockerignore leaves out what is not the package, so the wheel's own package list
+# (pyproject.toml: app*, preprocessing*, starroute*) decides what is installed -- a new package needs no line here
+COPY . ./
 # the tested versions (constraints.txt), then every numba kernel compiled into the cache the image ships, so each
 # replica starts warm (about a second) instead of compiling (half a minute) -- on a host with the same CPU model;
 # another CPU recompiles once at its first start, which the log announces

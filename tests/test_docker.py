@@ -85,3 +85,56 @@ def test_image_installs_the_tested_versions_and_ships_compiled_kernels() -> None
     assert "COPY --from=build --chown=starroute:starroute /var/cache/numba" in text
     period = re.search(r"--start-period=(\d+)s", text)
     assert period and 30 <= int(period.group(1)) <= 120, "the start period fits a cold compile, not minutes more"
+
+
+def _ignored(path: str, patterns: list[str]) -> bool:
+    """Whether .dockerignore's patterns leave `path` (or a folder above it) out of the build context (Go's
+    filepath.Match with `**`, as Docker reads it; no `!` exceptions are used in the shipped file)."""
+
+    def regex(pattern: str) -> re.Pattern[str]:
+        out, i = "", 0
+        while i < len(pattern):
+            if pattern.startswith("**/", i):
+                out, i = out + "(?:.*/)?", i + 3
+            elif pattern.startswith("**", i):
+                out, i = out + ".*", i + 2
+            elif pattern[i] == "*":
+                out, i = out + "[^/]*", i + 1
+            elif pattern[i] == "?":
+                out, i = out + "[^/]", i + 1
+            else:
+                out, i = out + re.escape(pattern[i]), i + 1
+        return re.compile(out + r"\Z")
+
+    parts = path.split("/")
+    prefixes = ["/".join(parts[: k + 1]) for k in range(len(parts))]
+    return any(regex(p.strip("/")).match(q) for p in patterns for q in prefixes)
+
+
+def test_the_image_holds_every_package_the_wheel_holds() -> None:
+    """The build stage installs what pyproject.toml's package list finds (the wheel's list): every package and its
+    data files are in the build context and copied into the build stage (`starroute/` was missing, so `starroute
+    matrix` failed inside the image)."""
+    import fnmatch
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    include = project["tool"]["setuptools"]["packages"]["find"]["include"]
+    inits = [i.parent.relative_to(ROOT).parts for i in ROOT.glob("*/**/__init__.py")]
+    found = [".".join(parts) for parts in inits if not parts[0].startswith(".")]
+    packages = sorted(p for p in found if any(fnmatch.fnmatchcase(p, pattern) for pattern in include))
+    assert {"app", "preprocessing", "starroute"} <= set(packages)
+    patterns = [
+        line.strip() for line in (ROOT / ".dockerignore").read_text().splitlines() if line.strip()[:1] not in ("", "#")
+    ]
+    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    context = {f for f in tracked if not _ignored(f, patterns)}
+    build = re.split(r"^FROM\s", (ROOT / "Dockerfile").read_text(), flags=re.M)[1]  # the first (build) stage
+    sources = [s for line in re.findall(r"^COPY\s+(?!--from)(.+)$", build, flags=re.M) for s in line.split()[:-1]]
+    copied = {f for f in context if any(s == "." or f == s or f.startswith(s.rstrip("/") + "/") for s in sources)}
+    wanted = [p.replace(".", "/") + "/__init__.py" for p in packages]
+    wanted += [f for f in tracked if f.startswith("app/static/")]  # package data
+    wanted += ["pyproject.toml", "README.md", "constraints.txt"]
+    missing = [f for f in wanted if f not in copied]
+    assert not missing, f"not in the image's build stage: {missing[:10]}"
+    assert not any(f.startswith(("tests/", "data/", "bench/", ".git/")) for f in copied)

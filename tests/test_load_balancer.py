@@ -60,24 +60,50 @@ def _hammer(base: str, paths: list[str], stop: threading.Event, answers: list[tu
                 failures.append(repr(exc))
 
 
-def test_nginx_retries_past_a_replica_killed_under_load(bundled_graph: Path, tmp_path: Path) -> None:
+def _nginx() -> str:
     nginx = shutil.which("nginx") or ("/usr/sbin/nginx" if os.path.exists("/usr/sbin/nginx") else None)
     if nginx is None:
         pytest.skip("nginx is not installed (Debian: apt-get install nginx; .ci/run does)")
-    servers = [api_server.start(bundled_graph) for _ in range(3)]
+    return nginx
+
+
+def _start_lb(nginx: str, upstreams: list[str], tmp_path: Path) -> tuple[subprocess.Popen, str]:
+    """nginx with the shipped config in front of `upstreams`, answering its own health check; (process, base URL)."""
     port = api_server.free_port()
-    conf = _nginx_conf([b.removeprefix("http://") for _, b in servers], port, tmp_path)
+    conf = _nginx_conf(upstreams, port, tmp_path)
     for k in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"):
         (tmp_path / k).mkdir()
     lb = subprocess.Popen([nginx, "-p", str(tmp_path), "-c", str(conf), "-g", "daemon off;"], stderr=subprocess.PIPE)
     base = f"http://127.0.0.1:{port}"
+    for _ in range(100):
+        try:
+            if httpx.get(f"{base}/nginx-health", timeout=1).status_code == 200:
+                break
+        except httpx.HTTPError:
+            time.sleep(0.05)
+    return lb, base
+
+
+def test_absolute_urls_behind_nginx_keep_the_published_port(bundled_graph: Path, tmp_path: Path) -> None:
+    """TileJSON's tile URL names the host and port the client used (compose publishes nginx on 5000, not 80):
+    `proxy_set_header Host $host` dropped the port, so map clients fetched tiles from port 80."""
+    nginx = _nginx()
+    proc, replica = api_server.start(bundled_graph)
+    lb, base = _start_lb(nginx, [replica.removeprefix("http://")], tmp_path)
     try:
-        for _ in range(100):
-            try:
-                if httpx.get(f"{base}/nginx-health", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.05)
+        tiles = httpx.get(f"{base}/tile/tilejson.json", timeout=30).json()["tiles"]
+        assert tiles[0].startswith(f"{base}/tile/"), tiles
+    finally:
+        lb.terminate()
+        lb.wait(10)
+        api_server.stop(proc)
+
+
+def test_nginx_retries_past_a_replica_killed_under_load(bundled_graph: Path, tmp_path: Path) -> None:
+    nginx = _nginx()
+    servers = [api_server.start(bundled_graph) for _ in range(3)]
+    lb, base = _start_lb(nginx, [b.removeprefix("http://") for _, b in servers], tmp_path)
+    try:
         assert httpx.get(f"{base}/health", timeout=10).status_code == 200
         stop, answers, failures = threading.Event(), [], []
         clients = [
