@@ -19,7 +19,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.types import Receive, Scope, Send
 
 from app.api import admin, basemap, errors, health, native, osrm, pages, tiles
-from app.api.frontdoor import FrontDoor, answer_osrm, osrm_get
+from app.api.frontdoor import UNGUARDED, FrontDoor, answer_osrm, osrm_get, refuse_unusable
 from app.api.openapi_examples import add_examples
 from app.api.service import Service
 from app.settings import Settings
@@ -76,6 +76,9 @@ class StarrouteApp(FastAPI):
     starroute_cors: bool
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] not in UNGUARDED and self.starroute_service.unusable():
+            await refuse_unusable(self.starroute_service, scope, send)
+            return
         if osrm_get(scope, self.starroute_cors):
             await answer_osrm(self.starroute_service, scope, send)
             return

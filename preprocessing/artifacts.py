@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from .files import committing, keep_created, make_parents, remove_created, track, umask, untrack
+from .integrity import DIGEST, FileState, changed, digest, exchange, file_state, no_space, space_sentence, sweep_stale
 
 FORMAT_VERSION = 6  # 6: arc_head_penalty (a junction's obstacles charged on the turns passing it, as OSRM's), and
 # within 6, optional (older graphs load without them): the encoded values arc_environment ... arc_max_weight, the
@@ -413,11 +414,18 @@ class _Arrays(dict[str, np.ndarray]):
 class Graph:
     """A loaded graph directory: read-only arrays (attribute access, e.g. `graph.first_out`) and the manifest."""
 
-    def __init__(self, path: Path, manifest: dict[str, Any], arrays: Mapping[str, np.ndarray]) -> None:
+    def __init__(
+        self,
+        path: Path,
+        manifest: dict[str, Any],
+        arrays: Mapping[str, np.ndarray],
+        files: Mapping[str, FileState] | None = None,
+    ) -> None:
         self.path = path
         self.manifest = manifest  # the raw JSON; read fields through `meta`
         self.meta = Manifest.of(manifest)
         self._strings: dict[int, str] = {}  # `string`'s answers (a name is decoded once, not on every phantom)
+        self.files: dict[str, FileState] = dict(files or {})  # each mapped array's file as it was when mapped
         self.arrays: dict[str, np.ndarray] = _Arrays(self.__dict__, arrays)
 
     def __getattr__(self, name: str) -> np.ndarray:  # only names the graph has no array of (`_Arrays` mirrors them)
@@ -434,6 +442,11 @@ class Graph:
     def has(self, name: str) -> bool:
         return name in self.arrays
 
+    def damaged(self) -> list[str]:
+        """The mapped files whose bytes changed since they were mapped (`preprocessing.integrity.changed`): while
+        any is listed the graph must not be read (a truncated mapping kills the reader with SIGBUS)."""
+        return changed(self.files.values())
+
     def string(self, i: int) -> str:
         """String `i` of the name/ref table ("" for 0)."""
         got = self._strings.get(i)
@@ -443,7 +456,14 @@ class Graph:
         return got
 
 
-_GRAPH_OWN = frozenset(dir(Graph)) | {"path", "manifest", "meta", "arrays", "_strings"}  # never shadowed by an array
+_GRAPH_OWN = frozenset(dir(Graph)) | {
+    "path",
+    "manifest",
+    "meta",
+    "arrays",
+    "_strings",
+    "files",
+}  # never shadowed by an array
 
 
 def same_build(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
@@ -498,13 +518,13 @@ def save_array(path: Path, arr: np.ndarray) -> None:
 
 
 def _save_arrays(folder: Path, arrays: Mapping[str, np.ndarray]) -> dict[str, dict[str, Any]]:
-    """Every array into `folder` as `<name>.npy` (by name), C-contiguous; the table of dtypes and shapes a manifest
-    holds of them."""
+    """Every array into `folder` as `<name>.npy` (by name), C-contiguous; the table of dtypes, shapes and checksums
+    a manifest holds of them."""
     table = {}
     for name in sorted(arrays):
         arr = np.ascontiguousarray(arrays[name])
         save_array(folder / f"{name}.npy", arr)
-        table[name] = {"dtype": str(arr.dtype), "shape": list(arr.shape)}
+        table[name] = {"dtype": str(arr.dtype), "shape": list(arr.shape), DIGEST: digest(arr)}
     return table
 
 
@@ -521,13 +541,16 @@ def save_graph(
     manifest: Mapping[str, Any],
     force: bool = False,
 ) -> Path:
-    """Write `arrays` and `manifest` to `out_dir` atomically (temp dir + rename); refuse to overwrite unless `force`."""
+    """Write `arrays` and `manifest` to `out_dir` atomically (temp dir, then one rename: an existing graph is swapped
+    for the new one in a single exchange where the file system can); refuse to overwrite unless `force`. Temporary
+    folders of killed runs beside it are removed first; a full disk is one sentence (`FormatError`), nothing left."""
     out = Path(out_dir)
     if out.exists() and not force:
         raise FormatError(f"output {out} already exists: pass --force to replace it")
     validate_arrays(arrays)
     created = make_parents(out.parent)
-    tmp = track(Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent)))
+    sweep_stale(out.parent, (f".{out.name}.tmp-", f".{out.name}.old-"))
+    tmp = track(Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-{os.getpid()}-", dir=out.parent)))
     try:
         full = dict(manifest)
         full["format_version"] = FORMAT_VERSION
@@ -536,8 +559,10 @@ def save_graph(
         _write_json(tmp / MANIFEST, full)
         os.chmod(tmp, 0o777 & ~umask())  # mkdtemp makes 0700: a graph must be readable by other users
         with committing():
-            if out.exists():
-                trash = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+            if out.is_dir() and not out.is_symlink() and exchange(tmp, out):
+                shutil.rmtree(tmp, ignore_errors=True)  # now the old graph (a server may still map its files)
+            elif out.exists():
+                trash = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-{os.getpid()}-", dir=out.parent))
                 os.replace(out, trash / "g")
                 os.replace(tmp, out)
                 shutil.rmtree(trash, ignore_errors=True)
@@ -545,10 +570,12 @@ def save_graph(
                 os.replace(tmp, out)
             untrack(tmp)
             keep_created(created)
-    except BaseException:
+    except BaseException as exc:
         untrack(tmp)
         shutil.rmtree(tmp, ignore_errors=True)
         remove_created(created)
+        if no_space(exc):
+            raise FormatError(space_sentence(out.parent, arrays, f"graph {out.name}")) from None
         raise
     return out
 
@@ -589,7 +616,9 @@ def load_graph(
     p = Path(path)
     manifest = read_manifest(p)
     arrays: dict[str, np.ndarray] = {}
-    same = reuse is not None and same_build(reuse.manifest, manifest)
+    files: dict[str, FileState] = {}
+    # a reused graph's files must be as they were mapped: pages of a file truncated since would kill this process
+    same = reuse is not None and same_build(reuse.manifest, manifest) and not reuse.damaged()
     if names is not None and (metric or check):
         raise ValueError("load_graph(names=...) maps part of the preprocessed graph: metric=False, check=False")
     for name, meta in manifest["arrays"].items():
@@ -597,24 +626,16 @@ def load_graph(
             continue
         if same and reuse is not None and name in reuse.arrays and _metric_free(name):
             arrays[name] = reuse.arrays[name]
+            if name in reuse.files:
+                files[name] = reuse.files[name]
             continue
-        f = p / f"{name}.npy"
-        try:
-            arr = np.load(f, mmap_mode="r" if mmap else None, allow_pickle=False)
-        except (OSError, ValueError) as exc:
-            raise FormatError(f"array file {f} is missing or corrupt ({exc}): re-run `starroute preprocess`") from None
-        if str(arr.dtype) != meta["dtype"] or list(arr.shape) != list(meta["shape"]):
-            raise FormatError(
-                f"array {name} is {arr.dtype}{list(arr.shape)}, the manifest says {meta['dtype']}{meta['shape']}: "
-                "re-run `starroute preprocess`"
-            )
-        arrays[name] = arr
+        arrays[name], files[name] = _map_array(p / f"{name}.npy", meta, mmap, "re-run `starroute preprocess`")
     missing = [n for n in CORE_ARRAYS if n not in manifest["arrays"]]
     if missing:
         raise FormatError(f"graph {p} lacks arrays {missing}: re-run `starroute preprocess`")
     current = read_metric(p, manifest) if metric else None
     if current is not None:
-        manifest = overlay_metric(p, manifest, arrays, current, mmap)
+        manifest = overlay_metric(p, manifest, arrays, current, mmap, files)
     if check:
         from .checks import check_graph
 
@@ -622,7 +643,26 @@ def load_graph(
             check_graph(arrays, structure=not same)  # a reused graph's weight-free structure was checked already
         except FormatError as exc:
             raise FormatError(f"graph {p}: {exc}: re-run `starroute preprocess`") from None
-    return Graph(p, manifest, arrays)
+    return Graph(p, manifest, arrays, files)
+
+
+def _map_array(f: Path, meta: Mapping[str, Any], mmap: bool, fix: str) -> tuple[np.ndarray, FileState]:
+    """One array file memory-mapped (read-only) after its size, dtype and shape, and its checksum where the table
+    has one (graphs written before checksums have none), agree with its table entry `meta`; `FormatError` naming
+    the file and `fix` otherwise. Also the file's state as mapped."""
+    try:
+        state = file_state(f)
+        arr = np.load(f, mmap_mode="r" if mmap else None, allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        raise FormatError(f"array file {f} is missing or corrupt ({exc}): {fix}") from None
+    if str(arr.dtype) != meta["dtype"] or list(arr.shape) != list(meta["shape"]):
+        raise FormatError(
+            f"array file {f} is {arr.dtype}{list(arr.shape)}, its table says {meta['dtype']}{meta['shape']}: {fix}"
+        )
+    want = meta.get(DIGEST)
+    if want is not None and digest(arr) != want:
+        raise FormatError(f"array file {f} does not hold what was written (its {DIGEST} checksum differs): {fix}")
+    return arr, state
 
 
 def read_metric(path: str | os.PathLike[str], manifest: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
@@ -657,20 +697,18 @@ def load_metric_arrays(metric: Mapping[str, Any], mmap: bool = True) -> dict[str
     return _load_listed(Path(metric["dir"]), metric["arrays"], mmap)
 
 
-def _load_listed(home: Path, table: Mapping[str, Any], mmap: bool) -> dict[str, np.ndarray]:
-    """The arrays a metric's (or its stages') table lists, from `home`, each a metric's to hold and as the table says;
-    `FormatError` otherwise."""
+def _load_listed(
+    home: Path, table: Mapping[str, Any], mmap: bool, files: dict[str, FileState] | None = None
+) -> dict[str, np.ndarray]:
+    """The arrays a metric's (or its stages') table lists, from `home`, each a metric's to hold and as the table says
+    (`_map_array`); `FormatError` otherwise. `files`: where to note each file's state as mapped."""
     out = {}
     for name, meta in table.items():
         if not metric_dependent(name):
             raise FormatError(f"metric {home} holds {name!r}, which no metric may replace")
-        try:
-            arr = np.load(home / f"{name}.npy", mmap_mode="r" if mmap else None, allow_pickle=False)
-        except (OSError, ValueError) as exc:
-            raise FormatError(f"metric array {home / name} is missing or corrupt ({exc})") from None
-        if str(arr.dtype) != meta["dtype"] or list(arr.shape) != list(meta["shape"]):
-            raise FormatError(f"metric array {home / name} does not match its table: re-run customize")
-        out[name] = arr
+        out[name], state = _map_array(home / f"{name}.npy", meta, mmap, "re-run `starroute customize`")
+        if files is not None:
+            files[name] = state
     return out
 
 
@@ -683,7 +721,12 @@ def metric_pending(metric: Mapping[str, Any] | None) -> list[str]:
 
 
 def overlay_metric(
-    path: Path, manifest: dict[str, Any], arrays: dict[str, np.ndarray], metric: Mapping[str, Any], mmap: bool = True
+    path: Path,
+    manifest: dict[str, Any],
+    arrays: dict[str, np.ndarray],
+    metric: Mapping[str, Any],
+    mmap: bool = True,
+    files: dict[str, FileState] | None = None,
 ) -> dict[str, Any]:
     """Replace `arrays` by the metric's (in place; same shapes for the arc and turn arrays) and return the manifest
     with the metric's fields (`METRIC_MANIFEST_KEYS`) and a `metric` entry (id, built_at, sources, report)."""
@@ -692,7 +735,7 @@ def overlay_metric(
     stages = metric.get("search_stages")
     parts = [(where, metric)] + ([(where / METRIC_STAGES, stages)] if stages is not None else [])
     for home, table in parts:
-        for name, arr in _load_listed(home, table["arrays"], mmap).items():
+        for name, arr in _load_listed(home, table["arrays"], mmap, files).items():
             if name in METRIC_ARRAYS and (name not in arrays or arrays[name].shape != arr.shape):
                 raise FormatError(f"metric array {name} does not fit graph {path}: re-run `starroute customize`")
             arrays[name] = arr
@@ -730,7 +773,8 @@ def save_metric(
             raise FormatError(f"metric array {name!r} has dtype {a.dtype}, the format says {spec.dtype}")
     root = g / METRICS_DIR
     root.mkdir(exist_ok=True)
-    tmp = track(Path(tempfile.mkdtemp(prefix=".tmp-", dir=root)))
+    sweep_stale(root, (".tmp-",))
+    tmp = track(Path(tempfile.mkdtemp(prefix=f".tmp-{os.getpid()}-", dir=root)))
     try:
         # the id names the inputs (base graph, sources), not the bytes: hashing 100+ MB would cost more than writing
         digest = hashlib.sha256(str(base["fingerprint"]).encode())
@@ -745,9 +789,11 @@ def save_metric(
             os.replace(tmp, root / mid)
             untrack(tmp)
             _point_metric(g, Path(METRICS_DIR) / mid)
-    except BaseException:
+    except BaseException as exc:
         untrack(tmp)
         shutil.rmtree(tmp, ignore_errors=True)
+        if no_space(exc):
+            raise FormatError(space_sentence(root, arrays, "the metric")) from None
         raise
     _prune_metrics(g)
     return mid
@@ -795,7 +841,8 @@ def save_metric_stages(
             raise FormatError(f"metric array {name!r} has dtype {a.dtype}, the format says {spec.dtype}")
     if (where / METRIC_STAGES).exists():
         return False
-    tmp = track(Path(tempfile.mkdtemp(prefix=".stages-tmp-", dir=where)))
+    sweep_stale(where, (".stages-tmp-",))
+    tmp = track(Path(tempfile.mkdtemp(prefix=f".stages-tmp-{os.getpid()}-", dir=where)))
     try:
         import datetime
 

@@ -85,6 +85,10 @@ def check_core(arrays: Mapping[str, np.ndarray]) -> None:
     _ids(arrays, "arc_geom", 2 * max(c, 1), "chain direction (2 * chain + reverse)")
     s = int(arrays["str_offsets"].shape[0]) - 1
     _offsets(arrays, "str_offsets", s, int(arrays["str_bytes"].shape[0]))
+    try:  # names and refs are decoded one by one later (a few MB at most: checked whole here, once)
+        np.asarray(arrays["str_bytes"]).tobytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _fail("str_bytes", f"names are UTF-8 (byte {exc.start:,} is not)") from None
     for name in ("arc_name", "arc_ref", "arc_lanes", "arc_signs"):
         _ids(arrays, name, max(s, 1), "string")
     for name in ("geom_lat", "geom_osm_id"):

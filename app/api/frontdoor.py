@@ -81,6 +81,23 @@ async def answer_osrm(service: Service, scope: Scope, send: Send) -> None:
     service.metrics.observe_request(_osrm_label(path), status, time.perf_counter() - t0)
 
 
+UNGUARDED = frozenset({"/health", "/metrics"})  # answered while the graph is unusable (they say why)
+
+
+async def refuse_unusable(service: Service, scope: Scope, send: Send) -> None:
+    """503 `Unavailable` (with Retry-After) for a request that would read a graph whose files changed under the
+    server (`Service.unusable`): reading a truncated mapping would kill the worker."""
+    t0 = time.perf_counter()
+    problems = service.unusable()
+    message = "The graph this server maps is unusable: " + "; ".join(problems[:3])
+    message += " -- restore the graph directory and reload (SIGHUP), or restart the server"
+    body = error_body("Unavailable", message)
+    headers = [*_JSON_HEADERS, (b"retry-after", str(RETRY_AFTER_S).encode())]
+    await send({"type": "http.response.start", "status": 503, "headers": headers})
+    await send({"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else body})
+    service.metrics.observe_request("unusable", 503, time.perf_counter() - t0)
+
+
 class FrontDoor:
     """ASGI middleware: OSRM fast path, body-size limit, request metrics."""
 

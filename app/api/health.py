@@ -125,13 +125,21 @@ def metric_summary(manifest: dict[str, Any], applied_at: float, reloads: int) ->
 router = APIRouter(tags=["service"])
 
 
-@router.get("/health", response_model=Health, summary="Liveness and graph metadata")
+@router.get(
+    "/health",
+    response_model=Health,
+    summary="Liveness and graph metadata",
+    responses={503: {"model": Health, "description": "the graph is unusable (`problems` says why)"}},
+)
 async def health(request: Request) -> Response:
     """`status: ok` once the graph is loaded, with its profile, counts, bounding box, the available algorithms and the
-    road-class sets `exclude=` takes."""
+    road-class sets `exclude=` takes; 503 with `status: unusable` and the `problems` while a file of the graph was
+    truncated or rewritten under the server (every other request is refused then)."""
     svc = request.app.state.service
+    problems = svc.unusable()
     body = {
-        "status": "ok",
+        "status": "unusable" if problems else "ok",
+        **({"problems": problems} if problems else {}),
         "version": svc.version,
         "pid": os.getpid(),
         "uptime_s": round(time.time() - svc.metrics.started, 3),
@@ -142,7 +150,7 @@ async def health(request: Request) -> Response:
         "custom_models": svc.opened.custom_models_info(),
         "search_processes": svc.processes_info(),
     }
-    return Response(orjson.dumps(body), media_type="application/json")
+    return Response(orjson.dumps(body), media_type="application/json", status_code=503 if problems else 200)
 
 
 @router.get(

@@ -221,7 +221,11 @@ class TableResponse(BaseModel):
 
 
 class Health(BaseModel):
-    status: Literal["ok"]
+    status: Literal["ok", "unusable"]
+    problems: list[str] = Field(
+        default_factory=list,
+        description="with `unusable` (HTTP 503): the graph's files truncated or rewritten since they were mapped",
+    )
     version: str
     pid: int
     uptime_s: float

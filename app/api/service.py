@@ -51,6 +51,7 @@ log = logging.getLogger("starroute")
 INLINE_ALGORITHMS = frozenset({"ch"})  # searches short enough to run on the event loop
 
 
+DAMAGE_CHECK_S = 0.25  # how often the request path asks whether the graph's files changed under it
 FORK_WAIT_S = 60.0  # how long a lone worker waits for its warm-up thread to end, to fork its search processes
 SEARCH_NICE = 19  # the search pool's threads: CPU weight 15 against the event loops' 1024
 
@@ -98,6 +99,7 @@ class Service:
         self.loaded_at = 0.0  # when the engine serving now was switched in (time.time())
         self.reloads = 0
         self.reload_seconds = 0.0
+        self._damage: tuple[float, list[str]] = (-math.inf, [])  # (when asked, `Engine.damaged`'s answer then)
         self.master_pid: int | None = None  # a worker of several: its supervisor's pid (`app.api.admin` signals it)
 
     # lifecycle -----------------------------------------------------------------------------------------------------
@@ -152,7 +154,7 @@ class Service:
         s = self.settings
         current = self.engine
         graph = load(s.graph_dir, reuse=current.graph if current is not None else None)
-        if current is not None and same_build(current.graph, graph):
+        if current is not None and same_build(current.graph, graph) and not current.damaged():
             return current.with_metric(graph)
         return Engine(graph, engine_limits(s), max_snap_m=s.max_snap_radius_m, min_component_size=s.min_component_size)
 
@@ -168,6 +170,7 @@ class Service:
             if self.engine is None:
                 raise RuntimeError("service not opened")
             self.engine = engine
+            self._damage = (-math.inf, [])
             self.loaded_at = time.time()
             self.reloads += 1
             self.generation += 1
@@ -191,6 +194,20 @@ class Service:
             return None
         how = ", ".join(f"{k} {v}" for k, v in got.how.items())
         return f"its search stages computed in {got.seconds:.2f} s: {how}"
+
+    def unusable(self) -> list[str]:
+        """Why the graph served now cannot be read (`Engine.damaged`: a file truncated or rewritten under the server),
+        asked at most every `DAMAGE_CHECK_S` (a stat per array file); empty while it is sound. Requests are refused
+        with 503 meanwhile and `/health` says why: reading such a mapping would kill the worker. A reload of a sound
+        graph ends it."""
+        when, problems = self._damage
+        now = time.monotonic()
+        if now - when >= DAMAGE_CHECK_S and self.engine is not None:
+            problems = self.engine.damaged()
+            if problems and not self._damage[1]:
+                log.error("the graph served now is unusable, requests are refused: %s", "; ".join(problems))
+            self._damage = (now, problems)
+        return problems
 
     def loaded(self) -> str:
         """What the engine serving now was loaded from, for a log line: the graph directory, its build and metric."""

@@ -75,7 +75,7 @@ def customize(
     )
     manifest = dict(search.manifest)
     manifest["customize_seconds"] = {k: round(v, 4) for k, v in seconds.items()}
-    return freeze(Graph(search.path, manifest, arrays))
+    return freeze(Graph(search.path, manifest, arrays, search.files))
 
 
 class Metric:

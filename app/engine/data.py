@@ -65,7 +65,7 @@ def with_stages(graph: Graph, arrays: dict[str, np.ndarray], fields: dict[str, o
     take them."""
     manifest = {**graph.manifest, **fields}
     manifest["metric"] = {**manifest["metric"], "pending": [], "stages": {"in_memory": True}}
-    return Graph(graph.path, manifest, {**graph.arrays, **arrays})
+    return Graph(graph.path, manifest, {**graph.arrays, **arrays}, graph.files)
 
 
 def freeze(graph: Graph) -> Graph:
@@ -119,7 +119,7 @@ def search_graph(graph: Graph) -> Graph:
     def view() -> Graph:
         arrays = search_view_arrays(graph.arrays)
         arrays.update({k: v for k, v in graph.arrays.items() if built_on_search_graph(k)})
-        return freeze(Graph(graph.path, graph.manifest, arrays))
+        return freeze(Graph(graph.path, graph.manifest, arrays, graph.files))
 
     return derived(graph, "search_view", view)
 

@@ -306,6 +306,11 @@ class Engine:
         view, cached = self.models.get(model)
         return view.info(cached)
 
+    def damaged(self) -> list[str]:
+        """The graph's files changed since they were mapped (truncated, rewritten in place), one phrase each: while any
+        is listed, no request may read the graph (a truncated mapping kills the reader with SIGBUS)."""
+        return self.graph.damaged()
+
     def custom_models_info(self) -> dict[str, Any]:
         """The custom models this engine keeps built (`/health`): the bound, their keys, how many were built."""
         return self.models.info()

@@ -135,7 +135,7 @@ def model_graph(graph: Graph, weights: ModelWeights, keep_landmarks: bool) -> Gr
     top = float(np.max(np.asarray(graph.arc_dist)[open_] / w[open_])) if open_.any() else 1.0  # dm/ds = m/s
     manifest["max_speed_mps"] = max(top, 0.1)
     manifest["excludable"] = [dict(e, prefix=None) for e in manifest.get("excludable") or []]
-    return freeze(Graph(graph.path, manifest, arrays))
+    return freeze(Graph(graph.path, manifest, arrays, graph.files))
 
 
 @dataclass
