@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.api.openapi_limits import limit
 from app.engine.algorithms import NAMES
 from app.engine.algorithms import AlgorithmName as Algorithm
 
@@ -50,7 +51,10 @@ class RouteRequest(_Strict):
         1.0, ge=1.0, le=100.0, allow_inf_nan=False, description="weighted A*: cost within epsilon of the optimum"
     )
     alternatives: int = Field(
-        0, ge=0, le=10, description="also look for up to this many alternative routes (two coordinates only)"
+        0,
+        ge=0,
+        description="also look for up to this many alternative routes (two coordinates only)",
+        json_schema_extra=limit("max_alternatives"),
     )
     custom_model: CustomModelBody = None
 
