@@ -326,16 +326,21 @@ def cmd_route(args: argparse.Namespace) -> int:
     if args.radius <= 0:
         raise CliError("--radius must be > 0 metres")
     from app.engine.data import load
-    from app.engine.errors import EngineError, GraphError
+    from app.engine.errors import EngineError, GraphError, NoSegment
     from app.engine.facade import Engine, RouteRequest, Waypoints
 
     try:
         engine = Engine(load(args.graph_dir))
         _, phantoms, options = engine.resolve_route(
-            RouteRequest(Waypoints(points, [args.radius] * len(points)), args.algorithm)
+            RouteRequest(Waypoints(points, default_radius_m=args.radius, detail=True), args.algorithm)
         )
         engine.routes(phantoms, options)  # loads the cached kernels, so the figures time the search alone
         r = engine.routes(phantoms, options).best
+    except NoSegment as exc:  # which option's point, and the snapper's why (how far the road is, lon/lat swapped?)
+        i = exc.index or 0
+        what = "--from" if i == 0 else "--to" if i == len(points) - 1 else f"--via #{i}"
+        hint = "" if "swap" in exc.detail else f" (--radius METRES looks farther than {args.radius:g} m)"
+        raise CliError(f"{what}: {exc.detail or exc}{hint}") from None
     except (EngineError, GraphError) as exc:
         raise CliError(str(exc)) from None
     if args.geojson:
@@ -378,6 +383,8 @@ def cmd_matrix(args: argparse.Namespace) -> int:
 
     if args.workers < 1:
         raise CliError("--workers must be at least 1")
+    if not args.radius > 0:
+        raise CliError("--radius must be > 0 metres")
     try:
         from starroute.batch import matrix
         from starroute.errors import GraphError, MatrixError, RoutingError
@@ -393,6 +400,7 @@ def cmd_matrix(args: argparse.Namespace) -> int:
             lambda: matrix(
                 args.graph_dir, args.sources, args.output, args.destinations, workers=args.workers,
                 scheduler=args.scheduler, block=args.block, exclude=args.exclude, quiet=args.quiet,
+                radius_m=args.radius,
             ),
             on_stop=lambda: remove_partial(args.output),
             message="no matrix was written",
@@ -626,6 +634,13 @@ def parser() -> argparse.ArgumentParser:
     mx.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="an existing Dask scheduler instead")
     mx.add_argument("--block", type=_block, metavar="ROWSxCOLS", help="cells per block (default 1000x1000)")
     mx.add_argument("--exclude", metavar="CLASSES", help="road classes not to use: motorway, toll or ferry")
+    mx.add_argument(
+        "--radius",
+        type=float,
+        default=1000.0,
+        metavar="METRES",
+        help="a point farther from every road is left out and reported, its cells null (default 1000)",
+    )
     mx.add_argument("-q", "--quiet", action="store_true", help="no progress or summary")
     mx.set_defaults(func=cmd_matrix, left="no matrix was written")
 
