@@ -379,6 +379,7 @@ def _block(text: str) -> tuple[int, int]:
 
 
 def cmd_matrix(args: argparse.Namespace) -> int:
+    from app.install import install_extra
     from app.stoppable import run_until_signal
 
     if args.workers < 1:
@@ -390,11 +391,11 @@ def cmd_matrix(args: argparse.Namespace) -> int:
         from starroute.errors import GraphError, MatrixError, RoutingError
         from starroute.sinks import remove_partial
     except ImportError as exc:  # pyarrow or dask missing
-        raise CliError(f"{exc}: pip install 'starroute[dask]'") from None
+        raise CliError(f"{exc}: {install_extra('dask')}") from None
     try:
         import distributed  # noqa: F401
     except ImportError:
-        raise CliError("Dask is not installed: pip install 'starroute[dask]'") from None
+        raise CliError(f"Dask is not installed: {install_extra('dask')}") from None
     try:
         run_until_signal(
             lambda: matrix(

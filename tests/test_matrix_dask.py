@@ -17,8 +17,8 @@ from starroute.runner import Block, plan, run_dask
 from starroute.sinks import DenseSink
 from tests.test_osrm_api import random_points
 
-pytest.importorskip("distributed", reason="Dask is not installed (pip install 'starroute[dask]')")
-pytest.importorskip("pyarrow", reason="pyarrow is not installed (pip install 'starroute[dask]')")
+pytest.importorskip("distributed", reason="Dask is not installed (pip install -c constraints.txt -e '.[dask]')")
+pytest.importorskip("pyarrow", reason="pyarrow is not installed (pip install -c constraints.txt -e '.[dask]')")
 
 
 @pytest.fixture(scope="module")
