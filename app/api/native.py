@@ -119,6 +119,8 @@ def feature(
         sum(leg.stats.relaxed for leg in route.legs),
         sum(leg.stats.micros for leg in route.legs),
     )
+    if result is not None and result.compile_s > 0:  # a first use: micros holds that compile (or load) time too
+        total["compile_ms"] = _r1(result.compile_s * 1000)
     eps = result.epsilon if result is not None else 1.0
     props: dict[str, Any] = {
         "distance_m": _r1(route.distance_m),

@@ -133,7 +133,12 @@ class Waypoint(BaseModel):
 class SearchStats(BaseModel):
     settled: int
     relaxed: int
-    micros: float
+    micros: float = Field(description="the search's time in the engine, microseconds")
+    compile_ms: float | None = Field(
+        None,
+        description="present when the search compiled or loaded kernels (their first use after a start) or waited "
+        "for another thread's compile of them: milliseconds that `micros` includes",
+    )
 
 
 class LegProperties(BaseModel):

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from preprocessing.artifacts import Graph, Manifest
+from preprocessing.jit import thread_compile_seconds
 from preprocessing.units import DIST_PER_METRE, WEIGHT_PER_SECOND
 
 from .custom_model import CustomModel, closing_areas, parse_model
@@ -503,7 +504,9 @@ class Engine:
     def routes(self, phantoms: list[Phantom], options: RouteOptions) -> RouteAnswer:
         """The routes through resolved `phantoms` (`resolve_route`), their traces as coordinates when asked."""
         router = options.model.router if options.model is not None else self.router
+        compiled = thread_compile_seconds()  # the search runs on this thread: what its figures include
         result = router.query().routes(phantoms, options)
+        result.compile_s = thread_compile_seconds() - compiled
         resolved = self.router.exclude_set(options.exclude)
         ex = sorted(resolved.classes) if resolved is not None else []
         traces = [self._trace(tr) for tr in result.traces] if options.trace else []
