@@ -75,12 +75,13 @@ def default_extract() -> Path:
 # -- preprocess ---------------------------------------------------------------------------------------------------
 
 
-def print_summary(out: Path, stages: dict[str, dict[str, float]], hint: bool = True) -> None:
-    """The closing summary of `preprocess`: counts, stage times, and the command to run next."""
+def print_summary(out: Path, stages: dict[str, dict[str, float]], hint: bool = True, file: Any = None) -> None:
+    """The closing summary of `preprocess`: counts, stage times, and the command to run next; on stdout (`file`
+    None), the command's result, while its progress went to stderr."""
     lines = summary_lines(out, stages)
     if hint:
         lines.append(f"next: starroute serve {out}")
-    print("\n".join(lines), file=sys.stderr)
+    print("\n".join(lines), file=file or sys.stdout, flush=True)
 
 
 def summary_lines(out: Path, stages: dict[str, dict[str, float]] | None = None) -> list[str]:
@@ -150,8 +151,11 @@ def build_graph(
     basemap: bool | None = None,
     cch: bool = True,
     driving_side: str = "right",
+    summary: Any = None,
 ) -> Path:
-    """Run the preprocess pipeline with a progress reporter; `CliError` with its one-line reason on bad input."""
+    """Run the preprocess pipeline with a progress reporter (stderr: a bar per stage on a terminal, a line per step
+    otherwise), then print the summary to `summary` (None: stdout); `CliError` with its one-line reason on bad
+    input."""
     from preprocessing.pipeline import PreprocessError, preprocess
     from preprocessing.report import Reporter
 
@@ -175,7 +179,7 @@ def build_graph(
     except MemoryError:
         raise CliError("out of memory; no graph was written", code=1) from None
     if not quiet:
-        print_summary(out, rep.stages, hint)
+        print_summary(out, rep.stages, hint, summary)
     return out
 
 
@@ -297,7 +301,9 @@ def _serve(args: argparse.Namespace, target: Path, extract: bool) -> int:
         else:
             print(f"starroute: building {graph_dir} from {target} (profile {args.profile})", file=sys.stderr)
             run_until_signal(
-                lambda: build_graph(target, graph_dir, args.profile, True, 16, graph_dir.exists(), False, False),
+                lambda: build_graph(  # its summary beside the server's log lines, on stderr
+                    target, graph_dir, args.profile, True, 16, graph_dir.exists(), False, False, summary=sys.stderr
+                ),
                 on_stop=_abandon,
                 status=lambda signum: 0,
                 message="no graph was written",
@@ -543,7 +549,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action=_VersionAction, nargs=0, help="print the version and exit")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
-    pre = sub.add_parser("preprocess", help="turn an OSM extract into a routing graph directory")
+    pre = sub.add_parser(
+        "preprocess",
+        help="turn an OSM extract into a routing graph directory",
+        description="Turn an OSM extract into a routing graph directory. Progress goes to stderr (a bar per stage on "
+        "a terminal, a line per step otherwise), the summary and the command to run next to stdout.",
+    )
     pre.add_argument(
         "input",
         nargs="?",
