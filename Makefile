@@ -19,7 +19,8 @@ help:
 	@echo "make bench   bench/query.py on Monaco: every algorithm vs networkx (BENCH_ARGS='--pairs 5000' for its options)"
 	@echo "make lint    ruff check, ruff format --check, mypy (as .ci/run)"
 	@echo "make image   the Docker image $(IMAGE): docker build, or ../shared/tools/build_image.sh without a daemon"
-	@echo ".venv is made afresh when constraints.txt or pyproject.toml change; rm -rf .venv forces it."
+	@echo ".venv is made afresh when constraints.txt or pyproject.toml change; rm -rf .venv forces it. The starroute"
+	@echo "command is .venv/bin/starroute (. .venv/bin/activate puts it on your PATH)."
 
 venv:
 	@tools/venv.sh
@@ -27,8 +28,12 @@ venv:
 venv-dev:
 	@tools/venv.sh dev
 
-# exec: the server replaces the shell, so Ctrl-C reaches it directly and it stops quietly (status 0)
+# exec: the server replaces the shell, so Ctrl-C reaches it directly and it stops quietly (status 0). First, when
+# your PATH does not lead to this clone's `starroute`, where the command is (make finds it in .venv/bin)
 run: venv
+	@[[ "$$(command -v starroute)" == "$(CURDIR)/.venv/bin/starroute" ]] || echo "make run: the starroute command is" \
+	  ".venv/bin/starroute (. .venv/bin/activate puts it on your PATH), e.g. .venv/bin/starroute route $(GRAPH)" \
+	  "--from 7.4190,43.7318 --to 7.4290,43.7400"
 	@$(IN_VENV) exec starroute serve $(ARGS)
 
 # the README's test command, in the venv

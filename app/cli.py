@@ -75,12 +75,13 @@ def default_extract() -> Path:
 # -- preprocess ---------------------------------------------------------------------------------------------------
 
 
-def print_summary(out: Path, stages: dict[str, dict[str, float]], hint: bool = True) -> None:
-    """The closing summary of `preprocess`: counts, stage times, and the command to run next."""
+def print_summary(out: Path, stages: dict[str, dict[str, float]], hint: bool = True, file: Any = None) -> None:
+    """The closing summary of `preprocess`: counts, stage times, and the command to run next; on stdout (`file`
+    None), the command's result, while its progress went to stderr."""
     lines = summary_lines(out, stages)
     if hint:
         lines.append(f"next: starroute serve {out}")
-    print("\n".join(lines), file=sys.stderr)
+    print("\n".join(lines), file=file or sys.stdout, flush=True)
 
 
 def summary_lines(out: Path, stages: dict[str, dict[str, float]] | None = None) -> list[str]:
@@ -150,8 +151,11 @@ def build_graph(
     basemap: bool | None = None,
     cch: bool = True,
     driving_side: str = "right",
+    summary: Any = None,
 ) -> Path:
-    """Run the preprocess pipeline with a progress reporter; `CliError` with its one-line reason on bad input."""
+    """Run the preprocess pipeline with a progress reporter (stderr: a bar per stage on a terminal, a line per step
+    otherwise), then print the summary to `summary` (None: stdout); `CliError` with its one-line reason on bad
+    input."""
     from preprocessing.pipeline import PreprocessError, preprocess
     from preprocessing.report import Reporter
 
@@ -175,7 +179,7 @@ def build_graph(
     except MemoryError:
         raise CliError("out of memory; no graph was written", code=1) from None
     if not quiet:
-        print_summary(out, rep.stages, hint)
+        print_summary(out, rep.stages, hint, summary)
     return out
 
 
@@ -297,7 +301,9 @@ def _serve(args: argparse.Namespace, target: Path, extract: bool) -> int:
         else:
             print(f"starroute: building {graph_dir} from {target} (profile {args.profile})", file=sys.stderr)
             run_until_signal(
-                lambda: build_graph(target, graph_dir, args.profile, True, 16, graph_dir.exists(), False, False),
+                lambda: build_graph(  # its summary beside the server's log lines, on stderr
+                    target, graph_dir, args.profile, True, 16, graph_dir.exists(), False, False, summary=sys.stderr
+                ),
                 on_stop=_abandon,
                 status=lambda signum: 0,
                 message="no graph was written",
@@ -326,16 +332,21 @@ def cmd_route(args: argparse.Namespace) -> int:
     if args.radius <= 0:
         raise CliError("--radius must be > 0 metres")
     from app.engine.data import load
-    from app.engine.errors import EngineError, GraphError
+    from app.engine.errors import EngineError, GraphError, NoSegment
     from app.engine.facade import Engine, RouteRequest, Waypoints
 
     try:
         engine = Engine(load(args.graph_dir))
         _, phantoms, options = engine.resolve_route(
-            RouteRequest(Waypoints(points, [args.radius] * len(points)), args.algorithm)
+            RouteRequest(Waypoints(points, default_radius_m=args.radius, detail=True), args.algorithm)
         )
         engine.routes(phantoms, options)  # loads the cached kernels, so the figures time the search alone
         r = engine.routes(phantoms, options).best
+    except NoSegment as exc:  # which option's point, and the snapper's why (how far the road is, lon/lat swapped?)
+        i = exc.index or 0
+        what = "--from" if i == 0 else "--to" if i == len(points) - 1 else f"--via #{i}"
+        hint = "" if "swap" in exc.detail else f" (--radius METRES looks farther than {args.radius:g} m)"
+        raise CliError(f"{what}: {exc.detail or exc}{hint}") from None
     except (EngineError, GraphError) as exc:
         raise CliError(str(exc)) from None
     if args.geojson:
@@ -374,25 +385,29 @@ def _block(text: str) -> tuple[int, int]:
 
 
 def cmd_matrix(args: argparse.Namespace) -> int:
+    from app.install import install_extra
     from app.stoppable import run_until_signal
 
     if args.workers < 1:
         raise CliError("--workers must be at least 1")
+    if not args.radius > 0:
+        raise CliError("--radius must be > 0 metres")
     try:
         from starroute.batch import matrix
         from starroute.errors import GraphError, MatrixError, RoutingError
         from starroute.sinks import remove_partial
     except ImportError as exc:  # pyarrow or dask missing
-        raise CliError(f"{exc}: pip install 'starroute[dask]'") from None
+        raise CliError(f"{exc}: {install_extra('dask')}") from None
     try:
         import distributed  # noqa: F401
     except ImportError:
-        raise CliError("Dask is not installed: pip install 'starroute[dask]'") from None
+        raise CliError(f"Dask is not installed: {install_extra('dask')}") from None
     try:
         run_until_signal(
             lambda: matrix(
                 args.graph_dir, args.sources, args.output, args.destinations, workers=args.workers,
                 scheduler=args.scheduler, block=args.block, exclude=args.exclude, quiet=args.quiet,
+                radius_m=args.radius,
             ),
             on_stop=lambda: remove_partial(args.output),
             message="no matrix was written",
@@ -534,7 +549,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action=_VersionAction, nargs=0, help="print the version and exit")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
-    pre = sub.add_parser("preprocess", help="turn an OSM extract into a routing graph directory")
+    pre = sub.add_parser(
+        "preprocess",
+        help="turn an OSM extract into a routing graph directory",
+        description="Turn an OSM extract into a routing graph directory. Progress goes to stderr (a bar per stage on "
+        "a terminal, a line per step otherwise), the summary and the command to run next to stdout.",
+    )
     pre.add_argument(
         "input",
         nargs="?",
@@ -626,6 +646,13 @@ def parser() -> argparse.ArgumentParser:
     mx.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="an existing Dask scheduler instead")
     mx.add_argument("--block", type=_block, metavar="ROWSxCOLS", help="cells per block (default 1000x1000)")
     mx.add_argument("--exclude", metavar="CLASSES", help="road classes not to use: motorway, toll or ferry")
+    mx.add_argument(
+        "--radius",
+        type=float,
+        default=1000.0,
+        metavar="METRES",
+        help="a point farther from every road is left out and reported, its cells null (default 1000)",
+    )
     mx.add_argument("-q", "--quiet", action="store_true", help="no progress or summary")
     mx.set_defaults(func=cmd_matrix, left="no matrix was written")
 

@@ -21,7 +21,9 @@ from starlette.types import Receive, Scope, Send
 from app.api import admin, basemap, errors, health, native, osrm, pages, tiles
 from app.api.frontdoor import UNGUARDED, FrontDoor, answer_osrm, osrm_get, refuse_unusable
 from app.api.openapi_examples import add_examples
+from app.api.openapi_limits import add_limits
 from app.api.service import Service
+from app.engine.facade import engine_limits
 from app.settings import Settings
 
 log = logging.getLogger("starroute")
@@ -38,7 +40,7 @@ DESCRIPTION = """Road routing over contraction hierarchies and ALT.
 
 def _openapi(app: FastAPI) -> dict[str, Any]:
     """FastAPI's schema without its 422 answers (validation errors are 400 `{code, message}` here), with examples
-    that work on the loaded graph (`app.api.openapi_examples`)."""
+    that work on the loaded graph (`app.api.openapi_examples`) and this server's limits (`app.api.openapi_limits`)."""
     if app.openapi_schema is None:
         spec = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
         for item in spec.get("paths", {}).values():
@@ -49,6 +51,7 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
         schemas.pop("ValidationError", None)
         router = getattr(app.state.service, "router", None)
         add_examples(spec, router.sample_points() if router is not None else None)  # "Try it out" runs as it is
+        add_limits(spec, engine_limits(app.state.service.settings))  # the numbers the engine refuses above
         app.openapi_schema = spec
     return app.openapi_schema
 

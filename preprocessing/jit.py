@@ -160,21 +160,32 @@ _SHARED_COMPILES = _SharedCompiles()
 class _CompileClock:
     """How long this process has spent getting kernels ready: the seconds during which at least one of its threads
     was inside a kernel's compile call (compiling it, loading it from the cache, or waiting for numba's compiler lock
-    or another process's compile of it). Intervals of several threads at once count once."""
+    or another process's compile of it). Intervals of several threads at once count once. Each thread's own such
+    seconds are kept too (`thread_seconds`)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._active = 0
         self._since = 0.0
         self._total = 0.0
+        self._thread = threading.local()  # .depth (nested compile calls), .since, .total: this thread's own
 
     def enter(self) -> None:
+        mine = self._thread
+        depth = getattr(mine, "depth", 0)
+        if depth == 0:
+            mine.since = time.monotonic()
+        mine.depth = depth + 1
         with self._lock:
             if self._active == 0:
                 self._since = time.monotonic()
             self._active += 1
 
     def leave(self) -> None:
+        mine = self._thread
+        mine.depth -= 1
+        if mine.depth == 0:
+            mine.total = getattr(mine, "total", 0.0) + time.monotonic() - mine.since
         with self._lock:
             self._active -= 1
             if self._active == 0:
@@ -184,6 +195,11 @@ class _CompileClock:
         with self._lock:
             return self._total + (time.monotonic() - self._since if self._active else 0.0)
 
+    def thread_seconds(self) -> float:
+        mine = self._thread
+        ongoing = time.monotonic() - mine.since if getattr(mine, "depth", 0) else 0.0
+        return float(getattr(mine, "total", 0.0)) + ongoing
+
 
 _COMPILE_CLOCK = _CompileClock()
 
@@ -192,6 +208,12 @@ def compile_seconds() -> float:
     """Seconds (`time.monotonic`) this process has spent so far with a kernel being compiled or loaded by one of its
     threads, or waited for: what a request time limit leaves out (a first start compiles while it serves)."""
     return _COMPILE_CLOCK.seconds()
+
+
+def thread_compile_seconds() -> float:
+    """The seconds the calling thread itself has spent so far compiling, loading or waiting for kernels: what a
+    search timed on this thread includes of it (another thread's compile at the same moment is not counted)."""
+    return _COMPILE_CLOCK.thread_seconds()
 
 
 _DEFERRED: list[Any] = []  # every kernel with signatures, in definition order
@@ -206,11 +228,15 @@ def _deferred(dispatcher: Any, signatures: list[Any]) -> Any:
 
     def ready() -> None:
         if dispatcher._can_compile:
-            with global_compiler_lock:  # the lock numba compiles under (re-entrant), so no second lock to order
-                if dispatcher._can_compile:
-                    for sig in signatures:
-                        dispatcher.compile(sig)
-                    dispatcher.disable_compile()
+            _COMPILE_CLOCK.enter()  # waiting for the lock while another thread compiles counts as this one's too
+            try:
+                with global_compiler_lock:  # the lock numba compiles under (re-entrant), so no second lock to order
+                    if dispatcher._can_compile:
+                        for sig in signatures:
+                            dispatcher.compile(sig)
+                        dispatcher.disable_compile()
+            finally:
+                _COMPILE_CLOCK.leave()
 
     def get_call_template(args: Any, kws: Any) -> Any:
         ready()

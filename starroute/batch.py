@@ -3,7 +3,8 @@ computed in blocks on Dask and written block by block to Parquet (long form) or 
 
 The CSVs have a header with `lon` and `lat` columns and an optional `id` (the Parquet `source` / `destination`
 values; the row number, from 0, without it). Points are snapped here, together (as one table request), then the
-blocks go to the workers.
+blocks go to the workers. A point with no road within the snapping radius does not stop the job: it is reported
+(file, line, id, how far the nearest road is, whether lon and lat look swapped) and its cells are null.
 """
 
 from __future__ import annotations
@@ -48,7 +49,38 @@ def read_points(path: Path) -> PointsFile:
     ids = t[names["id"]].combine_chunks() if "id" in names else pa.array(np.arange(t.num_rows, dtype=np.int64))
     if t.num_rows == 0:
         raise InvalidValue(f"{path}: no points")
+    bad = ~(np.isfinite(lonlat).all(axis=1) & (np.abs(lonlat[:, 0]) <= 180.0) & (np.abs(lonlat[:, 1]) <= 90.0))
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise InvalidValue(f"{path}: line {line_of(i)}: ({lonlat[i, 0]}, {lonlat[i, 1]}) is no lon, lat coordinate")
     return PointsFile(lonlat, ids)
+
+
+def line_of(row: int) -> int:
+    """The CSV line of a data row (from 0): the header is line 1."""
+    return row + 2
+
+
+SHOWN = 20  # points left out listed one by one; the rest counted
+
+
+def left_out_lines(why: dict[int, str], files: list[tuple[Path, PointsFile]], radius_m: float) -> list[str]:
+    """The report of the points left out unsnapped: `why` by their index among the points of `files` in turn
+    (sources, then destinations)."""
+    lines = [
+        f"starroute: {len(why):,} point(s) have no road within {radius_m:g} m: left out, their cells are null "
+        "(--radius METRES looks farther)"
+    ]
+    for k, (i, reason) in enumerate(sorted(why.items())):
+        if k == SHOWN:
+            lines.append(f"  ... and {len(why) - SHOWN:,} more")
+            break
+        for path, pts in files:
+            if i < len(pts.lonlat):
+                lines.append(f"  {path} line {line_of(i)} (id {pts.ids[i].as_py()}): {reason}")
+                break
+            i -= len(pts.lonlat)
+    return lines
 
 
 def _ids_for_npz(ids: Any) -> np.ndarray:
@@ -67,9 +99,13 @@ def matrix(
     block: tuple[int, int] | None = None,
     exclude: str | None = None,
     quiet: bool = False,
+    radius_m: float | None = None,
 ) -> Outcome:
-    """Compute and write the matrix; returns what the run did (cells, seconds, retried blocks)."""
+    """Compute and write the matrix; returns what the run did (cells, seconds, retried blocks). Points farther
+    than `radius_m` (default: the native API's 1000 m) from every road are reported on stderr and left out (null
+    cells)."""
     from . import load
+    from .graph import SNAP_RADIUS_M
     from .matrix import BLOCK, run_table
     from .progress import Bar
     from .sinks import open_sink
@@ -77,10 +113,18 @@ def matrix(
     suffix = output.suffix.lower()
     if suffix not in (".npz", ".parquet", ".pq"):
         raise InvalidValue(f"the output must end in .parquet or .npz, not {output.name!r}")
+    radius = SNAP_RADIUS_M if radius_m is None else radius_m
+    if not radius > 0:
+        raise InvalidValue("the snapping radius must be > 0 metres")
     src = read_points(sources_csv)
     dst = read_points(destinations_csv) if destinations_csv is not None else None
     graph = load(graph_dir)
-    sp, dp, ex = graph._snap_table(src.lonlat, None if dst is None else dst.lonlat, exclude)
+    req = graph._table_request(src.lonlat, None if dst is None else dst.lonlat, exclude, radius_m=radius)
+    sp, dp, exclude_set, why = graph.engine.resolve_table_each(req)
+    ex = tuple(sorted(exclude_set.classes)) if exclude_set is not None else ()
+    if why:
+        files = [(sources_csv, src)] + ([(destinations_csv, dst)] if destinations_csv and dst else [])
+        print("\n".join(left_out_lines(why, files, radius)), file=sys.stderr)
     d_ids = (dst or src).ids
     if suffix == ".npz":
         sink = open_sink(output, len(sp), len(dp), _ids_for_npz(src.ids), _ids_for_npz(d_ids))
@@ -103,6 +147,7 @@ def matrix(
             out = run(bar)
     if not quiet:
         retried = f"; {len(out.retried)} block(s) needed a retry" if out.retried else ""
+        retried += f"; {len(why):,} point(s) left out (null cells, listed above)" if why else ""
         print(
             f"starroute: wrote {output} ({out.cells:,} cells, {out.blocks} blocks) in {out.seconds:.1f} s: "
             f"{out.cells_per_s:,.0f} cells/s{retried}",

@@ -35,16 +35,30 @@ def worker_engine(graph_dir: str) -> Engine:
 
 def table_block(
     engine: Engine,
-    sources: Sequence[Phantom],
-    destinations: Sequence[Phantom],
+    sources: Sequence[Phantom | None],
+    destinations: Sequence[Phantom | None],
     exclude: Sequence[str] = (),
     model: Mapping[str, Any] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """float64 durations (s) and distances (m) [S, T] of snapped points, NaN where unreachable (`Engine.table`);
-    on custom `model`'s metric (its JSON: what travels to a worker, which parses it once and keeps its metric)."""
+    """float64 durations (s) and distances (m) [S, T] of snapped points, NaN where unreachable (`Engine.table`)
+    and in the rows and columns of points left out unsnapped (None: `starroute matrix`'s points with no road
+    near); on custom `model`'s metric (its JSON: what travels to a worker, which parses it once and keeps its
+    metric)."""
     parsed = None if model is None else engine.parse_model(model)
-    t = engine.table(list(sources), list(destinations), engine.exclude(exclude), parsed)
-    return t.durations_s, t.distances_m
+    src = [p for p in sources if p is not None]
+    dst = [p for p in destinations if p is not None]
+    if len(src) == len(sources) and len(dst) == len(destinations):
+        t = engine.table(src, dst, engine.exclude(exclude), parsed)
+        return t.durations_s, t.distances_m
+    durations = np.full((len(sources), len(destinations)), np.nan)
+    distances = durations.copy()
+    if src and dst:
+        t = engine.table(src, dst, engine.exclude(exclude), parsed)
+        rows = [i for i, p in enumerate(sources) if p is not None]
+        cols = [j for j, p in enumerate(destinations) if p is not None]
+        durations[np.ix_(rows, cols)] = t.durations_s
+        distances[np.ix_(rows, cols)] = t.distances_m
+    return durations, distances
 
 
 @dataclass(frozen=True)
@@ -94,8 +108,8 @@ def merge_nearest(
 # -- what a Dask worker runs (module-level functions: pickled by reference) ------------------------------------------
 def table_task(
     graph_dir: str,
-    sources: Sequence[Phantom],
-    destinations: Sequence[Phantom],
+    sources: Sequence[Phantom | None],
+    destinations: Sequence[Phantom | None],
     exclude: Sequence[str],
     model: Mapping[str, Any] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:

@@ -11,14 +11,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-DASK_MISSING = "Dask is not installed: pip install 'starroute[dask]'"
+from app.install import install_extra
 
 
 def _distributed() -> Any:
     try:
         import distributed
     except ImportError:
-        raise ImportError(DASK_MISSING) from None
+        raise ImportError(f"Dask is not installed: {install_extra('dask')}") from None
     return distributed
 
 

@@ -149,11 +149,16 @@ class Graph:
         )  # fmt: skip
         return Route.of(self.engine.route(req))
 
-    def _snap_table(
-        self, sources: Points, destinations: Points | None, exclude: Exclude, model: Any = None
-    ) -> tuple[list[Phantom], list[Phantom], tuple[str, ...]]:
-        """Sources and destinations snapped together (as one `POST /table`; on custom `model`'s metric, parsed), and
-        the exclude set's classes."""
+    def _table_request(
+        self,
+        sources: Points,
+        destinations: Points | None,
+        exclude: Exclude,
+        model: Any = None,
+        radius_m: float | None = None,
+    ) -> TableRequest:
+        """Sources and destinations as one `POST /table` request (on custom `model`'s metric, parsed; every point
+        snapped within `radius_m`, default the native API's)."""
         src = as_lonlat(sources, "sources")
         points = pairs(src)
         dst_idx = None
@@ -165,10 +170,15 @@ class Graph:
             points += pairs(dst)
         if src.shape[0] == 0:
             raise InvalidValue("sources must not be empty")
-        req = TableRequest(
-            self._waypoints(points), list(range(src.shape[0])), dst_idx, _exclude(exclude), custom_model=model
-        )
-        s, d, ex = self.engine.resolve_table(req)
+        wps = self._waypoints(points, radius_m)
+        return TableRequest(wps, list(range(src.shape[0])), dst_idx, _exclude(exclude), custom_model=model)
+
+    def _snap_table(
+        self, sources: Points, destinations: Points | None, exclude: Exclude, model: Any = None
+    ) -> tuple[list[Phantom], list[Phantom], tuple[str, ...]]:
+        """Sources and destinations snapped together (as one `POST /table`; on custom `model`'s metric, parsed), and
+        the exclude set's classes."""
+        s, d, ex = self.engine.resolve_table(self._table_request(sources, destinations, exclude, model))
         return s, d, tuple(sorted(ex.classes)) if ex is not None else ()
 
     def table(

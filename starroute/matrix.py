@@ -28,12 +28,12 @@ BLOCK = (1000, 1000)  # sources x destinations per block (see bench/matrix.py's 
 class _Scattered:
     """Each row range's sources and column range's destinations, scattered to the cluster once."""
 
-    def __init__(self, client: Any, src: Sequence[Phantom], dst: Sequence[Phantom]) -> None:
+    def __init__(self, client: Any, src: Sequence[Phantom | None], dst: Sequence[Phantom | None]) -> None:
         self.client, self.src, self.dst = client, src, dst
         self.rows: dict[tuple[int, int], Any] = {}
         self.cols: dict[tuple[int, int], Any] = {}
 
-    def _get(self, cache: dict[tuple[int, int], Any], pts: Sequence[Phantom], a: int, b: int) -> Any:
+    def _get(self, cache: dict[tuple[int, int], Any], pts: Sequence[Phantom | None], a: int, b: int) -> Any:
         fut = cache.get((a, b))
         if fut is None:
             fut = cache[(a, b)] = self.client.scatter([list(pts[a:b])], hash=False)[0]
@@ -46,8 +46,8 @@ class _Scattered:
 def run_table(
     engine: Engine,
     graph_dir: str | Path,
-    src: Sequence[Phantom],
-    dst: Sequence[Phantom],
+    src: Sequence[Phantom | None],
+    dst: Sequence[Phantom | None],
     sink: Sink,
     exclude: Sequence[str] = (),
     *,
@@ -60,7 +60,7 @@ def run_table(
 ) -> Outcome:
     """Every block's durations and distances into `sink` (closed on success, aborted on failure). `scheduler`
     None: here, with `engine`; else a Dask client, address or "local" (`cluster.client_for`). `model`: a custom
-    model's JSON, every block on its metric."""
+    model's JSON, every block on its metric. A point None (left out unsnapped) has NaN cells."""
     blocks = plan(len(src), len(dst), *block)
     ex = tuple(exclude)
     try:

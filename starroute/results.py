@@ -15,6 +15,7 @@ import numpy as np
 from app.engine.facade import IsochroneAnswer, RouteAnswer
 from app.engine.types import Phantom
 from app.engine.types import Route as EngineRoute
+from app.install import install_extra
 
 
 def r1(x: float) -> float:
@@ -27,7 +28,7 @@ def _shapely() -> Any:
     try:
         import shapely.geometry
     except ImportError:  # pragma: no cover - depends on the install
-        raise ImportError("shapely geometries need the geo extra: pip install 'starroute[geo]'") from None
+        raise ImportError(f"shapely geometries need the geo extra: {install_extra('geo')}") from None
     return shapely.geometry
 
 
@@ -57,7 +58,11 @@ class Waypoint:
         }
 
 
-@dataclass(frozen=True)
+def _figures(distance_m: float, duration_s: float) -> str:
+    return f"{distance_m:.1f} m, {duration_s:.1f} s"
+
+
+@dataclass(frozen=True, repr=False)
 class Leg:
     """The stretch between two consecutive waypoints."""
 
@@ -66,10 +71,17 @@ class Leg:
     weight_s: float
     coordinates: np.ndarray  # float64 [k, 2] lon, lat
 
+    def __repr__(self) -> str:
+        return f"<starroute.Leg {_figures(self.distance_m, self.duration_s)}, {len(self.coordinates)} points>"
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, repr=False)
 class Route:
-    """A route through the waypoints: totals, legs, the (k, 2) lon/lat polyline; `alternatives` when asked."""
+    """A route through the waypoints: totals, legs, the (k, 2) lon/lat polyline; `alternatives` when asked.
+
+    Printed, one line: `<starroute.Route 1806.4 m, 207.3 s by ch from 'Tunnel Rocher Palais' to "Avenue de
+    l'Hermitage", 1 leg, 172 points>`; the fields hold the rest (`coordinates`, `legs`, `waypoints`, `.geojson`).
+    """
 
     duration_s: float
     distance_m: float
@@ -80,6 +92,16 @@ class Route:
     waypoints: tuple[Waypoint, ...]
     exclude: tuple[str, ...] = ()
     alternatives: tuple[Route, ...] = ()
+
+    def __repr__(self) -> str:
+        names = [w.name or f"({w.location[0]:.5f}, {w.location[1]:.5f})" for w in self.waypoints]
+        where = f" from {names[0]!r} to {names[-1]!r}" if len(names) >= 2 else ""
+        n = len(self.legs)
+        more = f", {len(self.alternatives)} alternative{'s' if len(self.alternatives) != 1 else ''}"
+        return (
+            f"<starroute.Route {_figures(self.distance_m, self.duration_s)} by {self.algorithm}{where}, "
+            f"{n} leg{'s' if n != 1 else ''}, {len(self.coordinates)} points{more if self.alternatives else ''}>"
+        )
 
     @classmethod
     def of(cls, answer: RouteAnswer) -> Route:
@@ -120,7 +142,7 @@ class Route:
         return _shapely().LineString(self.coordinates)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Matrix:
     """Durations (s) and distances (m) from every source (rows) to every destination (columns); NaN where a pair is
     unreachable. `sources` and `destinations` are the snapped points."""
@@ -130,12 +152,16 @@ class Matrix:
     sources: list[Waypoint]
     destinations: list[Waypoint]
 
+    def __repr__(self) -> str:
+        n, m = self.shape
+        return f"<starroute.Matrix {n} x {m}, {int(np.isnan(self.durations_s).sum())} pairs unreachable>"
+
     @property
     def shape(self) -> tuple[int, int]:
         return (int(self.durations_s.shape[0]), int(self.durations_s.shape[1]))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Band:
     """One isochrone band: its limit (`unit` "min" or "m"), the GeoJSON (Multi)Polygon, the simplification
     tolerance and how many road pieces it was drawn from."""
@@ -147,8 +173,11 @@ class Band:
     tolerance_m: float
     pieces: int
 
+    def __repr__(self) -> str:
+        return f"<starroute.Band {self.value:g} {self.unit}: {self.geometry.get('type')}, {self.pieces} pieces>"
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, repr=False)
 class Isochrone:
     """What is reached from (or, `reverse`, reaches) one point within each limit, largest band first."""
 
@@ -157,6 +186,12 @@ class Isochrone:
     reverse: bool
     buffer_m: float
     settled: int
+
+    def __repr__(self) -> str:
+        limits = ", ".join(f"{b.value:g}" for b in self.bands)
+        unit = self.bands[0].unit if self.bands else ""
+        where = self.point.name or f"({self.point.location[0]:.5f}, {self.point.location[1]:.5f})"
+        return f"<starroute.Isochrone {limits} {unit} {'to' if self.reverse else 'from'} {where!r}>"
 
     @classmethod
     def of(cls, answer: IsochroneAnswer, values: list[float], metric: str, reverse: bool, buffer_m: float) -> Isochrone:

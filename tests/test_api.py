@@ -415,3 +415,23 @@ def test_swapped_lon_lat_gets_a_hint(client: httpx.Client) -> None:
     assert body["code"] == "NoSegment" and "did you swap them?" in body["message"], body
     far = client.get("/route", params={"from": "7.0,45.0", "to": TO}).json()  # simply off the map: no hint
     assert far["code"] == "NoSegment" and "swap" not in far["message"]
+
+
+def test_a_search_that_compiled_says_so(monaco: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a kernel's first use the search's `micros` include compiling (or loading) it: the answer's `stats` say how
+    much (`compile_ms`, from the process's compile clock around the search), and say nothing when nothing compiled."""
+    from app.api.native import feature
+    from app.engine import facade
+    from app.engine.data import load
+
+    engine = facade.Engine(load(monaco))
+    req = facade.RouteRequest(facade.Waypoints([(7.4197, 43.7311), (7.4246, 43.7384)]), "dijkstra")
+    engine.route(req)  # the kernels loaded
+    warm = engine.route(req)
+    assert warm.result.compile_s == 0.0 and "compile_ms" not in feature(warm.best, warm.phantoms, result=warm.result)[
+        "properties"]["stats"]  # fmt: skip
+    clock = iter([10.0, 10.25])  # 250 ms spent compiling while it searched
+    monkeypatch.setattr(facade, "thread_compile_seconds", lambda: next(clock))
+    cold = engine.route(req)
+    stats = feature(cold.best, cold.phantoms, result=cold.result)["properties"]["stats"]
+    assert cold.result.compile_s == 0.25 and stats["compile_ms"] == 250.0

@@ -117,6 +117,8 @@ def test_every_construct_parses() -> None:
         ({"speed": [{"if": "max_speed == FAST", "multiply_by": 0.5}]}, "compare it with a number"),
         ({"speed": [{"if": "road_class_link < 2", "multiply_by": 0.5}]}, "a boolean"),
         ({"speed": [{"if": "true", "limit_to": "road_class"}]}, "not a number"),
+        ({"speed": [{"if": "true", "limit_to": "max_speed / 0"}]}, "('max_speed / 0'): bad limit_to value: division"),
+        ({"speed": [{"if": "true", "multiply_by": "(lanes + 1) / (2 - 2)"}]}, "division by zero"),
         ({"speed": [{"if": "true", "do": [{"if": "x", "multiply_by": 1}]}]}, "speed[0].do[0]"),
         ({"turn_penalty": []}, "turn penalties are not supported"),
         ({"distance_influence": -1}, "distance_influence cannot be negative"),
@@ -343,6 +345,32 @@ def test_http_400s_name_the_rule(client: httpx.Client) -> None:
         assert r.json()["code"] == "InvalidValue" and "priority[1]" in r.json()["message"], r.text
     r = client.post("/route", json={"coordinates": POINTS, "custom_model": {"speed": [{"if": "wat", "limit_to": 5}]}})
     assert r.status_code == 400 and "known: lanes, max_height" in r.json()["message"], r.text
+
+
+def test_a_model_that_closes_every_road_says_so(client: httpx.Client) -> None:
+    """A model (or areas to avoid) closing every road: a 400 saying so, not "no road segment within 1000 m" of a
+    point beside a road; a speed factor that is infinite somewhere is "not finite", not a priority's bound."""
+    everything = {"type": "Polygon", "coordinates": [[[7.3, 43.6], [7.6, 43.6], [7.6, 43.9], [7.3, 43.9], [7.3, 43.6]]]}
+    closed = {"priority": [{"if": "true", "multiply_by": 0}]}
+    stopped = {"speed": [{"if": "true", "limit_to": 0}]}
+    for path, body, who in (
+        ("/route", {"coordinates": POINTS, "custom_model": closed}, "the custom model"),
+        ("/route", {"coordinates": POINTS, "custom_model": stopped}, "the custom model"),
+        ("/table", {"sources": POINTS, "avoid": everything}, "the areas to avoid"),
+        (
+            "/isochrone",
+            {"point": POINTS[0], "minutes": [3], "avoid": everything, "custom_model": {"distance_influence": 10}},
+            "the custom model and the areas to avoid",
+        ),
+    ):
+        r = client.post(path, json=body)
+        assert r.status_code == 400 and r.json()["code"] == "InvalidValue", (path, r.text)
+        message = r.json()["message"]
+        assert message.startswith("every road of this graph ("), message
+        assert message.endswith(f"closed by {who}: nothing is left to route on"), message
+    doubled = {"speed": [{"if": "true", "multiply_by": "max_speed * 2"}]}
+    r = client.post("/route", json={"coordinates": POINTS, "custom_model": doubled})
+    assert r.status_code == 400 and "multiply_by value is inf on some road: not finite" in r.json()["message"], r.text
 
 
 def test_the_library_routes_and_isochrones_with_a_model(bundled_graph: Path) -> None:

@@ -183,6 +183,51 @@ def test_typed_errors(graph: starroute.Graph, tmp_path: Path) -> None:
         starroute.preprocess(tmp_path / "missing.osm.pbf", tmp_path / "out")
 
 
+def test_printed_results_are_one_line(graph: starroute.Graph) -> None:
+    """`print(route)` was 17,500 characters of arrays (42,000 with alternatives): a result prints as one short line
+    with its figures, the rest stays in its fields."""
+    r = graph.route(A, B, alternatives=2)
+    text = repr(r)
+    assert len(text) < 200 and "\n" not in text, text
+    assert text.startswith(f"<starroute.Route {r.distance_m:.1f} m, {r.duration_s:.1f} s by ch from ")
+    assert repr(r.waypoints[0].name) in text and f"{len(r.coordinates)} points" in text
+    assert f"{len(r.alternatives)} alternatives>" in text and str(r) == text
+    assert repr(r.legs[0]) == f"<starroute.Leg {r.legs[0].distance_m:.1f} m, {r.legs[0].duration_s:.1f} s, " + (
+        f"{len(r.legs[0].coordinates)} points>"
+    )
+    assert "2 legs" in repr(graph.route(A, B, via=[VIA]))
+    assert repr(graph.table([A, B, (7.4200, 43.7350)])) == "<starroute.Matrix 3 x 3, 0 pairs unreachable>"
+    iso = graph.isochrone(A, minutes=[2, 4])
+    assert repr(iso).startswith("<starroute.Isochrone 4, 2 min from ") and len(repr(iso)) < 120, repr(iso)
+    assert all(len(repr(b)) < 80 for b in iso.bands), iso.bands
+
+
+def test_a_missing_extra_says_how_to_install_it_from_the_clone(
+    graph: starroute.Graph, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """starroute is not on PyPI: a missing extra names the command that installs it from this clone into the Python
+    that runs (it said `pip install 'starroute[dask]'`)."""
+    import sys
+
+    from app.cli import run as cli
+    from tests.conftest import ROOT
+
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setitem(sys.modules, "distributed", None)  # `import distributed` raises ImportError
+    want = "-m pip install -c constraints.txt -e '.[dask]'"
+    with pytest.raises(ImportError) as e:
+        graph.table([A, B], scheduler="local")
+    assert want in str(e.value) and "starroute[" not in str(e.value), e.value
+    (tmp_path / "p.csv").write_text(f"lon,lat\n{_ll(A)}\n")
+    assert cli(["matrix", str(graph.path), str(tmp_path / "p.csv"), "-o", str(tmp_path / "m.npz")]) == 2
+    err = capsys.readouterr().err
+    assert want in err and "starroute[" not in err, err
+    monkeypatch.chdir(tmp_path)  # elsewhere: the clone's paths in full
+    with pytest.raises(ImportError) as e:
+        graph.table([A, B], scheduler="local")
+    assert f"-c {ROOT / 'constraints.txt'} -e '{ROOT}[dask]'" in str(e.value), e.value
+
+
 # -- inputs and outputs ------------------------------------------------------------------------------------------------
 def test_points_as_pairs_arrays_and_frames(graph: starroute.Graph, points: list) -> None:
     pd = pytest.importorskip("pandas")

@@ -171,6 +171,8 @@ def test_route_by_clicking(page: tuple[Page, Recorder], server: str) -> None:
     wait_ready(pg)
     assert pg.evaluate("starroute.roads.stats.features") > 0, "the road tiles drew roads"
     click_map(pg, *START)
+    # one point, no route yet: labelled with its road's name, not its coordinates
+    pg.wait_for_function("document.querySelector('#waypoints .name').innerText === 'Tunnel Rocher Canton'")
     click_map(pg, *DEST)
     wait_route(pg)
     path = pg.locator("path.sr-route").first.get_attribute("d") or ""
@@ -182,8 +184,30 @@ def test_route_by_clicking(page: tuple[Page, Recorder], server: str) -> None:
     # alternatives: drawn when the OSRM API offers them (routes[1..])
     osrm = httpx.get(f"{server}/route/v1/driving/{ll(START)};{ll(DEST)}?alternatives=2&overview=false").json()
     alternatives = len(osrm["routes"]) - 1
+    assert alternatives >= 1, "Monaco's example route has alternatives (the selection is tested on them)"
     assert pg.locator("path.sr-alternative").count() == alternatives
-    assert pg.locator("#alternatives li").count() == alternatives
+    items = pg.locator("#alternatives li")
+    assert items.count() == alternatives + 1 and items.first.inner_text().startswith("best route: ")
+    # select an alternative, from the list: its line drawn as the route, its steps and figures shown
+    best_steps, best_summary = pg.locator("#steps li").count(), pg.locator("#summary").inner_html()
+    items.nth(1).click()
+    pg.wait_for_function("document.querySelector('#map').dataset.selectedRoute === '1'")
+    assert pg.locator("path.sr-chosen").count() == 1 and "sel" in (items.nth(1).get_attribute("class") or "")
+    assert "alternative 1 selected" in pg.locator("#summary").inner_text()
+    asked = pg.evaluate("performance.getEntriesByType('resource').map(e => e.name).filter(u => "
+                        "u.includes('/route/v1/driving/')).pop()")  # fmt: skip
+    steps_1 = sum(len(leg["steps"]) for leg in httpx.get(asked).json()["routes"][1]["legs"])
+    assert pg.locator("#steps li").count() == steps_1, (steps_1, best_steps)
+    shot(pg, "map-alternative.png")
+    # and from the map: a click on an alternative's line; then "best route" goes back
+    other = "path.sr-alternative:not(.sr-chosen)" if alternatives > 1 else "path.sr-chosen"  # (again: back to best)
+    pg.locator(other).first.dispatch_event("click")
+    pg.wait_for_function("(k) => document.querySelector('#map').dataset.selectedRoute === k",
+                         arg="2" if alternatives > 1 else "0")  # fmt: skip
+    items.first.click()
+    pg.wait_for_function("document.querySelector('#map').dataset.selectedRoute === '0'")
+    assert pg.locator("#summary").inner_html() == best_summary and pg.locator("#steps li").count() == best_steps
+    assert pg.locator("path.sr-chosen").count() == 0
     # the background from the same extract is drawn under the roads (water, parks, buildings at this zoom)
     pg.wait_for_function("starroute.background && starroute.background.stats.features > 0")
     shot(pg, "map-route.jpg", docs=True)
@@ -232,8 +256,9 @@ def test_route_by_clicking(page: tuple[Page, Recorder], server: str) -> None:
 
 def test_search_spaces(page: tuple[Page, Recorder], server: str) -> None:
     """Compare algorithms: a table row per algorithm with settled nodes and time; the search-space layer shows the
-    settled nodes of the chosen one (fewer for CH than for Dijkstra); replay animates it."""
-    pg, _ = page
+    settled nodes of the chosen one (fewer for CH than for Dijkstra); replay animates it. The note under the table
+    says what the rows show: one duration for all, or who answered; a time that includes compiling is marked."""
+    pg, rec = page
     algorithms = httpx.get(server + "/health").json()["algorithms"]
     pg.goto(f"{server}/#loc={ll(START)};{ll(DEST)}&alg=dijkstra")
     wait_ready(pg)
@@ -261,7 +286,35 @@ def test_search_spaces(page: tuple[Page, Recorder], server: str) -> None:
     pg.wait_for_timeout(500)
     shot(pg, "search-replay.png")
     pg.wait_for_function("!document.querySelector('#replay').disabled", timeout=15_000)
+    assert pg.locator("#search-note").inner_text().startswith("Every algorithm returns the same duration (")
+    assert "†" not in pg.locator("#algos").inner_text()
     print(f"\nsettled nodes on the search-space layer: {counts}")
+
+    # again, one algorithm failing (a server past its time limit) and one whose search compiled its kernels (as on a
+    # first start): the note says who answered, the time says what it includes
+    def failing(route: Any) -> None:
+        route.fulfill(status=503, json={"code": "Timeout", "message": "Search exceeded the request time limit"})
+
+    def compiling(route: Any) -> None:
+        answer = route.fetch()
+        body = answer.json()
+        body["properties"]["stats"]["compile_ms"] = 1234.5
+        route.fulfill(response=answer, json=body)
+
+    pg.route(lambda url: "trace=true" in url and "algorithm=astar&" in url, failing)
+    pg.route(lambda url: "trace=true" in url and "algorithm=dijkstra&" in url, compiling)
+    pg.click("#compare")
+    pg.wait_for_function("document.querySelector('#search-note').innerText.includes('answered')")
+    note = pg.locator("#search-note").inner_text()
+    n = len(algorithms)
+    assert note.startswith(f"{n - 1} of {n} algorithms answered (astar: see its row); those return the same "), note
+    assert "Every algorithm" not in note and "† The time includes compiling the search kernels" in note, note
+    assert "Timeout" in pg.locator("#algos tbody tr[data-alg='astar']").inner_text()
+    cell = pg.locator("#algos tbody tr[data-alg='dijkstra'] td").nth(4)
+    assert cell.inner_text().endswith(" †") and "1,235 ms of compiling" in (cell.get_attribute("title") or "")
+    pg.locator("#search-section").scroll_into_view_if_needed()
+    shot(pg, "search-refused-and-compiled.png")
+    rec.errors[:] = [e for e in rec.errors if "503 (Service Unavailable)" not in e]  # the failed request itself
 
 
 def point_in_ring(x: float, y: float, ring: list[list[float]]) -> bool:
@@ -414,6 +467,10 @@ def test_errors_shown_over_the_map(page: tuple[Page, Recorder], server: str) -> 
     assert "error" in (status.get_attribute("class") or "")
     inside = pg.evaluate("starroute.state.points.map(p => starroute.map.getBounds().contains([p[1], p[0]]))")
     assert inside == [True, True], "the map was refitted to show the points of the edited URL"
+    # the labels: the refused point says so (no /nearest asked, which would refuse it too), the other its road
+    pg.wait_for_function("document.querySelector('#waypoints .name').innerText.endsWith('(no road near)')")
+    assert pg.locator("#waypoints .name").nth(1).inner_text() not in ("", ll(DEST))
+    assert not any("/nearest" in u for u in rec.requests)
     rec.errors[:] = [e for e in rec.errors if "400 (Bad Request)" not in e]  # the refused request itself
     shot(pg, "map-error.png")
 
@@ -482,6 +539,10 @@ def test_every_page_renders(browser: Browser, server: str) -> None:
                 raise AssertionError(f"{path} did not render ({rendered}): {rec.errors}") from exc
             text = pg.evaluate("document.body.innerText")
             assert len(text.strip()) > 200, f"{path} shows almost nothing: {text[:100]!r}"
+            if path == "/start":  # a way back to the map, and to an example route on it
+                assert pg.locator("a[href^='/#loc=']").count() == 1
+                pg.click("#to-map")
+                pg.wait_for_function(PAGES["/"])
             pg.wait_for_timeout(200)  # late console errors (images, workers)
             try:
                 rec.check(server)

@@ -17,8 +17,8 @@ from starroute.runner import Block, plan, run_dask
 from starroute.sinks import DenseSink
 from tests.test_osrm_api import random_points
 
-pytest.importorskip("distributed", reason="Dask is not installed (pip install 'starroute[dask]')")
-pytest.importorskip("pyarrow", reason="pyarrow is not installed (pip install 'starroute[dask]')")
+pytest.importorskip("distributed", reason="Dask is not installed (pip install -c constraints.txt -e '.[dask]')")
+pytest.importorskip("pyarrow", reason="pyarrow is not installed (pip install -c constraints.txt -e '.[dask]')")
 
 
 @pytest.fixture(scope="module")
@@ -142,7 +142,9 @@ def test_matrix_command_refuses_bad_input(graph: starroute.Graph, tmp_path: Path
     bad = tmp_path / "bad.csv"
     bad.write_text("x,y\n1,2\n")
     good = _csv(tmp_path / "good.csv", np.array([[7.4197, 43.7311]]))
+    off = _csv(tmp_path / "off.csv", np.array([[7.4197, 43.7311], [120.5, 100.0]]))
     cases = [
+        ([str(graph.path), str(off), "-o", str(tmp_path / "m.npz")], "off.csv: line 3: (120.5, 100.0) is no lon, lat"),
         ([str(graph.path), str(bad), "-o", str(tmp_path / "m.npz")], "lon and lat"),
         ([str(graph.path), str(good), "-o", str(tmp_path / "m.csv")], ".parquet or .npz"),
         ([str(tmp_path / "nograph"), str(good), "-o", str(tmp_path / "m.npz")], "nograph"),
@@ -152,3 +154,47 @@ def test_matrix_command_refuses_bad_input(graph: starroute.Graph, tmp_path: Path
         assert cli(["matrix", *args]) == 2
         assert words in capsys.readouterr().err
     assert not list(tmp_path.glob("m.*"))
+
+
+def test_matrix_command_leaves_out_points_off_the_map(graph: starroute.Graph, client, pts: np.ndarray, tmp_path: Path,
+                                                      capsys) -> None:  # fmt: skip
+    """A point with no road within the radius does not stop the job: it is reported by file, line and id (how far
+    the nearest road is, lon and lat swapped?), its cells are null, every other cell is the table's; `--radius`
+    looks farther."""
+    import pyarrow.parquet as pq
+
+    good = pts[:6]
+    rows = [good[0], (0.0, 0.0), good[1], good[2], (43.7311, 7.4197), good[3], (7.5, 43.8), good[4], good[5]]
+    ids = [f"p{k}" for k in range(len(rows))]
+    sources = _csv(tmp_path / "points.csv", np.array(rows), ids)
+    dests = _csv(tmp_path / "dest.csv", np.array([good[5], (0.0, 0.0), good[0]]))
+    out = tmp_path / "m.parquet"
+    args = ["matrix", str(graph.path), str(sources), "--destinations", str(dests), "-o", str(out)]
+    assert cli([*args, "--scheduler", client.scheduler.address, "--block", "4x2"]) == 0
+    err = capsys.readouterr().err
+    assert "4 point(s) have no road within 1000 m" in err, err
+    for line, ident in ((3, "p1"), (6, "p4"), (8, "p6")):
+        assert f"{sources} line {line} (id {ident}): no road segment within 1000 m" in err, err
+    assert f"{dests} line 3 (id 1): no road segment within 1000 m of (0.0, 0.0)" in err, err
+    swapped = next(s for s in err.splitlines() if "(id p4)" in s)
+    assert "did you swap them? (7.4197, 43.7311) is" in swapped, swapped
+    far = next(s for s in err.splitlines() if "(id p6)" in s)
+    assert "the nearest is" in far and "did you swap" not in far, far
+
+    t = pq.read_table(out).to_pandas()
+    assert len(t) == len(rows) * 3
+    kept_src, kept_dst = [0, 2, 3, 5, 7, 8], [0, 2]
+    want = graph.table(np.array(rows)[kept_src], np.array([good[5], good[0]]))
+    got = np.full((len(rows), 3), -1.0)
+    got[t["source"].str[1:].astype(int).to_numpy(), t["destination"].to_numpy()] = t["duration_s"].to_numpy(
+        dtype=float, na_value=np.nan
+    )
+    np.testing.assert_array_equal(got[np.ix_(kept_src, kept_dst)], want.durations_s)
+    left = np.ones(got.shape, dtype=bool)
+    left[np.ix_(kept_src, kept_dst)] = False
+    assert np.isnan(got[left]).all()
+
+    # farther: the point 7 km out snaps; the others stay left out
+    assert cli([*args, "--scheduler", client.scheduler.address, "--radius", "8000", "-q"]) == 0
+    err = capsys.readouterr().err
+    assert "3 point(s) have no road within 8000 m" in err and "(id p6)" not in err, err

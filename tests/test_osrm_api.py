@@ -563,7 +563,11 @@ def test_every_error_code(client: httpx.Client, engine) -> None:
         ("/table/v1/driving/" + ";".join(["7.42,43.73"] * 101), "TooBig", "Too many table coordinates"),
         (R + OK_2 + "?annotations=nodes", "Ok", None),
         (R + OK_2 + ";7.42,43.735?waypoints=0;5", "InvalidOptions", ""),  # an index past the coordinates
-        ("/tile/v1/driving/tile(1,2,3).mvt", "InvalidOptions", "Invalid coodinates. Only zoomlevel 12+ is supported"),
+        (
+            "/tile/v1/driving/tile(1,2,3).mvt",
+            "InvalidOptions",
+            "Invalid coodinates. Only zoomlevel 12+ is supported: zoom 3 is outside 12..19",
+        ),
         (R + OK_2 + "?exclude=motorway,toll", "InvalidValue", None),  # car offers each class alone, as car.lua
         (R + OK_2 + "?exclude=boats", "InvalidValue", None),
         ("/table/v1/driving/" + OK_2 + "?exclude=hovercraft", "InvalidValue", None),

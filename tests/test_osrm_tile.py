@@ -214,23 +214,26 @@ INVALID = "Invalid coodinates. Only zoomlevel 12+ is supported"  # sic
         ("tile(1,2,13).json", "InvalidQuery", 28),
         ("tile(1,2,13)x.mvt", "InvalidQuery", 28),
         ("7.4,43.7", "InvalidQuery", 17),
-        ("tile(17059,11948,11).mvt", "InvalidOptions", None),
-        ("tile(17059,11948,20).mvt", "InvalidOptions", None),
-        ("tile(4096,1,12).mvt", "InvalidOptions", None),
+        ("tile(17059,11948,11).mvt", "InvalidOptions", "zoom 11 is outside 12..19"),
+        ("tile(17059,11948,20).mvt", "InvalidOptions", "zoom 20 is outside 12..19"),
+        ("tile(4096,1,12).mvt", "InvalidOptions", "x and y are 0..4095 at zoom 12"),
     ],
 )
-def test_malformed_urls_and_zooms_answer_osrms_errors(query: str, code: str, pos: int | None) -> None:
+def test_malformed_urls_and_zooms_answer_osrms_errors(query: str, code: str, pos: int | str) -> None:
+    """osrm-routed's codes and messages; a tile out of range gets OSRM's words ("12+", even of zoom 20) and then
+    what is wrong."""
     path, _, qs = (T + query).partition("?")
     with pytest.raises(EngineError) as info:
         osrm.parse(path, qs)
     assert info.value.code == code
-    expected = f"Query string malformed close to position {pos}" if pos is not None else INVALID
+    expected = f"Query string malformed close to position {pos}" if isinstance(pos, int) else f"{INVALID}: {pos}"
     assert info.value.message == expected
 
 
 def test_errors_and_empty_tiles_over_http(server: str) -> None:
-    r = httpx.get(f"{server}{T}tile(17059,11948,11).mvt")
-    assert r.status_code == 400 and r.json() == {"code": "InvalidOptions", "message": INVALID}
+    r = httpx.get(f"{server}{T}tile(545920,382400,20).mvt")
+    zoom_20 = {"code": "InvalidOptions", "message": f"{INVALID}: zoom 20 is outside 12..19"}
+    assert r.status_code == 400 and r.json() == zoom_20
     r = httpx.get(f"{server}{T}tile(17059,11948,15).mvt", params={"x": "1"})
     assert r.status_code == 400 and r.json()["code"] == "InvalidQuery"
     assert r.headers["content-type"].startswith("application/json")

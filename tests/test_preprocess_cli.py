@@ -6,10 +6,12 @@ import contextlib
 import gzip
 import io
 import json
+import os
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -292,3 +294,65 @@ def test_unchanged_extract_is_up_to_date_and_info_summarises(tmp_path: Path) -> 
     assert "nodes" in info.output and "monaco.osm.pbf" in info.output and "{" not in info.output
     whole = invoke("info", str(out), "--json")
     assert json.loads(whole.output)["counts"]["nodes"] > 0
+
+
+def _preprocess_console(out: Path, stderr: Any) -> subprocess.CompletedProcess[str]:
+    """The console command on a small build; stdout a pipe, stderr as given."""
+    args = [sys.executable, "-m", "app.cli", "preprocess", str(MONACO), "-o", str(out), "--no-ch", "--landmarks", "0"]
+    env = {**os.environ, "TERM": "xterm", "COLUMNS": "120"}
+    return subprocess.run(args, stdout=subprocess.PIPE, stderr=stderr, text=True, cwd=ROOT, env=env, timeout=600)
+
+
+def _assert_only_the_summary(stdout: str, out: Path) -> None:
+    lines = stdout.strip().splitlines()
+    assert lines[0] == f"graph       {out}" and lines[-1] == f"next: starroute serve {out}", stdout
+    assert "starroute:" not in stdout and "\x1b" not in stdout and "━" not in stdout, stdout
+
+
+def test_progress_goes_to_stderr_and_the_summary_to_stdout(tmp_path: Path) -> None:
+    """stderr not a terminal (a log, CI): a plain line per step there, no bar; stdout holds the summary only."""
+    out = tmp_path / "g"
+    proc = _preprocess_console(out, subprocess.PIPE)
+    assert proc.returncode == 0, proc.stderr
+    _assert_only_the_summary(proc.stdout, out)
+    assert "starroute: read ways ..." in proc.stderr and "starroute: read ways done in " in proc.stderr, proc.stderr
+    assert "\x1b" not in proc.stderr and "━" not in proc.stderr and "graph       " not in proc.stderr, proc.stderr
+
+
+def test_progress_on_a_terminal_is_a_bar(tmp_path: Path) -> None:
+    """stderr a terminal: a progress bar per stage there (no step lines), the summary still on stdout alone."""
+    import fcntl
+    import pty
+    import re
+    import struct
+    import termios
+    import threading
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    chunks: list[bytes] = []
+
+    def drain() -> None:
+        while True:
+            try:
+                data = os.read(master, 65536)
+            except OSError:  # the child closed its end
+                return
+            if not data:
+                return
+            chunks.append(data)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    out = tmp_path / "g"
+    try:
+        proc = _preprocess_console(out, slave)
+    finally:
+        os.close(slave)
+        reader.join(10)
+        os.close(master)
+    terminal = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", b"".join(chunks).decode("utf-8", "replace"))
+    assert proc.returncode == 0, terminal
+    _assert_only_the_summary(proc.stdout, out)
+    assert "━" in terminal and re.search(r"read ways\s+━", terminal), terminal
+    assert " done in " not in terminal and "graph       " not in terminal, terminal

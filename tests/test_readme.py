@@ -3,7 +3,12 @@ what they do, the test command CI runs, the install command by hand, and the POS
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import subprocess
+
+import pytest
 
 from tests.conftest import ROOT
 
@@ -51,6 +56,30 @@ def test_make_run_and_test_set_up_then_run_the_readme_commands() -> None:
     assert "python3 -m pytest $(PYTEST_ARGS)" in recipe("test") and "PYTEST_ARGS ?= -q\n" in MAKEFILE
     assert "python3 -m venv" in VENV_SH and "-m pip install" in VENV_SH and '-c constraints.txt -e "$spec"' in VENV_SH
     assert "pip check" in VENV_SH
+
+
+def test_make_run_says_where_the_starroute_command_is() -> None:
+    """`make run` finds `starroute` in .venv/bin; a shell does not: it says where the command is (and the README
+    does), unless the shell's PATH already leads there."""
+    if shutil.which("make") is None:
+        pytest.skip("no make on this machine")
+    venv_bin = str(ROOT / ".venv" / "bin")
+    if not (ROOT / ".venv" / "bin" / "starroute").exists():
+        pytest.skip("no .venv in the clone (make sets it up)")
+    path = os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep) if p.rstrip("/") != venv_bin)
+    env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
+
+    def run(path: str) -> str:
+        done = subprocess.run(["make", "-s", "run", "ARGS=--help"], cwd=ROOT, env={**env, "PATH": path},
+                              capture_output=True, text=True, timeout=300)  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done.stdout
+
+    out = run(path)
+    assert out.startswith("make run: the starroute command is .venv/bin/starroute"), out
+    assert "usage: starroute serve" in out
+    assert not run(venv_bin + os.pathsep + path).startswith("make run:")
+    assert "`.venv/bin/starroute`" in README
 
 
 def test_ci_runs_make_test_and_the_readme_says_so() -> None:

@@ -52,3 +52,42 @@ def test_the_request_time_limit_never_counts_compile_time() -> None:
             asyncio.run(service.run_slow(lambda: time.sleep(0.6)))
     finally:
         service.pool.shutdown()
+
+
+def test_a_thread_counts_its_own_compile_time_only() -> None:
+    """`thread_compile_seconds` (what a search's `compile_ms` reports): the calling thread's time in kernels' compile
+    calls, waiting in a kernel's first use for another thread's compile (numba's lock) included; another thread's
+    compile while this one does something else is not counted."""
+    import time
+
+    import numba
+    from numba.core.compiler_lock import global_compiler_lock
+
+    from preprocessing import jit
+
+    def plus_one(x: int) -> int:
+        return x + 1
+
+    fn = jit._deferred(numba.njit(plus_one), [jit.I64(jit.I64)])
+    jit._DEFERRED.remove(fn)  # not one of the project's kernels (`ready_all`)
+    held, release = threading.Event(), threading.Event()
+
+    def compiling_elsewhere() -> None:
+        jit._COMPILE_CLOCK.enter()
+        try:
+            with global_compiler_lock:
+                held.set()
+                release.wait(10)
+        finally:
+            jit._COMPILE_CLOCK.leave()
+
+    other = threading.Thread(target=compiling_elsewhere)
+    other.start()
+    assert held.wait(10)
+    before = jit.thread_compile_seconds()
+    time.sleep(0.3)  # the other thread compiles meanwhile: not this thread's time
+    assert jit.thread_compile_seconds() - before < 0.05
+    threading.Timer(0.5, release.set).start()
+    assert fn(1) == 2  # its first use waits for the lock (0.5 s), then compiles
+    other.join()
+    assert jit.thread_compile_seconds() - before >= 0.5

@@ -11,6 +11,7 @@ from fastapi import APIRouter, Body, Query, Request
 from starlette.responses import JSONResponse, Response
 
 from app.api.geometry import simplify
+from app.api.openapi_limits import limit
 from app.api.schemas import (
     Algorithm,
     ErrorBody,
@@ -118,6 +119,8 @@ def feature(
         sum(leg.stats.relaxed for leg in route.legs),
         sum(leg.stats.micros for leg in route.legs),
     )
+    if result is not None and result.compile_s > 0:  # a first use: micros holds that compile (or load) time too
+        total["compile_ms"] = _r1(result.compile_s * 1000)
     eps = result.epsilon if result is not None else 1.0
     props: dict[str, Any] = {
         "distance_m": _r1(route.distance_m),
@@ -192,7 +195,12 @@ async def get_route(
         float, Query(ge=1.0, le=100.0, allow_inf_nan=False, description="weighted A*: within epsilon of the optimum")
     ] = 1.0,
     alternatives: Annotated[
-        int, Query(ge=0, le=10, description="also look for up to this many alternative routes (no via points)")
+        int,
+        Query(
+            ge=0,
+            description="also look for up to this many alternative routes (no via points)",
+            json_schema_extra=limit("max_alternatives"),
+        ),
     ] = 0,
 ) -> Response:
     """The fastest route from `from` through each `via` point to `to`; `[lon, lat]` order throughout (RFC 7946).
@@ -380,7 +388,9 @@ async def _isochrone(svc: Service, req: IsochroneRequest, values: list[float]) -
 async def get_nearest(
     request: Request,
     point: Annotated[str, Query(description="`lon,lat`", examples=["7.4197,43.7311"])],
-    number: Annotated[int, Query(ge=1, description="how many (at most the server's limit, 100 by default)")] = 1,
+    number: Annotated[
+        int, Query(ge=1, description="how many nearest points", json_schema_extra=limit("max_nearest"))
+    ] = 1,
     radius_m: Annotated[float | None, Query(gt=0, allow_inf_nan=False, description="search radius")] = None,
     exclude: Annotated[str | None, Query(description="road classes that do not count: `motorway`")] = None,
 ) -> Response:

@@ -25,17 +25,18 @@ import re
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import unquote
 
 import numpy as np
 import orjson
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Path, Request
 from starlette.responses import Response
 
 from app.api import osrm_tile, polyline
 from app.api.errors import JSON_TYPE, RETRY_AFTER_S, error_body, status_for
 from app.api.geometry import segment_lengths_m, simplify
+from app.api.openapi_limits import LIMIT
 from app.api.service import Service, check_coordinate
 from app.engine.errors import EngineError, InvalidValue, NoSegment, NotImplementedOption, TooBig
 from app.engine.facade import Engine, NearestRequest, RouteRequest, TableRequest, Waypoints
@@ -173,54 +174,123 @@ def _exclude(v: str) -> list[str]:
     return parts
 
 
-_GENERAL: dict[str, Callable[[str], Any]] = {
-    "bearings": _bearings,
-    "radiuses": _radiuses,
-    "generate_hints": _bool,
-    "hints": _per_coordinate(_hint),
-    "approaches": _per_coordinate(_choice("curb", "opposite", "unrestricted")),
-    "exclude": _exclude,
-    "snapping": _choice("default", "any"),
-    "skip_waypoints": _bool,
+@dataclass(frozen=True)
+class Option:
+    """One option of a service's query string: how its value is read (`ValueError` when malformed), what the
+    documentation says of it, and the request limit (`app.engine.facade.Limits` field) that bounds it, if any. The
+    grammar below is the one list: the parser reads it and the OpenAPI schema is generated from it."""
+
+    parse: Callable[[str], Any]
+    doc: str
+    limit: str | None = None
+
+
+_GENERAL: dict[str, Option] = {
+    "bearings": Option(
+        _bearings,
+        "`{value},{range};...` per coordinate (degrees, 0-360 and 0-180; empty: any): snap only onto road segments "
+        "travelled in that direction",
+    ),
+    "radiuses": Option(
+        _radiuses,
+        "`{metres};...` per coordinate: snap no farther (`unlimited`, `-1` or empty: no limit, the default)",
+    ),
+    "generate_hints": Option(_bool, "`true` (default) | `false`: a `hint` per waypoint"),
+    "hints": Option(_per_coordinate(_hint), "`{hint};...` per coordinate: accepted, without effect"),
+    "approaches": Option(
+        _per_coordinate(_choice("curb", "opposite", "unrestricted")),
+        "`curb|opposite|unrestricted;...` per coordinate: pass the point on the right (curb) or left (opposite) "
+        "side of the road",
+    ),
+    "exclude": Option(
+        _exclude, "`{class}[,{class}...]`: one of the profile's excludable class sets (car: toll, motorway, ferry)"
+    ),
+    "snapping": Option(_choice("default", "any"), "`default|any`: accepted, without effect"),
+    "skip_waypoints": Option(_bool, "`true|false` (default): leave the `waypoints` out of the answer"),
 }
-_GRAMMAR: dict[str, dict[str, Callable[[str], Any]]] = {
+_ROUTE: dict[str, Option] = {  # route, trip and match
+    "steps": Option(_bool, "`true|false` (default): turn-by-turn steps per leg"),
+    "annotations": Option(
+        _route_annotations,
+        "`true|false` (default) or a comma-separated list of `duration`, `nodes`, `distance`, `weight`, "
+        "`datasources`, `speed`: figures per segment of each leg",
+    ),
+    "geometries": Option(_choice("polyline", "polyline6", "geojson"), "`polyline` (default) | `polyline6` | `geojson`"),
+    "overview": Option(
+        _choice("simplified", "full", "false", "by_legs"),
+        "`simplified` (default) | `full` | `false` | `by_legs`: the geometry of the whole route (or of each leg)",
+    ),
+    "waypoints": Option(
+        _uint_list,
+        "`{index};...`: the coordinates that are waypoints (first and last included), the others only passed",
+    ),
+}
+_GRAMMAR: dict[str, dict[str, Option]] = {
     "route": {
+        "alternatives": Option(
+            _alternatives,
+            "`true|false` (default) or a number N: up to N (true: 1) alternative routes, between two coordinates",
+            limit="max_alternatives",
+        ),
+        "continue_straight": Option(
+            _choice("default", "true", "false"),
+            "`default|true|false`: no turning back at via points (default: the profile's; car true)",
+        ),
+        **_ROUTE,
         **_GENERAL,
-        "alternatives": _alternatives,
-        "steps": _bool,
-        "annotations": _route_annotations,
-        "geometries": _choice("polyline", "polyline6", "geojson"),
-        "overview": _choice("simplified", "full", "false", "by_legs"),
-        "continue_straight": _choice("default", "true", "false"),
-        "waypoints": _uint_list,
     },
-    "nearest": {**_GENERAL, "number": _uint},
+    "nearest": {
+        "number": Option(_uint, "`{N}` (default 1): how many nearest road segments", limit="max_nearest"),
+        **_GENERAL,
+    },
     "table": {
+        "sources": Option(_indices, "`{index};...` | `all` (default): the coordinates that are sources"),
+        "destinations": Option(_indices, "`{index};...` | `all` (default): the coordinates that are destinations"),
+        "annotations": Option(
+            _table_annotations, "`duration` (default) | `distance` | `duration,distance`: the matrices answered"
+        ),
+        "fallback_speed": Option(
+            _double,
+            "`{m/s}` > 0: where no route exists, the straight-line distance at this speed (those cells are listed "
+            "in `fallback_speed_cells`)",
+        ),
+        "fallback_coordinate": Option(
+            _choice("input", "snapped"), "`input` (default) | `snapped`: where the fallback distance is measured from"
+        ),
+        "scale_factor": Option(_double, "`{factor}` > 0: durations multiplied by it"),
         **_GENERAL,
-        "sources": _indices,
-        "destinations": _indices,
-        "annotations": _table_annotations,
-        "fallback_speed": _double,
-        "fallback_coordinate": _choice("input", "snapped"),
-        "scale_factor": _double,
     },
+    "trip": {  # app.api.osrm_trip
+        "roundtrip": Option(_bool, "`true` (default) | `false`: back to the first point at the end"),
+        "source": Option(_choice("any", "first"), "`any` (default) | `first`: the trip starts at the first point"),
+        "destination": Option(_choice("any", "last"), "`any` (default) | `last`: the trip ends at the last point"),
+        **_ROUTE,
+        **_GENERAL,
+    },
+    "match": {  # app.api.osrm_match
+        "timestamps": Option(_uint32_list, "`{seconds};...` per coordinate: UNIX times, increasing"),
+        "gaps": Option(
+            _choice("split", "ignore"), "`split` (default) | `ignore`: split the trace where it has a gap in time"
+        ),
+        "tidy": Option(_bool, "`true|false` (default): drop points too close to the one before"),
+        **_ROUTE,
+        **_GENERAL,
+        "radiuses": Option(_radiuses, "`{metres};...` per coordinate: the GPS standard deviation (default 5 m)"),
+    },
+    "tile": {},  # nothing after `tile(x,y,z).mvt` (app.api.osrm_tile)
 }
 
-# /trip/v1 (app.api.osrm_trip): the route's options but alternatives and continue_straight, and its own three
-_GRAMMAR["trip"] = {
-    **{k: v for k, v in _GRAMMAR["route"].items() if k not in ("alternatives", "continue_straight")},
-    "roundtrip": _bool,
-    "source": _choice("any", "first"),
-    "destination": _choice("any", "last"),
-}
 
-# /match/v1 (app.api.osrm_match): the route's options but alternatives and continue_straight, and the trace's own
-_GRAMMAR["match"] = {
-    **{k: v for k, v in _GRAMMAR["route"].items() if k not in ("alternatives", "continue_straight")},
-    "timestamps": _uint32_list,
-    "gaps": _choice("split", "ignore"),
-    "tidy": _bool,
-}
+def query_parameters(service: str) -> list[dict[str, Any]]:
+    """The OpenAPI parameter objects of a service's query options, from its grammar (every value a string: the
+    grammar, not pydantic, judges it). An option with a limit names it (`app.api.openapi_limits` states it)."""
+    out = []
+    for name, option in _GRAMMAR[service].items():
+        schema: dict[str, Any] = {"type": "string"}
+        if option.limit is not None:
+            schema[LIMIT] = option.limit
+        out.append({"name": name, "in": "query", "required": False, "description": option.doc, "schema": schema})
+    return out
 
 
 @dataclass
@@ -319,11 +389,11 @@ def _parse_options(service: str, url: str, pos: int) -> dict[str, Any]:
             end = n
         eq = url.find("=", pos, end)
         key = url[pos:eq] if eq >= 0 else ""
-        parser = grammar.get(key)
-        if parser is None:  # osrm-routed points at the option's start: after "?", or at the "&" before it
+        option = grammar.get(key)
+        if option is None:  # osrm-routed points at the option's start: after "?", or at the "&" before it
             raise _query_error(pos if pos == first else pos - 1)
         try:
-            options[key] = parser(url[eq + 1 : end])
+            options[key] = option.parse(url[eq + 1 : end])
         except ValueError:
             raise _query_error(eq + 1) from None
         if end == n:
@@ -618,13 +688,23 @@ def media_type(body: bytes) -> str:
 
 # --- OpenAPI documentation of the same endpoints -------------------------------------------------------------------
 # `app.api.frontdoor` answers these paths before routing; the routes below document them (and serve them should the
-# front door be bypassed), with every option typed as a string so that the OSRM grammar, not pydantic, judges it.
+# front door be bypassed). Each one's query options are its grammar's (`query_parameters`), added to the operation as
+# they are: what the documentation lists is what the parser accepts.
 router = APIRouter(tags=["osrm"])
 router.include_router(osrm_tile.router)
 _ERR: dict[int | str, dict[str, Any]] = {
     400: {"description": "OSRM error: `{code, message}`, code one of InvalidUrl, InvalidQuery, ..."}
 }
-_Opt = Query(None)
+
+
+_Profile = Annotated[str, Path(description="any name: the loaded graph's profile answers (`driving`, `car`, ...)")]
+_Coordinates = Annotated[
+    str,
+    Path(
+        description="`{lon},{lat};{lon},{lat}[;...]`, `polyline({polyline})` or `polyline6({polyline6})`, "
+        "optionally followed by `.json`"
+    ),
+]
 
 
 async def _answer(request: Request) -> Response:
@@ -634,109 +714,43 @@ async def _answer(request: Request) -> Response:
     return Response(body, status_code=status, media_type=media_type(body), headers=headers)
 
 
-@router.get("/route/v1/{profile}/{coordinates}", summary="OSRM route service", responses=_ERR)
-async def osrm_route(
-    request: Request,
-    profile: str,
-    coordinates: str,
-    alternatives: str | None = _Opt,
-    steps: str | None = _Opt,
-    annotations: str | None = _Opt,
-    geometries: str | None = _Opt,
-    overview: str | None = _Opt,
-    continue_straight: str | None = _Opt,
-    waypoints: str | None = _Opt,
-    radiuses: str | None = _Opt,
-    bearings: str | None = _Opt,
-    hints: str | None = _Opt,
-    generate_hints: str | None = _Opt,
-    approaches: str | None = _Opt,
-    snapping: str | None = _Opt,
-    skip_waypoints: str | None = _Opt,
-    exclude: str | None = _Opt,
-) -> Response:
-    """`{lon},{lat};{lon},{lat}[;…]` or `polyline(…)`: the fastest route through the points, OSRM v5 shapes."""
-    return await _answer(request)
+def _document(service: str, summary: str, doc: str) -> None:
+    """`GET /{service}/v1/{profile}/{coordinates}` on the router: its summary, description and query options."""
+
+    async def endpoint(request: Request, profile: _Profile, coordinates: _Coordinates) -> Response:
+        return await _answer(request)
+
+    router.add_api_route(
+        f"/{service}/v1/{{profile}}/{{coordinates}}",
+        endpoint,
+        methods=["GET"],
+        name=f"osrm_{service}",  # the operation's id and its /metrics label
+        summary=summary,
+        description=doc,
+        responses=_ERR,
+        openapi_extra={"parameters": query_parameters(service)},
+    )
 
 
-@router.get("/trip/v1/{profile}/{coordinates}", summary="OSRM trip service", responses=_ERR)
-async def osrm_trip(
-    request: Request,
-    profile: str,
-    coordinates: str,
-    roundtrip: str | None = _Opt,
-    source: str | None = _Opt,
-    destination: str | None = _Opt,
-    steps: str | None = _Opt,
-    annotations: str | None = _Opt,
-    geometries: str | None = _Opt,
-    overview: str | None = _Opt,
-    waypoints: str | None = _Opt,
-    radiuses: str | None = _Opt,
-    bearings: str | None = _Opt,
-    hints: str | None = _Opt,
-    generate_hints: str | None = _Opt,
-    approaches: str | None = _Opt,
-    snapping: str | None = _Opt,
-    skip_waypoints: str | None = _Opt,
-    exclude: str | None = _Opt,
-) -> Response:
-    """The fastest tour through the points (`roundtrip`, `source=first`, `destination=last`): `trips` holds one
-    route, `waypoints` each point's place in it. `roundtrip=false` needs a fixed end (else `NotImplemented`)."""
-    return await _answer(request)
-
-
-@router.get("/nearest/v1/{profile}/{coordinates}", summary="OSRM nearest service", responses=_ERR)
-async def osrm_nearest(
-    request: Request,
-    profile: str,
-    coordinates: str,
-    number: str | None = _Opt,
-    radiuses: str | None = _Opt,
-    generate_hints: str | None = _Opt,
-    exclude: str | None = _Opt,
-) -> Response:
-    """The `number` nearest road segments to one coordinate."""
-    return await _answer(request)
-
-
-@router.get("/table/v1/{profile}/{coordinates}", summary="OSRM table service", responses=_ERR)
-async def osrm_table(
-    request: Request,
-    profile: str,
-    coordinates: str,
-    sources: str | None = _Opt,
-    destinations: str | None = _Opt,
-    annotations: str | None = _Opt,
-    fallback_speed: str | None = _Opt,
-    fallback_coordinate: str | None = _Opt,
-    scale_factor: str | None = _Opt,
-    radiuses: str | None = _Opt,
-    generate_hints: str | None = _Opt,
-    exclude: str | None = _Opt,
-) -> Response:
-    """Durations and/or distances between all sources and destinations (null where unreachable)."""
-    return await _answer(request)
-
-
-@router.get("/match/v1/{profile}/{coordinates}", summary="OSRM match service", responses=_ERR)
-async def osrm_match(
-    request: Request,
-    profile: str,
-    coordinates: str,
-    timestamps: str | None = _Opt,
-    radiuses: str | None = _Opt,
-    gaps: str | None = _Opt,
-    tidy: str | None = _Opt,
-    waypoints: str | None = _Opt,
-    steps: str | None = _Opt,
-    annotations: str | None = _Opt,
-    geometries: str | None = _Opt,
-    overview: str | None = _Opt,
-    bearings: str | None = _Opt,
-    generate_hints: str | None = _Opt,
-    skip_waypoints: str | None = _Opt,
-    exclude: str | None = _Opt,
-) -> Response:
-    """A GPS trace matched onto the roads: `matchings` (routes with a confidence) and a tracepoint per point."""
-    return await _answer(request)
+_document(
+    "route",
+    "OSRM route service",
+    "`{lon},{lat};{lon},{lat}[;...]` or `polyline(...)`: the fastest route through the points, OSRM v5 shapes.",
+)
+_document(
+    "trip",
+    "OSRM trip service",
+    "The fastest tour through the points (`roundtrip`, `source=first`, `destination=last`): `trips` holds one route, "
+    "`waypoints` each point's place in it. `roundtrip=false` needs a fixed end (else `NotImplemented`).",
+)
+_document("nearest", "OSRM nearest service", "The `number` nearest road segments to each coordinate.")
+_document(
+    "table",
+    "OSRM table service",
+    "Durations and/or distances between all sources and destinations (null where unreachable).",
+)
+_document(
+    "match",
+    "OSRM match service",
+    "A GPS trace matched onto the roads: `matchings` (routes with a confidence) and a tracepoint per point.",
+)

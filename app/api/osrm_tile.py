@@ -13,7 +13,8 @@ Layers without features are left out, as vtzero leaves them out (an empty tile i
 
 The grammar is osrm-routed's (`tile(` uint `,` uint `,` uint `).mvt`, nothing after it, no query string): a
 malformed URL is `InvalidQuery` "Query string malformed close to position N" where OSRM's parser stops; a zoom
-outside 12..19 or a tile that does not exist is `InvalidOptions` with OSRM's message (typo included). Tiles are
+outside 12..19 or a tile that does not exist is `InvalidOptions` with OSRM's message (typo included), followed by
+what is wrong (OSRM's text says "12+" even of zoom 20). Tiles are
 encoded with the map tiles' encoder (`app.api.tiles`), cut in the search pool and kept in a small LRU cache.
 """
 
@@ -88,8 +89,10 @@ def parse_tile(url: str, pos: int) -> tuple[int, int, int]:
     if p != len(url):  # anything after `.mvt`, a query string included
         raise _query_error(p)
     x, y, z = numbers
-    if not (OSRM_MIN_ZOOM <= z <= OSRM_MAX_ZOOM and x < (1 << z) and y < (1 << z)):
-        raise EngineError(INVALID_TILE, "InvalidOptions")
+    if not OSRM_MIN_ZOOM <= z <= OSRM_MAX_ZOOM:  # osrm-routed's words, then which bound (its text names one only)
+        raise EngineError(f"{INVALID_TILE}: zoom {z} is outside {OSRM_MIN_ZOOM}..{OSRM_MAX_ZOOM}", "InvalidOptions")
+    if not (x < (1 << z) and y < (1 << z)):
+        raise EngineError(f"{INVALID_TILE}: x and y are 0..{(1 << z) - 1} at zoom {z}", "InvalidOptions")
     return x, y, z
 
 

@@ -42,13 +42,17 @@ def start_page(service: Any) -> str:
                 (f"/nearest?point={x1},{y1}&number=3", "the nearest roads to a point"),
             )
         )
+        if MAP_PAGE.is_file():
+            on_map = f"/#loc={x1},{y1};{x2},{y2}"
+            examples += f'<li><a href="{html.escape(on_map)}">the same route on the map</a></li>'
+    back = '<p><a href="/" id="to-map">← the map</a></p>' if MAP_PAGE.is_file() else ""
     source = html.escape(str(mf.get("source", {}).get("name", "?")))
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>starroute</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <style>body{{font:15px/1.5 system-ui,sans-serif;max-width:52em;margin:2em auto;padding:0 1em;color:#222}}
 code{{background:#f3f3f3;padding:0 .2em}}a{{color:#0b5cad}}td{{padding:0 1em 0 0}}</style></head>
-<body><h1>starroute</h1>
+<body>{back}<h1>starroute</h1>
 <p>Road routing on OpenStreetMap data with contraction hierarchies, ALT and A*. This server has the
 <b>{html.escape(str(mf.get("profile", "?")))}</b> graph of <b>{source}</b> loaded:
 {counts.get("nodes", 0):,} nodes, {counts.get("arcs", 0):,} arcs; algorithms

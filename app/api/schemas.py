@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.api.openapi_limits import limit
 from app.engine.algorithms import NAMES
 from app.engine.algorithms import AlgorithmName as Algorithm
 
@@ -50,7 +51,10 @@ class RouteRequest(_Strict):
         1.0, ge=1.0, le=100.0, allow_inf_nan=False, description="weighted A*: cost within epsilon of the optimum"
     )
     alternatives: int = Field(
-        0, ge=0, le=10, description="also look for up to this many alternative routes (two coordinates only)"
+        0,
+        ge=0,
+        description="also look for up to this many alternative routes (two coordinates only)",
+        json_schema_extra=limit("max_alternatives"),
     )
     custom_model: CustomModelBody = None
 
@@ -129,7 +133,12 @@ class Waypoint(BaseModel):
 class SearchStats(BaseModel):
     settled: int
     relaxed: int
-    micros: float
+    micros: float = Field(description="the search's time in the engine, microseconds")
+    compile_ms: float | None = Field(
+        None,
+        description="present when the search compiled or loaded kernels (their first use after a start) or waited "
+        "for another thread's compile of them: milliseconds that `micros` includes",
+    )
 
 
 class LegProperties(BaseModel):

@@ -288,9 +288,9 @@ class _Parser:
 
 
 def _arith(op: str, a: Value, ac: float | None, b: Value, bc: float | None) -> tuple[Value, float | None]:
+    if op == "/" and bc == 0:  # `max_speed / 0` as much as `1 / 0`
+        raise _Bad("division by zero")
     if ac is not None and bc is not None:
-        if op == "/" and bc == 0:
-            raise _Bad("division by zero")
         c = {"+": ac + bc, "-": ac - bc, "*": ac * bc, "/": ac / bc if bc else 0.0}[op]
         return (lambda ctx: c), c
     if op == "+":
@@ -533,7 +533,12 @@ def _apply(stmts: tuple[Statement, ...], v: np.ndarray, active: np.ndarray, ctx:
                 bad |= x > 1
             if bad.any():
                 y = float(x[np.flatnonzero(bad)[0]])
-                why = "larger than 1 for a priority factor" if y > 1 else "negative or not finite"
+                if y < 0:
+                    why = "negative"
+                elif y > 1 and block == "priority" and s.op == "multiply_by":
+                    why = "larger than 1 for a priority factor"
+                else:  # a speed factor may exceed 1, not be infinite
+                    why = "not finite"
                 raise _fail(s.where, s.text, f"the {s.op} value is {y:g} on some road: {why}")
         if s.op == "multiply_by":
             v[hit] = v[hit] * x
@@ -597,6 +602,22 @@ def evaluate_slowly(model: CustomModel, ctx: ArcContext, base_speed_kmh: np.ndar
     return speed, priority
 
 
+AVOID_AREA = "starroute_avoid_"  # the id prefix of the areas to avoid that `closing_areas` adds
+
+
+def closer(model: CustomModel) -> str:
+    """Who closes roads in `model`, for a message: the custom model, the areas to avoid (`closing_areas`), or both."""
+    avoid = [f for f in model.areas if str(f).startswith(AVOID_AREA)]
+    if not avoid:
+        return "the custom model"
+    only_avoid = len(avoid) == len(model.areas) and not model.speed and len(model.priority) == 1
+    return (
+        "the areas to avoid"
+        if only_avoid and model.distance_influence == 0
+        else "the custom model and the areas to avoid"
+    )
+
+
 def closing_areas(model: CustomModel | None, polygons: Any) -> CustomModel:
     """`model` (None: the profile's own weighting) with every road that meets one of `polygons` closed: avoid areas
     as a custom model (a priority 0 on `in_<area>`), so tables and isochrones avoid them by the same mechanism.
@@ -605,7 +626,7 @@ def closing_areas(model: CustomModel | None, polygons: Any) -> CustomModel:
     features = list((source.get("areas") or {}).get("features") or [])
     ids = []
     for i, rings in enumerate(polygons):
-        fid = f"starroute_avoid_{i}"
+        fid = f"{AVOID_AREA}{i}"
         ids.append(fid)
         geometry = {"type": "Polygon", "coordinates": [np.asarray(r, dtype=np.float64).tolist() for r in rings]}
         features.append({"type": "Feature", "id": fid, "properties": {}, "geometry": geometry})

@@ -30,6 +30,7 @@ class InvalidQuery(EngineError):
 class NoSegment(EngineError):
     code = "NoSegment"
     index: int | None = None  # which point of a request found no road (set by `Router.snap_waypoints`)
+    detail: str = ""  # why, as the snapper says it: how far the nearest road is, whether lon and lat look swapped
 
 
 class NoRoute(EngineError):

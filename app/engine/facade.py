@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from preprocessing.artifacts import Graph, Manifest
+from preprocessing.jit import thread_compile_seconds
 from preprocessing.units import DIST_PER_METRE, WEIGHT_PER_SECOND
 
 from .custom_model import CustomModel, closing_areas, parse_model
@@ -46,6 +47,22 @@ class Waypoints:
     approaches: Sequence[str | None] | None = None
     default_radius_m: float | None = None
     detail: bool = False
+
+
+def _only(wp: Waypoints, keep: Sequence[int]) -> Waypoints:
+    """The waypoints `keep` of `wp`, with their per-point options."""
+
+    def pick(values: Sequence[Any] | None) -> list[Any] | None:
+        return None if values is None else [values[i] for i in keep]
+
+    return Waypoints(
+        [wp.coordinates[i] for i in keep],
+        pick(wp.radiuses),
+        pick(wp.bearings),
+        pick(wp.approaches),
+        wp.default_radius_m,
+        wp.detail,
+    )
 
 
 @dataclass(frozen=True)
@@ -421,9 +438,36 @@ class Engine:
             )
         except NoSegment as exc:
             msg = f"Could not find a matching segment for coordinate {exc.index or 0}"
+            detail = exc.message.split(": ", 1)[-1]  # the router's "waypoint i: " off
             if wp.detail:
-                msg += ": " + exc.message.split(": ", 1)[-1]
-            raise NoSegment(msg) from None
+                msg += ": " + detail
+            err = NoSegment(msg)
+            err.index, err.detail = exc.index, detail
+            raise err from None
+
+    def snap_each(
+        self, wp: Waypoints, ex: ExcludeSet | None = None, router: Router | None = None
+    ) -> tuple[list[Phantom | None], dict[int, str]]:
+        """`snap`, leaving out the points with no road within their radius instead of refusing the request: a
+        phantom per point (None where left out; the others snapped together, as `snap` does) and, per point left
+        out, why (`NoSegment.detail`: how far the nearest road is, whether lon and lat look swapped). For batches
+        (`starroute matrix`) where one bad line must not stop the others; costs nothing more when every point snaps."""
+        try:
+            return list(self.snap(wp, ex, router)), {}
+        except NoSegment:
+            pass
+        why: dict[int, str] = {}
+        for i in range(len(wp.coordinates)):
+            try:
+                self.snap(_only(wp, [i]), ex, router)
+            except NoSegment as exc:
+                why[i] = exc.detail
+        keep = [i for i in range(len(wp.coordinates)) if i not in why]
+        out: list[Phantom | None] = [None] * len(wp.coordinates)
+        if keep:
+            for i, ph in zip(keep, self.snap(_only(wp, keep), ex, router), strict=True):
+                out[i] = ph
+        return out, why
 
     def resolve_route(self, req: RouteRequest) -> tuple[str, list[Phantom], RouteOptions]:
         """Check a route request against the limits, resolve its exclude set and areas, snap it: (algorithm,
@@ -465,7 +509,9 @@ class Engine:
     def routes(self, phantoms: list[Phantom], options: RouteOptions) -> RouteAnswer:
         """The routes through resolved `phantoms` (`resolve_route`), their traces as coordinates when asked."""
         router = options.model.router if options.model is not None else self.router
+        compiled = thread_compile_seconds()  # the search runs on this thread: what its figures include
         result = router.query().routes(phantoms, options)
+        result.compile_s = thread_compile_seconds() - compiled
         resolved = self.router.exclude_set(options.exclude)
         ex = sorted(resolved.classes) if resolved is not None else []
         traces = [self._trace(tr) for tr in result.traces] if options.trace else []
@@ -482,18 +528,31 @@ class Engine:
         meet = np.round(self.router.node_lonlat(np.array([tr.meeting])), 6)[0].tolist() if tr.meeting >= 0 else None
         return {"settled": settled, "meeting": meet, "truncated": tr.truncated}
 
-    def resolve_table(self, req: TableRequest) -> tuple[list[Phantom], list[Phantom], ExcludeSet | None]:
-        """Check a table request, snap it: (sources, destinations, exclude set). With a custom model, the points
-        are snapped on its metric: hand the same model to `table`."""
+    def _table_points(self, req: TableRequest) -> tuple[list[int], list[int], ExcludeSet | None]:
+        """A table request checked: its source and destination indices and its exclude set."""
         lim = self.limits
         n = len(req.waypoints.coordinates)
         src = list(range(n)) if req.sources is None else list(req.sources)
         dst = list(range(n)) if req.destinations is None else list(req.destinations)
         if len(src) > lim.max_table_size or len(dst) > lim.max_table_size:
             raise TooBig(f"a table has at most {lim.max_table_size} sources and {lim.max_table_size} destinations")
-        ex = self.exclude(req.exclude)
+        return src, dst, self.exclude(req.exclude)
+
+    def resolve_table(self, req: TableRequest) -> tuple[list[Phantom], list[Phantom], ExcludeSet | None]:
+        """Check a table request, snap it: (sources, destinations, exclude set). With a custom model, the points
+        are snapped on its metric: hand the same model to `table`."""
+        src, dst, ex = self._table_points(req)
         phantoms = self.snap(req.waypoints, ex, self._view(req.model)[0])
         return [phantoms[i] for i in src], [phantoms[j] for j in dst], ex
+
+    def resolve_table_each(
+        self, req: TableRequest
+    ) -> tuple[list[Phantom | None], list[Phantom | None], ExcludeSet | None, dict[int, str]]:
+        """`resolve_table`, leaving out the points with no road within their radius (`snap_each`): None in their
+        places, and why per point left out (its index among the request's waypoints)."""
+        src, dst, ex = self._table_points(req)
+        phantoms, why = self.snap_each(req.waypoints, ex, self._view(req.model)[0])
+        return [phantoms[i] for i in src], [phantoms[j] for j in dst], ex, why
 
     def table(
         self,

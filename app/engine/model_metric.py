@@ -42,7 +42,7 @@ from preprocessing.artifacts import Graph
 from preprocessing.units import CLOSED_DS
 
 from .cch import Metric, closed_arcs, customize, has_cch
-from .custom_model import ArcContext, CustomModel, evaluate
+from .custom_model import ArcContext, CustomModel, closer, evaluate
 from .data import freeze, is_edge_based
 from .errors import InvalidValue
 from .geo import node_geo
@@ -91,6 +91,10 @@ def model_weights(model: CustomModel, graph: Graph, area_arcs: Any) -> ModelWeig
     t1 = time.perf_counter()
     speed = np.minimum(speed, vtop)
     closed = (priority <= 0) | (speed <= 0) | (w0 >= CLOSED_DS)  # a road a speed file closed stays closed
+    if n and bool(closed.all()):  # else every request would fail far from its cause ("no road segment near ...")
+        raise InvalidValue(
+            f"every road of this graph ({n:,} road arcs) is closed by {closer(model)}: nothing is left to route on"
+        )
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(closed, 1.0, v0 / np.where(closed, 1.0, speed))
         pr = np.where(closed, 1.0, priority)

@@ -243,6 +243,7 @@ class RouteResult:
     traces: list[SearchTrace] = field(default_factory=list)
     epsilon: float = 1.0
     complete: bool = True  # False: fewer alternatives than asked, and plateaus were not tried (`RouteOptions`)
+    compile_s: float = 0.0  # kernels compiled or loaded meanwhile (a first use): the legs' `micros` include it
 
     @property
     def best(self) -> Route:

@@ -24,6 +24,7 @@
   var mode = null;  // null | 'draw' | 'iso'
   var drawing = [];
   var routeSeq = 0, searchSeq = 0, searchActive = false, searchRows = [], firstRoute = true;
+  var osrmRoutes = [], mainLine = null, bestSummary = '';  // the OSRM API's routes shown; the best one's figures
 
   // -- helpers -------------------------------------------------------------------------------------------------------
   function fmt(x) { return (Math.round(x * 1e6) / 1e6).toString(); }
@@ -32,6 +33,17 @@
     if (s < 60) return Math.round(s) + ' s';
     var m = Math.floor(s / 60), h = Math.floor(m / 60);
     return h ? h + ' h ' + (m % 60) + ' min' : m + ' min ' + Math.round(s % 60) + ' s';
+  }
+  /* A search's time in the engine; on a kernel's first use after a start it includes compiling (or loading) it,
+   * which the server says (`stats.compile_ms`): marked †, with the figure in the title. */
+  function compiled(stats) {
+    return stats.compile_ms ? 'includes ' + Math.round(stats.compile_ms).toLocaleString() + ' ms of compiling the ' +
+      'search kernels (their first use since the server started): run it again for the search alone' : '';
+  }
+  function micros(stats) {
+    var text = Math.round(stats.micros).toLocaleString() + ' µs';
+    return stats.compile_ms ? '<span class="compiled" title="' + esc(compiled(stats)) + '">' + text + ' †</span>' :
+      text;
   }
   function distance(m) { return m < 1000 ? Math.round(m) + ' m' : (m / 1000).toFixed(m < 10000 ? 2 : 1) + ' km'; }
   /* A message over the map, where the eye is (not at the foot of the panel): `error` ones in red. */
@@ -113,6 +125,40 @@
       html: '<div class="sr-pin" style="background:' + colour + '"><span>' + label + '</span></div>' });
   }
 
+  /* What a waypoint is called: the name of the road it snaps to (from the route's answer, else /nearest). */
+  var placeNames = {}, placeAsked = {};  // ll(point) -> road name ('' unnamed; null: no road near)
+  function placeLabel(p) {
+    var name = placeNames[ll(p)];
+    return name === undefined ? ll(p) : name === null ? ll(p) + ' (no road near)' : name || 'unnamed road';
+  }
+
+  function labelWaypoints() {
+    state.points.forEach(function (p, i) {
+      var el = document.querySelector('#waypoints .name[data-i="' + i + '"]');
+      if (el) { el.textContent = placeLabel(p); el.title = ll(p); }
+    });
+  }
+
+  /* Whether `p` is far outside the graph's box (0.1 degrees, 8-11 km, beyond it): no road can be near, and /nearest
+   * would only refuse it (a swapped lon/lat, a click beside the map). */
+  function offGraph(p) {
+    var b = (health && health.graph && health.graph.bbox) || null, m = 0.1;
+    return !!b && (p[0] < b[0] - m || p[1] < b[1] - m || p[0] > b[2] + m || p[1] > b[3] + m);
+  }
+
+  /* Ask /nearest for the road name of each point no route answer has named (one point, or a route refused). */
+  function nameWaypoints() {
+    state.points.forEach(function (p) {
+      var key = ll(p);
+      if (placeNames[key] !== undefined || placeAsked[key]) return;
+      if (offGraph(p)) { placeNames[key] = null; labelWaypoints(); return; }
+      placeAsked[key] = true;
+      getJSON('/nearest?point=' + key).then(function (fc) {
+        placeNames[key] = fc.features.length ? fc.features[0].properties.name : null;
+      }, function () { placeNames[key] = null; }).then(labelWaypoints);
+    });
+  }
+
   function drawMarkers() {
     markerLayer.clearLayers();
     var n = state.points.length;
@@ -124,7 +170,10 @@
       });
       m.on('dragend', function () { changed(); });
       m.on('contextmenu', function (e) { L.DomEvent.stop(e); removePoint(i); });
-      m.bindTooltip(i === 0 ? 'start' : i === n - 1 ? 'destination' : 'via ' + i + ' (right-click removes)');
+      m.bindTooltip(function () {
+        return (i === 0 ? 'start' : i === n - 1 ? 'destination' : 'via ' + i + ' (right-click removes)') + ': ' +
+          esc(placeLabel(state.points[i] || p));
+      });
       markerLayer.addLayer(m);
     });
     var list = $('waypoints');
@@ -132,7 +181,7 @@
     state.points.forEach(function (p, i) {
       var li = document.createElement('li');
       li.innerHTML = '<b>' + (i === 0 ? 'A' : i === n - 1 && n > 1 ? 'B' : i) + '</b><span class="name" data-i="' + i +
-        '">' + ll(p) + '</span><button type="button" title="remove">×</button>';
+        '" title="' + ll(p) + '">' + esc(placeLabel(p)) + '</span><button type="button" title="remove">×</button>';
       li.querySelector('button').onclick = function () { removePoint(i); };
       list.appendChild(li);
     });
@@ -209,7 +258,7 @@
    * alternatives from the OSRM API (same waypoints and classes; it has no areas to avoid). `live`: while dragging,
    * at most one request in flight and no steps. */
   function route(live) {
-    if (state.points.length < 2) { clearRoute(); status(''); return Promise.resolve(); }
+    if (state.points.length < 2) { clearRoute(); status(''); nameWaypoints(); return Promise.resolve(); }
     if (live) {
       if (dragBusy) { dragPending = true; return Promise.resolve(); }
       dragBusy = true;
@@ -228,7 +277,7 @@
       if (seq !== routeSeq) return;
       clearRoute();
       status(err.message, true);
-      if (!live) refit();  // the point the message is about may be off the view
+      if (!live) { refit(); nameWaypoints(); }  // the point the message is about may be off the view
     }).then(function () {
       if (live) {
         dragBusy = false;
@@ -240,10 +289,10 @@
   function clearRoute() {
     if (searchActive || searchRows.length) hideSearch();  // no search space of a route that is gone
     routeLayer.clearLayers();
-    altLayer.clearLayers();
+    mainLine = null;
+    bestSummary = '';
+    showRoutes([]);
     $('summary').innerHTML = '';
-    $('steps').innerHTML = '';
-    $('alternatives').innerHTML = '';
     $('steps-note').textContent = '';
     $('map').removeAttribute('data-route');
   }
@@ -254,6 +303,7 @@
     var p = feature.properties;
     L.geoJSON(feature, { style: { color: '#fff', weight: 9, opacity: 0.9 }, interactive: false }).addTo(routeLayer);
     var line = L.geoJSON(feature, { style: { color: '#1565c0', weight: 5, opacity: 0.9, className: 'sr-route' } });
+    mainLine = line;
     line.on('click', function (e) {
       L.DomEvent.stop(e);
       if (mode) onMapClick(e); else setPoint('via', e.latlng);
@@ -264,25 +314,22 @@
     var note = alg !== chosen ? ' (' + chosen + ' cannot avoid areas)' : '';
     $('summary').innerHTML = duration(p.duration_s) + ' · ' + distance(p.distance_m) +
       '<br><span class="muted">' + esc(alg) + note + ': ' + p.stats.settled.toLocaleString() +
-      ' search nodes settled, ' +
-      Math.round(p.stats.micros).toLocaleString() + ' µs</span>';
+      ' search nodes settled, ' + micros(p.stats) + '</span>';
+    bestSummary = $('summary').innerHTML;
     $('map').setAttribute('data-route', alg);
     (p.waypoints || []).forEach(function (w, i) {
-      var el = document.querySelector('#waypoints .name[data-i="' + i + '"]');
-      if (el) el.textContent = w.name || ll(w.location);
+      if (state.points[i]) placeNames[ll(state.points[i])] = w.name;
     });
+    labelWaypoints();
     if (live) return;
-    altLayer.clearLayers();
-    $('alternatives').innerHTML = '';
-    $('steps').innerHTML = '';
+    showRoutes([]);
     if (state.avoid.length) {
       $('steps-note').textContent = 'Turn-by-turn steps come from the OSRM API, which has no areas to avoid.';
     } else if (osrm && osrm.error) {
       $('steps-note').textContent = 'steps: ' + osrm.error.message;
     } else if (osrm) {
       $('steps-note').textContent = '';
-      drawSteps(osrm.routes[0]);
-      drawAlternatives(osrm.routes.slice(1));
+      showRoutes(osrm.routes);
     }
     if (firstRoute) {
       firstRoute = false;
@@ -290,17 +337,48 @@
     }
   }
 
-  function drawAlternatives(routes) {
-    var list = $('alternatives');
+  /* The OSRM API's routes, best first: with alternatives, a list of them all and their lines, each clickable to
+   * select it (its line drawn as the route, its figures and steps shown; "best route" goes back). */
+  function showRoutes(routes) {
+    osrmRoutes = routes;
+    selectRoute(0);
+  }
+
+  function selectRoute(k) {
+    var routes = osrmRoutes, list = $('alternatives'), chosenLine = null;
+    altLayer.clearLayers();
+    list.innerHTML = '';
+    $('steps').innerHTML = '';
+    if (routes[k]) drawSteps(routes[k]);
+    if (mainLine) {
+      mainLine.setStyle(k ? { color: '#5f6f80', opacity: 0.6, dashArray: '8 6' } :
+        { color: '#1565c0', opacity: 0.9, dashArray: null });
+    }
+    $('summary').innerHTML = k ? duration(routes[k].duration) + ' · ' + distance(routes[k].distance) +
+      '<br><span class="muted">alternative ' + k + ' selected (OSRM API); "best route" below goes back</span>' :
+      bestSummary;
+    $('map').setAttribute('data-selected-route', String(k));
+    if (routes.length < 2) return;
     routes.forEach(function (r, i) {
-      L.geoJSON(r.geometry, { style: { color: '#5f6f80', weight: 5, opacity: 0.6, dashArray: '8 6',
-        className: 'sr-alternative' } }).bindTooltip('alternative ' + (i + 1) + ': ' + duration(r.duration) + ', ' +
-        distance(r.distance), { sticky: true }).addTo(altLayer);
+      var label = (i ? 'alternative ' + i : 'best route') + ': ' + duration(r.duration) + ' · ' + distance(r.distance);
+      if (i) {
+        var line = L.geoJSON(r.geometry, { style: i === k ?
+          { color: '#1565c0', weight: 5, opacity: 0.9, className: 'sr-alternative sr-chosen' } :
+          { color: '#5f6f80', weight: 5, opacity: 0.6, dashArray: '8 6', className: 'sr-alternative' } });
+        line.bindTooltip(label + (i === k ? ' (selected)' : ' (click to select)'), { sticky: true });
+        line.on('click', function (e) { L.DomEvent.stop(e); selectRoute(i === k ? 0 : i); });
+        line.addTo(altLayer);
+        if (i === k) chosenLine = line;
+      }
       var li = document.createElement('li');
-      li.textContent = 'alternative ' + (i + 1) + ': ' + duration(r.duration) + ' · ' + distance(r.distance);
+      li.textContent = label;
+      li.className = i === k ? 'sel' : '';
+      li.title = i === k ? 'shown' : 'click to show this route and its steps';
+      li.onclick = function () { selectRoute(i); };
       list.appendChild(li);
     });
     altLayer.bringToBack();
+    if (chosenLine) chosenLine.bringToFront();
   }
 
   var COMPASS = ['north', 'northeast', 'east', 'southeast', 'south', 'southwest', 'west', 'northwest'];
@@ -504,14 +582,36 @@
       var show = [state.ss, effectiveAlgorithm()].filter(has)[0] ||
         (rows.filter(function (r) { return r.points; })[0] || {}).alg;
       if (show) showSearch(show);
-      $('search-note').textContent = 'Every algorithm returns the same duration (' +
-        [...new Set(rows.filter(function (r) { return r.points; }).map(function (r) {
-          return r.duration.toFixed(1) + ' s';
-        }))].join(', ') + '). Click a row to show its settled nodes.';
+      $('search-note').textContent = compareNote(rows);
       $('search-section').setAttribute('data-done', String(seq));
       $('side-by-side').disabled = false;
       if (state.sbs.length && window.StarrouteCompare) openSideBySide(state.sbs);
     });
+  }
+
+  /* What the comparison shows: the one duration every algorithm returned, or which answered and whether they
+   * agree (a refused or failed row is no duration); the † of a time that includes compiling. */
+  function compareNote(rows) {
+    var ok = rows.filter(function (r) { return r.points; }), failed = rows.filter(function (r) { return !r.points; });
+    var durations = [...new Set(ok.map(function (r) { return r.duration.toFixed(1) + ' s'; }))];
+    var text;
+    if (!ok.length) {
+      text = 'No algorithm answered: see the rows.';
+    } else if (!failed.length) {
+      text = durations.length === 1 ? 'Every algorithm returns the same duration (' + durations[0] + ').' :
+        'The algorithms return different durations (' + durations.join(', ') + ').';
+    } else {
+      text = ok.length + ' of ' + rows.length + ' algorithms answered (' + failed.map(function (r) {
+        return r.alg;
+      }).join(', ') + ': see ' + (failed.length > 1 ? 'their rows' : 'its row') + '); ' + (ok.length === 1 ?
+        'it returns ' + durations[0] + '.' : durations.length === 1 ? 'those return the same duration (' +
+        durations[0] + ').' : 'those return different durations (' + durations.join(', ') + ').');
+    }
+    if (ok.some(function (r) { return r.stats.compile_ms; })) {
+      text += ' † The time includes compiling the search kernels on their first use since the server started: ' +
+        'compare again for the searches alone.';
+    }
+    return text + (ok.length ? ' Click a row to show its settled nodes.' : '');
   }
 
   /* The search spaces of 2-6 algorithms at once on synchronised small maps, the table beside them. */
@@ -553,8 +653,9 @@
       } else {
         tr.innerHTML = '<td><input type="radio" name="ss"' + (r.alg === state.ss ? ' checked' : '') + '></td><td>' +
           esc(r.alg) + '</td><td>' + r.stats.settled.toLocaleString() + (r.truncated ? '*' : '') + '</td><td>' +
-          r.stats.relaxed.toLocaleString() + '</td><td>' + Math.round(r.stats.micros).toLocaleString() + '</td><td>' +
-          r.ms.toFixed(0) + '</td>';
+          r.stats.relaxed.toLocaleString() + '</td><td' + (r.stats.compile_ms ? ' class="compiled" title="' +
+          esc(compiled(r.stats)) + '">' : '>') + Math.round(r.stats.micros).toLocaleString() +
+          (r.stats.compile_ms ? ' †' : '') + '</td><td>' + r.ms.toFixed(0) + '</td>';
         tr.onclick = function () { showSearch(r.alg); };
       }
       tb.appendChild(tr);

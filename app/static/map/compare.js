@@ -52,7 +52,9 @@
         tr.innerHTML = '<td><input type="checkbox"' + (on ? ' checked' : '') +
           ' title="show on a small map"></td><td>' +
           esc(r.alg) + '</td><td>' + r.stats.settled.toLocaleString() + (r.truncated ? '*' : '') + '</td><td>' +
-          r.stats.relaxed.toLocaleString() + '</td><td>' + Math.round(r.stats.micros).toLocaleString() + '</td>';
+          r.stats.relaxed.toLocaleString() + '</td><td' + (r.stats.compile_ms ? ' class="compiled" title="includes ' +
+          Math.round(r.stats.compile_ms).toLocaleString() + ' ms of compiling the search kernels (first use)">' : '>') +
+          Math.round(r.stats.micros).toLocaleString() + (r.stats.compile_ms ? ' †' : '') + '</td>';
         tr.querySelector('input').onchange = function () {
           var chosen = o.rows.filter(function (x) {
             var box = tb.querySelector('tr[data-alg="' + x.alg + '"] input');
