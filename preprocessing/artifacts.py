@@ -117,6 +117,15 @@ ARRAYS: tuple[ArraySpec, ...] = (
         _SEG,
         "turns",
     ),  # fmt: skip
+    ArraySpec(
+        "node_flags",
+        "uint8",
+        "[n]",
+        "NODE_* bits (units): OSRM's graph compressor removes the node, a turning obstacle; optional: graphs built "
+        "before it compute the first (road_classification.compressed_nodes) and have none of the second",
+        _SEG,
+        "turns, guidance",
+    ),
     ArraySpec("in_first_out", "int32", "[n+1]", "CSR offsets of the arcs entering each node", _CORE, "searches"),
     ArraySpec("in_arc", "int32", "[m]", "arc id, by head", _CORE, "searches"),
     ArraySpec("geom_first", "int64", "[c+1]", "offsets of each chain's shape points", _CORE, "legs, snapping"),

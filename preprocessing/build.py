@@ -15,7 +15,8 @@ from .geometry import hilbert_index, osrm_distances_m
 from .graph import finalize_arrays
 from .osm import NodeTable, WayTable
 from .profiles.base import OBSTACLE_BACKWARD, OBSTACLE_FORWARD
-from .units import COORD_SCALE
+from .road_classification import osrm_compression
+from .units import COORD_SCALE, NODE_COMPRESSED, NODE_TURNING
 from .way_values import ARC_COLUMNS, ENV_FORD, ENV_OTHER, ENV_ROAD
 
 
@@ -173,7 +174,7 @@ def encoded_values(
 
 
 def build_arrays(
-    ways: WayTable, nodes: NodeTable, obstacles_on_turns: bool = False
+    ways: WayTable, nodes: NodeTable, obstacles_on_turns: bool = False, hard_osm_ids: np.ndarray | None = None
 ) -> tuple[dict[str, np.ndarray], dict[str, int]]:
     """Core arrays (see docs/DESIGN.md) and a report of what was counted, split or dropped.
 
@@ -181,7 +182,38 @@ def build_arrays(
     inside a chain are charged on the arc passing them, as OSRM's graph compressor does. One at a chain's end node is
     charged on the arc arriving there, unless `obstacles_on_turns` (an edge-based graph follows): then the arcs
     leave it out and `arc_head_penalty` holds it for `preprocessing.turns` to charge on the turns out of the arc,
-    as OSRM's `process_turn` does, so a route ending at a signal does not wait at it."""
+    as OSRM's `process_turn` does, so a route ending at a signal does not wait at it.
+
+    The nodes are OSRM's, whose turn and guidance model sees the graph its compressor leaves
+    (`road_classification.osrm_compression`, recorded in `node_flags`): turning obstacles (`NodeTable.turning`) and
+    `hard_osm_ids` (turn restrictions' via nodes) stay, and where OSRM's compressor keeps a shape point (one of two
+    roads between the same junctions), the chain is cut there and the point becomes a node."""
+    turning = nodes.turning if nodes.turning is not None else np.zeros(len(nodes.osm_id), dtype=bool)
+    hard = turning.copy()
+    if hard_osm_ids is not None and len(hard_osm_ids) and len(nodes.osm_id):
+        at = np.minimum(np.searchsorted(nodes.osm_id, hard_osm_ids), len(nodes.osm_id) - 1)
+        hard[at[nodes.osm_id[at] == hard_osm_ids]] = True
+    cut = turning.copy()
+    for _ in range(4):  # a cut point stays a node once cut: the second round finds none
+        arrays, report, node_src = _build(ways, nodes, obstacles_on_turns, cut)
+        compressed, points = osrm_compression(arrays, hard[node_src])
+        if not len(points):
+            break
+        at = np.searchsorted(nodes.osm_id, arrays["geom_osm_id"][points])
+        cut[at] = True
+    else:  # pragma: no cover - the rule converges after one round
+        raise AssertionError("OSRM's compression kept shape points after cutting the chains there")
+    arrays["node_flags"] = (compressed * NODE_COMPRESSED + turning[node_src] * NODE_TURNING).astype(np.uint8)
+    report["shape_points_osrm_keeps"] = int((cut & ~turning).sum())
+    report["nodes_osrm_compresses"] = int(compressed.sum())
+    return arrays, report
+
+
+def _build(
+    ways: WayTable, nodes: NodeTable, obstacles_on_turns: bool, cut: np.ndarray
+) -> tuple[dict[str, np.ndarray], dict[str, int], np.ndarray]:
+    """`build_arrays` with the ways cut also at the node table's `cut` nodes: (arrays, report, the node table index
+    of each graph node)."""
     report: dict[str, int] = {}
     nw = len(ways.osm_id)
     if nw == 0:
@@ -234,6 +266,7 @@ def build_arrays(
     junction[ni[piece_start]] = True
     junction[ni[piece_end]] = True
     junction |= nodes.barrier & (use > 0)
+    junction |= cut & (use > 0)
     cut = junction[ni]
     cuts = np.flatnonzero(cut)
     same = piece[cuts[1:]] == piece[cuts[:-1]]
@@ -400,4 +433,4 @@ def build_arrays(
         largest_component_nodes=int(sizes[0]) if len(sizes) else 0,
         nodes_outside_largest_component=int(n - (sizes[0] if len(sizes) else 0)),
     )
-    return arrays, report
+    return arrays, report, node_src

@@ -207,6 +207,45 @@ def read_restrictions(
     return out, report
 
 
+def osrm_via_nodes(restrictions: Sequence[Restriction], way_ids: np.ndarray, way_first: np.ndarray,
+                   way_refs: np.ndarray) -> np.ndarray:  # fmt: skip
+    """The OSM nodes OSRM's graph compressor keeps for these restrictions (`GraphCompressor`'s
+    `incompressible_via_nodes`), from the profile's ways (`way_ids` with their node lists `way_refs[way_first[i]:
+    way_first[i + 1]]`) before any graph exists: a via node that is an end of both the from and the to way (OSRM's
+    `find_via_node_path`; others are dropped as unconnected), and for via ways the node where the from way meets the
+    first via way and the one where the last meets the to way. Sorted unique int64."""
+    order = np.argsort(way_ids, kind="stable")
+    ids = np.asarray(way_ids, dtype=np.int64)[order]
+
+    def ends(way: int) -> tuple[int, int] | None:
+        i = int(np.searchsorted(ids, way))
+        if i >= len(ids) or ids[i] != way:
+            return None
+        w = int(order[i])
+        lo, hi = int(way_first[w]), int(way_first[w + 1])
+        return (int(way_refs[lo]), int(way_refs[hi - 1])) if hi > lo else None
+
+    def shared(a: tuple[int, int] | None, b: tuple[int, int] | None) -> int | None:
+        if a is None or b is None:
+            return None
+        common = [x for x in a if x in b]
+        return common[0] if common else None
+
+    out: set[int] = set()
+    for r in restrictions:
+        frm, to = ends(r.from_way), ends(r.to_way)
+        if frm is None or to is None:
+            continue
+        if r.via_node is not None:
+            if r.via_node in frm and r.via_node in to:
+                out.add(r.via_node)
+        elif r.via_ways:
+            for x in (shared(frm, ends(r.via_ways[0])), shared(ends(r.via_ways[-1]), to)):
+                if x is not None:
+                    out.add(x)
+    return np.array(sorted(out), dtype=np.int64)
+
+
 @dataclass
 class _Way:
     """A way as the graph holds it: its pieces (chains) in way order, with their end nodes and arcs."""

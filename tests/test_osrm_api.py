@@ -16,9 +16,9 @@ from app.api import osrm, polyline
 from app.api.steps import build_steps, summary
 from app.engine.errors import EngineError
 from app.engine.guidance import MODIFIER_NAMES, Maneuver, RouteStep, StepIntersection
-from app.engine.guidance.intersection import ENTER_ROTARY, LEFT, NO_TURN, RIGHT, UTURN, turn_direction
 from app.engine.guidance.steps import WAYPOINT_ARRIVE, WAYPOINT_DEPART
 from app.engine.types import Leg, Phantom, SearchStats
+from preprocessing.intersections.intersection import ENTER_ROTARY, LEFT, NO_TURN, RIGHT, UTURN, turn_direction
 from tests import api_server
 
 # --- URL grammar (no server) ---------------------------------------------------------------------------------------

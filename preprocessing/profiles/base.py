@@ -288,13 +288,15 @@ class NodeResult:
     OBSTACLE_FORWARD) or against it (OBSTACLE_BACKWARD), as OSRM's directed obstacles (`traffic_signals:direction`,
     `direction` on signals and signs); `passing_s` only on a passage where OSRM compresses the node away, never on a
     real turn (OSRM's graph compressor charges an obstacle node the profile's cost of a fake turn, whose angle is
-    180 degrees: 17.1 s for a bicycle)."""
+    180 degrees: 17.1 s for a bicycle); `turning`: a turning circle, turning loop or mini roundabout, which OSRM's
+    compressor keeps and where it allows u-turns (car.lua's obstacles)."""
 
     barrier: bool = False
     penalty_s: float = 0.0
     directed_s: float = 0.0
     direction: int = 0
     passing_s: float = 0.0
+    turning: bool = False
 
 
 OBSTACLE_FORWARD = 1  # NodeResult.direction: applies arriving along the way's node order (OSRM Direction::Forward)

@@ -157,6 +157,8 @@ ONEWAY_RESTRICTIONS = ("motorcar", "motor_vehicle", "vehicle")
 
 WAY_KEYS = frozenset({"highway", "route"})
 NODE_KEYS = frozenset({"barrier", "highway", *ACCESS_HIERARCHY})
+# lib/obstacles.lua's turning obstacles (`highway=` on a node): OSRM's compressor keeps them, u-turns are allowed there
+TURNING_OBSTACLES = frozenset({"turning_circle", "turning_loop", "mini_roundabout"})
 
 DEFAULT_SPEED = 10.0
 SPEED_REDUCTION = 0.8
@@ -479,8 +481,9 @@ def process_node(tags: Mapping[str, str]) -> NodeResult | None:
     way_dir = OBSTACLE_DIRECTIONS.get(direction or "", 0)
     directed = obstacle if way_dir else 0.0
     penalty += 0.0 if way_dir else obstacle
-    if not barrier and penalty == 0.0 and directed == 0.0:
+    turning = highway in TURNING_OBSTACLES
+    if not barrier and penalty == 0.0 and directed == 0.0 and not turning:
         return None
     if barrier:
-        return NodeResult(barrier=True)
-    return NodeResult(penalty_s=penalty, directed_s=directed, direction=way_dir if directed else 0)
+        return NodeResult(barrier=True, turning=turning)
+    return NodeResult(penalty_s=penalty, directed_s=directed, direction=way_dir if directed else 0, turning=turning)

@@ -1,0 +1,256 @@
+"""OSRM's behaviour in its last corners (issue 46), as map tables through the real server: every row is osrm-routed
+26.10's answer on the same drawn map (step names, distance m, duration s, weight).
+
+Each case is a small map of the kind OSRM's own feature files draw (`tests/asciimap.py`), preprocessed by starroute
+and served as a client sees it; the rows were recorded from osrm-routed (the `osrm-bindings` wheel) on the same OSM
+file. `test_rows_are_osrm_routeds` checks the recordings against a live osrm-routed where it can be installed;
+`python -m tests.test_osrm_parity [CASE ...]` prints osrm-routed's rows to paste when a case changes.
+
+Groups:
+- turns at junctions as OSRM's intersection model sees them: perceived bearings a few metres from a junction (a
+  hairpin or a tunnel bend can be a u-turn there), the nodes OSRM's graph compressor keeps (one of two roads between
+  the same junctions keeps a node), u-turns at turning circles and only where one road arrives.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests import api_server, asciimap
+
+Point = str | tuple[str, str, float]  # a letter, or part t of the straight line from one letter to another
+Answer = tuple[str, float, float, float] | str  # (step names, distance m, duration s, weight), or the error code
+URL_PROFILE = {"car": "driving", "bike": "cycling", "foot": "walking", "testbot": "testbot"}
+
+
+@dataclass(frozen=True)
+class Row:
+    """One request (from, to, more query parameters) and osrm-routed's answer to it."""
+
+    a: Point
+    b: Point
+    query: str
+    expected: Answer
+
+
+@dataclass(frozen=True)
+class Case:
+    """A drawn map for one profile and its rows."""
+
+    drawing: str
+    ways: Sequence[tuple[str, Mapping[str, str]]]
+    rows: Sequence[Row]
+    profile: str = "car"
+    nodes: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    grid_m: float = 100.0
+    relations: Sequence = ()
+
+
+SECONDARY_ONEWAY = {"highway": "secondary", "oneway": "yes"}
+TERTIARY_ONEWAY = {"highway": "tertiary", "oneway": "yes", "name": "Grace"}
+STREET = {"highway": "residential", "name": "Street"}
+
+CASES: dict[str, Case] = {
+    # Monaco's Tunnel Rocher Antoine 1er, to the metre: the road bends back within 10 m of the junction b, so OSRM's
+    # perceived bearing (the representative coordinate) makes going on along it a sharp turn, 17 s more than the
+    # bearing of its first shape point would
+    "tunnel_hairpin": Case(
+        drawing=asciimap.draw(
+            {
+                "a": (-20, -4),
+                "b": (0, 0),
+                "c": (3, 3),
+                "d": (2, 5),
+                "e": (-2, 6),
+                "f": (-16, 4),
+                "g": (11, 18),
+                "h": (20, 25),
+                "i": (2, 10),
+            }
+        ),
+        grid_m=1.0,
+        ways=[
+            ("abcde", {**SECONDARY_ONEWAY, "name": "Antoine"}),
+            ("bgh", {"highway": "residential", "oneway": "yes", "name": "Branch"}),
+            ("ief", {**SECONDARY_ONEWAY, "name": "Nogues"}),
+        ],
+        rows=[
+            Row("a", "f", "", ("Antoine,Nogues,Nogues", 40.8, 20.9, 20.9)),
+            Row("a", "h", "", ("Antoine,Branch,Branch", 49.3, 14.9, 14.9)),
+            Row("i", "f", "", ("Nogues,Nogues", 18.0, 1.1, 1.1)),
+        ],
+    ),
+    # hairpins of a few metres: the angles of the roads' perceived bearings, not of their first shape points
+    "hairpin": Case(
+        drawing="""
+            g  e d
+                 c
+            a    b     f
+            """,
+        grid_m=3.0,
+        ways=[
+            ("abcdeg", {"highway": "residential", "name": "Loop"}),
+            ("bf", {"highway": "residential", "name": "East"}),
+        ],
+        rows=[
+            Row("a", "g", "", ("Loop,Loop,Loop", 34.9, 14.4, 14.4)),
+            Row("a", "f", "", ("Loop,East", 31.8, 4.6, 4.6)),
+            Row("g", "a", "", ("Loop,Loop,Loop", 34.9, 12.4, 12.4)),
+            Row("f", "g", "", ("East,Loop,Loop", 37.8, 5.4, 5.4)),
+        ],
+    ),
+    # Monaco's Avenue Princesse Grace: two oneways from j to k; OSRM's compressor keeps a node (W, the highest id
+    # on the road whose highest id comes last) on jWXYZk, which makes that road's bearing at j and its turn costs
+    "parallel_oneways": Case(
+        drawing=asciimap.draw(
+            {
+                "a": (-6, 0),
+                "j": (0, 0),
+                "W": (3, 3),
+                "X": (5, 4),
+                "Y": (6, 8),
+                "Z": (5, 11),
+                "k": (4, 13),
+                "b": (8, 0),
+                "c": (13, 2),
+                "d": (17, 4),
+                "e": (23, 7),
+                "f": (28, 11),
+                "g": (22, 10),
+                "h": (16, 10),
+                "i": (11, 11),
+                "o": (-10, 14),
+                "p": (-20, 15),
+            }
+        ),
+        grid_m=1.0,
+        ways=[
+            ("aj", TERTIARY_ONEWAY),
+            ("jWXYZk", TERTIARY_ONEWAY),
+            ("jbcdef", TERTIARY_ONEWAY),
+            ("fghik", TERTIARY_ONEWAY),
+            ("kop", TERTIARY_ONEWAY),
+        ],  # fmt: skip
+        rows=[
+            Row("a", "k", "", ("Grace,Grace", 55.4, 5.0, 5.0)),
+            Row("a", "p", "", ("Grace,Grace", 76.9, 7.1, 7.1)),
+            Row("a", ("W", "X", 0.5), "", ("Grace,Grace,Grace", 10.4, 5.0, 5.0)),
+            Row("a", ("c", "d", 0.5), "", ("Grace,Grace", 19.4, 1.7, 1.7)),
+        ],
+    ),
+    # a turning circle is a node OSRM keeps, and turns back there (car.lua's obstacles)
+    "turning_circle": Case(
+        drawing="""
+            a b c d e
+            """,
+        ways=[("abcde", STREET)],
+        nodes={"c": {"highway": "turning_circle"}},
+        rows=[
+            Row(("b", "c", 0.5), ("a", "b", 0.5), "&bearings=90,10;", ("Street,Street,Street", 399.9, 85.0, 85.0)),
+        ],
+    ),
+    # no u-turn at c: two roads arrive there (OSRM counts the roads one may arrive on, not the two-way ones)
+    "u_turn_where_two_arrive": Case(
+        drawing="""
+                  d
+            a b c
+                  e
+            """,
+        ways=[
+            ("abc", STREET),
+            ("dc", {"highway": "residential", "oneway": "yes", "name": "In"}),
+            ("ce", {"highway": "residential", "oneway": "yes", "name": "Out"}),
+            ("ed", {"highway": "residential", "oneway": "yes", "name": "Back"}),
+        ],  # fmt: skip
+        rows=[
+            Row(
+                ("b", "c", 0.5),
+                ("a", "b", 0.5),
+                "&bearings=90,10;",
+                ("Street,Out,Back,In,Street,Street", 1046.8, 150.8, 150.8),
+            ),
+        ],
+    ),
+}
+
+
+def _lonlat(built_coords: Mapping[str, tuple[int, int]], p: Point) -> str:
+    if isinstance(p, str):
+        lon, lat = built_coords[p]
+    else:
+        (ax, ay), (bx, by) = built_coords[p[0]], built_coords[p[1]]
+        lon, lat = ax + p[2] * (bx - ax), ay + p[2] * (by - ay)
+    return f"{lon / 1e7:.6f},{lat / 1e7:.6f}"
+
+
+def answer(base: str, case: Case, row: Row) -> Answer:
+    """A server's answer to a row's request: (step names, distance m, duration s, weight), or the error code."""
+    coords = asciimap.coordinates(case.drawing, case.grid_m)
+    pts = f"{_lonlat(coords, row.a)};{_lonlat(coords, row.b)}"
+    body = httpx.get(f"{base}/route/v1/{URL_PROFILE[case.profile]}/{pts}?steps=true{row.query}", timeout=60).json()
+    if body.get("code") != "Ok":
+        return str(body.get("code"))
+    r = body["routes"][0]
+    names = ",".join(s["name"] for s in r["legs"][0]["steps"])
+    return names, round(r["distance"], 1), round(r["duration"], 1), round(r["weight"], 1)
+
+
+def _write(tmp: Path, case: Case) -> Path:
+    return asciimap.write_osm(tmp / "map.osm", case.drawing, case.ways, case.nodes, case.grid_m, case.relations)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_as_osrm_routed(name: str, tmp_path: Path) -> None:
+    from preprocessing.pipeline import preprocess
+
+    case = CASES[name]
+    assert case.rows, f"{name} has no rows: record them (python -m tests.test_osrm_parity {name})"
+    graph = preprocess(_write(tmp_path, case), tmp_path / "graph", profile=case.profile, landmarks=0, quiet=True)
+    base = api_server.shared(graph)
+    got = [answer(base, case, row) for row in case.rows]
+    assert got == [row.expected for row in case.rows]
+
+
+def osrm_rows(name: str, bin_dir: Path) -> list[Row]:
+    """osrm-routed's answers to a case's requests, on the same map."""
+    from bench.osrm_peer import prepare_osrm_profile
+    from bench.servers import start_osrm, stop
+
+    case = CASES[name]
+    with tempfile.TemporaryDirectory() as tmp:
+        proc, base = start_osrm(bin_dir, prepare_osrm_profile(bin_dir, _write(Path(tmp), case), case.profile))
+        try:
+            return [Row(r.a, r.b, r.query, answer(base, case, r)) for r in case.rows]
+        finally:
+            stop(proc)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_rows_are_osrm_routeds(name: str) -> None:
+    """The recorded rows are what osrm-routed 26.10 answers on the same map (skipped where it cannot be installed)."""
+    from bench.osrm_peer import ensure_osrm
+
+    bin_dir = ensure_osrm(Path(tempfile.gettempdir()) / "starroute-osrm")
+    if bin_dir is None:
+        pytest.skip("osrm-bindings (osrm-routed) cannot be installed here")
+    live = osrm_rows(name, bin_dir)
+    assert live == list(CASES[name].rows), "\n".join(repr(r) for r in live)
+
+
+if __name__ == "__main__":  # print osrm-routed's rows of the cases named (all by default), to paste above
+    from bench.osrm_peer import ensure_osrm
+
+    found = ensure_osrm(Path(tempfile.gettempdir()) / "starroute-osrm")
+    assert found is not None, "osrm-bindings cannot be installed here"
+    for case_name in sys.argv[1:] or sorted(CASES):
+        print(case_name)
+        for row in osrm_rows(case_name, found):
+            print(f"    {row!r},")
