@@ -162,6 +162,15 @@ ARRAYS: tuple[ArraySpec, ...] = (
         "guidance (step modes), snapping (start modes), turns (mode changes)",
     ),
     ArraySpec(
+        "arc_startpoint",
+        "uint8",
+        "[m]",
+        "1 where a waypoint may snap onto the arc's way (OSRM's is_startpoint beyond the start modes: car.lua "
+        "refuses a private service road); optional: graphs built before it have every arc",
+        _MODE,
+        "snapping",
+    ),
+    ArraySpec(
         "str_offsets", "int64", "[s+1]", "byte offsets of the string table (string 0 is empty)", _CORE, "names"
     ),  # fmt: skip
     ArraySpec("str_bytes", "uint8", "[*]", "UTF-8", _CORE, "names"),

@@ -382,6 +382,8 @@ def _build(
     per_arc = encoded_values(ways, nodes, ni, use, c0, c1, chain_way, fmask, bmask)
     if ways.mode_fwd is not None and ways.mode_bwd is not None:  # OSRM's travel mode of each arc's direction
         per_arc["arc_mode"] = np.concatenate([ways.mode_fwd[chain_way[fmask]], ways.mode_bwd[chain_way[bmask]]])
+    if ways.startpoint is not None:  # OSRM's is_startpoint of the arc's way, beyond its mode
+        per_arc["arc_startpoint"] = ways.startpoint[aw].astype(np.uint8)
 
     # spatial renumbering of graph nodes
     n = len(node_src)

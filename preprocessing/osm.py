@@ -55,6 +55,7 @@ class WayTable:
     values: np.ndarray | None = None  # uint16 [w, len(way_values.COLUMNS)] GraphHopper's encoded values (codes)
     mode_fwd: np.ndarray | None = None  # uint8 [w] travel mode code (units.TRAVEL_MODES) of the forward direction
     mode_bwd: np.ndarray | None = None
+    startpoint: np.ndarray | None = None  # bool [w] WayResult.startpoint
     report: dict[str, int] = field(default_factory=dict)
 
 
@@ -151,7 +152,7 @@ def read_ways(path: Path, profile: ModuleType, progress: Progress | None = None)
         k: []
         for k in (
             "osm_id", "fk", "bk", "fd", "bd", "cls", "ff", "bf", "name", "ref", "lf", "lb", "signs", "lc", "rate",
-            "fm", "bm",
+            "fm", "bm", "st",
         )
     }  # fmt: skip
     values = array("H")  # way_values.way_row of each way, flat
@@ -211,6 +212,7 @@ def read_ways(path: Path, profile: ModuleType, progress: Progress | None = None)
             cols["rate"].append(min(max(float(res.rate), 0.01), 1.0))
             cols["fm"].append(mode_code(res.forward_mode) if res.forward else 0)
             cols["bm"].append(mode_code(res.backward_mode) if res.backward else 0)
+            cols["st"].append(bool(res.startpoint))
             values.extend(way_row(tags))
     except (RuntimeError, ValueError, OSError) as exc:
         raise _osmium_error(path, exc) from None
@@ -239,6 +241,7 @@ def read_ways(path: Path, profile: ModuleType, progress: Progress | None = None)
         values=np.frombuffer(values, dtype=np.uint16).reshape(-1, len(COLUMNS)).copy(),
         mode_fwd=np.asarray(cols["fm"], dtype=np.uint8),
         mode_bwd=np.asarray(cols["bm"], dtype=np.uint8),
+        startpoint=np.asarray(cols["st"], dtype=bool),
     )
 
 

@@ -265,6 +265,43 @@ def _parallel_rule(
     return (-1 - ref[ref < 0]).astype(np.int64), ref[ref >= 0]
 
 
+def osrm_edge_flip(arrays: Mapping[str, np.ndarray]) -> np.ndarray:
+    """Per chain: whether OSRM's edge along it runs against the chain's point order, bool [c]. OSRM's edge-based node
+    runs a oneway's way, and a two-way road's from the end of its compressed edge (through the nodes its compressor
+    removes, `compressed_nodes`) with the lower OSM id (`GenerateEdgeExpandedNodes`); a phantom's split of its
+    segment truncates along that direction (`MakePhantomNode`), and its first segment wins at an inner point."""
+    fwd, bwd, first, last = chain_arcs(arrays)
+    flip = (fwd < 0) & (bwd >= 0)
+    two_way = np.flatnonzero((fwd >= 0) & (bwd >= 0))
+    if not len(two_way):
+        return flip
+    osm = np.asarray(arrays["node_osm_id"], dtype=np.int64)
+    compressed = compressed_nodes(arrays)
+    end_first, end_last = first[two_way].copy(), last[two_way].copy()
+    walk = compressed[end_first] | compressed[end_last]
+    if walk.any():
+        v, h1, h2 = _compatible_pairs(arrays)
+        keep = compressed[v]
+        other = {int(x): (int(a) >> 1, int(b) >> 1) for x, a, b in zip(v[keep], h1[keep], h2[keep], strict=True)}
+
+        def edge_end(c: int, node: int) -> int:
+            """The node OSRM's edge through chain c ends at beyond `node` (its end on that side)."""
+            for _ in range(len(first)):
+                pair = other.get(node)
+                if pair is None:
+                    return node
+                c = pair[1] if pair[0] == c else pair[0]
+                node = int(last[c]) if int(first[c]) == node else int(first[c])
+            return node
+
+        for k in np.flatnonzero(walk).tolist():
+            c = int(two_way[k])
+            end_first[k] = edge_end(c, int(first[c]))
+            end_last[k] = edge_end(c, int(last[c]))
+    flip[two_way] = osm[end_first] > osm[end_last]
+    return flip
+
+
 def _components(c: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Connected components of `c` items joined by the pairs (a, b): per item the smallest item of its component
     (hooking larger roots under smaller ones, then pointer jumping, until every pair agrees)."""

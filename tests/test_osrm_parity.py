@@ -178,6 +178,32 @@ CASES: dict[str, Case] = {
             ),
         ],
     ),
+    # no waypoint snaps onto a private service road (car.lua's `startpoint`: Monaco's driveway off Boulevard de Suisse)
+    "private_service": Case(
+        drawing="""
+            a   b   c
+                d
+            """,
+        ways=[("abc", STREET), ("bd", {"highway": "service", "access": "private", "name": "Driveway"})],
+        rows=[
+            Row(("b", "d", 0.3), "a", "", ("Street,Street", 399.9, 57.6, 57.6)),
+            Row("c", ("b", "d", 0.6), "", ("Street,Street", 399.9, 57.6, 57.6)),
+        ],
+    ),
+    # a phantom splits its segment as OSRM's edge runs: from the end of the compressed edge with the lower OSM id
+    # (`a`, though the way is drawn from b), truncating along it
+    "phantom_split": Case(
+        drawing="""
+            a b
+            """,
+        ways=[("ba", STREET)],
+        rows=[
+            Row(("a", "b", 0.37), "b", "", ("Street,Street", 125.9, 18.2, 18.2)),
+            Row(("a", "b", 0.37), "a", "", ("Street,Street", 74.0, 10.6, 10.6)),
+            Row(("a", "b", 0.71), ("a", "b", 0.33), "", ("Street,Street", 75.9, 10.9, 10.9)),
+            Row(("a", "b", 0.33), ("a", "b", 0.71), "", ("Street,Street", 75.9, 10.9, 10.9)),
+        ],
+    ),
 }
 
 

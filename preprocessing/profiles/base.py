@@ -70,6 +70,9 @@ class WayResult:
     split: bool = False  # OSRM's is_split (see FLAG_SPLIT)
     # routability: the weight runs at `rate` x the speed (OSRM's rate penalties, <= 1); duration is unchanged
     rate: float = 1.0
+    # OSRM's is_startpoint beyond the start modes: False where no waypoint may snap onto the way (car.lua: a private
+    # service road)
+    startpoint: bool = True
 
     @property
     def forward(self) -> bool:

@@ -158,6 +158,7 @@ ONEWAY_RESTRICTIONS = ("motorcar", "motor_vehicle", "vehicle")
 WAY_KEYS = frozenset({"highway", "route"})
 NODE_KEYS = frozenset({"barrier", "highway", *ACCESS_HIERARCHY})
 # lib/obstacles.lua's turning obstacles (`highway=` on a node): OSRM's compressor keeps them, u-turns are allowed there
+SERVICE_ACCESS_BLACKLIST = frozenset({"private"})  # car.lua's service_access_tag_blacklist (no startpoint)
 TURNING_OBSTACLES = frozenset({"turning_circle", "turning_loop", "mini_roundabout"})
 
 DEFAULT_SPEED = 10.0
@@ -441,7 +442,12 @@ def process_way(tags: Mapping[str, str]) -> WayResult | None:
         classes_differ=(toll_f == "yes") != (toll_b == "yes"),
     )
     rate = rate_penalty(tags, fwd_ok and bwd_ok)
-    return result if rate == 1.0 else replace(result, rate=rate)
+    if rate != 1.0:
+        result = replace(result, rate=rate)
+    # lib/way_handlers.lua `startpoint`: no waypoint snaps onto a service road whose (forward) access is private
+    if highway == "service" and fwd_access in SERVICE_ACCESS_BLACKLIST:
+        result = replace(result, startpoint=False)
+    return result
 
 
 def process_node(tags: Mapping[str, str]) -> NodeResult | None:
