@@ -679,7 +679,9 @@ def parser() -> argparse.ArgumentParser:
 
 def _quiet_exit(signum: int, frame: Any) -> None:
     warmup = sys.modules.get("app.warmup")
-    if warmup is not None:  # a compile job started for this serve ends with it
+    if warmup is not None and "preprocessing.jit" in sys.modules:  # kernels may be compiling: no file left half made
+        warmup.abandon_compiles()
+    elif warmup is not None:  # a compile job started for this serve ends with it
         warmup.stop_compile_jobs()
     sys.stdout.flush()
     sys.stderr.flush()

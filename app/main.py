@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import signal
 import threading
 from collections.abc import AsyncIterator
@@ -58,8 +59,11 @@ def install_reload_signal(service: Service) -> bool:
     if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "SIGHUP"):
         return False
 
+    quiet = service.settings.workers > 1  # a worker of several: the supervisor's line says it
+
     def on_hup(signum: int, frame: object) -> None:
-        threading.Thread(target=service.reload_logged, name="starroute-reload", daemon=True).start()
+        reload = lambda: service.reload_logged(quiet=quiet)  # noqa: E731
+        threading.Thread(target=reload, name="starroute-reload", daemon=True).start()
 
     signal.signal(signal.SIGHUP, on_hup)
     return True
@@ -98,12 +102,14 @@ def create_app(settings: Settings | None = None, service: Service | None = None)
         from app.warmup import warm_search_process
 
         service.child_warmup = warm_search_process
+        if settings.workers > 1 and service.master_pid is None:  # a worker uvicorn started (not `app.server`'s)
+            service.master_pid = os.getppid()
         service.open_pools()  # with the search processes
-        log.info("graph %s loaded: %s", settings.graph_dir, dict(service.opened.meta.counts))
+        log.debug("graph %s loaded: %s", settings.graph_dir, dict(service.opened.meta.counts))
         try:
             yield
         finally:
-            service.close()
+            service.close(stopping=True)
 
     app = StarrouteApp(
         title="starroute",

@@ -90,26 +90,89 @@ def run_server(settings: Settings) -> None:
         "timeout_keep_alive": 5,
         "timeout_graceful_shutdown": 1,
         "lifespan": "on",
-        "http": _http_protocol(),
+        "log_config": log_config(settings.log_level),
     }
+    protocol = _http_protocol(settings)
+    if protocol is None:
+        options["http"] = "auto"
+    else:
+        options["http"] = protocol
     app = create_app(settings, service=service)
     if settings.workers > 1:
         settings.export()
+        service.master_pid = os.getpid()  # the workers' supervisor: the one process their admin endpoint signals
         prepare_fork(service)
         config = uvicorn.Config(app, workers=settings.workers, **options)
-        _supervisor(service)(config, sockets=[config.bind_socket()]).run()
+        listener = config.bind_socket()
+        if protocol is not None:
+            protocol.listener = listener
+        _supervisor(service)(config, sockets=[listener]).run()
     else:
-        uvicorn.run(app, **options)
+        config = uvicorn.Config(app, **options)
+        listener = config.bind_socket()
+        if protocol is not None:
+            protocol.listener = listener
+        try:  # as `uvicorn.run`: a Ctrl-C that uvicorn raises again after its graceful stop ends quietly
+            uvicorn.Server(config).run(sockets=[listener])
+        except KeyboardInterrupt:
+            pass
 
 
-def _http_protocol() -> Any:
-    """uvicorn's httptools protocol writing each response's head and body at once (`app.http_protocol`), or
-    uvicorn's own choice where httptools is missing."""
+class QuietShutdownCancels(logging.Filter):
+    """Drop uvicorn's "Exception in ASGI application" traceback of a request its graceful shutdown cancelled (one
+    still waiting, on a first start, for a kernel to compile, when Ctrl-C comes): uvicorn has said so in one line
+    ("Cancel 1 running task(s), timeout graceful shutdown exceeded")."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        import asyncio
+
+        exc = record.exc_info[1] if record.exc_info else None
+        return not (isinstance(exc, asyncio.CancelledError) and "graceful shutdown" in str(exc))
+
+
+def log_config(level: str = "info") -> dict[str, Any]:
+    """uvicorn's logging set-up, with `QuietShutdownCancels` on its error log, and starroute's own log (reloads,
+    metric updates, errors) written as uvicorn's lines are, from `level` up."""
+    import copy
+
+    from uvicorn.config import LOGGING_CONFIG
+
+    config = copy.deepcopy(LOGGING_CONFIG)
+    config.setdefault("filters", {})["shutdown_cancels"] = {"()": QuietShutdownCancels}
+    config["loggers"]["uvicorn.error"]["filters"] = ["shutdown_cancels"]
+    config["loggers"]["starroute"] = {"handlers": ["default"], "level": level.upper(), "propagate": False}
+    return config
+
+
+def _http_protocol(settings: Settings) -> Any:
+    """uvicorn's httptools protocol as the server runs it (`app.http_protocol`: one write per response, refusals in
+    JSON, the settings' connection limits), or None where httptools is missing (uvicorn's own choice then)."""
     try:
-        from app.http_protocol import HeadJoiningHttpToolsProtocol
+        from app.http_protocol import ConnectionLimits, StarrouteHttpProtocol
     except ImportError:  # uvicorn without its [standard] extra
-        return "auto"
-    return HeadJoiningHttpToolsProtocol
+        return None
+    limits = ConnectionLimits(
+        max_connections=_descriptors_for(settings.max_connections),
+        header_timeout_s=settings.header_timeout_s,
+        queue_timeout_s=settings.queue_timeout_s,
+    )
+    return StarrouteHttpProtocol.configured(limits)
+
+
+def _descriptors_for(connections: int, spare: int = 128) -> int:
+    """`connections`, or fewer if this process cannot open that many descriptors besides `spare` (the graph's files,
+    pipes, the search processes'): its soft limit raised to the hard one first, as far as needed."""
+    try:
+        import resource
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        want = connections + spare
+        if soft != resource.RLIM_INFINITY and soft < want:
+            soft = want if hard == resource.RLIM_INFINITY else min(want, hard)
+            resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+        return connections if soft == resource.RLIM_INFINITY else max(1, min(connections, soft - spare))
+    except (ImportError, ValueError, OSError):
+        return connections
 
 
 def prepare_fork(service: Any) -> None:
@@ -142,16 +205,21 @@ def _supervisor(service: Any) -> type:
     class ForkedWorker(mp.Process):  # type: ignore[misc,name-defined]
         """A uvicorn worker forked from the supervisor (uvicorn spawns fresh interpreters): it starts with the
         supervisor's warm engine and shares its pages. The supervisor's signal handlers (which only queue a
-        signal for the supervisor's loop) are reset in the child; uvicorn's server installs its own."""
+        signal for the supervisor's loop) are reset in the child; uvicorn's server installs its own. A worker gets
+        SIGTERM (uvicorn's graceful stop) the moment its supervisor dies, so that no orphan keeps the port."""
 
         def __init__(self, config: Any, sockets: list[socket.socket]) -> None:
             super().__init__(config, sockets)
+            self.master = os.getpid()
             kwargs = {"config": config, "target": self.target, "sockets": sockets, "stdin_fileno": None}
             self.process = fork.Process(target=subprocess_started, kwargs=kwargs)  # type: ignore[assignment]
 
         def target(self, sockets: list[socket.socket] | None = None) -> None:  # pragma: no cover - in the child
+            from app.api.search_processes import exit_with_parent
+
             for sig in mp.SIGNALS:
                 signal.signal(sig, signal.SIG_DFL)
+            exit_with_parent(self.master, signal.SIGTERM)
             super().target(sockets)
 
     class ReloadingSupervisor(mp.Multiprocess):  # type: ignore[misc]
@@ -185,17 +253,22 @@ def _supervisor(service: Any) -> type:
             log.info("Stopping parent process [%d]", os.getpid())
 
         def handle_hup(self) -> None:
-            log.info("SIGHUP: every worker reloads its graph")
-            service.complete_metric()  # a new metric's hierarchy, once, before the workers load it
+            """The supervisor's one log line says it all: the workers reload quietly (a failure says so)."""
+            t0 = time.perf_counter()
+            stages = service.complete_metric()  # a new metric's hierarchy, once, before the workers load it
+            signalled = 0
             for p in self.processes:
                 pid = p.process.pid
                 if pid is not None and p.process.is_alive():
                     try:
                         os.kill(pid, signal.SIGHUP)
+                        signalled += 1
                     except ProcessLookupError:
                         pass
-            service.reload_logged()
+            note = f"{signalled} workers reload it" + (f"; {stages}" if stages else "")
+            service.reload_logged("SIGHUP", note)
             prepare_fork(service)
+            log.debug("SIGHUP handled in %.2f s", time.perf_counter() - t0)
 
     return ReloadingSupervisor
 

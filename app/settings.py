@@ -47,7 +47,9 @@ class Settings(BaseSettings):
     min_component_size: int = Field(
         1000, ge=1, description="smaller strongly connected components are tiny: waypoints leave them (OSRM's rule)"
     )
-    request_time_limit_s: float = Field(10.0, gt=0, description="a search running longer answers TooBig")
+    request_time_limit_s: float = Field(
+        10.0, gt=0, description="a long search running longer answers 503 Timeout (compile time never counts)"
+    )
     trace_limit: int = Field(100_000, ge=1, description="most settled nodes a `trace=true` answer lists per leg")
     max_contours: int = Field(10, ge=1, description="most limits in one isochrone request")
     max_minutes: float = Field(180.0, gt=0, description="largest isochrone time limit, minutes")
@@ -64,6 +66,18 @@ class Settings(BaseSettings):
         16, ge=0, description="CH tables up to this many cells run on the event loop, larger ones in the pool"
     )
     max_body_bytes: int = Field(1_000_000, ge=1024, description="largest POST body")
+    max_connections: int = Field(
+        1000, ge=1, description="open connections per worker; a new one beyond is answered 503 Overloaded and closed"
+    )
+    header_timeout_s: float = Field(
+        10.0,
+        gt=0,
+        description="a request head not arrived this long after the connection opened (or its first byte) "
+        "is answered 408 Timeout and the connection closed",
+    )
+    queue_timeout_s: float = Field(
+        5.0, gt=0, description="a request that waited longer for its worker is answered 503 Overloaded, unworked"
+    )
     admin_token: str | None = Field(
         None, description="bearer token of the admin endpoint (`POST /admin/metric`); unset, the endpoint is off"
     )

@@ -12,6 +12,9 @@
 - `is_compiled(part)` says whether that is needed without importing numba: a marker file beside the cache, named
   by a hash of the kernel sources and the numba and Python versions, written once a part ("engine" or
   "preprocess") has run warm.
+
+Compile jobs are child processes of their own process group (`start_compile_job`): a terminal's Ctrl-C reaches only
+the command, which stops them (`abandon_compiles`), and they end with it should it die.
 """
 
 from __future__ import annotations
@@ -86,6 +89,15 @@ def mark_compiled(part: str) -> None:
 
 
 _CHILDREN: list[subprocess.Popen] = []  # compile jobs of `compile_all` still running
+
+
+def start_compile_job(quiet: bool, job: str, work: str) -> subprocess.Popen:
+    """`python -m app.warmup --quiet|--say JOB WORK PARENT` in a process group of its own (a Ctrl-C at the terminal
+    is this process's to handle: it stops the job without the job's traceback), ended should this process die."""
+    argv = [sys.executable, "-m", "app.warmup", "--quiet" if quiet else "--say", job, work, str(os.getpid())]
+    proc = subprocess.Popen(argv, cwd=_ROOT, stdin=subprocess.DEVNULL, process_group=0)
+    _CHILDREN.append(proc)
+    return proc
 
 
 def remove_partial_cache_files() -> None:
@@ -534,9 +546,7 @@ def start_first_engine_job() -> subprocess.Popen:
     """Compile what a first route, table and nearest on a graph with hierarchy need (`_first_requests`) in a child
     process, into the same cache, while this process does other work (a first `serve` of an extract builds the
     graph meanwhile); `stop_compile_jobs` ends it if it still runs."""
-    proc = subprocess.Popen([sys.executable, "-m", "app.warmup", "--quiet", "engine-first", "-"], cwd=_ROOT)
-    _CHILDREN.append(proc)
-    return proc
+    return start_compile_job(True, "engine-first", "-")
 
 
 def abandon_compiles() -> None:
@@ -581,9 +591,7 @@ def compile_all(jobs: int = 2, quiet: bool = False, say: Say | None = None) -> f
             for job in ("preprocess", "engine"):
                 _compile_job(job, work, say)
         else:
-            argv = [sys.executable, "-m", "app.warmup", "--quiet" if quiet else "--say"]
-            procs = [subprocess.Popen([*argv, job, str(work)], cwd=_ROOT) for job in ("preprocess", "engine")]
-            _CHILDREN.extend(procs)
+            procs = [start_compile_job(quiet, job, str(work)) for job in ("preprocess", "engine")]
             try:
                 codes = [p.wait() for p in procs]
             except BaseException:
@@ -601,7 +609,10 @@ def compile_all(jobs: int = 2, quiet: bool = False, say: Say | None = None) -> f
     return seconds
 
 
-if __name__ == "__main__":  # a compile job of compile_all: python -m app.warmup --say|--quiet JOB WORKDIR
+if __name__ == "__main__":  # a compile job (`start_compile_job`): python -m app.warmup --say|--quiet JOB WORKDIR PARENT
+    from app.api.search_processes import exit_with_parent
+
+    exit_with_parent(int(sys.argv[4]))
     logging.basicConfig(level=os.environ.get("STARROUTE_COMPILE_LOG", "WARNING"))
     _quiet = sys.argv[1] == "--quiet"
     _say: Say = lambda m: None if _quiet else say_stderr(m)  # noqa: E731

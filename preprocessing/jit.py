@@ -105,9 +105,11 @@ class _SharedCompiles:
         def compile(sig: Any) -> Any:
             frames = self.local.__dict__.setdefault("frames", [])
             frames.append([])
+            _COMPILE_CLOCK.enter()
             try:
                 return compile_(sig)
             finally:
+                _COMPILE_CLOCK.leave()
                 for key in frames.pop():
                     self._unlock(key)
 
@@ -153,6 +155,43 @@ class _SharedCompiles:
 
 
 _SHARED_COMPILES = _SharedCompiles()
+
+
+class _CompileClock:
+    """How long this process has spent getting kernels ready: the seconds during which at least one of its threads
+    was inside a kernel's compile call (compiling it, loading it from the cache, or waiting for numba's compiler lock
+    or another process's compile of it). Intervals of several threads at once count once."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._active = 0
+        self._since = 0.0
+        self._total = 0.0
+
+    def enter(self) -> None:
+        with self._lock:
+            if self._active == 0:
+                self._since = time.monotonic()
+            self._active += 1
+
+    def leave(self) -> None:
+        with self._lock:
+            self._active -= 1
+            if self._active == 0:
+                self._total += time.monotonic() - self._since
+
+    def seconds(self) -> float:
+        with self._lock:
+            return self._total + (time.monotonic() - self._since if self._active else 0.0)
+
+
+_COMPILE_CLOCK = _CompileClock()
+
+
+def compile_seconds() -> float:
+    """Seconds (`time.monotonic`) this process has spent so far with a kernel being compiled or loaded by one of its
+    threads, or waited for: what a request time limit leaves out (a first start compiles while it serves)."""
+    return _COMPILE_CLOCK.seconds()
 
 
 _DEFERRED: list[Any] = []  # every kernel with signatures, in definition order

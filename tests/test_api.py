@@ -41,6 +41,7 @@ def test_error_statuses() -> None:
     osrm_codes += ["NoSegment", "NoRoute", "NoTable", "TooBig", "NotImplemented"]
     assert all(status_for(c) == 400 for c in osrm_codes)
     assert status_for("SomethingNew") == 400 and HTTP_STATUS["InvalidContentType"] == 415
+    assert status_for("Timeout") == status_for("Overloaded") == 503  # the server cannot answer now: retry later
 
 
 def test_metrics_text() -> None:
@@ -328,11 +329,14 @@ def test_openapi_documents_both_apis(client: httpx.Client) -> None:
 
 
 def test_request_time_limit(monaco: Path) -> None:
-    """A search slower than the limit answers TooBig instead of hanging the request."""
+    """A search slower than the limit answers 503 `Timeout` with Retry-After (the server's limit, not the request's
+    fault: not OSRM's `TooBig`), on both APIs, instead of hanging the request."""
     base = api_server.shared(monaco, env={"STARROUTE_REQUEST_TIME_LIMIT_S": "0.000001"})
     r = httpx.get(f"{base}/route", params={"from": FROM, "to": TO, "algorithm": "dijkstra"}, timeout=30)
-    assert r.status_code == 400 and r.json()["code"] == "TooBig", r.text
-    assert "time limit" in r.json()["message"]
+    assert r.status_code == 503 and r.json()["code"] == "Timeout", r.text
+    assert "time limit" in r.json()["message"] and r.headers["retry-after"] == "1"
+    r = httpx.get(f"{base}/tile/v1/driving/tile(17059,11948,15).mvt", timeout=30)  # OSRM's debug tile, in the pool
+    assert r.status_code == 503 and r.json()["code"] == "Timeout" and r.headers["retry-after"] == "1", r.text
     assert httpx.get(f"{base}/route", params={"from": FROM, "to": TO}, timeout=30).status_code == 200  # CH inline
 
 

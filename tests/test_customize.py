@@ -574,3 +574,104 @@ def test_the_admin_endpoint_is_off_without_a_token(bundled_graph: Path) -> None:
     base = api_server.shared(bundled_graph)
     r = httpx.post(f"{base}/admin/metric", content=b"1,2,3\n", headers={"Authorization": f"Bearer {TOKEN}"})
     assert r.status_code == 404 and "STARROUTE_ADMIN_TOKEN" in r.json()["message"]
+
+
+class ServerLog:
+    """A server process (`python -m app.server`, log level info) whose output lines are collected as they come."""
+
+    def __init__(self, graph: Path, workers: int) -> None:
+        self.port = api_server.free_port()
+        env = {**os.environ, "STARROUTE_ADMIN_TOKEN": TOKEN}
+        cmd = [sys.executable, "-m", "app.server", str(graph), "--port", str(self.port), "--workers", str(workers)]
+        self.proc = subprocess.Popen(
+            cmd, cwd=api_server.ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
+        self.lines: list[str] = []
+        threading.Thread(target=lambda: self.lines.extend(self.proc.stdout or ()), daemon=True).start()
+        self.base = f"http://127.0.0.1:{self.port}"
+        deadline = time.monotonic() + 120
+        while len(_metric_ids_or_none(self.base, workers)) < workers:
+            assert self.proc.poll() is None and time.monotonic() < deadline, "".join(self.lines)
+            time.sleep(0.2)
+
+    def starroute_lines_after(self, action, settle_s: float = 1.5) -> list[str]:  # type: ignore[no-untyped-def]
+        """starroute's log lines (not uvicorn's own) written while `action()` ran and `settle_s` after it."""
+        start = len(self.lines)
+        action()
+        time.sleep(settle_s)
+        uvicorns = ("Started", "Waiting", "Application", "Uvicorn", "Shutting", "Finished")
+        return [ln for ln in self.lines[start:] if not ln.split(":", 1)[-1].strip().startswith(uvicorns)]
+
+
+def _metric_ids_or_none(base: str, workers: int) -> dict[int, str]:
+    try:
+        return _metric_ids(base, workers, timeout=2.0)
+    except httpx.HTTPError:
+        return {}
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_reload_and_an_admin_update_log_one_line_each(bundled_graph: Path, tmp_path: Path, workers: int) -> None:
+    """SIGHUP: one line saying what was loaded from which directory and how long it took (with several workers the
+    supervisor's; they reload quietly). An admin update: one line saying what it applied where and how long it took
+    (with several workers the supervisor's reload line follows, as for any SIGHUP)."""
+    g = tmp_path / "monaco"
+    shutil.copytree(bundled_graph, g)
+    server = ServerLog(g, workers)
+    try:
+        hup = server.starroute_lines_after(lambda: os.kill(server.proc.pid, signal.SIGHUP))
+        assert len(hup) == 1, hup
+        assert "SIGHUP: reloaded" in hup[0] and str(g) in hup[0] and "metric the preprocessed one" in hup[0], hup
+        assert " s" in hup[0].split(" in ")[-1] and (workers == 1 or "2 workers reload it" in hup[0]), hup
+        auth = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "text/csv"}
+        posted: list[httpx.Response] = []
+        post = lambda: posted.append(httpx.post(f"{server.base}/admin/metric", content=b"", headers=auth, timeout=60))  # noqa: E731
+        admin = server.starroute_lines_after(post)
+        assert posted[0].status_code == 200, posted[0].text
+        mid = posted[0].json()["metric"]
+        assert len(admin) == (1 if workers == 1 else 2), admin
+        # with several workers the worker's line and its supervisor's reload line come from two processes: either order
+        said = [line for line in admin if "admin: metric" in line]
+        assert len(said) == 1, admin
+        assert f"admin: metric {mid} (segment-speeds, 0 lines, 0 arcs changed) written into {g} in " in said[0], admin
+        if workers > 1:
+            (reload,) = [line for line in admin if line is not said[0]]
+            assert "SIGHUP: reloaded" in reload and f"metric {mid}" in reload, admin
+    finally:
+        api_server.stop(server.proc)
+
+
+def test_a_worker_signals_its_recorded_supervisor_only_and_answers_503_once_it_is_gone(
+    bundled_graph: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With several workers the admin endpoint makes the supervisor reload them all (SIGHUP): the supervisor recorded
+    at the fork, never whatever is the parent now (init, after a crash of the supervisor); gone, 503 and nothing
+    written."""
+    import asyncio
+
+    from app.api import admin
+    from app.main import create_app
+    from app.settings import Settings
+
+    g = tmp_path / "monaco"
+    shutil.copytree(bundled_graph, g)
+    app = create_app(Settings(graph_dir=g, workers=2, admin_token=TOKEN))
+    sent: list[tuple[int, int]] = []
+    monkeypatch.setattr(admin.os, "kill", lambda pid, sig: sent.append((pid, sig)))
+
+    def post() -> httpx.Response:
+        async def go() -> httpx.Response:
+            transport = httpx.ASGITransport(app=app)
+            async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
+                auth = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "text/csv"}
+                return await c.post("/admin/metric", content=b"", headers=auth)
+
+        return asyncio.run(go())
+
+    app.state.service.master_pid = os.getpid()  # recorded at the fork; the parent now is another process
+    gone = post()
+    assert gone.status_code == 503 and "supervisor" in gone.json()["message"], gone.text
+    assert sent == [] and not os.path.lexists(g / METRIC_LINK)
+    app.state.service.master_pid = os.getppid()  # still the parent
+    ok = post()
+    assert ok.status_code == 200 and sent == [(os.getppid(), signal.SIGHUP)], ok.text

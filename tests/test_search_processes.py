@@ -19,7 +19,7 @@ import pytest
 
 from app.api import search_processes
 from app.api.service import Service
-from app.engine.errors import NoRoute, TooBig
+from app.engine.errors import NoRoute, Timeout
 from app.engine.facade import IsochroneRequest, RouteRequest, Waypoints
 from app.settings import Settings
 from app.warmup import warm_search_process
@@ -153,9 +153,9 @@ def test_the_child_follows_a_reload_to_the_new_metric(service: Service) -> None:
 
 
 def test_a_search_past_the_time_limit_is_refused_and_its_process_replaced(bundled_graph: Path) -> None:
-    """A search still running at the request time limit answers `TooBig` and its process is killed and replaced
+    """A search still running at the request time limit answers `Timeout` and its process is killed and replaced
     (a thread could not be stopped); the next request is answered by the new one. One that waited in the queue past
-    the limit answers `TooBig` too, and is never started: the search under way goes on."""
+    the limit answers `Timeout` too, and is never started: the search under way goes on."""
     svc = Service(Settings(graph_dir=bundled_graph, search_processes=1, request_time_limit_s=0.05))
     svc.open()
     svc.open_pools()
@@ -163,10 +163,10 @@ def test_a_search_past_the_time_limit_is_refused_and_its_process_replaced(bundle
         first = _child_pid(svc)
         assert svc.processes is not None
         _, blocker = svc.processes.submit(_sleep, svc.generation, 0.5)  # the child busy for 0.5 s (no request limit)
-        with pytest.raises(TooBig, match="time limit"):  # queued past the limit: refused, never started, none killed
+        with pytest.raises(Timeout, match="time limit"):  # queued past the limit: refused, never started, none killed
             asyncio.run(svc.run_in_process(_sleep, 30.0, lambda: pytest.fail("ran in the thread pool")))
         assert blocker.result(timeout=60) is None and _child_pid(svc) == first
-        with pytest.raises(TooBig, match="time limit"):  # a search under way that would take 30 s: its child killed
+        with pytest.raises(Timeout, match="time limit"):  # a search under way that would take 30 s: its child killed
             asyncio.run(svc.run_in_process(_sleep, 30.0, lambda: pytest.fail("ran in the thread pool")))
         deadline = time.monotonic() + 10  # killed (gone, or a zombie until its pool reaps it)
         while os.path.exists(f"/proc/{first}") and _state(first) != "Z" and time.monotonic() < deadline:

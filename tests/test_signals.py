@@ -36,9 +36,14 @@ def _default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def spawn(args: list[str], env: dict[str, str] | None = None, cwd: Path = ROOT) -> subprocess.Popen:
+def spawn(
+    args: list[str], env: dict[str, str] | None = None, cwd: Path = ROOT, session: bool = False
+) -> subprocess.Popen:
+    """`python -m app.cli ARGS`; `session`: in a process group of its own, as a terminal's job (`os.killpg` is then
+    what Ctrl-C does: the signal goes to every process of the group)."""
     return subprocess.Popen(
         preexec_fn=_default_sigint,
+        start_new_session=session,
         args=[sys.executable, "-m", "app.cli", *args],
         cwd=cwd,
         env={**os.environ, **(env or {})},
@@ -95,11 +100,46 @@ def test_serve_stops_during_a_cold_start(graph: Path, tmp_path: Path, sig: int, 
     status, seconds, out = stop(proc, sig)
     assert status == 0, out
     assert seconds < STOP_WITHIN_S, (seconds, out)
-    assert not _survivors(kids)
+    assert not survivors(kids)
     assert not list(cache.rglob("*.tmp.*")), "a half-written cache file was left behind"
 
 
-def _survivors(pids: list[int], grace_s: float = 1.0) -> list[int]:
+@pytest.mark.slow
+def test_ctrl_c_at_the_terminal_stops_a_first_start_and_its_compile_job(tmp_path: Path) -> None:
+    """`make run` on a fresh clone builds the graph while a compile job compiles a first request's kernels beside
+    it: a Ctrl-C reaches the whole process group, and the job must not print its own KeyboardInterrupt traceback."""
+    cache = tmp_path / "numba-cache"
+    cache.mkdir()
+    args = ["serve", str(MONACO), "--port", str(free_port())]
+    proc = spawn(args, env={"NUMBA_CACHE_DIR": str(cache)}, cwd=tmp_path, session=True)
+    import psutil
+
+    deadline = time.monotonic() + 20
+    jobs: list[int] = []
+    while not jobs and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+        jobs = [p for p in children_of(proc.pid) if "app.warmup" in " ".join(_cmdline(psutil, p))]
+    assert jobs, "no compile job beside the graph build"
+    time.sleep(2.0)  # into its compiling
+    kids = children_of(proc.pid)
+    t0 = time.monotonic()
+    os.killpg(proc.pid, signal.SIGINT)
+    out, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 0, out
+    assert time.monotonic() - t0 < STOP_WITHIN_S, out
+    assert "Traceback" not in out and "KeyboardInterrupt" not in out, out
+    assert not survivors(kids)
+    assert not list(cache.rglob("*.tmp.*")), "a half-written cache file was left behind"
+
+
+def _cmdline(psutil: object, pid: int) -> list[str]:
+    try:
+        return psutil.Process(pid).cmdline()  # type: ignore[attr-defined, no-any-return]
+    except Exception:  # noqa: BLE001 - gone meanwhile
+        return []
+
+
+def survivors(pids: list[int], grace_s: float = 1.0) -> list[int]:
     """The processes still running `grace_s` after their parent exited (multiprocessing's resource tracker, a
     uvicorn worker) — none may be."""
     deadline = time.monotonic() + grace_s
@@ -130,9 +170,50 @@ def test_serve_stops_while_serving(graph: Path, sig: int, workers: int) -> None:
     status, seconds, out = stop(proc, sig)
     assert status == 0, out
     assert seconds < STOP_WITHIN_S + (1.0 if workers > 1 else 0.0), (seconds, out)
-    assert not _survivors(kids)
+    assert not survivors(kids)
     with pytest.raises(httpx.HTTPError):
         httpx.get(f"http://127.0.0.1:{port}/health", timeout=1)
+
+
+def test_workers_end_within_a_second_when_their_supervisor_is_killed(graph: Path) -> None:
+    """kill -9 of the supervisor (the OOM killer, an operator): its workers and their search processes end within a
+    second (parent-death signal), so the port is free for a restart instead of served on by orphans."""
+    from app.server import check_port
+
+    port = free_port()
+    args = ["serve", str(graph), "--port", str(port), "--workers", "2"]
+    proc = spawn(args, env={"STARROUTE_SEARCH_PROCESSES": "1"})
+    wait_healthy(port, proc)
+    deadline = time.monotonic() + 30
+    while len(children_of(proc.pid)) < 4 and time.monotonic() < deadline:  # 2 workers, a search process each
+        time.sleep(0.1)
+    kids = children_of(proc.pid)
+    assert len(kids) >= 4, kids
+    proc.kill()
+    proc.wait(10)  # not its output: an orphan would hold the pipe open
+    left = survivors(kids, grace_s=STOP_WITHIN_S)
+    for pid in left:  # the orphans this test made, not left to serve on
+        os.kill(pid, signal.SIGKILL)
+    assert not left, "orphans still running"
+    check_port("127.0.0.1", port)  # free: a restart can listen
+
+
+def test_python_m_app_server_stops_quietly_on_ctrl_c(graph: Path) -> None:
+    """The server module's own command line (the tests' and the image's way in) ends on Ctrl-C with status 0 and no
+    traceback, as `uvicorn.run` did for it."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "app.server", str(graph), "--port", str(port)],
+        cwd=ROOT,
+        preexec_fn=_default_sigint,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    wait_healthy(port, proc)
+    status, seconds, out = stop(proc, signal.SIGINT)
+    assert status == 0 and "Traceback" not in out, out
+    assert seconds < STOP_WITHIN_S, (seconds, out)
 
 
 PREPROCESS_MOMENTS = [(signal.SIGTERM, 0.2, False), (signal.SIGINT, 0.35, False), (signal.SIGTERM, 2.5, True)]

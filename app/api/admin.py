@@ -5,16 +5,20 @@ Off unless `STARROUTE_ADMIN_TOKEN` is set (404 then, as for any unknown path); a
 changes nothing. The body is the CSV itself (`text/csv`), up to `admin_max_body_bytes`. The update runs as
 `starroute customize --stages` does (`preprocessing.customize`: read, apply, written atomically into the graph
 directory, then its search stages added), then every worker reloads: this one at once, or all of them through the
-supervisor's SIGHUP. A malformed file is a 400 naming the line and the reason, with nothing written.
+supervisor's SIGHUP. A malformed file is a 400 naming the line and the reason, with nothing written. Each update
+logs one line: what was applied, into which directory, how long it took (with several workers the supervisor's
+reload logs its own).
 """
 
 from __future__ import annotations
 
 import asyncio
 import hmac
+import logging
 import os
 import signal
 import threading
+import time
 from typing import Any, Literal
 
 import orjson
@@ -30,6 +34,7 @@ ADMIN_RESPONSES: dict[int | str, dict[str, Any]] = {
     404: {"description": "the endpoint is off (STARROUTE_ADMIN_TOKEN is not set)"},
 }
 _LOCK = threading.Lock()  # one customization at a time in this process
+log = logging.getLogger("starroute")
 
 
 def _refused(request: Request) -> Response | None:
@@ -50,10 +55,25 @@ def _refused(request: Request) -> Response | None:
     return None
 
 
+def _orphaned(service: Any) -> Response | None:
+    """503 when this worker's supervisor has gone (it cannot make the other workers reload: nothing is written);
+    None otherwise."""
+    master = service.master_pid
+    if service.settings.workers > 1 and (master is None or os.getppid() != master):
+        why = f"the server's supervisor (pid {master}) is gone and this worker is stopping: nothing was changed"
+        return error_response("Unavailable", why)
+    return None
+
+
 def _reload_everywhere(service: Any) -> str:
-    """This worker reloads now; with several workers the supervisor (our parent) makes every one of them reload."""
+    """This worker reloads now; with several workers the supervisor makes every one of them reload: SIGHUP to the
+    recorded supervisor, only while it is still this process's parent (`ProcessLookupError` once it has gone: an
+    orphan's parent is init, or a subreaper, which must get no signal from here)."""
     if service.settings.workers > 1:
-        os.kill(os.getppid(), signal.SIGHUP)
+        master = service.master_pid
+        if master is None or os.getppid() != master:
+            raise ProcessLookupError(f"the server's supervisor (pid {master}) is gone: restart the server")
+        os.kill(master, signal.SIGHUP)
         return "every worker reloads (SIGHUP to the supervisor)"
     service.reload()
     return "applied"
@@ -65,7 +85,10 @@ def _reload_everywhere(service: Any) -> str:
     responses={
         400: {"description": "a malformed file (the line and the reason): nothing changed"},
         413: {"description": "a body over STARROUTE_ADMIN_MAX_BODY_BYTES"},
-        503: {"description": "the graph directory cannot take the metric (read-only, ...)"},
+        503: {
+            "description": "the graph directory cannot take the metric (read-only, ...), or the server's supervisor "
+            "is gone"
+        },
         **ADMIN_RESPONSES,
     },
 )
@@ -82,8 +105,12 @@ async def post_metric(
     refused = _refused(request)
     if refused is not None:
         return refused
-    body = await request.body()
     service = request.app.state.service
+    orphaned = _orphaned(service)
+    if orphaned is not None:
+        return orphaned
+    body = await request.body()
+    t0 = time.perf_counter()
     from preprocessing.artifacts import FormatError
     from preprocessing.customize import customize
     from preprocessing.speeds import MetricFileError
@@ -104,7 +131,22 @@ async def post_metric(
     try:
         applied = await asyncio.to_thread(_reload_everywhere, service)
     except Exception as exc:  # noqa: BLE001 - the old metric serves on; say why
+        log.error(
+            "admin: metric %s written into %s but not applied: %s", done.metric_id, service.settings.graph_dir, exc
+        )
         return error_response("Unavailable", f"the metric was written but could not be applied: {exc}")
+    r = done.report
+    lines, changed = (r.segment_lines, f"{r.arcs_changed} arcs") if seg else (r.turn_lines, f"{r.turns_updated} turns")
+    log.info(
+        "admin: metric %s (%s, %d lines, %s changed) written into %s in %.2f s; %s",
+        done.metric_id,
+        kind,
+        lines,
+        changed,
+        service.settings.graph_dir,
+        time.perf_counter() - t0,
+        applied,
+    )
     out = {
         "code": "Ok",
         "metric": done.metric_id,
@@ -128,12 +170,20 @@ async def delete_metric(request: Request) -> Response:
     if refused is not None:
         return refused
     service = request.app.state.service
+    orphaned = _orphaned(service)
+    if orphaned is not None:
+        return orphaned
     from preprocessing.artifacts import FormatError
     from preprocessing.customize import reset
 
+    t0 = time.perf_counter()
     try:
         was = await asyncio.to_thread(reset, service.settings.graph_dir)
         applied = await asyncio.to_thread(_reload_everywhere, service) if was else "nothing to change"
     except (FormatError, OSError) as exc:
         return error_response("Unavailable", f"cannot reset the metric: {exc}")
+    seconds = time.perf_counter() - t0
+    log.info(
+        "admin: metric of %s reset to the preprocessed one in %.2f s; %s", service.settings.graph_dir, seconds, applied
+    )
     return Response(orjson.dumps({"code": "Ok", "reset": was, "applied": applied}), media_type=JSON_TYPE)

@@ -1,6 +1,8 @@
 """The one place that turns errors into HTTP answers: `EngineError.code` -> status + `{"code", "message"}` JSON.
 
-osrm-routed answers every non-`Ok` code with HTTP 400 (`request_handler.cpp`), and so do we, on both APIs.
+osrm-routed answers every non-`Ok` code with HTTP 400 (`request_handler.cpp`), and so do we, on both APIs, for every
+code of OSRM's; a server that cannot answer now (`Timeout`: its request time limit, `Overloaded`: its queues) says so
+with HTTP 503 and `Retry-After`, in the same `{"code", "message"}` shape.
 """
 
 from __future__ import annotations
@@ -37,8 +39,12 @@ HTTP_STATUS: dict[str, int] = {
     "InvalidMethod": 405,
     "NotFound": 404,
     "Unavailable": 503,
+    "Timeout": 503,
+    "Overloaded": 503,
     "InternalError": 500,
 }
+RETRY_LATER = frozenset({"Timeout", "Overloaded"})  # codes whose answer carries Retry-After
+RETRY_AFTER_S = 1  # ... in seconds
 
 JSON_TYPE = "application/json; charset=UTF-8"
 
@@ -53,9 +59,16 @@ def error_body(code: str, message: str) -> bytes:
     return orjson.dumps({"code": code, "message": message})
 
 
+def error_headers(code: str) -> dict[str, str] | None:
+    """The headers an error answer of `code` carries besides its type: `Retry-After` for `RETRY_LATER` codes."""
+    return {"retry-after": str(RETRY_AFTER_S)} if code in RETRY_LATER else None
+
+
 def error_response(code: str, message: str) -> Response:
     """A complete error response with the status that belongs to `code`."""
-    return Response(error_body(code, message), status_code=status_for(code), media_type=JSON_TYPE)
+    return Response(
+        error_body(code, message), status_code=status_for(code), media_type=JSON_TYPE, headers=error_headers(code)
+    )
 
 
 def _describe(exc: RequestValidationError) -> str:

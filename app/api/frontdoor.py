@@ -19,7 +19,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.api import osrm
 from app.api.admin import ADMIN_PATH
-from app.api.errors import error_body
+from app.api.errors import RETRY_AFTER_S, error_body
 from app.api.service import Service
 
 NATIVE_PATHS = frozenset(
@@ -54,6 +54,11 @@ def _native(path: str) -> tuple[bool, bool]:
     return path in NATIVE_PATHS or path.startswith(STATIC_PREFIX) or tile, tile
 
 
+def is_native_path(path: str) -> bool:
+    """Whether FastAPI answers `path` (else it is an OSRM URL)."""
+    return _native(path)[0]
+
+
 def osrm_get(scope: Scope, cors: bool) -> bool:
     """Whether `answer_osrm` takes this request ahead of FastAPI: an HTTP GET or HEAD of an OSRM URL, and with CORS
     on (`cors`) one without an `Origin` header (CORSMiddleware answers those)."""
@@ -69,6 +74,8 @@ async def answer_osrm(service: Service, scope: Scope, send: Send) -> None:
     status, body = await osrm.handle(service, path, scope["query_string"])
     ctype = osrm.media_type(body).encode()  # JSON, or a tile's protobuf
     headers = [(b"content-type", ctype), (b"content-length", str(len(body)).encode())]
+    if status == 503:  # the OSRM API's only 503s: `RETRY_LATER` codes
+        headers.append((b"retry-after", str(RETRY_AFTER_S).encode()))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else body})
     service.metrics.observe_request(_osrm_label(path), status, time.perf_counter() - t0)

@@ -34,7 +34,7 @@ from fastapi import APIRouter, Query, Request
 from starlette.responses import Response
 
 from app.api import osrm_tile, polyline
-from app.api.errors import JSON_TYPE, error_body, status_for
+from app.api.errors import JSON_TYPE, RETRY_AFTER_S, error_body, status_for
 from app.api.geometry import segment_lengths_m, simplify
 from app.api.service import Service, check_coordinate
 from app.engine.errors import EngineError, InvalidValue, NoSegment, NotImplementedOption, TooBig
@@ -630,7 +630,8 @@ _Opt = Query(None)
 async def _answer(request: Request) -> Response:
     svc: Service = request.app.state.service
     status, body = await handle(svc, request.url.path, request.scope.get("query_string", b""))
-    return Response(body, status_code=status, media_type=media_type(body))
+    headers = {"retry-after": str(RETRY_AFTER_S)} if status == 503 else None  # only `RETRY_LATER` codes answer 503
+    return Response(body, status_code=status, media_type=media_type(body), headers=headers)
 
 
 @router.get("/route/v1/{profile}/{coordinates}", summary="OSRM route service", responses=_ERR)

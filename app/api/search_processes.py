@@ -13,7 +13,8 @@ the worker (the thread pool) cannot run so low: one holding the GIL would starve
 
 Each task carries the worker's engine generation (`Service.generation`, changed by every reload); a child whose
 engine is of another generation loads the graph directory again first, as the worker did (same build: only the
-metric's arrays). A child ends when its worker does (it watches its parent).
+metric's arrays). A child ends when its worker does (`exit_with_parent`), and leaves a terminal's Ctrl-C, which
+reaches every process of the server's group, to its worker: it starts with SIGINT blocked, then ignores it.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import itertools
 import logging
 import multiprocessing
 import os
+import signal
 import threading
 import time
 from typing import TYPE_CHECKING, Any
@@ -61,11 +63,29 @@ def lower_priority(pid: int = 0) -> None:
             pass
 
 
-def _watch_parent(parent: int) -> None:
-    """End this child when the worker that started it has gone (killed workers leave no searching orphans)."""
+PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when the thread that started it ends
+
+
+def exit_with_parent(parent: int, sig: int = signal.SIGKILL) -> None:
+    """Have this process get `sig` as soon as `parent` (the process that started it) dies, so that no orphan serves
+    or searches on: Linux's parent-death signal (the parent must have started it from its main thread), sent at once
+    if the parent died before it was set; elsewhere a thread that looks every 0.2 s."""
+    try:
+        import ctypes
+
+        if ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(sig), 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl")
+    except (OSError, AttributeError):  # not Linux
+        threading.Thread(target=_watch_parent, args=(parent, sig), daemon=True, name="starroute-parent-watch").start()
+        return
+    if os.getppid() != parent:
+        os.kill(os.getpid(), sig)
+
+
+def _watch_parent(parent: int, sig: int) -> None:
     while os.getppid() == parent:
-        time.sleep(1.0)
-    os._exit(0)
+        time.sleep(0.2)
+    os.kill(os.getpid(), sig)
 
 
 def _drop_sockets() -> None:
@@ -97,18 +117,21 @@ def _start(
     slots: Any,
     warm: Callable[[Service], None] | None,
 ) -> None:
-    """Initializer of a child: idle priority, the parent watched, a slot in the table of running tasks; the
-    worker's service when forked, else one of its own with the engine loaded and warmed by `warm`."""
+    """Initializer of a child: Ctrl-C ignored (its worker stops it), idle priority, ended with its parent, a slot in
+    the table of running tasks; the worker's service when forked, else one of its own with the engine loaded and
+    warmed by `warm`."""
     global _service, _generation, _running, _slot, _warm
     from app.api.service import Service
     from app.settings import Settings
 
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked since its start (`SearchProcesses`)
+    exit_with_parent(parent)
     lower_priority()
     _warm = warm
     with slots.get_lock():
         _running, _slot = running, slots.value
         slots.value += 1
-    threading.Thread(target=_watch_parent, args=(parent,), daemon=True, name="starroute-parent-watch").start()
     if inherited is not None:
         _drop_sockets()
         _service, _generation = inherited, generation
@@ -133,13 +156,13 @@ def _engine(generation: int) -> Engine:
 
 
 def _task(task_id: int, deadline: float, fn: Any, generation: int, *args: Any) -> Any:
-    """Run `fn(generation, *args)` as task `task_id`, marked in the table of running tasks meanwhile; `TooBig` at
+    """Run `fn(generation, *args)` as task `task_id`, marked in the table of running tasks meanwhile; `Timeout` at
     once when `deadline` (`time.monotonic()`, one clock for every process) has passed: a task that waited in the
     queue past its request's time limit is not started (its request has had its answer)."""
-    from app.engine.errors import TooBig
+    from app.engine.errors import Timeout
 
     if time.monotonic() > deadline:
-        raise TooBig("Search exceeded the request time limit (still queued)")
+        raise Timeout("Search exceeded the request time limit (still queued)")
     _running[_slot] = task_id
     try:
         return fn(generation, *args)
@@ -216,8 +239,14 @@ class SearchProcesses:
             initializer=_start,
             initargs=(settings, generation, os.getpid(), inherited, self._running, slots, service.child_warmup),
         )
-        # start them now, not on the first long search
-        self._ready = [self._pool.submit(ready, generation) for _ in range(processes)]
+        # start them now, not on the first long search, with SIGINT blocked: a Ctrl-C during a spawned child's
+        # imports would end it with a traceback (blocked after the pool started multiprocessing's resource tracker,
+        # whose start unblocks it)
+        interrupts = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            self._ready = [self._pool.submit(ready, generation) for _ in range(processes)]
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, interrupts)
         for process in self._children():  # a spawned child imports the app first: at idle priority from the start
             if process.pid is not None:
                 lower_priority(process.pid)
@@ -236,7 +265,7 @@ class SearchProcesses:
         return sorted(p.pid for p in self._children() if p.pid is not None)
 
     def submit(self, fn: Any, generation: int, *args: Any, limit_s: float = 3600.0) -> tuple[int, Future[Any]]:
-        """Run `fn(generation, *args)` in a child, unless it waits there longer than `limit_s` (`TooBig`): its task
+        """Run `fn(generation, *args)` in a child, unless it waits there longer than `limit_s` (`Timeout`): its task
         id and future (`BrokenProcessPool` when a child died)."""
         task_id = next(self._ids)
         deadline = time.monotonic() + limit_s

@@ -5,7 +5,9 @@ hierarchy (alternatives, large tables, trips) runs in a pool at normal priority.
 isochrones, map matching and map tiles (the long jobs) run in search processes at idle priority
 (`app.api.search_processes`), so they take neither CPU time nor the GIL from the loop; with `search_processes` 0, and
 for a custom model's build, in a pool whose threads run at nice 19 instead (every pool under the request time limit; the
-numba kernels release the GIL).
+numba kernels release the GIL). The request time limit never counts the time this process spends compiling kernels
+(`preprocessing.jit.compile_seconds`): on a first start, a request that needs a kernel the background warm-up has not
+compiled yet waits for it, then searches under the whole limit.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from typing import TypeVar
 from app.api import search_processes
 from app.api.health import Metrics
 from app.api.search_processes import SearchProcesses
-from app.engine.errors import InvalidValue, TooBig
+from app.engine.errors import InvalidValue, Overloaded, Timeout
 from app.engine.facade import (
     CustomModel,
     Engine,
@@ -41,6 +43,7 @@ from app.engine.facade import (
 )
 from app.engine.types import Phantom, Table
 from app.settings import Settings
+from preprocessing.jit import compile_seconds
 
 T = TypeVar("T")
 log = logging.getLogger("starroute")
@@ -95,6 +98,7 @@ class Service:
         self.loaded_at = 0.0  # when the engine serving now was switched in (time.time())
         self.reloads = 0
         self.reload_seconds = 0.0
+        self.master_pid: int | None = None  # a worker of several: its supervisor's pid (`app.api.admin` signals it)
 
     # lifecycle -----------------------------------------------------------------------------------------------------
     def open(self) -> None:
@@ -170,39 +174,53 @@ class Service:
             self.reload_seconds = time.perf_counter() - t0
             return engine
 
-    def complete_metric(self) -> None:
+    def complete_metric(self) -> str | None:
         """The search stages of a new metric without them (`preprocessing.customize.complete_metric`: its hierarchy,
         and landmark tables if some road got faster), computed here once and added to the graph directory, so that
-        the workers reloading next map them instead of each computing its own. Logged; a failure leaves the
-        workers' own loads to compute them (or refuse the metric)."""
+        the workers reloading next map them instead of each computing its own. Returns what was done, in a few
+        words for the reload's log line (None: nothing); a failure is logged, and leaves the workers' own loads to
+        compute them (or refuse the metric)."""
         from app.engine.data import complete_metric
 
         try:
             got = complete_metric(self.settings.graph_dir)
         except Exception as exc:  # noqa: BLE001 - logged; every worker's load tries again and says why
             log.error("the new metric's search stages could not be computed: %s", exc)
-            return
-        if got is not None:
-            how = ", ".join(f"{k} {v}" for k, v in got.how.items())
-            log.info("metric %s: search stages in %.2f s (%s)", got.metric_id, got.seconds, how)
+            return None
+        if got is None:
+            return None
+        how = ", ".join(f"{k} {v}" for k, v in got.how.items())
+        return f"its search stages computed in {got.seconds:.2f} s: {how}"
 
-    def reload_logged(self) -> None:
-        """`reload`, with one log line either way (a failed load keeps the old graph serving)."""
+    def loaded(self) -> str:
+        """What the engine serving now was loaded from, for a log line: the graph directory, its build and metric."""
+        meta = self.opened.meta
+        metric = (meta.raw.get("metric") or {}).get("id") or "the preprocessed one"
+        return f"{self.settings.graph_dir} (graph {meta.fingerprint[:16]}, metric {metric})"
+
+    def reload_logged(self, why: str = "SIGHUP", note: str | None = None, quiet: bool = False) -> bool:
+        """`reload`, said in one log line either way (a failed load keeps the old graph serving): `why` it happened,
+        what was loaded from which directory, how long it took, and `note`. `quiet`: success at DEBUG only (a worker
+        of several: its supervisor says it). Whether it reloaded."""
         try:
-            engine = self.reload()
+            self.reload()
         except Exception as exc:  # noqa: BLE001 - logged; the old graph serves on
-            log.error("reload refused, the previous graph serves on: %s", exc)
-            return
-        metric = (engine.meta.raw.get("metric") or {}).get("id") or "preprocessed"
-        log.info("graph reloaded in %.2f s (pid %d): metric %s", self.reload_seconds, os.getpid(), metric)
+            log.error("%s: reload of %s refused, the previous graph serves on: %s", why, self.settings.graph_dir, exc)
+            return False
+        line = f"{why}: reloaded {self.loaded()} in {self.reload_seconds:.2f} s" + (f"; {note}" if note else "")
+        log.log(logging.DEBUG if quiet else logging.INFO, "%s", line)
+        return True
 
-    def close(self, wait: bool = False) -> None:
-        """Stop the search pools (the engine stays); `wait` until their threads have ended (before a fork)."""
+    def close(self, wait: bool = False, stopping: bool = False) -> None:
+        """Stop the search pools (the engine stays); `wait` until their threads have ended (before a fork).
+        `stopping` (the server stops): the search processes end at once, a search under way included, and are
+        joined, so that what they shared with this process is released before it exits (a process ending without
+        that has multiprocessing's resource tracker warn of leaked semaphores)."""
         for pool in (self.pool, self.ch_pool):
             if pool is not None:
                 pool.shutdown(wait=wait, cancel_futures=True)
         if self.processes is not None:
-            self.processes.shutdown(wait=wait)
+            self.processes.shutdown(wait=wait or stopping, kill=stopping)
         self.pool = self.ch_pool = None
         self.processes = None
         if wait and self.engine is not None:
@@ -215,7 +233,8 @@ class Service:
         return self.engine
 
     async def run_slow(self, fn: Callable[[], T], *, hierarchy: bool = False) -> T:
-        """Run `fn` in the search pool under the request time limit (TooBig when exceeded or the queue is full);
+        """Run `fn` in the search pool under the request time limit (`Timeout` when exceeded, `Overloaded` when the
+        queue is full);
         `hierarchy`: work on the contraction hierarchy (alternatives, tables, trips), run at normal priority in a
         pool of its own, not among the long searches that get little CPU time while the loop is busy."""
         pool = self.ch_pool if hierarchy else self.pool
@@ -239,7 +258,7 @@ class Service:
 
         try:
             return await self._limited(start)
-        except TooBig:
+        except Timeout:
             if submitted and procs.running(submitted[0]):  # queued ones are never started (`search_processes._task`)
                 log.warning("a long search ran past the request time limit: its search process is replaced")
                 self._replace_processes(procs, kill=True)
@@ -268,24 +287,33 @@ class Service:
         procs.shutdown(kill=kill, cancel=False)
 
     async def _limited(self, start: Callable[[], Awaitable[T]]) -> T:
-        """Await the job `start` submits under the request time limit: `TooBig` when it is exceeded (a queued job is
-        cancelled) or when `8 x threads` long jobs are pending already."""
+        """Await the job `start` submits under the request time limit, time this process spends compiling kernels
+        left out: `Timeout` when it is exceeded (a queued job is cancelled; an answer that comes in just late is
+        refused too), `Overloaded` when `8 x threads` long jobs are pending already."""
         limit = self.settings.request_time_limit_s
         if self._slow_pending >= 8 * self.settings.threads:
-            raise TooBig("Too many long searches queued; retry later or use algorithm=ch")
+            raise Overloaded("Too many long searches queued; retry later or use algorithm=ch")
         self._slow_pending += 1
-        loop = asyncio.get_running_loop()
-        started = loop.time()
+        started, compiled = time.monotonic(), compile_seconds()
+
+        def left() -> float:  # of the limit, compile time not counted
+            return limit - (time.monotonic() - started) + (compile_seconds() - compiled)
+
+        job = asyncio.ensure_future(start())
         try:
-            message = f"Search exceeded the request time limit of {limit:g} s"
-            try:
-                result = await asyncio.wait_for(start(), timeout=limit)
-            except TimeoutError:
-                raise TooBig(message) from None
-            if loop.time() - started > limit:  # an answer that came in just late is refused too
-                raise TooBig(message)
-            return result
+            while not job.done():
+                wait = left()
+                if wait <= 0:
+                    break
+                await asyncio.wait((job,), timeout=wait)
+            if job.done() and (job.cancelled() or job.exception() is not None):
+                return job.result()  # raises what the job raised
+            if not job.done() or left() < 0:
+                raise Timeout(f"Search exceeded the request time limit of {limit:g} s")
+            return job.result()
         finally:
+            if not job.done():
+                job.cancel()
             self._slow_pending -= 1
 
     # requests ------------------------------------------------------------------------------------------------------

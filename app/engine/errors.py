@@ -52,5 +52,19 @@ class NotImplementedOption(EngineError):
     code = "NotImplemented"
 
 
+# Not the request's fault: the server cannot answer it now. Raised by the API's service (its request time limit, its
+# queues), never by the engine; answered with HTTP 503 and Retry-After (`app.api.errors`), on the OSRM API too.
+class Timeout(EngineError):
+    """A search ran past the request time limit (time spent compiling kernels never counts)."""
+
+    code = "Timeout"
+
+
+class Overloaded(EngineError):
+    """Too much is queued already (long searches, requests, connections): try again in a moment."""
+
+    code = "Overloaded"
+
+
 class GraphError(Exception):
     """The graph directory is missing, corrupt or of the wrong version (an operator error, not a request error)."""
