@@ -647,6 +647,7 @@ def test_engine_codes_map_to_400_through_handle() -> None:
             bearings: object = None,
             exclude_mask: int = 0,
             approaches: object = None,
+            any_edge: bool = False,
         ) -> list[Phantom]:
             return [Phantom(lon, lat, lon, lat, 0.0, *(0,) * 13) for lon, lat in points]  # type: ignore[arg-type]
 

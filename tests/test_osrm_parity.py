@@ -10,6 +10,8 @@ Groups:
 - turns at junctions as OSRM's intersection model sees them: perceived bearings a few metres from a junction (a
   hairpin or a tunnel bend can be a u-turn there), the nodes OSRM's graph compressor keeps (one of two roads between
   the same junctions keeps a node), u-turns at turning circles and only where one road arrives.
+- snapping: no waypoint on a private service road (unless `snapping=any`; `/nearest` never), a phantom's share of
+  its segment along OSRM's edge.
 """
 
 from __future__ import annotations
@@ -188,6 +190,9 @@ CASES: dict[str, Case] = {
         rows=[
             Row(("b", "d", 0.3), "a", "", ("Street,Street", 399.9, 57.6, 57.6)),
             Row("c", ("b", "d", 0.6), "", ("Street,Street", 399.9, 57.6, 57.6)),
+            # OSRM's `snapping=any`: such roads are candidates again
+            Row(("b", "d", 0.3), "a", "&snapping=any", ("Driveway,Street,Street", 429.8, 72.0, 72.0)),
+            Row("c", ("b", "d", 0.6), "&snapping=any", ("Street,Driveway,Driveway", 459.8, 79.2, 3348.6)),
         ],
     ),
     # a phantom splits its segment as OSRM's edge runs: from the end of the compressed edge with the lower OSM id
@@ -242,6 +247,20 @@ def test_as_osrm_routed(name: str, tmp_path: Path) -> None:
     base = api_server.shared(graph)
     got = [answer(base, case, row) for row in case.rows]
     assert got == [row.expected for row in case.rows]
+
+
+def test_nearest_ignores_snapping_any(tmp_path: Path) -> None:
+    """osrm-routed's `/nearest` never snaps onto a road that refuses waypoints, `snapping=any` or not (its plugin
+    does not pass the option on): Street 59.9 m away, not the private driveway under the point."""
+    from preprocessing.pipeline import preprocess
+
+    case = CASES["private_service"]
+    graph = preprocess(_write(tmp_path, case), tmp_path / "graph", landmarks=0, quiet=True)
+    base = api_server.shared(graph)
+    point = _lonlat(asciimap.coordinates(case.drawing, case.grid_m), ("b", "d", 0.6))
+    for query in ("", "&snapping=any"):
+        body = httpx.get(f"{base}/nearest/v1/driving/{point}?number=1{query}", timeout=60).json()
+        assert [(w["name"], round(w["distance"], 1)) for w in body["waypoints"]] == [("Street", 59.9)]
 
 
 def osrm_rows(name: str, bin_dir: Path) -> list[Row]:

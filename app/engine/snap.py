@@ -612,19 +612,21 @@ class Snapper:
         radius_m: float | None = None,
         bearing: tuple[float, float] | None = None,
         exclude_mask: int = 0,
+        any_edge: bool = False,
     ) -> Candidates:
         """The nearest segment within `radius_m` metres (None = unlimited) and the nearest big-component one.
 
         `bearing` = (degrees clockwise from north 0..360, tolerance 0..180) keeps only segments travelled that way
         (OSRM's `bearings`), and the phantom then allows only the matching direction(s). `NoSegment` when nothing lies
         within the radius; its message gives the distance to the nearest road when a radius excluded it. With
-        `exclude_mask`, arcs whose `arc_flags` meet it are no roads here (excluded classes, as OSRM's nearest).
+        `exclude_mask`, arcs whose `arc_flags` meet it are no roads here (excluded classes, as OSRM's nearest);
+        `any_edge` (OSRM's `snapping=any`): roads that refuse waypoints are candidates too (`data.no_start_arcs`).
         """
         qlon, qlat = check_coordinate(lon, lat)
         radius = check_radius(radius_m)
         bearing = check_bearing(bearing)
         limit = math.inf if radius is None else radius * 1.01 + 1.0  # local frame vs haversine slack
-        dirs = self._dir_arcs(exclude_mask)
+        dirs = self._dir_arcs(exclude_mask, not any_edge)
         found = (self._one_call if one_call else self._steps)(qlon, qlat, radius, limit, bearing, dirs)
         if not found:
             raise NoSegment(self._no_segment_message(qlon, qlat, radius, bearing, dirs))
@@ -784,7 +786,8 @@ class Snapper:
         bearing: tuple[float, float] | None = None,
         exclude_mask: int = 0,
     ) -> list[Phantom]:
-        """Up to `number` phantoms on distinct chains, nearest first (any component), within `radius_m` if given."""
+        """Up to `number` phantoms on distinct chains, nearest first (any component), within `radius_m` if given;
+        never on roads that refuse waypoints (osrm-routed's nearest has no `snapping=any`)."""
         qlon, qlat = check_coordinate(lon, lat)
         radius = check_radius(radius_m)
         bearing = check_bearing(bearing)
