@@ -14,9 +14,9 @@ from .artifacts import SPECS
 from .geometry import hilbert_index, osrm_distances_m
 from .graph import finalize_arrays
 from .osm import NodeTable, WayTable
-from .profiles.base import OBSTACLE_BACKWARD, OBSTACLE_FORWARD
+from .profiles.base import OBSTACLE_BACKWARD, OBSTACLE_FORWARD, STOP_LEG_M, STOP_SIGN_S
 from .road_classification import osrm_compression
-from .units import COORD_SCALE, NODE_COMPRESSED, NODE_TURNING
+from .units import COORD_SCALE, NODE_COMPRESSED, NODE_MINOR_STOP, NODE_SHORT_LEG_STOP, NODE_TURNING
 from .way_values import ARC_COLUMNS, ENV_FORD, ENV_OTHER, ENV_ROAD
 
 
@@ -203,10 +203,45 @@ def build_arrays(
         cut[at] = True
     else:  # pragma: no cover - the rule converges after one round
         raise AssertionError("OSRM's compression kept shape points after cutting the chains there")
-    arrays["node_flags"] = (compressed * NODE_COMPRESSED + turning[node_src] * NODE_TURNING).astype(np.uint8)
+    flags = compressed * NODE_COMPRESSED + turning[node_src] * NODE_TURNING
+    if nodes.minor_stop is not None and nodes.short_leg_stop is not None:
+        minor, short_leg = nodes.minor_stop[node_src], nodes.short_leg_stop[node_src]
+        flags = flags + minor * NODE_MINOR_STOP + short_leg * NODE_SHORT_LEG_STOP
+    arrays["node_flags"] = flags.astype(np.uint8)
     report["shape_points_osrm_keeps"] = int((cut & ~turning).sum())
     report["nodes_osrm_compresses"] = int(compressed.sum())
     return arrays, report
+
+
+def _stop_rules(
+    nodes: NodeTable, ni: np.ndarray, cut: np.ndarray, cs: np.ndarray, pen_f: np.ndarray, pen_b: np.ndarray
+) -> None:
+    """car.lua's stop sign rules on the way positions OSRM compresses away (`cut` False; in place on the obstacles
+    met arriving along the way, `pen_f`, and against it, `pen_b`): its compressor's fake turn there comes by no minor
+    road, so a `stop=minor` sign never counts; a stop sign with no direction does not count arriving from less than
+    `STOP_LEG_M` metres (`cs`: metres along the way) onto more. The legs are measured to the neighbours the
+    compressor sees, which removes nodes in the order of their OSM ids: the nearest one each way with a higher id,
+    or the chain's end."""
+    stop_ds = int(round(STOP_SIGN_S * 10))
+    if nodes.minor_stop is not None:
+        minor = ~cut & nodes.minor_stop[ni]
+        pen_f[minor] -= stop_ds
+        pen_b[minor] -= stop_ds
+    if nodes.short_leg_stop is None:
+        return
+    osm = nodes.osm_id[ni]
+    for i in np.flatnonzero(~cut & nodes.short_leg_stop[ni]).tolist():
+        lo = i - 1
+        while not cut[lo] and osm[lo] < osm[i]:
+            lo -= 1
+        hi = i + 1
+        while not cut[hi] and osm[hi] < osm[i]:
+            hi += 1
+        back, ahead = cs[i] - cs[lo], cs[hi] - cs[i]
+        if back < STOP_LEG_M < ahead:  # arriving along the way from a short leg
+            pen_f[i] -= stop_ds
+        if ahead < STOP_LEG_M < back:  # against it
+            pen_b[i] -= stop_ds
 
 
 def _build(
@@ -293,6 +328,7 @@ def _build(
     if nodes.passing_ds is not None:  # a node inside a chain is one OSRM compresses away: passing it costs this
         passing = np.where(cut, 0, nodes.passing_ds[ni].astype(np.int64))
         pen_f, pen_b = pen_f + passing, pen_b + passing
+    _stop_rules(nodes, ni, cut, cs, pen_f, pen_b)
     pcf, pcb = np.cumsum(pen_f), np.cumsum(pen_b)
     interior_f, interior_b = pcf[c1 - 1] - pcf[c0], pcb[c1 - 1] - pcb[c0]
     chain_way = way_of_pos[c0]

@@ -73,6 +73,8 @@ class NodeTable:
     ford: np.ndarray | None = None  # bool [k] a ford node (`way_values.is_ford_node`)
     passing_ds: np.ndarray | None = None  # int32 [k] charged on passages where OSRM compresses the node away
     turning: np.ndarray | None = None  # bool [k] a turning obstacle (NodeResult.turning)
+    minor_stop: np.ndarray | None = None  # bool [k] NodeResult.minor_stop
+    short_leg_stop: np.ndarray | None = None  # bool [k] NodeResult.short_leg_stop
 
 
 def check_input(path: Path) -> None:
@@ -260,7 +262,7 @@ def read_nodes(path: Path, needed: np.ndarray, profile: ModuleType, progress: Pr
     kept_id: list[np.ndarray] = []
     kept_x: list[np.ndarray] = []
     kept_y: list[np.ndarray] = []
-    tagged: dict[int, tuple[bool, int, int, int, int, bool]] = {}
+    tagged: dict[int, tuple[bool, int, int, int, int, bool, bool, bool]] = {}
     fords: list[int] = []
     k = len(needed)
 
@@ -291,7 +293,8 @@ def read_nodes(path: Path, needed: np.ndarray, profile: ModuleType, progress: Pr
                 res = profile.process_node({t.k: t.v for t in tags})
                 if res is not None and (res.barrier or res.penalty_s or res.directed_s or res.passing_s or res.turning):
                     pen, directed = int(round(res.penalty_s * 10)), int(round(res.directed_s * 10))
-                    tagged[nid] = (res.barrier, pen, directed, res.direction, int(res.passing_s * 10), res.turning)
+                    passing_ds, stops = int(res.passing_s * 10), (res.minor_stop, res.short_leg_stop)
+                    tagged[nid] = (res.barrier, pen, directed, res.direction, passing_ds, res.turning, *stops)
             if len(tags) and "ford" in tags and is_ford_node(tags["ford"]):
                 fords.append(nid)
             if i == chunk:
@@ -314,6 +317,8 @@ def read_nodes(path: Path, needed: np.ndarray, profile: ModuleType, progress: Pr
     direction = np.zeros(len(ids), dtype=np.uint8)
     passing = np.zeros(len(ids), dtype=np.int32)
     turning = np.zeros(len(ids), dtype=bool)
+    minor = np.zeros(len(ids), dtype=bool)
+    short_leg = np.zeros(len(ids), dtype=bool)
     if tagged:
         tid = np.fromiter(tagged.keys(), dtype=np.int64, count=len(tagged))
         pos = np.searchsorted(ids, tid)
@@ -326,10 +331,12 @@ def read_nodes(path: Path, needed: np.ndarray, profile: ModuleType, progress: Pr
         direction[pos[ok]] = np.array([v[3] for v in vals], dtype=np.uint8)[ok]
         passing[pos[ok]] = np.array([v[4] for v in vals], dtype=np.int32)[ok]
         turning[pos[ok]] = np.array([v[5] for v in vals], dtype=bool)[ok]
+        minor[pos[ok]] = np.array([v[6] for v in vals], dtype=bool)[ok]
+        short_leg[pos[ok]] = np.array([v[7] for v in vals], dtype=bool)[ok]
     ford = np.zeros(len(ids), dtype=bool)
     if fords and len(ids):
         fid = np.asarray(fords, dtype=np.int64)
         pos = np.minimum(np.searchsorted(ids, fid), len(ids) - 1)
         ford[pos[ids[pos] == fid]] = True
     lon, lat = np.concatenate(kept_x)[order], np.concatenate(kept_y)[order]
-    return NodeTable(ids, lon, lat, barrier, penalty, directed_ds, direction, ford, passing, turning)
+    return NodeTable(ids, lon, lat, barrier, penalty, directed_ds, direction, ford, passing, turning, minor, short_leg)

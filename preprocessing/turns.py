@@ -42,9 +42,17 @@ import numpy as np
 from .artifacts import EB_PREFIX
 from .geometry import csr_offsets, osrm_bearings_deg
 from .graph import strong_components
-from .profiles.base import Turns
+from .profiles.base import STOP_LEG_M, STOP_SIGN_S, Turns
 from .road_classification import chain_arcs, compressed_nodes, travel_modes
-from .units import COORD_SCALE, FLAG_RESTRICTED, FLAG_ROUNDABOUT, NODE_TURNING, WEIGHT_PER_SECOND
+from .units import (
+    COORD_SCALE,
+    FLAG_RESTRICTED,
+    FLAG_ROUNDABOUT,
+    NODE_MINOR_STOP,
+    NODE_SHORT_LEG_STOP,
+    NODE_TURNING,
+    WEIGHT_PER_SECOND,
+)
 
 
 def chain_ends(arrays: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -134,11 +142,16 @@ def turn_table(
         compressed[head[forbidden_pairs[:, 0]]] = False  # OSRM keeps a restriction's via node
     # where OSRM takes a turn, its angle, road count and u-turns are those of its intersection view
     view = osrm_nodes[via]
-    got, v_angle, v_roads, v_u_turn = osrm_turn_views(arrays, str(getattr(profile, "NAME", "car")), fa[view], ta[view])
+    got, v_angle, v_roads, v_u_turn, v_skip = osrm_turn_views(
+        arrays, str(getattr(profile, "NAME", "car")), fa[view], ta[view]
+    )
     sel = np.flatnonzero(view)[got]
     angle[sel], n_roads[sel] = v_angle[got], v_roads[got]
     u_turn = u_turn.copy()
     u_turn[sel] = v_u_turn[got]
+    stop_out = np.zeros(len(fa), dtype=bool)
+    stop_out[sel] = v_skip[got]
+    stop_out[~view] = _compressed_stops_left_out(arrays, fa[~view], ta[~view])
     report["turns_without_osrm_view"] = int(view.sum() - got.sum())
     mode = travel_modes(arrays)
     turns = Turns(
@@ -158,6 +171,7 @@ def turn_table(
     # deciseconds (OSRM's numeric_cast of seconds * 10)
     head_pen = arrays.get("arc_head_penalty")
     obstacle_s = head_pen[fa] / WEIGHT_PER_SECOND if head_pen is not None else np.zeros(len(fa))
+    obstacle_s = np.where(stop_out, np.maximum(obstacle_s - STOP_SIGN_S, 0.0), obstacle_s)
     secs = obstacle_s + np.asarray(profile.turn_duration_s(turns), dtype=np.float64)
     w_secs = np.asarray(profile.turn_weight_s(turns, secs), dtype=np.float64)
     duration = _deciseconds(secs)
@@ -180,19 +194,22 @@ _VIEW_CHUNKS = 8  # per process, for balance
 
 def osrm_turn_views(
     arrays: dict[str, np.ndarray], profile_name: str, fa: np.ndarray, ta: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The turns `fa -> ta` (road arcs meeting at a node OSRM keeps) as OSRM's turn stage sees them, from the
     intersection view of the road arriving (`intersections.intersection_analysis`: perceived bearings, dual
     carriageways merged, its u-turn rule near 0 degrees, the order adjustments): whether the view has the road
     taken, the angle for the profile (degrees, 0 straight, + right), the number of roads (`number_of_roads`: the
     view's roads, a u-turn to another road than the first not counting itself) and whether it is a u-turn (its
-    angle is 0, `getTurnDirection`). The junctions are taken in node order (neighbours share their analysis'
-    caches) in chunks; a big graph's chunks run in `TURN_VIEW_PROCESSES` forked processes."""
+    angle is 0, `getTurnDirection`); and, at a node with a conditional stop sign (`NODE_MINOR_STOP`,
+    `NODE_SHORT_LEG_STOP`), whether car.lua leaves the sign out of the turn (`stop_skipped`). The junctions are taken
+    in node order (neighbours share their analysis' caches) in chunks; a big graph's chunks run in
+    `TURN_VIEW_PROCESSES` forked processes."""
     k = len(fa)
     got = np.zeros(k, dtype=bool)
     angle, roads, u_turn = np.zeros(k), np.zeros(k, dtype=np.int64), np.zeros(k, dtype=bool)
+    skip = np.zeros(k, dtype=bool)
     if not k:
-        return got, angle, roads, u_turn
+        return got, angle, roads, u_turn, skip
     order = np.lexsort((ta, fa, arrays["arc_head"][fa]))
     # chunk bounds on from-arc boundaries
     cuts = np.linspace(0, k, TURN_VIEW_PROCESSES * _VIEW_CHUNKS + 1).astype(np.int64)[1:-1]
@@ -210,9 +227,9 @@ def osrm_turn_views(
             parts = [_view_chunk(c) for c in chunks]
     finally:
         _VIEW_STATE = None
-    for idx, g, a, r, u in parts:
-        got[idx], angle[idx], roads[idx], u_turn[idx] = g, a, r, u
-    return got, angle, roads, u_turn
+    for idx, g, a, r, u, sk in parts:
+        got[idx], angle[idx], roads[idx], u_turn[idx], skip[idx] = g, a, r, u, sk
+    return got, angle, roads, u_turn, skip
 
 
 _VIEW_STATE: tuple[dict[str, np.ndarray], str, np.ndarray, np.ndarray, np.ndarray] | None = None
@@ -228,9 +245,11 @@ def _die_with_parent() -> None:
         pass
 
 
-def _view_chunk(bounds: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _view_chunk(
+    bounds: tuple[int, int],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """`osrm_turn_views` of the turns `order[lo:hi]` (`_VIEW_STATE`, set before forking): (their indices, got,
-    angle, roads, u-turn)."""
+    angle, roads, u-turn, stop sign left out)."""
     from .artifacts import graph_in_memory
     from .intersections.graph import GuidanceGraph
     from .intersections.intersection_analysis import Extractor
@@ -240,15 +259,21 @@ def _view_chunk(bounds: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, np.nda
     idx = order[bounds[0] : bounds[1]]
     n = len(idx)
     got, angle, roads, u_turn = np.zeros(n, dtype=bool), np.zeros(n), np.zeros(n, dtype=np.int64), np.zeros(n, bool)
+    skip = np.zeros(n, dtype=bool)
     gg = GuidanceGraph(graph_in_memory(arrays, {"profile": profile_name}))
     ex = Extractor(gg)
-    geom = arrays["arc_geom"]
+    geom, head = arrays["arc_geom"], arrays["arc_head"]
+    node_flags = arrays.get("node_flags")
+    stops = node_flags & (NODE_MINOR_STOP | NODE_SHORT_LEG_STOP) if node_flags is not None else None
     last_from = -1
     where: dict[int, tuple[int, float, int]] = {}
+    inter: list = []
+    e_in = -1
     for j, (a, b) in enumerate(zip(fa[idx].tolist(), ta[idx].tolist(), strict=True)):
         if a != last_from:
             last_from = a
-            inter = ex.intersection(gg.edge_start(int(geom[a])))
+            e_in = gg.edge_start(int(geom[a]))
+            inter = ex.intersection(e_in)
             where = {r.eid: (i, r.angle, len(inter)) for i, r in enumerate(inter)}
         hit = where.get(int(geom[b]))
         if hit is None:
@@ -257,7 +282,47 @@ def _view_chunk(bounds: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, np.nda
         is_u = not (0.0 < a_osrm < 360.0)
         got[j], angle[j], u_turn[j] = True, 180.0 - a_osrm, is_u
         roads[j] = size - (1 if is_u and i != 0 else 0)
-    return idx, got, angle, roads, u_turn
+        if stops is not None and stops[head[a]]:
+            skip[j] = _stop_left_out(arrays, gg, ex, int(stops[head[a]]), e_in, inter, i, int(roads[j]))
+    return idx, got, angle, roads, u_turn, skip
+
+
+def _stop_left_out(
+    arrays: dict[str, np.ndarray], gg: Any, ex: Any, flags: int, e_in: int, inter: list, i: int, roads: int
+) -> bool:
+    """car.lua's `process_turn` on the turn onto road `i` of intersection `inter` (arriving by edge `e_in`): whether
+    the node's conditional stop sign is left out. `stop=minor` unless entering by the minor road (a road there, the
+    one taken included, faster than the one arriving: speeds in whole km/h of OSRM's edges, length over duration);
+    a stop sign with no direction where two roads meet, arriving from a leg shorter than 20 m onto a longer one."""
+    geoms, _ = ex.merged_geometries(gg.target(e_in))
+    back = gg.reverse(e_in)
+    src_len = geoms[back][2] if back in geoms else 0.0
+    if flags & NODE_SHORT_LEG_STOP:
+        return roads == 2 and src_len < STOP_LEG_M < inter[i].segment_length
+    duration = arrays["arc_duration"]
+
+    def speed(e: int, length: float) -> int:
+        arcs = [gg.half_arc(h) for h in gg.halves(e)]
+        if any(x < 0 for x in arcs):
+            arcs = [gg.half_arc(h ^ 1) for h in gg.halves(gg.reverse(e))]
+        ds = sum(int(duration[x]) for x in arcs if x >= 0)
+        return int(36.0 * length / ds) if ds > 0 else 0
+
+    source = speed(e_in, src_len)
+    return not any(speed(r.eid, r.segment_length) > source for r in inter[1:])
+
+
+def _compressed_stops_left_out(arrays: dict[str, np.ndarray], fa: np.ndarray, ta: np.ndarray) -> np.ndarray:
+    """For turns `fa -> ta` through nodes OSRM compresses away: whether the node's conditional stop sign is left
+    out of them, as OSRM's compressor's fake turn there has it: a `stop=minor` sign always (no minor road), one with
+    no direction arriving from a leg shorter than 20 m onto a longer one (the arcs' lengths)."""
+    flags = arrays.get("node_flags")
+    if flags is None:
+        return np.zeros(len(fa), dtype=bool)
+    via = flags[arrays["arc_head"][fa]]
+    src, dst = arrays["arc_dist"][fa] / 10.0, arrays["arc_dist"][ta] / 10.0
+    short = (via & NODE_SHORT_LEG_STOP) != 0
+    return ((via & NODE_MINOR_STOP) != 0) | (short & (src < STOP_LEG_M) & (dst > STOP_LEG_M))
 
 
 def _u_turn_lanes(arrays: dict[str, np.ndarray]) -> np.ndarray:

@@ -35,6 +35,10 @@ FLAG_SPLIT = 128
 # which OSRM keeps and where it allows u-turns
 NODE_COMPRESSED = 1
 NODE_TURNING = 2
+# car.lua's conditional stop signs at the node (`profiles.base.NodeResult`), for the turns passing it: `stop=minor`,
+# and a stop sign with no direction (the 20 m rule)
+NODE_MINOR_STOP = 4
+NODE_SHORT_LEG_STOP = 8
 
 # Road class codes stored per arc (`arc_class`); the index is the code. Append only: codes are on disk.
 ROAD_CLASSES: tuple[str, ...] = (

@@ -12,6 +12,7 @@ Groups:
   the same junctions keeps a node), u-turns at turning circles and only where one road arrives.
 - snapping: no waypoint on a private service road (unless `snapping=any`; `/nearest` never), a phantom's share of
   its segment along OSRM's edge.
+- node penalties: car.lua's conditional stop signs (`stop=minor`, a stop sign with no direction near a junction).
 """
 
 from __future__ import annotations
@@ -207,6 +208,56 @@ CASES: dict[str, Case] = {
             Row(("a", "b", 0.37), "a", "", ("Street,Street", 74.0, 10.6, 10.6)),
             Row(("a", "b", 0.71), ("a", "b", 0.33), "", ("Street,Street", 75.9, 10.9, 10.9)),
             Row(("a", "b", 0.33), ("a", "b", 0.71), "", ("Street,Street", 75.9, 10.9, 10.9)),
+        ],
+    ),
+    # car.lua's conditional stop signs: `stop=minor` at a junction counts only entering by the slower road (b); a
+    # stop sign with no direction inside a way (g, q) not arriving from a leg shorter than 20 m onto a longer one, the
+    # legs being those of OSRM's compressor (which removes nodes in OSM id order: g's legs end at f and h, q's at p
+    # and r, though a node with a lower id, m, lies between q and r)
+    "stop_signs": Case(
+        drawing=asciimap.draw(
+            {
+                "a": (0, 0),
+                "b": (150, 0),
+                "c": (150, 150),
+                "d": (300, 0),
+                "e": (150, -150),
+                "f": (0, -200),
+                "g": (12, -200),
+                "h": (300, -200),
+                "p": (0, -300),
+                "q": (15, -300),
+                "m": (30, -300),
+                "r": (300, -300),
+                "s": (0, -400),
+                "t": (10, -400),
+                "u": (300, -400),
+            }
+        ),
+        grid_m=1.0,
+        ways=[
+            ("abd", {"highway": "primary", "name": "Main"}),
+            ("cbe", {"highway": "residential", "name": "Side"}),
+            ("fgh", {"highway": "residential", "name": "Short"}),
+            ("pqmr", {"highway": "residential", "name": "Order"}),
+            ("stu", {"highway": "residential", "name": "Both"}),
+        ],
+        nodes={
+            "b": {"highway": "stop", "stop": "minor"},
+            "g": {"highway": "stop"},
+            "q": {"highway": "stop"},
+            "t": {"highway": "stop", "direction": "both"},
+        },
+        rows=[
+            Row("a", "d", "", ("Main,Main", 267.2, 14.8, 14.8)),
+            Row("c", "e", "", ("Side,Side", 298.6, 45.0, 45.0)),
+            Row("c", "d", "", ("Side,Main,Main", 282.9, 38.2, 38.2)),
+            Row("a", "e", "", ("Main,Side,Side", 282.9, 31.0, 31.0)),
+            Row("f", "h", "", ("Short,Short", 267.2, 38.4, 38.4)),
+            Row("h", "f", "", ("Short,Short", 267.2, 40.4, 40.4)),
+            Row("p", "r", "", ("Order,Order", 267.2, 38.4, 38.4)),
+            Row("r", "p", "", ("Order,Order", 267.2, 40.4, 40.4)),
+            Row("s", "u", "", ("Both,Both", 267.2, 40.5, 40.5)),
         ],
     ),
 }

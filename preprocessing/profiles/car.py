@@ -488,8 +488,19 @@ def process_node(tags: Mapping[str, str]) -> NodeResult | None:
     directed = obstacle if way_dir else 0.0
     penalty += 0.0 if way_dir else obstacle
     turning = highway in TURNING_OBSTACLES
+    # car.lua's process_turn: a `stop=minor` sign counts only entering by the minor road; a stop sign with no
+    # direction at all (not even `both`) not where it stands within 20 m of the road's start and the road on is longer
+    minor = highway == "stop" and tags.get("stop") == "minor" and not way_dir
+    short_leg = highway == "stop" and tags.get("stop") != "minor" and direction not in ("forward", "backward", "both")
     if not barrier and penalty == 0.0 and directed == 0.0 and not turning:
         return None
     if barrier:
         return NodeResult(barrier=True, turning=turning)
-    return NodeResult(penalty_s=penalty, directed_s=directed, direction=way_dir if directed else 0, turning=turning)
+    return NodeResult(
+        penalty_s=penalty,
+        directed_s=directed,
+        direction=way_dir if directed else 0,
+        turning=turning,
+        minor_stop=minor,
+        short_leg_stop=short_leg,
+    )
