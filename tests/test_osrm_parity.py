@@ -13,6 +13,7 @@ Groups:
 - snapping: no waypoint on a private service road (unless `snapping=any`; `/nearest` never), a phantom's share of
   its segment along OSRM's edge.
 - node penalties: car.lua's conditional stop signs (`stop=minor`, a stop sign with no direction near a junction).
+- car access: lib/access.lua's `;`-lists and car.lua's access values.
 """
 
 from __future__ import annotations
@@ -258,6 +259,31 @@ CASES: dict[str, Case] = {
             Row("p", "r", "", ("Order,Order", 267.2, 38.4, 38.4)),
             Row("r", "p", "", ("Order,Order", 267.2, 40.4, 40.4)),
             Row("s", "u", "", ("Both,Both", 267.2, 40.5, 40.5)),
+        ],
+    ),
+    # car access as lib/access.lua resolves it: of a `;`-list the part of the highest class (whitelisted, restricted,
+    # blacklisted; the first on a tie), on ways and on nodes; `foot`, `permit` and the like are car.lua's too
+    "access_lists": Case(
+        drawing="""
+            a b c d e f
+              h i j k l
+              n o p q r
+            """,
+        ways=[
+            ("abcdef", STREET),
+            ("bhn", {"highway": "residential", "name": "NoPrivate", "access": "no;private"}),
+            ("cio", {"highway": "residential", "name": "Foot", "access": "foot"}),
+            ("djp", {"highway": "residential", "name": "Permit", "access": "permit"}),
+            ("ekq", {"highway": "residential", "name": "Delivery", "motorcar": "agricultural;delivery"}),
+            ("flr", {"highway": "residential", "name": "Gate"}),
+        ],
+        nodes={"l": {"access": "no;agricultural"}},
+        rows=[
+            Row("a", "n", "", ("Street,NoPrivate,NoPrivate", 399.8, 59.7, 3334.3)),
+            Row("a", "o", "", ("Street,NoPrivate,NoPrivate", 399.8, 59.7, 3334.3)),
+            Row("a", "p", "", ("Street,Permit,Permit", 799.7, 117.3, 3391.9)),
+            Row("a", "q", "", ("Street,Delivery,Delivery", 999.6, 146.1, 3420.7)),
+            Row("a", "r", "", "NoRoute"),
         ],
     ),
 }

@@ -213,7 +213,9 @@ def test_car_speed_table(highway: str, kmh: float) -> None:
         ({"highway": "bridleway"}, None),
         ({"highway": "track", "motor_vehicle": "yes"}, (10, 10)),
         ({"highway": "track", "access": "permissive"}, (10, 10)),
-        ({"highway": "track", "access": "permit"}, (10, 10)),  # present, not blacklisted
+        ({"highway": "track", "access": "permissive;no"}, (10, 10)),  # a list: its whitelisted part
+        ({"highway": "track", "access": "permit"}, None),  # blacklisted (OSRM 26.10), restricted only where whitelisted
+        ({"highway": "residential", "access": "permit"}, (25, 25)),  # restricted: routable, at a penalty weight
         ({"highway": "track", "access": "destination"}, None),  # restricted only on whitelisted highways
         ({"highway": "track", "motor_vehicle:forward": "yes"}, (10, 0)),
         ({"highway": "track", "motor_vehicle:backward": "yes"}, (0, 10)),
@@ -336,7 +338,13 @@ def test_car_reversible_dropped() -> None:
         ({"vehicle": "no"}, None, None),
         ({"access": "agricultural"}, None, None),
         ({"access": "forestry"}, None, None),
-        ({"motor_vehicle": "agricultural;forestry"}, (25, 25), (False, False)),  # unknown value: not blacklisted
+        ({"motor_vehicle": "agricultural;forestry"}, None, None),  # a list: its first part of the highest class
+        ({"motor_vehicle": "no; destination"}, (25, 25), (True, True)),  # restricted ranks over blacklisted
+        ({"motor_vehicle": "private;yes"}, (25, 25), (False, False)),  # whitelisted over all
+        ({"motor_vehicle": "foo;bar"}, (25, 25), (False, False)),  # unknown parts: the first, not blacklisted
+        ({"access": "foot"}, None, None),
+        ({"access": "permit"}, (25, 25), (True, True)),
+        ({"access": "residents"}, (25, 25), (True, True)),
         ({"access": "psv"}, None, None),
         ({"access": "bus"}, None, None),
         ({"access": "emergency"}, None, None),

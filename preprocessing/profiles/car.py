@@ -5,14 +5,15 @@ Way rules, in OSRM's handler order: a way needs `highway` or `route`; blocked/av
 `proposed=*` without highway, `oneway=reversible`, `impassable=yes`, `status=impassable`,
 `service=emergency_access`); physical limits close a direction (maxheight < 2.0 m, maxwidth <= 1.9 m, maxlength <
 4.8 m, maxweight < 2000 kg); the access hierarchy `motorcar > motor_vehicle > vehicle > access` (with
-`:forward`/`:backward`) closes blacklisted directions, except that restricted values (private, delivery,
-destination, customers) on the whitelisted highway types keep the direction open and flag it restricted; oneway
+`:forward`/`:backward`; of a `;`-list the part of the highest class, lib/access.lua's `resolve_access`) closes
+blacklisted directions, except that restricted values (private, delivery, destination, customers, permit,
+residents) on the whitelisted highway types keep the direction open and flag it restricted; oneway
 (`oneway:motorcar|motor_vehicle|vehicle`, then `oneway`; implied on motorways and roundabouts unless `oneway=no`);
 ferries (`route=ferry` 5 km/h, `route=shuttle_train` 10 km/h, `duration` spread over the way); movable bridges
 (5 km/h or `duration`); speed per highway class, else 10 km/h where an access tag allows it; a parsed `maxspeed`
-*replaces* the speed with `maxspeed * 0.8`; then surface/tracktype/smoothness caps. Nodes: blacklisted access
-blocks, barriers block unless whitelisted; gates and lift gates pass with 60 s; traffic signals and stop signs cost
-2 s, give-way signs 1 s.
+*replaces* the speed with `maxspeed * 0.8`; then surface/tracktype/smoothness caps. Nodes: blacklisted (resolved)
+access blocks, barriers block unless whitelisted; gates and lift gates pass with 60 s; traffic signals and stop
+signs cost 2 s (a stop sign not always: `process_node`), give-way signs 1 s.
 
 Deliberate differences from OSRM:
 - Turns (`turn_duration_s`, on the edge-based graph of `preprocessing.turns`) and OSM turn restrictions as car.lua;
@@ -234,13 +235,47 @@ ACCESS_BLACKLIST = frozenset(
         "share_taxi",
         "minibus",
         "bus",
+        "foot",
+        "emergency_vehicle",
+        "restricted",
+        "military",
+        "official",
         "customers",
         "private",
         "delivery",
         "destination",
+        "permit",
+        "residents",
     }
 )
-RESTRICTED_ACCESS = frozenset({"private", "delivery", "destination", "customers"})
+RESTRICTED_ACCESS = frozenset({"private", "delivery", "destination", "customers", "permit", "residents", "unknown"})
+
+
+def resolve_access(value: str | None) -> str | None:
+    """lib/access.lua `resolve_access`: of a `;`-list the part of the highest class (whitelisted, restricted,
+    blacklisted, other; the first on a tie), parts stripped of spaces; a single value as it is."""
+    if value is None or ";" not in value:
+        return value
+    best, best_rank = None, -1
+    for part in value.split(";"):
+        if not part:  # Lua's gmatch("[^;]+") yields no empty part
+            continue
+        item = part.strip()
+        rank = _access_rank(item)
+        if rank > best_rank:
+            best, best_rank = item, rank
+    return best if best is not None else value
+
+
+def _access_rank(value: str) -> int:
+    """lib/access.lua `classify_access`: 3 whitelisted, 2 restricted, 1 blacklisted, 0 other."""
+    if value in ACCESS_WHITELIST:
+        return 3
+    if value in RESTRICTED_ACCESS:
+        return 2
+    return 1 if value in ACCESS_BLACKLIST else 0
+
+
 RESTRICTED_HIGHWAY_WHITELIST = frozenset(
     {
         "motorway",
@@ -346,7 +381,7 @@ def process_way(tags: Mapping[str, str]) -> WayResult | None:
     fwd_ok, bwd_ok = _size_limits(tags)
 
     # access
-    fwd_access, bwd_access = T.forward_backward_by_set(tags, ACCESS_HIERARCHY)
+    fwd_access, bwd_access = (resolve_access(v) for v in T.forward_backward_by_set(tags, ACCESS_HIERARCHY))
     fwd_restricted = bwd_restricted = False
     if highway in RESTRICTED_HIGHWAY_WHITELIST:
         fwd_restricted = fwd_access in RESTRICTED_ACCESS
@@ -454,7 +489,7 @@ def process_node(tags: Mapping[str, str]) -> NodeResult | None:
     """Barrier (blocks) and time penalty of a node for cars; None when the node has no effect."""
     barrier = False
     penalty = 0.0
-    access = T.find_access_tag(tags, ACCESS_HIERARCHY)
+    access = resolve_access(T.find_access_tag(tags, ACCESS_HIERARCHY))
     kind = tags.get("barrier")
     if access is not None:
         if access in ACCESS_BLACKLIST and access not in RESTRICTED_ACCESS:
