@@ -14,6 +14,8 @@ Groups:
   its segment along OSRM's edge.
 - node penalties: car.lua's conditional stop signs (`stop=minor`, a stop sign with no direction near a junction).
 - car access: lib/access.lua's `;`-lists and car.lua's access values.
+- turn restrictions: `restriction:bicycle` and `except=` for bicycles (items as written), none for foot, a car
+  `only_*` over two via ways.
 """
 
 from __future__ import annotations
@@ -55,6 +57,11 @@ class Case:
     nodes: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     grid_m: float = 100.0
     relations: Sequence = ()
+
+
+def _via(a: str, via: str, b: str) -> list[tuple[str, str, str]]:
+    """A restriction's members: from way `a`, via node `via`, to way `b`."""
+    return [("way", a, "from"), ("node", via, "via"), ("way", b, "to")]
 
 
 SECONDARY_ONEWAY = {"highway": "secondary", "oneway": "yes"}
@@ -284,6 +291,80 @@ CASES: dict[str, Case] = {
             Row("a", "p", "", ("Street,Permit,Permit", 799.7, 117.3, 3391.9)),
             Row("a", "q", "", ("Street,Delivery,Delivery", 999.6, 146.1, 3420.7)),
             Row("a", "r", "", "NoRoute"),
+        ],
+    ),
+    # restrictions for bicycles (bicycle.lua reads `restriction` and `restriction:bicycle`; `except` names modes to
+    # spare, `;`-separated as written: OSRM does not strip spaces, so "psv; bicycle" spares no bicycle)
+    "bike_restrictions": Case(
+        drawing="""
+                c
+            a   b   d
+                e
+            """,
+        profile="bike",
+        ways=[
+            ("ab", {"highway": "residential", "name": "West"}),
+            ("bc", {"highway": "residential", "name": "North"}),
+            ("bd", {"highway": "residential", "name": "East"}),
+            ("be", {"highway": "residential", "name": "South"}),
+        ],
+        relations=[
+            (_via("ab", "b", "bc"), {"type": "restriction", "restriction:bicycle": "no_left_turn"}),
+            (_via("ab", "b", "bd"), {"type": "restriction", "restriction": "no_straight_on", "except": "psv;bicycle"}),
+            (_via("ab", "b", "be"), {"type": "restriction", "restriction": "no_right_turn", "except": "psv; bicycle"}),
+            (_via("bc", "b", "bd"), {"type": "restriction", "restriction:motorcar": "no_left_turn"}),
+        ],
+        rows=[
+            Row("a", "c", "", ("West,East,East,North,North", 1299.5, 353.3, 353.3)),
+            Row("a", "d", "", ("West,East,East", 799.7, 192.0, 192.0)),
+            Row("a", "e", "", ("West,East,East,South,South", 1299.5, 357.4, 357.4)),
+            Row("c", "d", "", ("North,East,East", 499.8, 128.3, 128.3)),
+        ],
+    ),
+    # foot.lua reads no turn restrictions at all (use_turn_restrictions = false), `restriction:foot` neither
+    "foot_restrictions": Case(
+        drawing="""
+                c
+            a   b   d
+            """,
+        profile="foot",
+        ways=[
+            ("ab", {"highway": "footway", "name": "West"}),
+            ("bc", {"highway": "footway", "name": "North"}),
+            ("bd", {"highway": "footway", "name": "East"}),
+        ],
+        relations=[
+            (_via("ab", "b", "bc"), {"type": "restriction", "restriction:foot": "no_left_turn"}),
+            (_via("ab", "b", "bd"), {"type": "restriction", "restriction": "no_straight_on"}),
+        ],
+        rows=[
+            Row("a", "c", "", ("West,North,North", 499.8, 359.9, 359.9)),
+            Row("a", "d", "", ("West,East,East", 799.7, 575.8, 575.8)),
+        ],
+    ),
+    # a car `only_*` restriction over two via ways: from ab, through bc and cd, only onto de
+    "only_multi_via": Case(
+        drawing="""
+            a b c d e
+                  f
+            """,
+        ways=[
+            ("ab", STREET),
+            ("bc", STREET),
+            ("cd", STREET),
+            ("de", {"highway": "residential", "name": "Onward"}),
+            ("df", {"highway": "residential", "name": "Side"}),
+        ],
+        relations=[
+            (
+                [("way", "ab", "from"), ("way", "bc", "via"), ("way", "cd", "via"), ("way", "de", "to")],
+                {"type": "restriction", "restriction": "only_straight_on"},
+            ),
+        ],
+        rows=[
+            Row("a", "f", "", ("Street,Onward,Onward,Side,Side", 1099.6, 193.1, 193.1)),
+            Row("b", "f", "", ("Street,Side,Side", 499.8, 74.1, 74.1)),
+            Row("a", "e", "", ("Street,Onward,Onward", 799.7, 115.2, 115.2)),
         ],
     ),
 }

@@ -293,7 +293,7 @@ def test_except_and_modes(tmp_path: Path) -> None:
     rels = [
         rel("xe", "x", "bx", restriction="no_left_turn", **{"except": "motorcar"}),  # 1: not for cars
         rel("xe", "x", "xd", restriction="no_right_turn", **{"except": "bicycle;psv"}),  # 2: applies
-        rel("ax", "x", "xe", restriction="no_straight_on", **{"except": "psv; motor_vehicle"}),  # 3: not for cars
+        rel("ax", "x", "xe", restriction="no_straight_on", **{"except": "psv;motor_vehicle"}),  # 3: not for cars
         rel("bx", "x", "xd", restriction__motorcar="no_straight_on"),  # 4: applies
         rel("bx", "x", "ax", restriction__bicycle="no_left_turn"),  # 5: not for cars
         rel("xd", "x", "ax", restriction__hgv="no_right_turn", restriction="no_right_turn"),  # 6: applies
@@ -307,6 +307,12 @@ def test_except_and_modes(tmp_path: Path) -> None:
     as_bike = resolve_map(tmp_path, rels, profile=bike)
     assert sorted(x.osm_id for x in as_bike.restrictions) == [1, 3, 5, 6]
     assert as_bike.read["restrictions_except"] == 1
+
+
+def test_except_items_compared_raw_as_osrm(tmp_path: Path) -> None:
+    """OSRM splits `except` at `;` and compares the parts as written: " motorcar" names no mode, so it applies."""
+    r = resolve_map(tmp_path, [rel("xe", "x", "xd", restriction="no_right_turn", **{"except": "psv; motorcar"})])
+    assert [x.osm_id for x in r.restrictions] == [1] and r.read.get("restrictions_except", 0) == 0
 
 
 def test_last_matching_tag_decides_as_osrm(tmp_path: Path) -> None:
