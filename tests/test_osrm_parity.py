@@ -13,7 +13,8 @@ Groups:
 - snapping: no waypoint on a private service road (unless `snapping=any`; `/nearest` never), a phantom's share of
   its segment along OSRM's edge.
 - node penalties: car.lua's conditional stop signs (`stop=minor`, a stop sign with no direction near a junction).
-- car access: lib/access.lua's `;`-lists and car.lua's access values.
+- access: lib/access.lua's `;`-lists (car, bicycle, foot) and car.lua's access values; bicycle.lua's closed
+  directions and carriageways whose cycleway is mapped apart, `cycleway:both`.
 - turn restrictions: `restriction:bicycle` and `except=` for bicycles (items as written), none for foot, a car
   `only_*` over two via ways.
 """
@@ -365,6 +366,68 @@ CASES: dict[str, Case] = {
             Row("a", "f", "", ("Street,Onward,Onward,Side,Side", 1099.6, 193.1, 193.1)),
             Row("b", "f", "", ("Street,Side,Side", 499.8, 74.1, 74.1)),
             Row("a", "e", "", ("Street,Onward,Onward", 799.7, 115.2, 115.2)),
+        ],
+    ),
+    # bicycle.lua's access: `;`-lists resolved per direction (lib/access.lua), a blacklisted direction closed
+    # (`vehicle:forward=agricultural`), a carriageway whose cycleway is mapped apart (`cycleway*=separate`) closed
+    # unless `bicycle=` allows it
+    "bike_access": Case(
+        drawing="""
+            a b c d e f
+              h i j k l
+              n o p q r
+            """,
+        profile="bike",
+        ways=[
+            ("abcdef", STREET),
+            ("bhn", {"highway": "residential", "name": "PrivateNo", "bicycle": "private;no"}),
+            ("cio", {"highway": "residential", "name": "Agri", "vehicle:forward": "agricultural"}),
+            ("djp", {"highway": "residential", "name": "Separate", "cycleway": "separate"}),
+            ("ekq", {"highway": "residential", "name": "Both", "cycleway:both": "separate", "bicycle": "designated"}),
+            ("flr", {"highway": "residential", "name": "Right", "cycleway:right": "separate"}),
+        ],
+        rows=[
+            Row("a", "n", "", "NoRoute"),
+            Row("a", "o", "", "NoRoute"),
+            Row("o", "a", "", ("Agri,Street,Street", 599.8, 152.3, 152.3)),
+            Row("a", "p", "", "NoRoute"),
+            Row("a", "q", "", ("Street,Both,Both", 999.6, 244.2, 244.2)),
+            Row("a", "r", "", ("Street,Both,Both", 999.6, 244.2, 244.2)),
+        ],
+    ),
+    # bicycle.lua reads `cycleway:both` where `cycleway` is missing: against a oneway by an opposite cycleway
+    "bike_cycleway_both": Case(
+        drawing="""
+            a b c
+            """,
+        profile="bike",
+        ways=[
+            ("ab", {"highway": "residential", "name": "Both", "oneway": "yes", "cycleway:both": "opposite"}),
+            ("bc", {"highway": "residential", "name": "Plain", "oneway": "yes"}),
+        ],
+        rows=[
+            Row("b", "a", "", ("Both,Both", 199.9, 48.0, 48.0)),
+            Row("c", "b", "", ("Plain,Plain", 199.9, 179.9, 179.9)),
+        ],
+    ),
+    # foot.lua's access: `;`-lists resolved per direction
+    "foot_access": Case(
+        drawing="""
+            a b c d
+              h i j
+            """,
+        profile="foot",
+        ways=[
+            ("abcd", {"highway": "footway", "name": "Path"}),
+            ("bh", {"highway": "footway", "name": "PrivateNo", "foot": "private;no"}),
+            ("ci", {"highway": "footway", "name": "NoYes", "foot": "no;yes"}),
+            ("dj", {"highway": "footway", "name": "Forward", "foot:forward": "no", "access": "yes"}),
+        ],
+        rows=[
+            Row("a", "h", "", ("Path,Path", 199.9, 143.9, 143.9)),
+            Row("a", "i", "", ("Path,NoYes,NoYes", 499.8, 359.8, 359.8)),
+            Row("a", "j", "", "NoRoute"),
+            Row("j", "a", "", ("Forward,Path,Path", 699.7, 503.7, 503.7)),
         ],
     ),
 }

@@ -657,6 +657,9 @@ def test_car_nodes(tags: dict[str, str], expected: tuple[bool, float]) -> None:
         ({"railway": "tram", "bicycle": "yes"}, (10, 10), ("train", "train")),
         ({"highway": "primary", "bridge": "movable"}, (5, 5), ("cycling", "cycling")),
         ({"highway": "pedestrian", "area": "yes"}, (4, 4), ("pushing_bike", "pushing_bike")),
+        ({"highway": "residential", "bicycle": "no;yes"}, (15, 15), ("cycling", "cycling")),
+        ({"highway": "residential", "vehicle:forward": "agricultural"}, (0, 15), ("inaccessible", "cycling")),
+        ({"highway": "residential", "cycleway:left": "separate", "bicycle": "designated"}, (15, 15), ("cycling",) * 2),
     ],
 )
 def test_bike_speeds_and_pushing(tags: dict[str, str], expected: tuple[float, float], modes: tuple[str, str]) -> None:
@@ -671,6 +674,9 @@ def test_bike_speeds_and_pushing(tags: dict[str, str], expected: tuple[float, fl
         {"highway": "motorway"},
         {"highway": "trunk"},
         {"highway": "bridleway"},
+        {"highway": "residential", "bicycle": "private;no"},  # resolved: both directions blacklisted
+        {"highway": "residential", "cycleway": "separate"},
+        {"highway": "residential", "cycleway:both": "separate", "vehicle": "yes"},  # only bicycle= overrides
         {"railway": "tram"},
         {"highway": "footway", "foot": "no"},
         {"highway": "footway", "bicycle": "no"},
@@ -883,6 +889,7 @@ def test_foot_walkable_both_ways(tags: dict[str, str]) -> None:
         {"highway": "footway", "access": "private"},
         {"highway": "track", "foot": "agricultural"},
         {"highway": "track", "access": "forestry"},
+        {"highway": "footway", "foot": "private;no"},  # a list: its first part of the highest class
         {"building": "yes"},
         {"bridge": "yes"},
     ],
@@ -899,6 +906,7 @@ def test_foot_excluded(tags: dict[str, str]) -> None:
         ({"oneway:foot": "no", "oneway": "yes"}, (5, 5)),
         ({"foot:forward": "no"}, (0, 5)),
         ({"access:backward": "no"}, (5, 0)),
+        ({"foot": "no;yes"}, (5, 5)),  # a list: its whitelisted part
         ({"surface": "gravel"}, (3.75, 3.75)),
         ({"surface": "fine_gravel"}, (3.75, 3.75)),
         ({"surface": "mud"}, (2.5, 2.5)),

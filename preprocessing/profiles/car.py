@@ -252,28 +252,8 @@ RESTRICTED_ACCESS = frozenset({"private", "delivery", "destination", "customers"
 
 
 def resolve_access(value: str | None) -> str | None:
-    """lib/access.lua `resolve_access`: of a `;`-list the part of the highest class (whitelisted, restricted,
-    blacklisted, other; the first on a tie), parts stripped of spaces; a single value as it is."""
-    if value is None or ";" not in value:
-        return value
-    best, best_rank = None, -1
-    for part in value.split(";"):
-        if not part:  # Lua's gmatch("[^;]+") yields no empty part
-            continue
-        item = part.strip()
-        rank = _access_rank(item)
-        if rank > best_rank:
-            best, best_rank = item, rank
-    return best if best is not None else value
-
-
-def _access_rank(value: str) -> int:
-    """lib/access.lua `classify_access`: 3 whitelisted, 2 restricted, 1 blacklisted, 0 other."""
-    if value in ACCESS_WHITELIST:
-        return 3
-    if value in RESTRICTED_ACCESS:
-        return 2
-    return 1 if value in ACCESS_BLACKLIST else 0
+    """lib/access.lua `resolve_access` with car.lua's lists (`tags.resolve_access`)."""
+    return T.resolve_access(value, ACCESS_WHITELIST, RESTRICTED_ACCESS, ACCESS_BLACKLIST)
 
 
 RESTRICTED_HIGHWAY_WHITELIST = frozenset(
