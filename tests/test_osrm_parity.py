@@ -17,6 +17,9 @@ Groups:
   directions and carriageways whose cycleway is mapped apart, `cycleway:both`.
 - turn restrictions: `restriction:bicycle` and `except=` for bicycles (items as written), none for foot, a car
   `only_*` over two via ways.
+- smaller: a ferry's duration, car.lua's access with conditional values, gates with access tags, surface and
+  maxspeed; bicycle pushing on a pedestrian area and `use_sidepath`; foot over a bridge without a shared node and a
+  name suffix change; testbot's `continue_straight` at a via point on a junction (a known gap, strict xfail).
 """
 
 from __future__ import annotations
@@ -39,12 +42,14 @@ URL_PROFILE = {"car": "driving", "bike": "cycling", "foot": "walking", "testbot"
 
 @dataclass(frozen=True)
 class Row:
-    """One request (from, to, more query parameters) and osrm-routed's answer to it."""
+    """One request (from, to, more query parameters, a via point if any) and osrm-routed's answer to it (step names
+    of every leg)."""
 
     a: Point
     b: Point
     query: str
     expected: Answer
+    via: Point | None = None
 
 
 @dataclass(frozen=True)
@@ -58,6 +63,7 @@ class Case:
     nodes: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     grid_m: float = 100.0
     relations: Sequence = ()
+    known_gap: str = ""  # why starroute does not answer as osrm-routed yet (the case then fails strictly as xfail)
 
 
 def _via(a: str, via: str, b: str) -> list[tuple[str, str, str]]:
@@ -368,6 +374,108 @@ CASES: dict[str, Case] = {
             Row("a", "e", "", ("Street,Onward,Onward", 799.7, 115.2, 115.2)),
         ],
     ),
+    # more of car.lua's access: conditional values unread, `destination` restricted, a gate with an access tag costs
+    # nothing (the penalty only comes without one), a lift gate with `access=no` a barrier; surface caps, `maxspeed`
+    "car_access_more": Case(
+        drawing="""
+            a b c d e f g
+              h i j k l m
+              n o p q r s
+            """,
+        ways=[
+            ("abcdefg", STREET),
+            ("bhn", {"highway": "residential", "name": "Cond", "access": "no", "access:conditional": "yes @ (Mo-Fr)"}),
+            ("cio", {"highway": "residential", "name": "Dest", "motor_vehicle": "destination"}),
+            ("djp", {"highway": "residential", "name": "Gates"}),
+            ("ekq", {"highway": "residential", "name": "Lift"}),
+            ("flr", {"highway": "primary", "name": "Gravel", "surface": "gravel"}),
+            ("gms", {"highway": "primary", "name": "Limit", "maxspeed": "30 mph"}),
+        ],
+        nodes={
+            "j": {"barrier": "gate", "access": "yes"},
+            "k": {"barrier": "lift_gate", "access": "no"},
+        },
+        rows=[
+            Row("a", "n", "", ("Street,Dest,Dest", 599.8, 88.5, 3363.1)),
+            Row("a", "o", "", ("Street,Dest,Dest", 599.8, 88.5, 3363.1)),
+            Row("a", "p", "", ("Street,Gates,Gates", 799.7, 117.3, 117.3)),
+            Row("a", "q", "", "NoRoute"),
+            Row("a", "r", "", ("Street,Gravel,Gravel", 1199.6, 164.1, 164.1)),
+            Row("a", "s", "", ("Street,Limit,Limit", 1399.5, 191.4, 191.4)),
+        ],
+    ),
+    # a ferry's `duration` spread over its way (car)
+    "ferry_duration": Case(
+        drawing="""
+            a b   c d
+            """,
+        ways=[
+            ("ab", STREET),
+            ("bc", {"route": "ferry", "duration": "00:30", "name": "Boat"}),
+            ("cd", {"highway": "residential", "name": "Other"}),
+        ],
+        rows=[
+            Row("a", "d", "", ("Street,Boat,Other,Other", 799.7, 1857.6, 1857.6)),
+            Row("d", "a", "", ("Other,Boat,Street,Street", 799.7, 1857.6, 1857.6)),
+        ],
+    ),
+    # testbot at a via point: `continue_straight` (testbot's default true) forbids turning back there; the via point
+    # is on the junction c, where OSRM snaps it onto one of the roads
+    "testbot_continue_straight": Case(
+        drawing="""
+            a b c d
+                e
+            """,
+        profile="testbot",
+        ways=[("abcd", {"highway": "primary", "name": "Line"}), ("ce", {"highway": "primary", "name": "Spur"})],
+        known_gap="a via point on a junction node: OSRM's phantom lies on one road there (here the spur, at its "
+        "start), so continue_straight sends the route on along it; starroute's stays on the node and constrains "
+        "nothing (and sums the two legs' distances to 399.9 m, not 399.8)",
+        rows=[
+            Row("b", "b", "", ("Line,Spur,Spur,Spur,Line,Line", 599.7, 80.0, 80.0), via="c"),
+            Row("b", "b", "&continue_straight=false", ("Line,Line,Line,Line", 399.8, 40.0, 40.0), via="c"),
+            Row("b", "b", "&continue_straight=true", ("Line,Spur,Spur,Spur,Line,Line", 599.7, 80.0, 80.0), via="c"),
+        ],
+    ),
+    # bicycle on a pedestrian area (a closed way with area=yes) pushes, and `bicycle=use_sidepath` closes a road
+    "bike_pedestrian_sidepath": Case(
+        drawing="""
+            a b c d
+              e f
+            g h i j
+            """,
+        profile="bike",
+        ways=[
+            ("abcd", {"highway": "residential", "name": "Street"}),
+            ("befcb", {"highway": "pedestrian", "area": "yes", "name": "Square"}),
+            ("ghij", {"highway": "primary", "name": "Main", "bicycle": "use_sidepath"}),
+            ("eh", {"highway": "cycleway", "name": "Link"}),
+        ],
+        rows=[
+            Row("a", "f", "", ("Street,Square,Square", 499.8, 190.2, 190.2)),
+            Row("a", "j", "", ("Street,Street", 599.8, 144.0, 144.0)),
+            Row("a", ("h", "i", 0.5), "", ("Street,Square,Link,Link", 399.8, 166.2, 166.2)),
+        ],
+    ),
+    # foot: roads crossing without a shared node (a bridge) do not meet; a suffix change (N) is no new name
+    "foot_non_planar_suffix": Case(
+        drawing="""
+                c
+            a   x   b
+                d
+                e
+            """,
+        profile="foot",
+        ways=[
+            ("axb", {"highway": "footway", "name": "Ridge"}),
+            ("cd", {"highway": "footway", "name": "High Street N", "bridge": "yes", "layer": "1"}),
+            ("de", {"highway": "footway", "name": "High Street"}),
+        ],
+        rows=[
+            Row("c", "e", "", ("High Street N,High Street", 299.9, 215.9, 215.9)),
+            Row("a", "e", "", "NoRoute"),
+        ],
+    ),
     # bicycle.lua's access: `;`-lists resolved per direction (lib/access.lua), a blacklisted direction closed
     # (`vehicle:forward=agricultural`), a carriageway whose cycleway is mapped apart (`cycleway*=separate`) closed
     # unless `bicycle=` allows it
@@ -445,12 +553,12 @@ def _lonlat(built_coords: Mapping[str, tuple[int, int]], p: Point) -> str:
 def answer(base: str, case: Case, row: Row) -> Answer:
     """A server's answer to a row's request: (step names, distance m, duration s, weight), or the error code."""
     coords = asciimap.coordinates(case.drawing, case.grid_m)
-    pts = f"{_lonlat(coords, row.a)};{_lonlat(coords, row.b)}"
+    pts = ";".join(_lonlat(coords, p) for p in (row.a, row.via, row.b) if p is not None)
     body = httpx.get(f"{base}/route/v1/{URL_PROFILE[case.profile]}/{pts}?steps=true{row.query}", timeout=60).json()
     if body.get("code") != "Ok":
         return str(body.get("code"))
     r = body["routes"][0]
-    names = ",".join(s["name"] for s in r["legs"][0]["steps"])
+    names = ",".join(s["name"] for leg in r["legs"] for s in leg["steps"])
     return names, round(r["distance"], 1), round(r["duration"], 1), round(r["weight"], 1)
 
 
@@ -458,7 +566,14 @@ def _write(tmp: Path, case: Case) -> Path:
     return asciimap.write_osm(tmp / "map.osm", case.drawing, case.ways, case.nodes, case.grid_m, case.relations)
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+def _cases() -> list:
+    """The case names, a case with a known gap as a strict xfail (it must fail until the gap is closed)."""
+    gap = pytest.mark.xfail
+    return [pytest.param(n, marks=gap(strict=True, reason=CASES[n].known_gap)) if CASES[n].known_gap else n
+            for n in sorted(CASES)]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", _cases())
 def test_as_osrm_routed(name: str, tmp_path: Path) -> None:
     from preprocessing.pipeline import preprocess
 
@@ -493,7 +608,7 @@ def osrm_rows(name: str, bin_dir: Path) -> list[Row]:
     with tempfile.TemporaryDirectory() as tmp:
         proc, base = start_osrm(bin_dir, prepare_osrm_profile(bin_dir, _write(Path(tmp), case), case.profile))
         try:
-            return [Row(r.a, r.b, r.query, answer(base, case, r)) for r in case.rows]
+            return [Row(r.a, r.b, r.query, answer(base, case, r), r.via) for r in case.rows]
         finally:
             stop(proc)
 
