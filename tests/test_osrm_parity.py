@@ -12,7 +12,8 @@ Groups:
   the same junctions keeps a node), u-turns at turning circles and only where one road arrives.
 - snapping: no waypoint on a private service road (unless `snapping=any`; `/nearest` never), a phantom's share of
   its segment along OSRM's edge.
-- node penalties: car.lua's conditional stop signs (`stop=minor`, a stop sign with no direction near a junction).
+- node penalties: car.lua's conditional stop signs (`stop=minor`, a stop sign with no direction near a junction);
+  a segment speed file keeps a signal's penalty in its direction (`test_speed_file_keeps_signals`).
 - access: lib/access.lua's `;`-lists (car, bicycle, foot) and car.lua's access values; bicycle.lua's closed
   directions and carriageways whose cycleway is mapped apart, `cycleway:both`.
 - turn restrictions: `restriction:bicycle` and `except=` for bicycles (items as written), none for foot, a car
@@ -583,6 +584,34 @@ def test_as_osrm_routed(name: str, tmp_path: Path) -> None:
     base = api_server.shared(graph)
     got = [answer(base, case, row) for row in case.rows]
     assert got == [row.expected for row in case.rows]
+
+
+@pytest.mark.parametrize(
+    "direction, along, against",
+    [(None, 35.2, 35.2), ("forward", 35.2, 33.2), ("backward", 33.2, 35.2)],
+)
+def test_speed_file_keeps_signals(direction: str | None, along: float, against: float, tmp_path: Path) -> None:
+    """OSRM's traffic_light_penalties.feature, "Traffic update on the edge with a traffic signal": a segment speed
+    file (osrm-contract's `--segment-speed-file`, here `starroute customize`) replaces the speeds but keeps the
+    signal's 2 s in its direction. osrm-routed 26.10's durations on the same map, a -> c and c -> a."""
+    from preprocessing.customize import customize
+    from preprocessing.pipeline import preprocess
+
+    drawing = "a  b  c"
+    signal = {"highway": "traffic_signals", **({"traffic_signals:direction": direction} if direction else {})}
+    osm = asciimap.write_osm(tmp_path / "map.osm", drawing, [("abc", {"highway": "primary"})], {"b": signal})
+    graph = preprocess(osm, tmp_path / "graph", landmarks=0, quiet=True)
+    speeds = tmp_path / "speeds.csv"
+    speeds.write_text("1,2,65\n2,1,65\n")
+    customize(graph, [speeds])
+    base = api_server.shared(graph)
+    coords = asciimap.coordinates(drawing)
+    got = []
+    for a, b in (("a", "c"), ("c", "a")):
+        pts = f"{_lonlat(coords, a)};{_lonlat(coords, b)}"
+        route = httpx.get(f"{base}/route/v1/driving/{pts}", timeout=60).json()["routes"][0]
+        got.append((round(route["duration"], 1), round(route["weight"], 1)))
+    assert got == [(along, along), (against, against)]
 
 
 def test_nearest_ignores_snapping_any(tmp_path: Path) -> None:
