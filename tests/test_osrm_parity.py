@@ -477,6 +477,23 @@ CASES: dict[str, Case] = {
             Row("a", "e", "", "NoRoute"),
         ],
     ),
+    # car via points exactly on nodes: OSRM snaps them onto one of the roads there, so continue_straight (car's
+    # default) makes a route turn back at a dead end d (its u-turn costs) and the legs' distances sum per leg
+    "via_on_node": Case(
+        drawing="""
+            a   b   c
+                d
+            """,
+        ways=[("abc", STREET), ("bd", {"highway": "residential", "name": "Spur"})],
+        rows=[
+            Row("a", "c", "", ("Street,Street,Street,Street", 799.8, 115.2, 115.2), via="b"),
+            Row("a", "c", "", ("Street,Spur,Spur,Spur,Street,Street", 999.6, 175.6, 175.6), via="d"),
+            Row("a", "c", "", ("Street,Street,Street,Street", 799.7, 115.2, 115.2), via=("a", "b", 0.5)),
+            Row("a", "a", "", ("Street,Street,Street,Street,Street", 1599.4, 257.8, 257.8), via=("b", "c", 0.5)),
+        ],
+        known_gap="a via point on a node stays on the node here: no u-turn cost at the dead end d (148.2 s, not "
+        "175.6) and the legs' distances at b sum to 799.7 m, not 799.8",
+    ),
     # bicycle.lua's access: `;`-lists resolved per direction (lib/access.lua), a blacklisted direction closed
     # (`vehicle:forward=agricultural`), a carriageway whose cycleway is mapped apart (`cycleway*=separate`) closed
     # unless `bicycle=` allows it
