@@ -1,7 +1,7 @@
 """starroute beside osrm-routed on small generated maps, number by number: distances to 0.1 m, durations to 0.1 s.
 
     python -m bench.osrm_generated                       # car, 6 maps, 60 requests each, seed 1
-    python -m bench.osrm_generated --profile bicycle --maps 3 --requests 40 --seed 7 --show 10
+    python -m bench.osrm_generated --profile bike --maps 3 --requests 40 --seed 7 --show 10
 
 Each map is a random grid of ways about 100 m apart (junctions jittered by a few metres, some cells with a shape
 point, coordinates at OSM's 1e-7 degrees) at a random latitude, with random tags: highway classes, maxspeed,

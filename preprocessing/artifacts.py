@@ -118,6 +118,15 @@ ARRAYS: tuple[ArraySpec, ...] = (
         _SEG,
         "turns",
     ),  # fmt: skip
+    ArraySpec(
+        "node_flags",
+        "uint8",
+        "[n]",
+        "NODE_* bits (units): OSRM's graph compressor removes the node, a turning obstacle; optional: graphs built "
+        "before it compute the first (road_classification.compressed_nodes) and have none of the second",
+        _SEG,
+        "turns, guidance",
+    ),
     ArraySpec("in_first_out", "int32", "[n+1]", "CSR offsets of the arcs entering each node", _CORE, "searches"),
     ArraySpec("in_arc", "int32", "[m]", "arc id, by head", _CORE, "searches"),
     ArraySpec("geom_first", "int64", "[c+1]", "offsets of each chain's shape points", _CORE, "legs, snapping"),
@@ -152,6 +161,15 @@ ARRAYS: tuple[ArraySpec, ...] = (
         "travel mode code of the arc's direction (units.TRAVEL_MODES: the profile's WayResult mode; never 0)",
         _MODE,
         "guidance (step modes), snapping (start modes), turns (mode changes)",
+    ),
+    ArraySpec(
+        "arc_startpoint",
+        "uint8",
+        "[m]",
+        "1 where a waypoint may snap onto the arc's way (OSRM's is_startpoint beyond the start modes: car.lua "
+        "refuses a private service road); optional: graphs built before it have every arc",
+        _MODE,
+        "snapping",
     ),
     ArraySpec(
         "str_offsets", "int64", "[s+1]", "byte offsets of the string table (string 0 is empty)", _CORE, "names"

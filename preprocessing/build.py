@@ -14,8 +14,9 @@ from .artifacts import SPECS
 from .geometry import hilbert_index, osrm_distances_m
 from .graph import finalize_arrays
 from .osm import NodeTable, WayTable
-from .profiles.base import OBSTACLE_BACKWARD, OBSTACLE_FORWARD
-from .units import COORD_SCALE
+from .profiles.base import OBSTACLE_BACKWARD, OBSTACLE_FORWARD, STOP_LEG_M, STOP_SIGN_S
+from .road_classification import osrm_compression
+from .units import COORD_SCALE, NODE_COMPRESSED, NODE_MINOR_STOP, NODE_SHORT_LEG_STOP, NODE_TURNING
 from .way_values import ARC_COLUMNS, ENV_FORD, ENV_OTHER, ENV_ROAD
 
 
@@ -173,7 +174,7 @@ def encoded_values(
 
 
 def build_arrays(
-    ways: WayTable, nodes: NodeTable, obstacles_on_turns: bool = False
+    ways: WayTable, nodes: NodeTable, obstacles_on_turns: bool = False, hard_osm_ids: np.ndarray | None = None
 ) -> tuple[dict[str, np.ndarray], dict[str, int]]:
     """Core arrays (see docs/DESIGN.md) and a report of what was counted, split or dropped.
 
@@ -181,7 +182,73 @@ def build_arrays(
     inside a chain are charged on the arc passing them, as OSRM's graph compressor does. One at a chain's end node is
     charged on the arc arriving there, unless `obstacles_on_turns` (an edge-based graph follows): then the arcs
     leave it out and `arc_head_penalty` holds it for `preprocessing.turns` to charge on the turns out of the arc,
-    as OSRM's `process_turn` does, so a route ending at a signal does not wait at it."""
+    as OSRM's `process_turn` does, so a route ending at a signal does not wait at it.
+
+    The nodes are OSRM's, whose turn and guidance model sees the graph its compressor leaves
+    (`road_classification.osrm_compression`, recorded in `node_flags`): turning obstacles (`NodeTable.turning`) and
+    `hard_osm_ids` (turn restrictions' via nodes) stay, and where OSRM's compressor keeps a shape point (one of two
+    roads between the same junctions), the chain is cut there and the point becomes a node."""
+    turning = nodes.turning if nodes.turning is not None else np.zeros(len(nodes.osm_id), dtype=bool)
+    hard = turning.copy()
+    if hard_osm_ids is not None and len(hard_osm_ids) and len(nodes.osm_id):
+        at = np.minimum(np.searchsorted(nodes.osm_id, hard_osm_ids), len(nodes.osm_id) - 1)
+        hard[at[nodes.osm_id[at] == hard_osm_ids]] = True
+    cut = turning.copy()
+    for _ in range(4):  # a cut point stays a node once cut: the second round finds none
+        arrays, report, node_src = _build(ways, nodes, obstacles_on_turns, cut)
+        compressed, points = osrm_compression(arrays, hard[node_src])
+        if not len(points):
+            break
+        at = np.searchsorted(nodes.osm_id, arrays["geom_osm_id"][points])
+        cut[at] = True
+    else:  # pragma: no cover - the rule converges after one round
+        raise AssertionError("OSRM's compression kept shape points after cutting the chains there")
+    flags = compressed * NODE_COMPRESSED + turning[node_src] * NODE_TURNING
+    if nodes.minor_stop is not None and nodes.short_leg_stop is not None:
+        minor, short_leg = nodes.minor_stop[node_src], nodes.short_leg_stop[node_src]
+        flags = flags + minor * NODE_MINOR_STOP + short_leg * NODE_SHORT_LEG_STOP
+    arrays["node_flags"] = flags.astype(np.uint8)
+    report["shape_points_osrm_keeps"] = int((cut & ~turning).sum())
+    report["nodes_osrm_compresses"] = int(compressed.sum())
+    return arrays, report
+
+
+def _stop_rules(
+    nodes: NodeTable, ni: np.ndarray, cut: np.ndarray, cs: np.ndarray, pen_f: np.ndarray, pen_b: np.ndarray
+) -> None:
+    """car.lua's stop sign rules on the way positions OSRM compresses away (`cut` False; in place on the obstacles
+    met arriving along the way, `pen_f`, and against it, `pen_b`): its compressor's fake turn there comes by no minor
+    road, so a `stop=minor` sign never counts; a stop sign with no direction does not count arriving from less than
+    `STOP_LEG_M` metres (`cs`: metres along the way) onto more. The legs are measured to the neighbours the
+    compressor sees, which removes nodes in the order of their OSM ids: the nearest one each way with a higher id,
+    or the chain's end."""
+    stop_ds = int(round(STOP_SIGN_S * 10))
+    if nodes.minor_stop is not None:
+        minor = ~cut & nodes.minor_stop[ni]
+        pen_f[minor] -= stop_ds
+        pen_b[minor] -= stop_ds
+    if nodes.short_leg_stop is None:
+        return
+    osm = nodes.osm_id[ni]
+    for i in np.flatnonzero(~cut & nodes.short_leg_stop[ni]).tolist():
+        lo = i - 1
+        while not cut[lo] and osm[lo] < osm[i]:
+            lo -= 1
+        hi = i + 1
+        while not cut[hi] and osm[hi] < osm[i]:
+            hi += 1
+        back, ahead = cs[i] - cs[lo], cs[hi] - cs[i]
+        if back < STOP_LEG_M < ahead:  # arriving along the way from a short leg
+            pen_f[i] -= stop_ds
+        if ahead < STOP_LEG_M < back:  # against it
+            pen_b[i] -= stop_ds
+
+
+def _build(
+    ways: WayTable, nodes: NodeTable, obstacles_on_turns: bool, cut: np.ndarray
+) -> tuple[dict[str, np.ndarray], dict[str, int], np.ndarray]:
+    """`build_arrays` with the ways cut also at the node table's `cut` nodes: (arrays, report, the node table index
+    of each graph node)."""
     report: dict[str, int] = {}
     nw = len(ways.osm_id)
     if nw == 0:
@@ -234,6 +301,7 @@ def build_arrays(
     junction[ni[piece_start]] = True
     junction[ni[piece_end]] = True
     junction |= nodes.barrier & (use > 0)
+    junction |= cut & (use > 0)
     cut = junction[ni]
     cuts = np.flatnonzero(cut)
     same = piece[cuts[1:]] == piece[cuts[:-1]]
@@ -260,6 +328,7 @@ def build_arrays(
     if nodes.passing_ds is not None:  # a node inside a chain is one OSRM compresses away: passing it costs this
         passing = np.where(cut, 0, nodes.passing_ds[ni].astype(np.int64))
         pen_f, pen_b = pen_f + passing, pen_b + passing
+    _stop_rules(nodes, ni, cut, cs, pen_f, pen_b)
     pcf, pcb = np.cumsum(pen_f), np.cumsum(pen_b)
     interior_f, interior_b = pcf[c1 - 1] - pcf[c0], pcb[c1 - 1] - pcb[c0]
     chain_way = way_of_pos[c0]
@@ -349,6 +418,8 @@ def build_arrays(
     per_arc = encoded_values(ways, nodes, ni, use, c0, c1, chain_way, fmask, bmask)
     if ways.mode_fwd is not None and ways.mode_bwd is not None:  # OSRM's travel mode of each arc's direction
         per_arc["arc_mode"] = np.concatenate([ways.mode_fwd[chain_way[fmask]], ways.mode_bwd[chain_way[bmask]]])
+    if ways.startpoint is not None:  # OSRM's is_startpoint of the arc's way, beyond its mode
+        per_arc["arc_startpoint"] = ways.startpoint[aw].astype(np.uint8)
 
     # spatial renumbering of graph nodes
     n = len(node_src)
@@ -400,4 +471,4 @@ def build_arrays(
         largest_component_nodes=int(sizes[0]) if len(sizes) else 0,
         nodes_outside_largest_component=int(n - (sizes[0] if len(sizes) else 0)),
     )
-    return arrays, report
+    return arrays, report, node_src

@@ -55,6 +55,7 @@ class WayTable:
     values: np.ndarray | None = None  # uint16 [w, len(way_values.COLUMNS)] GraphHopper's encoded values (codes)
     mode_fwd: np.ndarray | None = None  # uint8 [w] travel mode code (units.TRAVEL_MODES) of the forward direction
     mode_bwd: np.ndarray | None = None
+    startpoint: np.ndarray | None = None  # bool [w] WayResult.startpoint
     report: dict[str, int] = field(default_factory=dict)
 
 
@@ -71,6 +72,9 @@ class NodeTable:
     direction: np.ndarray | None = None  # uint8 [k] profiles.base.OBSTACLE_FORWARD / OBSTACLE_BACKWARD (0: none)
     ford: np.ndarray | None = None  # bool [k] a ford node (`way_values.is_ford_node`)
     passing_ds: np.ndarray | None = None  # int32 [k] charged on passages where OSRM compresses the node away
+    turning: np.ndarray | None = None  # bool [k] a turning obstacle (NodeResult.turning)
+    minor_stop: np.ndarray | None = None  # bool [k] NodeResult.minor_stop
+    short_leg_stop: np.ndarray | None = None  # bool [k] NodeResult.short_leg_stop
 
 
 def check_input(path: Path) -> None:
@@ -150,7 +154,7 @@ def read_ways(path: Path, profile: ModuleType, progress: Progress | None = None)
         k: []
         for k in (
             "osm_id", "fk", "bk", "fd", "bd", "cls", "ff", "bf", "name", "ref", "lf", "lb", "signs", "lc", "rate",
-            "fm", "bm",
+            "fm", "bm", "st",
         )
     }  # fmt: skip
     values = array("H")  # way_values.way_row of each way, flat
@@ -210,6 +214,7 @@ def read_ways(path: Path, profile: ModuleType, progress: Progress | None = None)
             cols["rate"].append(min(max(float(res.rate), 0.01), 1.0))
             cols["fm"].append(mode_code(res.forward_mode) if res.forward else 0)
             cols["bm"].append(mode_code(res.backward_mode) if res.backward else 0)
+            cols["st"].append(bool(res.startpoint))
             values.extend(way_row(tags))
     except (RuntimeError, ValueError, OSError) as exc:
         raise _osmium_error(path, exc) from None
@@ -238,6 +243,7 @@ def read_ways(path: Path, profile: ModuleType, progress: Progress | None = None)
         values=np.frombuffer(values, dtype=np.uint16).reshape(-1, len(COLUMNS)).copy(),
         mode_fwd=np.asarray(cols["fm"], dtype=np.uint8),
         mode_bwd=np.asarray(cols["bm"], dtype=np.uint8),
+        startpoint=np.asarray(cols["st"], dtype=bool),
     )
 
 
@@ -256,7 +262,7 @@ def read_nodes(path: Path, needed: np.ndarray, profile: ModuleType, progress: Pr
     kept_id: list[np.ndarray] = []
     kept_x: list[np.ndarray] = []
     kept_y: list[np.ndarray] = []
-    tagged: dict[int, tuple[bool, int, int, int, int]] = {}
+    tagged: dict[int, tuple[bool, int, int, int, int, bool, bool, bool]] = {}
     fords: list[int] = []
     k = len(needed)
 
@@ -285,9 +291,10 @@ def read_nodes(path: Path, needed: np.ndarray, profile: ModuleType, progress: Pr
             tags = n.tags
             if len(tags) and any(key in tags for key in node_keys):
                 res = profile.process_node({t.k: t.v for t in tags})
-                if res is not None and (res.barrier or res.penalty_s or res.directed_s or res.passing_s):
+                if res is not None and (res.barrier or res.penalty_s or res.directed_s or res.passing_s or res.turning):
                     pen, directed = int(round(res.penalty_s * 10)), int(round(res.directed_s * 10))
-                    tagged[nid] = (res.barrier, pen, directed, res.direction, int(res.passing_s * 10))
+                    passing_ds, stops = int(res.passing_s * 10), (res.minor_stop, res.short_leg_stop)
+                    tagged[nid] = (res.barrier, pen, directed, res.direction, passing_ds, res.turning, *stops)
             if len(tags) and "ford" in tags and is_ford_node(tags["ford"]):
                 fords.append(nid)
             if i == chunk:
@@ -309,6 +316,9 @@ def read_nodes(path: Path, needed: np.ndarray, profile: ModuleType, progress: Pr
     directed_ds = np.zeros(len(ids), dtype=np.int32)
     direction = np.zeros(len(ids), dtype=np.uint8)
     passing = np.zeros(len(ids), dtype=np.int32)
+    turning = np.zeros(len(ids), dtype=bool)
+    minor = np.zeros(len(ids), dtype=bool)
+    short_leg = np.zeros(len(ids), dtype=bool)
     if tagged:
         tid = np.fromiter(tagged.keys(), dtype=np.int64, count=len(tagged))
         pos = np.searchsorted(ids, tid)
@@ -320,10 +330,13 @@ def read_nodes(path: Path, needed: np.ndarray, profile: ModuleType, progress: Pr
         directed_ds[pos[ok]] = np.array([v[2] for v in vals], dtype=np.int32)[ok]
         direction[pos[ok]] = np.array([v[3] for v in vals], dtype=np.uint8)[ok]
         passing[pos[ok]] = np.array([v[4] for v in vals], dtype=np.int32)[ok]
+        turning[pos[ok]] = np.array([v[5] for v in vals], dtype=bool)[ok]
+        minor[pos[ok]] = np.array([v[6] for v in vals], dtype=bool)[ok]
+        short_leg[pos[ok]] = np.array([v[7] for v in vals], dtype=bool)[ok]
     ford = np.zeros(len(ids), dtype=bool)
     if fords and len(ids):
         fid = np.asarray(fords, dtype=np.int64)
         pos = np.minimum(np.searchsorted(ids, fid), len(ids) - 1)
         ford[pos[ids[pos] == fid]] = True
     lon, lat = np.concatenate(kept_x)[order], np.concatenate(kept_y)[order]
-    return NodeTable(ids, lon, lat, barrier, penalty, directed_ds, direction, ford, passing)
+    return NodeTable(ids, lon, lat, barrier, penalty, directed_ds, direction, ford, passing, turning, minor, short_leg)

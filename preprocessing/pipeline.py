@@ -42,6 +42,7 @@ from .osm import OsmInputError, check_input, read_nodes, read_ways
 from .profiles import get_profile
 from .profiles.base import class_mask
 from .report import Reporter
+from .restrictions import Restriction, osrm_via_nodes, read_restrictions, resolve_restrictions
 from .units import COORD_SCALE
 
 
@@ -108,8 +109,14 @@ def preprocess(
             nodes = read_nodes(src, needed, prof, progress=tick)
         if turns is None:
             turns = bool(prof.TURNS)
-        with rep.stage("build graph") as tick:
-            arrays, build_report = build_arrays(ways, nodes, obstacles_on_turns=turns)
+        restrictions: list[Restriction] = []
+        r_report: dict[str, int] = {}
+        if turns:  # their via nodes stay nodes of OSRM's graph, which the build follows
+            with rep.stage("read restrictions"):
+                restrictions, r_report = read_restrictions(src, prof)
+        vias = osrm_via_nodes(restrictions, ways.osm_id, ways.first, ways.refs)
+        with rep.stage("build graph"):
+            arrays, build_report = build_arrays(ways, nodes, obstacles_on_turns=turns, hard_osm_ids=vias)
     except OsmInputError as exc:
         raise PreprocessError(str(exc)) from None
     except NoRoutableWays:
@@ -117,17 +124,9 @@ def preprocess(
 
     report: dict[str, Any] = dict(ways.report)
     report.update(build_report)
-    if turns is None:
-        turns = bool(prof.TURNS)
     if turns:
-        from .restrictions import read_restrictions, resolve_restrictions
         from .turns import edge_based_graph
 
-        try:
-            with rep.stage("read restrictions"):
-                restrictions, r_report = read_restrictions(src, prof)
-        except OsmInputError as exc:
-            raise PreprocessError(str(exc)) from None
         with rep.stage("turns"):
             sequences, s_report = resolve_restrictions(restrictions, arrays)
             eb_arrays, t_report = edge_based_graph(arrays, prof, sequences, driving_side == "left")

@@ -22,6 +22,7 @@ from .units import (
     FLAG_SPLIT,
     FLAG_TOLL,
     FLAG_TUNNEL,
+    NODE_COMPRESSED,
     ROAD_CLASSES,
     TRAVEL_MODE_CODE,
 )
@@ -99,15 +100,43 @@ def travel_modes(arrays: Mapping[str, np.ndarray]) -> np.ndarray:
 
 
 def compressed_nodes(arrays: Mapping[str, np.ndarray]) -> np.ndarray:
-    """Per road-graph node: whether OSRM's graph compressor removes it, bool [n].
+    """Per road-graph node: whether OSRM's graph compressor removes it, bool [n]: as the build recorded it in
+    `node_flags` (`osrm_compression`, with turning obstacles and restriction via nodes kept), or for a graph built
+    before it `osrm_compression` without them."""
+    stored = arrays.get("node_flags")
+    if stored is not None:
+        return (np.asarray(stored) & NODE_COMPRESSED) != 0
+    return osrm_compression(arrays)[0]
 
-    A node goes when exactly two roads (two different chains, not both leading to the same node) meet there and,
-    in each direction of travel through it, the road arriving and the road leaving have the same classification
-    flags (road classification, two-way, split, roundabout, circular, restricted), are both open or both closed,
-    carry the same name record (name, ref, signs), classes and travel mode (`travel_modes`), and each road has one
-    name record both ways. Turn restrictions' via nodes and turning obstacles, which OSRM keeps too, are the
-    caller's to add.
+
+def osrm_compression(arrays: Mapping[str, np.ndarray], hard: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """OSRM's `GraphCompressor` on the road graph: (per node whether it is removed, bool [n]; the chain-interior
+    shape points OSRM keeps as nodes, positions into `geom_*`).
+
+    A node may go when exactly two roads meet there and, in each direction of travel through it, the road arriving
+    and the road leaving have the same classification flags (road classification, two-way, split, roundabout,
+    circular, restricted), are both open or both closed, carry the same name record (name, ref, signs), classes
+    and travel mode (`travel_modes`), and each road has one name record both ways; `hard` nodes (turning obstacles,
+    restriction via nodes) stay. OSRM then removes such nodes one at a time in the order of their OSM ids, but never
+    one whose two neighbours are already joined by an edge, which keeps a node on all but one of two roads between
+    the same junctions and three on a closed loop (`_parallel_rule`); that node may be a shape point inside a chain
+    here, which the build then makes a node of its own.
     """
+    n = len(arrays["node_lon"])
+    v, h1, h2 = _compatible_pairs(arrays)
+    candidate = np.zeros(n, dtype=bool)
+    candidate[v] = True
+    if hard is not None:
+        candidate &= ~np.asarray(hard, dtype=bool)
+    keep = candidate[v]
+    kept_nodes, kept_points = _parallel_rule(arrays, candidate, v[keep], h1[keep], h2[keep])
+    candidate[kept_nodes] = False
+    return candidate, kept_points
+
+
+def _compatible_pairs(arrays: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The nodes where exactly two road ends meet with compatible data both ways (`osrm_compression`), and their two
+    half edges h1, h2 (`h = 2 * chain + d`, leaving the chain's first node for d = 0, its last for d = 1)."""
     n = len(arrays["node_lon"])
     fwd, bwd, first, last = chain_arcs(arrays)
     c = len(fwd)
@@ -145,7 +174,6 @@ def compressed_nodes(arrays: Mapping[str, np.ndarray]) -> np.ndarray:
     h_name = record_id[a]
     h_combine = (h_name * 256 + (flags[a] & CLASS_MASK)) * 16 + mode[a]
     h_source = np.stack([first, last], axis=1).reshape(-1)
-    h_target = np.stack([last, first], axis=1).reshape(-1)
 
     # the two road ends at nodes where exactly two meet
     ends = np.flatnonzero(ok & (h_source >= 0))
@@ -160,11 +188,133 @@ def compressed_nodes(arrays: Mapping[str, np.ndarray]) -> np.ndarray:
         return x[p] == x[q]
 
     # u -> v -> w arrives by h1 ^ 1 and leaves by h2; w -> v -> u arrives by h2 ^ 1 and leaves by h1
-    keep = (h1 >> 1) != (h2 >> 1)
-    keep &= h_target[h1] != h_target[h2]
+    keep = np.ones(len(v), dtype=bool)
     for x in (h_flags, h_rev, h_combine):
         keep &= same(x, h1 ^ 1, h2) & same(x, h2 ^ 1, h1)
     keep &= same(h_name, h1 ^ 1, h1) & same(h_name, h2, h2 ^ 1)
-    out = np.zeros(n, dtype=bool)
-    out[v[keep]] = True
-    return out
+    return v[keep], h1[keep], h2[keep]
+
+
+def _parallel_rule(
+    arrays: Mapping[str, np.ndarray], candidate: np.ndarray, v: np.ndarray, h1: np.ndarray, h2: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The candidate nodes (`v`, joining the chains of half edges h1 and h2) and chain-interior shape points OSRM's
+    compressor keeps for the neighbour rule (`osrm_compression`): (node ids, geom positions).
+
+    The candidates and the interior points (always removable: one way on both sides) form paths between the nodes
+    that stay (or closed cycles). OSRM removes them in the order of their OSM ids; on a path, a removal is refused
+    only for its last point, and only when another path already joins the same two ends directly. So of the paths
+    between the same two nodes, the one whose highest id is lowest is removed whole and every other keeps its highest
+    point; a path from a node back to itself keeps its two highest points, a cycle with no node that stays its three
+    highest (a triangle cannot shrink)."""
+    fwd, _, first, last = chain_arcs(arrays)
+    c = len(fwd)
+    gf = np.asarray(arrays["geom_first"], dtype=np.int64)
+    label = _components(c, h1 >> 1, h2 >> 1)
+    used = first >= 0
+    # items a path may keep: interior shape points of its chains, and the candidate nodes joining them
+    npts = np.diff(gf)
+    chain_of = np.repeat(np.arange(c, dtype=np.int64), npts)
+    pos = np.arange(int(gf[-1]), dtype=np.int64)
+    interior = (pos != gf[chain_of]) & (pos != gf[chain_of + 1] - 1) & used[chain_of]
+    p_pos = pos[interior]
+    item_label = np.concatenate([label[chain_of[p_pos]], label[h1 >> 1]])
+    item_osm = np.concatenate([np.asarray(arrays["geom_osm_id"], dtype=np.int64)[p_pos],
+                               np.asarray(arrays["node_osm_id"], dtype=np.int64)[v]])  # fmt: skip
+    item_ref = np.concatenate([p_pos, -1 - v.astype(np.int64)])  # >= 0: a shape point, < 0: node -1 - ref
+    order = np.lexsort((-item_osm, item_label))
+    item_label, item_osm, item_ref = item_label[order], item_osm[order], item_ref[order]
+    head = np.ones(len(order), dtype=bool)
+    head[1:] = item_label[1:] != item_label[:-1]
+    starts = np.flatnonzero(head)
+    rank = np.arange(len(order)) - np.repeat(starts, np.diff(np.append(starts, len(order))))
+    top = np.full(c, -1, dtype=np.int64)  # per path (its label): the highest id of its items, -1 none
+    top[item_label[starts]] = item_osm[starts]
+
+    # the ends of each path: chain ends at nodes that stay
+    end_node = np.concatenate([first[used], last[used]])
+    end_label = np.concatenate([label[used], label[used]])
+    hard_end = ~candidate[end_node]
+    end_node, end_label = end_node[hard_end], end_label[hard_end]
+    o = np.lexsort((end_node, end_label))
+    end_node, end_label = end_node[o], end_label[o]
+    paths = np.unique(label[used])
+    lo = np.full(c, -1, dtype=np.int64)
+    hi = np.full(c, -1, dtype=np.int64)
+    first_end = np.ones(len(end_label), dtype=bool)
+    first_end[1:] = end_label[1:] != end_label[:-1]
+    lo[end_label[first_end]] = end_node[first_end]
+    last_end = np.ones(len(end_label), dtype=bool)
+    last_end[:-1] = end_label[1:] != end_label[:-1]
+    hi[end_label[last_end]] = end_node[last_end]
+
+    keep_rank = np.zeros(c, dtype=np.int64)  # per path: how many of its highest items stay
+    cycle = paths[lo[paths] < 0]
+    keep_rank[cycle] = 3
+    loop = paths[(lo[paths] >= 0) & (lo[paths] == hi[paths])]
+    keep_rank[loop] = 2
+    between = paths[(lo[paths] >= 0) & (lo[paths] != hi[paths])]
+    if len(between):
+        o = np.lexsort((top[between], hi[between], lo[between]))
+        b = between[o]
+        same_ends = (lo[b][1:] == lo[b][:-1]) & (hi[b][1:] == hi[b][:-1])
+        later = np.concatenate([[False], same_ends])  # not the first of its group to be removed whole
+        keep_rank[b[later]] = 1
+    kept = rank < keep_rank[item_label]
+    ref = item_ref[kept]
+    return (-1 - ref[ref < 0]).astype(np.int64), ref[ref >= 0]
+
+
+def osrm_edge_flip(arrays: Mapping[str, np.ndarray]) -> np.ndarray:
+    """Per chain: whether OSRM's edge along it runs against the chain's point order, bool [c]. OSRM's edge-based node
+    runs a oneway's way, and a two-way road's from the end of its compressed edge (through the nodes its compressor
+    removes, `compressed_nodes`) with the lower OSM id (`GenerateEdgeExpandedNodes`); a phantom's split of its
+    segment truncates along that direction (`MakePhantomNode`), and its first segment wins at an inner point."""
+    fwd, bwd, first, last = chain_arcs(arrays)
+    flip = (fwd < 0) & (bwd >= 0)
+    two_way = np.flatnonzero((fwd >= 0) & (bwd >= 0))
+    if not len(two_way):
+        return flip
+    osm = np.asarray(arrays["node_osm_id"], dtype=np.int64)
+    compressed = compressed_nodes(arrays)
+    end_first, end_last = first[two_way].copy(), last[two_way].copy()
+    walk = compressed[end_first] | compressed[end_last]
+    if walk.any():
+        v, h1, h2 = _compatible_pairs(arrays)
+        keep = compressed[v]
+        other = {int(x): (int(a) >> 1, int(b) >> 1) for x, a, b in zip(v[keep], h1[keep], h2[keep], strict=True)}
+
+        def edge_end(c: int, node: int) -> int:
+            """The node OSRM's edge through chain c ends at beyond `node` (its end on that side)."""
+            for _ in range(len(first)):
+                pair = other.get(node)
+                if pair is None:
+                    return node
+                c = pair[1] if pair[0] == c else pair[0]
+                node = int(last[c]) if int(first[c]) == node else int(first[c])
+            return node
+
+        for k in np.flatnonzero(walk).tolist():
+            c = int(two_way[k])
+            end_first[k] = edge_end(c, int(first[c]))
+            end_last[k] = edge_end(c, int(last[c]))
+    flip[two_way] = osm[end_first] > osm[end_last]
+    return flip
+
+
+def _components(c: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Connected components of `c` items joined by the pairs (a, b): per item the smallest item of its component
+    (hooking larger roots under smaller ones, then pointer jumping, until every pair agrees)."""
+    label = np.arange(c, dtype=np.int64)
+    a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
+    while True:
+        la, lb = label[a], label[b]
+        differ = la != lb
+        if not differ.any():
+            return label
+        np.minimum.at(label, np.maximum(la, lb)[differ], np.minimum(la, lb)[differ])
+        while True:
+            nxt = label[label]
+            if (nxt == label).all():
+                break
+            label = nxt

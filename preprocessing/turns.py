@@ -11,8 +11,14 @@ turn; a longer one (via ways) duplicates the search nodes along its proper prefi
 the sequences, so that a route entering the via path remembers it and is refused only the last turn. Duplicates map
 back to their road arc (`eb_node_arc`).
 
-U-turns follow OSRM (`isTurnAllowed`): only at dead ends (one road), where at most one road is two-way, where only one
-exit is allowed, and at barriers (each barrier copy is a dead end here).
+U-turns follow OSRM (`isTurnAllowed`): only at dead ends (one road), where at most one road may be arrived on, where
+only one exit is allowed, at turning obstacles (`node_flags`), where a turn lane of the road arriving has a u-turn
+arrow, and at barriers (each barrier copy is a dead end here).
+
+A turn's angle, the number of roads and whether it is a u-turn are OSRM's (`osrm_turn_views`): the intersection view
+of the road arriving (`preprocessing.intersections`, which guidance reads too), at the nodes OSRM's graph compressor
+keeps (`node_flags`, `road_classification.osrm_compression`); a hairpin whose perceived angle comes near 0 is a
+u-turn there, as in OSRM.
 
 Arrays (prefix `eb_`, N search nodes, T turns; declared in `preprocessing.artifacts.ARRAYS`), each named as its
 road-graph twin so the search stages read the view (`preprocessing.artifacts.search_view_arrays`, the engine's
@@ -26,6 +32,7 @@ head), `eb_node_component` (SCC, 0 the largest), and `eb_node_arc` [N] (the road
 
 from __future__ import annotations
 
+import multiprocessing as mp
 from collections.abc import Iterable, Sequence
 from types import ModuleType
 from typing import Any
@@ -35,14 +42,23 @@ import numpy as np
 from .artifacts import EB_PREFIX
 from .geometry import csr_offsets, osrm_bearings_deg
 from .graph import strong_components
-from .profiles.base import Turns
-from .road_classification import compressed_nodes, travel_modes
-from .units import COORD_SCALE, FLAG_RESTRICTED, FLAG_ROUNDABOUT, WEIGHT_PER_SECOND
+from .profiles.base import STOP_LEG_M, STOP_SIGN_S, Turns
+from .road_classification import chain_arcs, compressed_nodes, travel_modes
+from .units import (
+    COORD_SCALE,
+    FLAG_RESTRICTED,
+    FLAG_ROUNDABOUT,
+    NODE_MINOR_STOP,
+    NODE_SHORT_LEG_STOP,
+    NODE_TURNING,
+    WEIGHT_PER_SECOND,
+)
 
 
 def chain_ends(arrays: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """Per node: the number of road ends meeting there (a two-way road counts once) and how many of them are
-    two-way."""
+    """Per node: the number of road ends meeting there (a two-way road counts once) and how many of them a route may
+    arrive on (OSRM's `bidirectional_edges` in `isTurnAllowed`, which counts the roads whose edge into the node is
+    open)."""
     n = len(arrays["node_lon"])
     tail, head, geom = arrays["arc_tail"], arrays["arc_head"], arrays["arc_geom"].astype(np.int64)
     chain, rev = geom >> 1, geom & 1
@@ -51,11 +67,9 @@ def chain_ends(arrays: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     nodes = np.concatenate([tail, head]).astype(np.int64)
     ends = np.concatenate([2 * chain + rev, 2 * chain + (1 - rev)])
     key = np.unique(nodes * span + ends)
-    end_node, end_chain = key // span, (key % span) >> 1
-    two_way_chain = np.bincount(chain, minlength=span // 2) >= 2
-    roads = np.bincount(end_node, minlength=n)
-    two_way = np.bincount(end_node, weights=two_way_chain[end_chain], minlength=n).astype(np.int64)
-    return roads, two_way
+    roads = np.bincount(key // span, minlength=n)
+    arriving = np.unique(head.astype(np.int64) * span + 2 * chain + (1 - rev))
+    return roads, np.bincount(arriving // span, minlength=n)
 
 
 def _bearings(arrays: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -105,26 +119,44 @@ def turn_table(
         keep &= ~np.isin(key, bad)
     report["turns_restricted"] = int((~keep).sum())
     tail, head, geom = arrays["arc_tail"], arrays["arc_head"], arrays["arc_geom"].astype(np.int64)
-    roads, two_way = chain_ends(arrays)
+    roads, arriving = chain_ends(arrays)
     via = head[fa]
     u_turn = (tail[fa] == head[ta]) & ((geom[fa] >> 1) == (geom[ta] >> 1))
-    # OSRM's isTurnAllowed for u-turns: dead ends, at most one two-way road, one allowed exit (restrictions counted)
+    # OSRM's isTurnAllowed for u-turns: dead ends, at most one road to arrive on, one allowed exit (restrictions
+    # counted), turning obstacles, a turn lane with a u-turn arrow on the road arriving
     exits = np.bincount(fa[keep & ~u_turn], minlength=m)[fa] + (u_turn & keep)
-    u_ok = (roads[via] == 1) | (two_way[via] <= 1) | (exits == 1)
+    node_flags = arrays.get("node_flags")
+    turning = (node_flags & NODE_TURNING) != 0 if node_flags is not None else np.zeros(len(roads), dtype=bool)
+    u_ok = (roads[via] == 1) | (arriving[via] <= 1) | (exits == 1) | turning[via] | _u_turn_lanes(arrays)[fa]
     dropped = u_turn & keep & ~u_ok
     report["u_turns_not_allowed"] = int(dropped.sum())
     keep &= ~dropped
     fa, ta, u_turn, via = fa[keep], ta[keep], u_turn[keep], via[keep]
     leave, arrive = _bearings(arrays)
-    angle = (leave[ta] - arrive[fa] + 540.0) % 360.0 - 180.0  # (-180, 180], + = right
+    angle = np.where(u_turn, 180.0, (leave[ta] - arrive[fa] + 540.0) % 360.0 - 180.0)  # (-180, 180], + = right
+    n_roads = roads[via].astype(np.int64)
     flags = arrays["arc_flags"]
-    compressed = compressed_nodes(arrays)
+    osrm_nodes = ~compressed_nodes(arrays)
+    compressed = ~osrm_nodes
     if forbidden_pairs is not None and len(forbidden_pairs):
         compressed[head[forbidden_pairs[:, 0]]] = False  # OSRM keeps a restriction's via node
+    # where OSRM takes a turn, its angle, road count and u-turns are those of its intersection view
+    view = osrm_nodes[via]
+    got, v_angle, v_roads, v_u_turn, v_skip = osrm_turn_views(
+        arrays, str(getattr(profile, "NAME", "car")), fa[view], ta[view]
+    )
+    sel = np.flatnonzero(view)[got]
+    angle[sel], n_roads[sel] = v_angle[got], v_roads[got]
+    u_turn = u_turn.copy()
+    u_turn[sel] = v_u_turn[got]
+    stop_out = np.zeros(len(fa), dtype=bool)
+    stop_out[sel] = v_skip[got]
+    stop_out[~view] = _compressed_stops_left_out(arrays, fa[~view], ta[~view])
+    report["turns_without_osrm_view"] = int(view.sum() - got.sum())
     mode = travel_modes(arrays)
     turns = Turns(
-        angle=np.where(u_turn, 180.0, angle),
-        roads=roads[via].astype(np.int64),
+        angle=angle,
+        roads=n_roads,
         u_turn=u_turn,
         mode_change=mode[fa] != mode[ta],
         source_restricted=(flags[fa] & FLAG_RESTRICTED) != 0,
@@ -139,6 +171,7 @@ def turn_table(
     # deciseconds (OSRM's numeric_cast of seconds * 10)
     head_pen = arrays.get("arc_head_penalty")
     obstacle_s = head_pen[fa] / WEIGHT_PER_SECOND if head_pen is not None else np.zeros(len(fa))
+    obstacle_s = np.where(stop_out, np.maximum(obstacle_s - STOP_SIGN_S, 0.0), obstacle_s)
     secs = obstacle_s + np.asarray(profile.turn_duration_s(turns), dtype=np.float64)
     w_secs = np.asarray(profile.turn_weight_s(turns, secs), dtype=np.float64)
     duration = _deciseconds(secs)
@@ -152,6 +185,159 @@ def turn_table(
     report["turns_with_cost"] = int((weight > 0).sum())
     report["turns_into_restricted"] = int((weight > duration).sum())
     return fa, ta, weight, duration, report
+
+
+TURN_VIEW_PROCESSES = 2  # the views are Python: big graphs compute them in this many forked processes
+_PARALLEL_VIEWS_FROM = 40_000  # turns; fewer run in the process itself
+_VIEW_CHUNKS = 8  # per process, for balance
+
+
+def osrm_turn_views(
+    arrays: dict[str, np.ndarray], profile_name: str, fa: np.ndarray, ta: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The turns `fa -> ta` (road arcs meeting at a node OSRM keeps) as OSRM's turn stage sees them, from the
+    intersection view of the road arriving (`intersections.intersection_analysis`: perceived bearings, dual
+    carriageways merged, its u-turn rule near 0 degrees, the order adjustments): whether the view has the road
+    taken, the angle for the profile (degrees, 0 straight, + right), the number of roads (`number_of_roads`: the
+    view's roads, a u-turn to another road than the first not counting itself) and whether it is a u-turn (its
+    angle is 0, `getTurnDirection`); and, at a node with a conditional stop sign (`NODE_MINOR_STOP`,
+    `NODE_SHORT_LEG_STOP`), whether car.lua leaves the sign out of the turn (`stop_skipped`). The junctions are taken
+    in node order (neighbours share their analysis' caches) in chunks; a big graph's chunks run in
+    `TURN_VIEW_PROCESSES` forked processes."""
+    k = len(fa)
+    got = np.zeros(k, dtype=bool)
+    angle, roads, u_turn = np.zeros(k), np.zeros(k, dtype=np.int64), np.zeros(k, dtype=bool)
+    skip = np.zeros(k, dtype=bool)
+    if not k:
+        return got, angle, roads, u_turn, skip
+    order = np.lexsort((ta, fa, arrays["arc_head"][fa]))
+    # chunk bounds on from-arc boundaries
+    cuts = np.linspace(0, k, TURN_VIEW_PROCESSES * _VIEW_CHUNKS + 1).astype(np.int64)[1:-1]
+    new_from = np.flatnonzero(np.diff(fa[order]) != 0) + 1
+    bounds = np.unique(np.concatenate([[0], new_from[np.minimum(np.searchsorted(new_from, cuts),
+                                                                 max(len(new_from) - 1, 0))], [k]]))  # fmt: skip
+    chunks = [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
+    global _VIEW_STATE
+    _VIEW_STATE = (arrays, profile_name, fa, ta, order)
+    try:
+        if k >= _PARALLEL_VIEWS_FROM and TURN_VIEW_PROCESSES > 1 and "fork" in mp.get_all_start_methods():
+            with mp.get_context("fork").Pool(TURN_VIEW_PROCESSES, initializer=_die_with_parent) as pool:
+                parts = pool.map(_view_chunk, chunks, chunksize=1)
+        else:
+            parts = [_view_chunk(c) for c in chunks]
+    finally:
+        _VIEW_STATE = None
+    for idx, g, a, r, u, sk in parts:
+        got[idx], angle[idx], roads[idx], u_turn[idx], skip[idx] = g, a, r, u, sk
+    return got, angle, roads, u_turn, skip
+
+
+_VIEW_STATE: tuple[dict[str, np.ndarray], str, np.ndarray, np.ndarray, np.ndarray] | None = None
+
+
+def _die_with_parent() -> None:
+    """A view process ends with the preprocess that forked it (a stop ends that one at once)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").prctl(1, 15)  # PR_SET_PDEATHSIG, SIGTERM
+    except (OSError, AttributeError):
+        pass
+
+
+def _view_chunk(
+    bounds: tuple[int, int],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """`osrm_turn_views` of the turns `order[lo:hi]` (`_VIEW_STATE`, set before forking): (their indices, got,
+    angle, roads, u-turn, stop sign left out)."""
+    from .artifacts import graph_in_memory
+    from .intersections.graph import GuidanceGraph
+    from .intersections.intersection_analysis import Extractor
+
+    assert _VIEW_STATE is not None, "osrm_turn_views sets the state its chunks read"
+    arrays, profile_name, fa, ta, order = _VIEW_STATE
+    idx = order[bounds[0] : bounds[1]]
+    n = len(idx)
+    got, angle, roads, u_turn = np.zeros(n, dtype=bool), np.zeros(n), np.zeros(n, dtype=np.int64), np.zeros(n, bool)
+    skip = np.zeros(n, dtype=bool)
+    gg = GuidanceGraph(graph_in_memory(arrays, {"profile": profile_name}))
+    ex = Extractor(gg)
+    geom, head = arrays["arc_geom"], arrays["arc_head"]
+    node_flags = arrays.get("node_flags")
+    stops = node_flags & (NODE_MINOR_STOP | NODE_SHORT_LEG_STOP) if node_flags is not None else None
+    last_from = -1
+    where: dict[int, tuple[int, float, int]] = {}
+    inter: list = []
+    e_in = -1
+    for j, (a, b) in enumerate(zip(fa[idx].tolist(), ta[idx].tolist(), strict=True)):
+        if a != last_from:
+            last_from = a
+            e_in = gg.edge_start(int(geom[a]))
+            inter = ex.intersection(e_in)
+            where = {r.eid: (i, r.angle, len(inter)) for i, r in enumerate(inter)}
+        hit = where.get(int(geom[b]))
+        if hit is None:
+            continue
+        i, a_osrm, size = hit
+        is_u = not (0.0 < a_osrm < 360.0)
+        got[j], angle[j], u_turn[j] = True, 180.0 - a_osrm, is_u
+        roads[j] = size - (1 if is_u and i != 0 else 0)
+        if stops is not None and stops[head[a]]:
+            skip[j] = _stop_left_out(arrays, gg, ex, int(stops[head[a]]), e_in, inter, i, int(roads[j]))
+    return idx, got, angle, roads, u_turn, skip
+
+
+def _stop_left_out(
+    arrays: dict[str, np.ndarray], gg: Any, ex: Any, flags: int, e_in: int, inter: list, i: int, roads: int
+) -> bool:
+    """car.lua's `process_turn` on the turn onto road `i` of intersection `inter` (arriving by edge `e_in`): whether
+    the node's conditional stop sign is left out. `stop=minor` unless entering by the minor road (a road there, the
+    one taken included, faster than the one arriving: speeds in whole km/h of OSRM's edges, length over duration);
+    a stop sign with no direction where two roads meet, arriving from a leg shorter than 20 m onto a longer one."""
+    geoms, _ = ex.merged_geometries(gg.target(e_in))
+    back = gg.reverse(e_in)
+    src_len = geoms[back][2] if back in geoms else 0.0
+    if flags & NODE_SHORT_LEG_STOP:
+        return roads == 2 and src_len < STOP_LEG_M < inter[i].segment_length
+    duration = arrays["arc_duration"]
+
+    def speed(e: int, length: float) -> int:
+        arcs = [gg.half_arc(h) for h in gg.halves(e)]
+        if any(x < 0 for x in arcs):
+            arcs = [gg.half_arc(h ^ 1) for h in gg.halves(gg.reverse(e))]
+        ds = sum(int(duration[x]) for x in arcs if x >= 0)
+        return int(36.0 * length / ds) if ds > 0 else 0
+
+    source = speed(e_in, src_len)
+    return not any(speed(r.eid, r.segment_length) > source for r in inter[1:])
+
+
+def _compressed_stops_left_out(arrays: dict[str, np.ndarray], fa: np.ndarray, ta: np.ndarray) -> np.ndarray:
+    """For turns `fa -> ta` through nodes OSRM compresses away: whether the node's conditional stop sign is left
+    out of them, as OSRM's compressor's fake turn there has it: a `stop=minor` sign always (no minor road), one with
+    no direction arriving from a leg shorter than 20 m onto a longer one (the arcs' lengths)."""
+    flags = arrays.get("node_flags")
+    if flags is None:
+        return np.zeros(len(fa), dtype=bool)
+    via = flags[arrays["arc_head"][fa]]
+    src, dst = arrays["arc_dist"][fa] / 10.0, arrays["arc_dist"][ta] / 10.0
+    short = (via & NODE_SHORT_LEG_STOP) != 0
+    return ((via & NODE_MINOR_STOP) != 0) | (short & (src < STOP_LEG_M) & (dst > STOP_LEG_M))
+
+
+def _u_turn_lanes(arrays: dict[str, np.ndarray]) -> np.ndarray:
+    """Per road arc: whether its `turn:lanes` has a lane with a u-turn arrow (`reverse`), where OSRM allows a
+    u-turn at the junction ahead."""
+    lanes = arrays.get("arc_lanes")
+    if lanes is None or "str_offsets" not in arrays:
+        return np.zeros(len(arrays["arc_head"]), dtype=bool)
+    off, data = arrays["str_offsets"], arrays["str_bytes"]
+    ids = np.unique(lanes)
+    has = np.zeros(int(ids.max(initial=0)) + 1, dtype=bool)
+    for sid in ids[ids > 0].tolist():
+        text = bytes(data[off[sid] : off[sid + 1]]).decode("utf-8")
+        has[sid] = any("reverse" in lane.split(";") for lane in text.split("|"))
+    return has[lanes]
 
 
 def _deciseconds(secs: np.ndarray) -> np.ndarray:
@@ -260,6 +446,18 @@ def _via_way_states(
     return fa, ta, tw, td, node_arc, {"restriction_states": len(prefixes)}
 
 
+def _components(arrays: dict[str, np.ndarray], n: int, tail: np.ndarray, head: np.ndarray) -> np.ndarray:
+    """The search nodes' components as OSRM's `FindComponents` has them (0 the largest): strongly connected over the
+    turns and, both ways, between the two directions of every two-way road, which OSRM ties into one component
+    whatever the u-turns (its snapping judges a road tiny or not by it)."""
+    fwd, bwd, _, _ = chain_arcs(arrays)
+    both = (fwd >= 0) & (bwd >= 0)
+    a, b = fwd[both], bwd[both]
+    return strong_components(
+        n, np.concatenate([tail, a, b]).astype(np.int32), np.concatenate([head, b, a]).astype(np.int32)
+    )
+
+
 def _search_arrays(
     arrays: dict[str, np.ndarray],
     fa: np.ndarray,
@@ -290,7 +488,7 @@ def _search_arrays(
         "arc_class": arrays["arc_class"][road_to].astype(np.uint8),
         "node_lon": arrays["node_lon"][rhead].astype(np.int32),
         "node_lat": arrays["node_lat"][rhead].astype(np.int32),
-        "node_component": strong_components(n, tail, head),
+        "node_component": _components(arrays, n, tail, head),
         "node_arc": node_arc.astype(np.int32),
         "arc_turn": tw[order].astype(np.int32),
         "arc_turn_duration": td[order].astype(np.int32),

@@ -30,6 +30,15 @@ FLAG_MOTORWAY = 16
 FLAG_TUNNEL = 32
 FLAG_CIRCULAR = 64
 FLAG_SPLIT = 128
+# per node (`node_flags`): OSRM's graph compressor removes the node (two compatible roads: no turn is taken there and
+# guidance sees no intersection); a turning obstacle (`highway=turning_circle`, `turning_loop`, `mini_roundabout`),
+# which OSRM keeps and where it allows u-turns
+NODE_COMPRESSED = 1
+NODE_TURNING = 2
+# car.lua's conditional stop signs at the node (`profiles.base.NodeResult`), for the turns passing it: `stop=minor`,
+# and a stop sign with no direction (the 20 m rule)
+NODE_MINOR_STOP = 4
+NODE_SHORT_LEG_STOP = 8
 
 # Road class codes stored per arc (`arc_class`); the index is the code. Append only: codes are on disk.
 ROAD_CLASSES: tuple[str, ...] = (

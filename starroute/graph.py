@@ -203,7 +203,7 @@ class Graph:
 
         >>> m = graph.table([(7.4197, 43.7311), (7.4246, 43.7384)])
         >>> m.durations_s.round(1).tolist()
-        [[0.0, 207.3], [235.2, 0.0]]
+        [[0.0, 207.0], [236.2, 0.0]]
         """
         model = None if custom_model is None else self.engine.parse_model(custom_model)
         src, dst, ex = self._snap_table(sources, destinations, exclude, model)

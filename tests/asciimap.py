@@ -95,6 +95,17 @@ def parse_map(drawing: str) -> dict[str, tuple[int, int]]:
     return pos
 
 
+def draw(points: Mapping[str, tuple[int, int]]) -> str:
+    """A drawing from letters at (x east, y north) grid positions, for maps whose shape matters to the metre
+    (junction bearings: draw them with a small `grid_m`)."""
+    xs, ys = [p[0] for p in points.values()], [p[1] for p in points.values()]
+    rows = [[" "] * (max(xs) - min(xs) + 1) for _ in range(max(ys) - min(ys) + 1)]
+    for letter, (x, y) in points.items():
+        assert rows[max(ys) - y][x - min(xs)] == " ", f"two letters at {x},{y}"
+        rows[max(ys) - y][x - min(xs)] = letter
+    return "\n".join("".join(r).rstrip() for r in rows)
+
+
 def coordinates(drawing: str, grid_m: float = 100.0) -> dict[str, tuple[int, int]]:
     """Letter -> (lon, lat) in 1e-7 degrees."""
     ux, uy = grid_units_e7(grid_m)

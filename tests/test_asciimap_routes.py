@@ -131,9 +131,13 @@ def test_testbot_roundabout_is_oneway(tmp_path: Path) -> None:
             ("ceda", {"highway": "primary", "junction": "roundabout"}),
         ],
     )
-    assert letters_with_arcs(built, "xacy") == {("x", "a"), ("a", "x"), ("c", "y"), ("y", "c"), ("a", "c"), ("c", "a")}
+    # of the two roads between a and c, OSRM's compressor keeps a node on the one whose highest node id comes last:
+    # e (node 5) on c > e > d > a
+    assert letters_with_arcs(built, "xacye") == {
+        ("x", "a"), ("a", "x"), ("c", "y"), ("y", "c"), ("a", "c"), ("c", "e"), ("e", "a")
+    }  # fmt: skip
     assert built.arcs("a", "c") == [(200, 1999)]  # only a > b > c, never back along it
-    assert built.weight("c", "a") == built.expect_ds("ceda", 36)
+    assert built.weight("c", "e") + built.weight("e", "a") == built.expect_ds("ceda", 36)
     assert arc_flags(built, "a", "c") & FLAG_ROUNDABOUT and not arc_flags(built, "x", "a") & FLAG_ROUNDABOUT
     assert built.route_ds("x", "y") == 400
     assert built.route_ds("y", "x") == 100 + built.expect_ds("ceda", 36) + 100

@@ -17,9 +17,9 @@ import app.engine.guidance as guidance
 from app.api.osrm import handle
 from app.api.service import Service
 from app.engine.guidance import classify
-from app.engine.guidance.intersection import Road
 from app.settings import Settings
 from preprocessing.artifacts import FORMAT_VERSION, load_graph
+from preprocessing.intersections.intersection import Road
 from preprocessing.pipeline import preprocess
 from preprocessing.units import FLAG_CIRCULAR, FLAG_SPLIT, FLAG_TUNNEL
 from tests import asciimap

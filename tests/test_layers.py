@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # turn stage and guidance both read it)
 FLOOR = {
     "artifacts", "checks", "units", "geometry", "measure", "jit", "heap", "cch_customize", "files", "encoded_values",
-    "road_classification",
+    "road_classification", "intersections",
 }  # fmt: skip
 # what the API may take from the engine besides the facade: request/answer types, errors, parsing of avoid areas,
 # the algorithm registry, the step model and the map's tile types and constants

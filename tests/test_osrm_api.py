@@ -16,9 +16,9 @@ from app.api import osrm, polyline
 from app.api.steps import build_steps, summary
 from app.engine.errors import EngineError
 from app.engine.guidance import MODIFIER_NAMES, Maneuver, RouteStep, StepIntersection
-from app.engine.guidance.intersection import ENTER_ROTARY, LEFT, NO_TURN, RIGHT, UTURN, turn_direction
 from app.engine.guidance.steps import WAYPOINT_ARRIVE, WAYPOINT_DEPART
 from app.engine.types import Leg, Phantom, SearchStats
+from preprocessing.intersections.intersection import ENTER_ROTARY, LEFT, NO_TURN, RIGHT, UTURN, turn_direction
 from tests import api_server
 
 # --- URL grammar (no server) ---------------------------------------------------------------------------------------
@@ -651,6 +651,7 @@ def test_engine_codes_map_to_400_through_handle() -> None:
             bearings: object = None,
             exclude_mask: int = 0,
             approaches: object = None,
+            any_edge: bool = False,
         ) -> list[Phantom]:
             return [Phantom(lon, lat, lon, lat, 0.0, *(0,) * 13) for lon, lat in points]  # type: ignore[arg-type]
 

@@ -156,14 +156,17 @@ def test_match_errors(client: httpx.Client, traces: list) -> None:
 
 @pytest.mark.slow
 def test_match_beside_osrm(client: httpx.Client, osrm_base: str, bundled_graph: Path) -> None:
-    """Six noisy traces (15 s apart, 10 m of noise) to both servers: the same codes and keys, and starroute's
-    matchings at least as close to the true roads (Newson and Krumm's route mismatch fraction) as osrm-routed's."""
+    """Twelve noisy traces (15 s apart, 10 m of noise) to both servers: the same codes and keys, and starroute's
+    matchings at least as close to the true roads (Newson and Krumm's route mismatch fraction) as osrm-routed's. (Six
+    were too few: since the turns became OSRM's (issue 46) the routes sampled changed, and one of the six, through
+    the port's gates and round a roundabout, decided the mean alone; over 30 traces starroute's mean stayed about
+    0.01 below osrm-routed's, as before.)"""
     from app.engine.data import load
 
     engine = Engine(load(bundled_graph))
     ours, theirs = [], []
     with httpx.Client(base_url=osrm_base, timeout=60.0) as peer:
-        for seed in range(31, 37):
+        for seed in range(31, 43):
             tr = make_trace(drive(engine, seed), 15, 10.0, np.random.default_rng(seed))
             params = _params(tr, overview="full", geometries="geojson")
             params["radiuses"] = ";".join(["10"] * len(tr.points))

@@ -60,9 +60,9 @@ def test_merged_leg_keeps_weights(client: httpx.Client, coords: str) -> None:
     "coords",
     [
         TRIPLES[0],
-        # same path and distance as osrm-routed's (3669.2 m + 3583.8 m), durations over 2 % apart: differences in
-        # turns and phantom splitting not yet OSRM's (issue 23); per-chain rounding used to hide them under 2 %
-        pytest.param(TRIPLES[1], marks=pytest.mark.xfail(reason="turns and phantom splitting (issue 23)")),
+        # same path and distance as osrm-routed's (3669.2 m + 3583.8 m); its durations were over 2 % apart until the
+        # turns and phantom splits became OSRM's (issues 23 and 46)
+        TRIPLES[1],
     ],
 )  # the third turns onto a private road: see the note below
 def test_merged_leg_weights_match_osrm(client: httpx.Client, osrm_base: str, coords: str) -> None:

@@ -213,7 +213,9 @@ def test_car_speed_table(highway: str, kmh: float) -> None:
         ({"highway": "bridleway"}, None),
         ({"highway": "track", "motor_vehicle": "yes"}, (10, 10)),
         ({"highway": "track", "access": "permissive"}, (10, 10)),
-        ({"highway": "track", "access": "permit"}, (10, 10)),  # present, not blacklisted
+        ({"highway": "track", "access": "permissive;no"}, (10, 10)),  # a list: its whitelisted part
+        ({"highway": "track", "access": "permit"}, None),  # blacklisted (OSRM 26.10), restricted only where whitelisted
+        ({"highway": "residential", "access": "permit"}, (25, 25)),  # restricted: routable, at a penalty weight
         ({"highway": "track", "access": "destination"}, None),  # restricted only on whitelisted highways
         ({"highway": "track", "motor_vehicle:forward": "yes"}, (10, 0)),
         ({"highway": "track", "motor_vehicle:backward": "yes"}, (0, 10)),
@@ -336,7 +338,13 @@ def test_car_reversible_dropped() -> None:
         ({"vehicle": "no"}, None, None),
         ({"access": "agricultural"}, None, None),
         ({"access": "forestry"}, None, None),
-        ({"motor_vehicle": "agricultural;forestry"}, (25, 25), (False, False)),  # unknown value: not blacklisted
+        ({"motor_vehicle": "agricultural;forestry"}, None, None),  # a list: its first part of the highest class
+        ({"motor_vehicle": "no; destination"}, (25, 25), (True, True)),  # restricted ranks over blacklisted
+        ({"motor_vehicle": "private;yes"}, (25, 25), (False, False)),  # whitelisted over all
+        ({"motor_vehicle": "foo;bar"}, (25, 25), (False, False)),  # unknown parts: the first, not blacklisted
+        ({"access": "foot"}, None, None),
+        ({"access": "permit"}, (25, 25), (True, True)),
+        ({"access": "residents"}, (25, 25), (True, True)),
         ({"access": "psv"}, None, None),
         ({"access": "bus"}, None, None),
         ({"access": "emergency"}, None, None),
@@ -649,6 +657,9 @@ def test_car_nodes(tags: dict[str, str], expected: tuple[bool, float]) -> None:
         ({"railway": "tram", "bicycle": "yes"}, (10, 10), ("train", "train")),
         ({"highway": "primary", "bridge": "movable"}, (5, 5), ("cycling", "cycling")),
         ({"highway": "pedestrian", "area": "yes"}, (4, 4), ("pushing_bike", "pushing_bike")),
+        ({"highway": "residential", "bicycle": "no;yes"}, (15, 15), ("cycling", "cycling")),
+        ({"highway": "residential", "vehicle:forward": "agricultural"}, (0, 15), ("inaccessible", "cycling")),
+        ({"highway": "residential", "cycleway:left": "separate", "bicycle": "designated"}, (15, 15), ("cycling",) * 2),
     ],
 )
 def test_bike_speeds_and_pushing(tags: dict[str, str], expected: tuple[float, float], modes: tuple[str, str]) -> None:
@@ -663,6 +674,9 @@ def test_bike_speeds_and_pushing(tags: dict[str, str], expected: tuple[float, fl
         {"highway": "motorway"},
         {"highway": "trunk"},
         {"highway": "bridleway"},
+        {"highway": "residential", "bicycle": "private;no"},  # resolved: both directions blacklisted
+        {"highway": "residential", "cycleway": "separate"},
+        {"highway": "residential", "cycleway:both": "separate", "vehicle": "yes"},  # only bicycle= overrides
         {"railway": "tram"},
         {"highway": "footway", "foot": "no"},
         {"highway": "footway", "bicycle": "no"},
@@ -875,6 +889,7 @@ def test_foot_walkable_both_ways(tags: dict[str, str]) -> None:
         {"highway": "footway", "access": "private"},
         {"highway": "track", "foot": "agricultural"},
         {"highway": "track", "access": "forestry"},
+        {"highway": "footway", "foot": "private;no"},  # a list: its first part of the highest class
         {"building": "yes"},
         {"bridge": "yes"},
     ],
@@ -891,6 +906,7 @@ def test_foot_excluded(tags: dict[str, str]) -> None:
         ({"oneway:foot": "no", "oneway": "yes"}, (5, 5)),
         ({"foot:forward": "no"}, (0, 5)),
         ({"access:backward": "no"}, (5, 0)),
+        ({"foot": "no;yes"}, (5, 5)),  # a list: its whitelisted part
         ({"surface": "gravel"}, (3.75, 3.75)),
         ({"surface": "fine_gravel"}, (3.75, 3.75)),
         ({"surface": "mud"}, (2.5, 2.5)),

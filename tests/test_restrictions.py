@@ -180,10 +180,11 @@ def test_closed_from_way_gives_both_pieces(tmp_path: Path) -> None:
       | |
       d-c-e
     """
-    # the closed way starts and ends at c: both of its pieces there lead into c
+    # the closed way starts and ends at c: both of its pieces there lead into c (one from a over b, one from d: of
+    # the two roads between a and c, OSRM's compressor keeps a node on the one whose highest node id comes last)
     ways = [("cdabc", PRIMARY), ("ya", PRIMARY), ("ce", PRIMARY)]
     r = resolve_map(tmp_path, [rel("cdabc", "c", "ce", restriction="no_right_turn")], drawing=drawing, ways=ways)
-    into_c = set(r.arcs("a", "c"))
+    into_c = set(r.arcs("a", "c")) | set(r.arcs("d", "c"))
     assert len(into_c) == 2 and len(r.seqs) == 2
     assert {s[0] for s in r.seqs} == into_c and {s[1] for s in r.seqs} == {r.arc("c", "e")}
 
@@ -292,7 +293,7 @@ def test_except_and_modes(tmp_path: Path) -> None:
     rels = [
         rel("xe", "x", "bx", restriction="no_left_turn", **{"except": "motorcar"}),  # 1: not for cars
         rel("xe", "x", "xd", restriction="no_right_turn", **{"except": "bicycle;psv"}),  # 2: applies
-        rel("ax", "x", "xe", restriction="no_straight_on", **{"except": "psv; motor_vehicle"}),  # 3: not for cars
+        rel("ax", "x", "xe", restriction="no_straight_on", **{"except": "psv;motor_vehicle"}),  # 3: not for cars
         rel("bx", "x", "xd", restriction__motorcar="no_straight_on"),  # 4: applies
         rel("bx", "x", "ax", restriction__bicycle="no_left_turn"),  # 5: not for cars
         rel("xd", "x", "ax", restriction__hgv="no_right_turn", restriction="no_right_turn"),  # 6: applies
@@ -306,6 +307,12 @@ def test_except_and_modes(tmp_path: Path) -> None:
     as_bike = resolve_map(tmp_path, rels, profile=bike)
     assert sorted(x.osm_id for x in as_bike.restrictions) == [1, 3, 5, 6]
     assert as_bike.read["restrictions_except"] == 1
+
+
+def test_except_items_compared_raw_as_osrm(tmp_path: Path) -> None:
+    """OSRM splits `except` at `;` and compares the parts as written: " motorcar" names no mode, so it applies."""
+    r = resolve_map(tmp_path, [rel("xe", "x", "xd", restriction="no_right_turn", **{"except": "psv; motorcar"})])
+    assert [x.osm_id for x in r.restrictions] == [1] and r.read.get("restrictions_except", 0) == 0
 
 
 def test_last_matching_tag_decides_as_osrm(tmp_path: Path) -> None:

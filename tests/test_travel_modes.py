@@ -22,9 +22,9 @@ import numpy as np
 import pytest
 
 from app.engine.data import chain_index
-from app.engine.guidance.graph import GuidanceGraph
 from bench import osrm_modes
 from preprocessing.artifacts import MANIFEST, fingerprint, load_graph
+from preprocessing.intersections.graph import GuidanceGraph
 from preprocessing.profiles import bike, car, foot, testbot
 from preprocessing.units import TRAVEL_MODE_CODE, TRAVEL_MODES
 from tests import api_server, asciimap

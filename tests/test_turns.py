@@ -258,6 +258,27 @@ def test_a_road_no_route_can_leave_is_a_tiny_component(tmp_path: Path, conflicti
     assert route.distance_m < 250  # from the nearest big road (around c), not through the trap
 
 
+def test_both_directions_of_a_two_way_road_share_a_component(tmp_path: Path) -> None:
+    """OSRM's `FindComponents` ties the two directions of a two-way road: r -> p only leads into the dead end z and
+    p -> r is only reached from the dead end w (no u-turn at p, where two roads arrive), so neither direction is
+    strongly connected to the rest, yet OSRM counts the road in the big component and snaps a point beside it onto
+    it (as Monaco's Boulevard du Jardin Exotique, issue 46)."""
+    drawing = """
+        w   z
+          p
+          .
+        m r n
+        """
+    oneway = {"highway": "primary", "oneway": "yes"}
+    ways = [("wp", oneway), ("pz", oneway), ("pr", {"highway": "primary"}), ("mrn", {"highway": "primary"})]
+    built = build(tmp_path, drawing, ways, profile="testbot", turns=True)
+    router = Router(load(built.graph.path), min_component_size=3)  # the rest big beside it, as on a real map
+    (px, py), ry = built.coords["p"], built.coords["r"][1]
+    beside = (px / 1e7 + 1e-4, (py + ry) / 2e7)  # 11 m east of the middle of p-r
+    phs = router.snap_waypoints([beside, (built.coords["m"][0] / 1e7, built.coords["m"][1] / 1e7)])
+    assert phs[0].component == 0 and phs[0].distance_m < 12
+
+
 LINE = """
 abcd
  ef

@@ -10,7 +10,9 @@ option combinations `InvalidOptions`, out-of-range values `InvalidValue`, limits
 them. `bearings` filter the snapped segments; `approaches=curb|opposite` keep the direction that passes the point on
 its right / left; `continue_straight` (default: the profile's; car true) forbids turning back at via points on an
 edge-based graph. `alternatives=true|N` adds up to N (true: 1) alternative routes between two coordinates
-(`app.engine.alternatives`). Accepted but without effect (as OSRM allows): `hints`, `snapping`.
+(`app.engine.alternatives`). Accepted but without effect (as OSRM allows): `hints`. `snapping=any` lets points snap
+onto roads that refuse waypoints (car: private service roads; not onto roads of other travel modes, such as
+ferries, which OSRM's `any` allows too); `/nearest` ignores it, as osrm-routed's does.
 `annotations=nodes` gives the OSM node id behind every coordinate. `/trip/v1` is answered by `app.api.osrm_trip`,
 `/tile/v1/{profile}/tile(x,y,z).mvt` by `app.api.osrm_tile` (OSRM's debug vector tiles, protobuf), `/match/v1` by
 `app.api.osrm_match`. Not supported: the `flatbuffers` format (`NotImplemented`).
@@ -459,7 +461,9 @@ def _bearings_of(req: OsrmRequest) -> list[tuple[float, float] | None] | None:
 def _waypoints(req: OsrmRequest, radiuses: list[float | None] | None) -> Waypoints:
     """The request's points with OSRM's per-coordinate options (radii unlimited unless given)."""
     o = req.options
-    return Waypoints(req.coordinates, radiuses, _bearings_of(req), o.get("approaches"))
+    return Waypoints(
+        req.coordinates, radiuses, _bearings_of(req), o.get("approaches"), any_edge=o.get("snapping") == "any"
+    )
 
 
 def _check_coordinates(req: OsrmRequest) -> None:

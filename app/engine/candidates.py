@@ -57,7 +57,7 @@ class CandidateSet:
                  bearings: Sequence[tuple[float, float] | None] | None, exclude_mask: int) -> None:  # fmt: skip
         snapper = router.snapper
         g, ch = router.graph, snapper.chains
-        fwd_arcs, bwd_arcs, masked = snapper._dir_arcs(exclude_mask)
+        fwd_arcs, bwd_arcs, masked = snapper._dir_arcs(exclude_mask, starts=False)  # OSRM matches on every edge
         n = len(lon)
         bearing = np.full(n, -1.0)
         brange = np.full(n, 180.0)
@@ -69,7 +69,8 @@ class CandidateSet:
             big.minx, big.miny, big.maxx, big.maxy, big.level_start, big.entry_seg, big.entry_chain,
             tiny.minx, tiny.miny, tiny.maxx, tiny.maxy, tiny.level_start, tiny.entry_seg, tiny.entry_chain,
             g.geom_lon, g.geom_lat, snapper._gf, ch.fwd_arc, ch.bwd_arc, fwd_arcs, bwd_arcs, masked, ch.first_node,
-            ch.last_node, ch.component, g.arc_weight, g.arc_dist, g.arc_name, g.node_osm_id, g.arc_duration,
+            ch.last_node, ch.component, ch.osrm_flip, g.arc_weight, g.arc_dist, g.arc_name, g.node_osm_id,
+            g.arc_duration,
             np.ascontiguousarray(lon, dtype=np.float64), np.ascontiguousarray(lat, dtype=np.float64),
             np.ascontiguousarray(radius, dtype=np.float64), bearing, brange, MAX_CANDIDATES, snapper._seg_weight,
             snapper._seg_time,
@@ -171,8 +172,9 @@ class CandidateSet:
 @kernel
 def _hits(
     b_minx, b_miny, b_maxx, b_maxy, b_level, b_seg, b_chain, t_minx, t_miny, t_maxx, t_maxy, t_level, t_seg, t_chain,
-    glon, glat, gf, chain_fwd, chain_bwd, dir_fwd, dir_bwd, masked, first_node, last_node, component, arc_weight,
-    arc_dist, arc_name, node_osm_id, arc_time, qlon, qlat, radius, bearing, brange, want, seg_weight, seg_time,
+    glon, glat, gf, chain_fwd, chain_bwd, dir_fwd, dir_bwd, masked, first_node, last_node, component, osrm_flip,
+    arc_weight, arc_dist, arc_name, node_osm_id, arc_time, qlon, qlat, radius, bearing, brange, want, seg_weight,
+    seg_time,
 ):  # fmt: skip  # pragma: no cover - numba
     """Per point the `want` nearest chains within `radius` m of both trees (as `Snapper.nearest`): (point, chain,
     segment, figures [k, 21] as float64, metres along the chain, the chain end node it sits on or -1)."""
@@ -216,8 +218,9 @@ def _hits(
             c = o_chain[j]
             s = o_seg[j]
             r = _phantom_figures(
-                glon, glat, gf, chain_fwd, chain_bwd, first_node, last_node, component, arc_weight, arc_dist,
-                arc_name, node_osm_id, c, s - gf[c], o_t[j], qlon[i], qlat[i], arc_time, seg_weight, seg_time, False,
+                glon, glat, gf, chain_fwd, chain_bwd, first_node, last_node, component, osrm_flip, arc_weight,
+                arc_dist, arc_name, node_osm_id, c, s - gf[c], o_t[j], qlon[i], qlat[i], arc_time, seg_weight,
+                seg_time, False,
             )  # fmt: skip
             if r[2] > radius[i]:
                 continue

@@ -16,6 +16,7 @@ import numpy as np
 
 from preprocessing.artifacts import FormatError, Graph, built_on_search_graph, load_graph, search_view_arrays
 from preprocessing.artifacts import same_build as same_manifest_build
+from preprocessing.road_classification import osrm_edge_flip
 from preprocessing.units import COORD_SCALE, FLAG_FERRY, TRAVEL_MODE_CODE
 
 from .errors import GraphError
@@ -154,6 +155,7 @@ class ChainIndex:
     component_size: np.ndarray  # int64 [c] nodes in `component` (0 for unused chains)
     snappable: np.ndarray  # bool [c]
     used: np.ndarray  # bool [c]: some arc runs along the chain
+    osrm_flip: np.ndarray  # bool [c]: OSRM's edge runs against the chain (`road_classification.osrm_edge_flip`)
 
 
 def chain_index(graph: Graph, search: Graph | None = None) -> ChainIndex:
@@ -187,7 +189,8 @@ def chain_index(graph: Graph, search: Graph | None = None) -> ChainIndex:
     sizes = np.bincount(np.asarray(comp_arr, dtype=np.int64), minlength=1)
     component_size = np.where(used, sizes[np.maximum(component, 0)], 0).astype(np.int64)
     start = start_chains(graph, fwd, bwd)
-    return ChainIndex(fwd, bwd, first, last, component.astype(np.int32), component_size, used & start, used)
+    flip = osrm_edge_flip(graph.arrays)
+    return ChainIndex(fwd, bwd, first, last, component.astype(np.int32), component_size, used & start, used, flip)
 
 
 def start_arcs(graph: Graph) -> np.ndarray:
@@ -200,6 +203,16 @@ def start_arcs(graph: Graph) -> np.ndarray:
     allowed = np.zeros(256, dtype=bool)
     allowed[[TRAVEL_MODE_CODE[m] for m in starts if m in TRAVEL_MODE_CODE]] = True
     return allowed[np.asarray(graph.arc_mode)]
+
+
+def no_start_arcs(graph: Graph) -> np.ndarray | None:
+    """bool [m]: arcs whose way refuses waypoints whatever its mode (`arc_startpoint` 0: car.lua's private service
+    roads); None when there are none. Routes, tables and nearest skip them (OSRM's `is_startpoint`); map matching,
+    which OSRM runs on every edge, does not."""
+    if not graph.has("arc_startpoint"):
+        return None
+    bad = np.asarray(graph.arc_startpoint) == 0
+    return bad if bad.any() else None
 
 
 def start_chains(graph: Graph, fwd: np.ndarray, bwd: np.ndarray) -> np.ndarray:

@@ -309,7 +309,7 @@ class DebugTiles:
         compressed = np.zeros(idx.shape[0], dtype=bool)
         if not idx.shape[0]:
             return kinds, mods, compressed
-        from .guidance.intersection import turn_direction
+        from preprocessing.intersections.intersection import turn_direction
 
         guide = self._router.roads.guide
         gg = guide.gg

@@ -38,7 +38,8 @@ class Waypoints:
     """The points of a request, `(lon, lat)` degrees (range-checked by the API), with OSRM's per-point options.
 
     A missing radius is `default_radius_m` (None: unlimited, as OSRM). With `detail`, `NoSegment` says how far the
-    nearest road is.
+    nearest road is. `any_edge`: OSRM's `snapping=any`, roads that refuse waypoints (car: private service roads) are
+    candidates too.
     """
 
     coordinates: Sequence[tuple[float, float]]
@@ -47,6 +48,7 @@ class Waypoints:
     approaches: Sequence[str | None] | None = None
     default_radius_m: float | None = None
     detail: bool = False
+    any_edge: bool = False
 
 
 def _only(wp: Waypoints, keep: Sequence[int]) -> Waypoints:
@@ -434,7 +436,7 @@ class Engine:
             radiuses = [wp.default_radius_m if r is None else r for r in given]
         try:
             return (router or self.router).snap_waypoints(
-                wp.coordinates, radiuses, wp.bearings, ex.mask if ex else 0, wp.approaches
+                wp.coordinates, radiuses, wp.bearings, ex.mask if ex else 0, wp.approaches, wp.any_edge
             )
         except NoSegment as exc:
             msg = f"Could not find a matching segment for coordinate {exc.index or 0}"

@@ -298,7 +298,7 @@ def derive_snapper(snapper: Any, graph: Graph, closed: np.ndarray | None) -> Any
     if graph.has("geom_seg_weight") and graph.has("geom_seg_duration"):  # a phantom's part of its segment
         s._seg_weight, s._seg_time = graph.geom_seg_weight, graph.geom_seg_duration
     s._closed = closed
-    s._masked = {} if closed is not None else {0: (s.chains.fwd_arc, s.chains.bwd_arc, False)}
+    s._masked = {k: v for k, v in snapper._masked.items() if not v[2]} if closed is None else {}
     return s
 
 

@@ -178,11 +178,12 @@ def chain_end_kind(glon, glat, gf, chain, lon, lat):  # pragma: no cover - numba
 
 
 @kernel(nrt=False)
-def _osrm_before(gs, p0, p1, seg, ratio, against):  # pragma: no cover - numba
+def _osrm_before(gs, p0, p1, seg, ratio, against, flip):  # pragma: no cover - numba
     """(deciseconds from the arc's start to the point, the arc's total) from per-point values `gs` (the columns of
     `geom_seg_weight`, docs/DESIGN.md) of the chain at points p0..p1-1, the point at `ratio` of local segment
-    `seg`: the whole segments and the obstacles before it, plus OSRM's truncated share of its own segment
-    (`forward_weight = weight * ratio`, and `reverse_weight -= weight * ratio` against the chain)."""
+    `seg` along OSRM's edge: the whole segments and the obstacles before it, plus OSRM's truncated share of its own
+    segment (`forward_weight = weight * ratio` along OSRM's edge, `reverse_weight -= weight * ratio` against it;
+    `flip`: OSRM's edge runs against the chain, `ratio` measured from the segment's far end)."""
     s = p0 + seg + 1  # the row of the point's segment
     total = 0
     before = 0
@@ -192,14 +193,16 @@ def _osrm_before(gs, p0, p1, seg, ratio, against):  # pragma: no cover - numba
             total += v
             if i < s:
                 before += v
-        before += int(math.floor(gs[s, 0] * ratio))
+        part = int(math.floor(gs[s, 0] * ratio))
+        before += gs[s, 0] - part if flip else part
     else:
         for i in range(p0, p1):
             v = gs[i, 1] + gs[i, 3]
             total += v
             if i > s:
                 before += v
-        before += gs[s, 3] + gs[s, 1] - int(math.floor(gs[s, 1] * ratio))
+        part = int(math.floor(gs[s, 1] * ratio))
+        before += gs[s, 3] + (part if flip else gs[s, 1] - part)
     return before, total
 
 
@@ -210,15 +213,15 @@ def _same_fixed(lon, lat, x, y):  # pragma: no cover - numba
 
 
 @kernel(inline="always")
-def _part_before(w, d, tm, f, exact, seg_weight, seg_time, p0, p1, seg, ratio, against):  # pragma: no cover - numba
+def _part_before(w, d, tm, f, exact, seg_weight, seg_time, p0, p1, seg, ratio, against, flip):  # noqa: E501 # pragma: no cover - numba
     """(weight, distance, time) of one arc from its start to the point: its share `f` of the arc by distance, the
     weight and time as OSRM's (`_osrm_before`) where the per-segment values sum to the arc's (`exact`)."""
     wb = min(w, int(math.floor(f * w + 0.5)))
     db = min(d, int(math.floor(f * d + 0.5)))
     tb = min(tm, int(math.floor(f * tm + 0.5)))
     if exact:
-        ow, total_w = _osrm_before(seg_weight, p0, p1, seg, ratio, against)
-        ot, total_t = _osrm_before(seg_time, p0, p1, seg, ratio, against)
+        ow, total_w = _osrm_before(seg_weight, p0, p1, seg, ratio, against, flip)
+        ot, total_t = _osrm_before(seg_time, p0, p1, seg, ratio, against, flip)
         if total_w == w:
             wb = ow
         if total_t == tm:
@@ -228,8 +231,8 @@ def _part_before(w, d, tm, f, exact, seg_weight, seg_time, p0, p1, seg, ratio, a
 
 @kernel(nrt=False)
 def _phantom_figures(
-    glon, glat, gf, fwd_arc, bwd_arc, first_node, last_node, component, arc_weight, arc_dist, arc_name, node_osm_id,
-    chain, seg, t, qlon, qlat, arc_time, seg_weight, seg_time, osrm_point,
+    glon, glat, gf, fwd_arc, bwd_arc, first_node, last_node, component, osrm_flip, arc_weight, arc_dist, arc_name,
+    node_osm_id, chain, seg, t, qlon, qlat, arc_time, seg_weight, seg_time, osrm_point,
 ):  # fmt: skip  # pragma: no cover - numba
     """Everything numeric a Phantom holds, in one call.
 
@@ -268,25 +271,26 @@ def _phantom_figures(
     p0, p1 = gf[chain], gf[chain + 1]
     exact = seg_weight.shape[0] == glon.shape[0] and seg_time.shape[0] == glon.shape[0]
     ratio = 0.0
+    flip = osrm_flip[chain]
     if exact:
         s = p0 + seg
+        u, v = (s + 1, s) if flip else (s, s + 1)  # the segment along OSRM's edge
         ratio = osrm_ratio(
-            glon[s] / COORD_SCALE, glat[s] / COORD_SCALE, glon[s + 1] / COORD_SCALE, glat[s + 1] / COORD_SCALE,
-            qlon, qlat,
-        )  # fmt: skip
+            glon[u] / COORD_SCALE, glat[u] / COORD_SCALE, glon[v] / COORD_SCALE, glat[v] / COORD_SCALE, qlon, qlat
+        )
         # a point OSRM sees on the segment's end node (equal at 1e-6 degrees) is there: the router then also takes
         # the roads leaving or reaching that node (`app.engine.space`), and both must price it alike
-        if _same_fixed(lon, lat, glon[s], glat[s]):
+        if _same_fixed(lon, lat, glon[u], glat[u]):
             ratio = 0.0
-        elif _same_fixed(lon, lat, glon[s + 1], glat[s + 1]):
+        elif _same_fixed(lon, lat, glon[v], glat[v]):
             ratio = 1.0
     if fwd >= 0:
         fw, fd, ft = arc_weight[fwd], arc_dist[fwd], arc_time[fwd]
-        fwb, fdb, ftb = _part_before(fw, fd, ft, f, exact, seg_weight, seg_time, p0, p1, seg, ratio, False)
+        fwb, fdb, ftb = _part_before(fw, fd, ft, f, exact, seg_weight, seg_time, p0, p1, seg, ratio, False, flip)
         name = arc_name[fwd]
     if bwd >= 0:
         bw, bd, bt = arc_weight[bwd], arc_dist[bwd], arc_time[bwd]
-        bwb, bdb, btb = _part_before(bw, bd, bt, 1.0 - f, exact, seg_weight, seg_time, p0, p1, seg, ratio, True)
+        bwb, bdb, btb = _part_before(bw, bd, bt, 1.0 - f, exact, seg_weight, seg_time, p0, p1, seg, ratio, True, flip)
         if fwd < 0:
             name = arc_name[bwd]
     dist = osrm_distance_m(qlon, qlat, lon, lat)

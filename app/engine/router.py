@@ -317,9 +317,11 @@ class Router:
         radius_m: float | None = None,
         bearing: tuple[float, float] | None = None,
         exclude_mask: int = 0,
+        any_edge: bool = False,
     ) -> Candidates:
-        """A coordinate's nearest segment and nearest big-component segment (`app.engine.snap.Candidates`)."""
-        return self.snapper.candidates(lon, lat, self._radius(radius_m), bearing, exclude_mask)
+        """A coordinate's nearest segment and nearest big-component segment (`app.engine.snap.Candidates`);
+        `any_edge`: OSRM's `snapping=any`."""
+        return self.snapper.candidates(lon, lat, self._radius(radius_m), bearing, exclude_mask, any_edge)
 
     def snap_waypoints(
         self,
@@ -328,9 +330,11 @@ class Router:
         bearings: Sequence[tuple[float, float] | None] | None = None,
         exclude_mask: int = 0,
         approaches: Sequence[str | None] | None = None,
+        any_edge: bool = False,
     ) -> list[Phantom]:
         """Snap the points of one request together (OSRM's rule, `app.engine.snap.choose`); roads of excluded
-        classes (`exclude_mask`, `Router.exclude_set`) are no candidates. `approaches` (OSRM's `curb`, `opposite`,
+        classes (`exclude_mask`, `Router.exclude_set`) are no candidates, nor roads that refuse waypoints unless
+        `any_edge` (OSRM's `snapping=any`). `approaches` (OSRM's `curb`, `opposite`,
         `unrestricted` per point) keep the direction of travel that has the point on its right (curb) or left side.
 
         `NoSegment` names the first point that found no road within its radius (and how far the nearest road is).
@@ -340,7 +344,7 @@ class Router:
             radius = radiuses[i] if radiuses is not None else None
             bearing = bearings[i] if bearings is not None else None
             try:
-                cands.append(self.candidates(lon, lat, radius, bearing, exclude_mask))
+                cands.append(self.candidates(lon, lat, radius, bearing, exclude_mask, any_edge))
             except NoSegment as exc:
                 err = NoSegment(f"waypoint {i}: {exc.message}")
                 err.index = i

@@ -35,7 +35,7 @@ from preprocessing.heap import heap_pop, heap_push
 from preprocessing.jit import kernel
 from preprocessing.units import COORD_SCALE, EARTH_RADIUS_M
 
-from .data import ChainIndex, chain_index
+from .data import ChainIndex, chain_index, no_start_arcs
 from .errors import InvalidValue, NoSegment
 from .geo import gc_distance_m
 from .osrm_snap import _chain_offset, _osrm_pick, _phantom_figures, chain_end_kind
@@ -251,11 +251,12 @@ def _nearest_osrm(
 
 
 @kernel(nrt=False)
-def _osrm_vertex(glon, glat, gf, fwd_arc, bwd_arc, first_node, last_node, node_osm_id, seg, chain, t):  # noqa: E501 # pragma: no cover
+def _osrm_vertex(glon, glat, gf, osrm_flip, seg, chain, t):  # pragma: no cover - numba
     """(segment, t) of a point OSRM sees on an inner point of a chain (equal at 1e-6 degrees): the segment OSRM
     keeps of the two that meet there. It keeps the one first along its edge (`MakeAlternativeBigCandidates`,
     "pick e1"), which says whether an obstacle on that point lies before or after the phantom; its edges run a
-    oneway's way and a two-way road's from its end node with the lower OSM id (`InsertEdgeBasedNode`)."""
+    oneway's way and a two-way road's from the end of its compressed edge with the lower OSM id (`osrm_flip`,
+    `road_classification.osrm_edge_flip`)."""
     p0 = gf[chain]
     p1 = gf[chain + 1] - 1
     x0, y0 = glon[seg] / COORD_SCALE, glat[seg] / COORD_SCALE
@@ -267,24 +268,20 @@ def _osrm_vertex(glon, glat, gf, fwd_arc, bwd_arc, first_node, last_node, node_o
         vertex = seg + 1
     else:
         return seg, t
-    if fwd_arc[chain] >= 0 and bwd_arc[chain] >= 0:
-        along = node_osm_id[first_node[chain]] <= node_osm_id[last_node[chain]]
-    else:
-        along = fwd_arc[chain] >= 0
-    return (vertex - 1, 1.0) if along else (vertex, 0.0)
+    return (vertex, 0.0) if osrm_flip[chain] else (vertex - 1, 1.0)
 
 
 @kernel(inline="always")
 def _figures_at(
-    glon, glat, gf, fwd_arc, bwd_arc, first_node, last_node, component, arc_weight, arc_dist, arc_name, node_osm_id,
-    arc_time, seg_weight, seg_time, sg, c, t, qlon, qlat, at_vertex, osrm_point,
+    glon, glat, gf, fwd_arc, bwd_arc, first_node, last_node, component, osrm_flip, arc_weight, arc_dist, arc_name,
+    node_osm_id, arc_time, seg_weight, seg_time, sg, c, t, qlon, qlat, at_vertex, osrm_point,
 ):  # fmt: skip  # pragma: no cover - numba
     """(global segment, `_phantom_figures`) of a hit at parameter t of segment `sg` of chain `c`, on the segment OSRM
     keeps at an inner point of the chain first when `at_vertex` (`_osrm_vertex`)."""
     if at_vertex:
-        sg, t = _osrm_vertex(glon, glat, gf, fwd_arc, bwd_arc, first_node, last_node, node_osm_id, sg, c, t)
+        sg, t = _osrm_vertex(glon, glat, gf, osrm_flip, sg, c, t)
     r = _phantom_figures(
-        glon, glat, gf, fwd_arc, bwd_arc, first_node, last_node, component, arc_weight, arc_dist, arc_name,
+        glon, glat, gf, fwd_arc, bwd_arc, first_node, last_node, component, osrm_flip, arc_weight, arc_dist, arc_name,
         node_osm_id, c, sg - gf[c], t, qlon, qlat, arc_time, seg_weight, seg_time, osrm_point,
     )  # fmt: skip
     return sg, r
@@ -303,8 +300,8 @@ def _put_figures(f_fig, i_fig, k, r):  # pragma: no cover - numba
 @kernel
 def _snap_point(
     b_minx, b_miny, b_maxx, b_maxy, b_level, b_seg, b_chain, t_minx, t_miny, t_maxx, t_maxy, t_level, t_seg, t_chain,
-    glon, glat, gf, fwd_arc, bwd_arc, first_node, last_node, component, arc_weight, arc_dist, arc_name, node_osm_id,
-    arc_time, seg_weight, seg_time, qlon, qlat, want, limit, radius, chain_fwd, chain_bwd, bearing, brange,
+    glon, glat, gf, fwd_arc, bwd_arc, first_node, last_node, component, osrm_flip, arc_weight, arc_dist, arc_name,
+    node_osm_id, arc_time, seg_weight, seg_time, qlon, qlat, want, limit, radius, chain_fwd, chain_bwd, bearing, brange,
     check_dirs, slack, at_vertex, yes,
 ):  # fmt: skip  # pragma: no cover - numba
     """The kernel work of `Snapper.candidates` in one call, in its order: the big tree's nearest as OSRM picks it
@@ -332,8 +329,8 @@ def _snap_point(
         if n == 0:
             continue
         sg, r = _figures_at(
-            glon, glat, gf, fwd_arc, bwd_arc, first_node, last_node, component, arc_weight, arc_dist, arc_name,
-            node_osm_id, arc_time, seg_weight, seg_time, sg, c, ratio, qlon, qlat, at_vertex, yes,
+            glon, glat, gf, fwd_arc, bwd_arc, first_node, last_node, component, osrm_flip, arc_weight, arc_dist,
+            arc_name, node_osm_id, arc_time, seg_weight, seg_time, sg, c, ratio, qlon, qlat, at_vertex, yes,
         )  # fmt: skip
         if radius >= 0.0 and r[2] > radius:
             continue
@@ -358,9 +355,9 @@ def _snap_point(
 @kernel
 def _nearest_point(
     b_minx, b_miny, b_maxx, b_maxy, b_level, b_seg, b_chain, t_minx, t_miny, t_maxx, t_maxy, t_level, t_seg, t_chain,
-    glon, glat, gf, fwd_arc, bwd_arc, first_node, last_node, component, arc_weight, arc_dist, arc_name, node_osm_id,
-    arc_time, seg_weight, seg_time, qlon, qlat, want, limit, chain_fwd, chain_bwd, bearing, brange, check_dirs,
-    at_vertex, no,
+    glon, glat, gf, fwd_arc, bwd_arc, first_node, last_node, component, osrm_flip, arc_weight, arc_dist, arc_name,
+    node_osm_id, arc_time, seg_weight, seg_time, qlon, qlat, want, limit, chain_fwd, chain_bwd, bearing, brange,
+    check_dirs, at_vertex, no,
 ):  # fmt: skip  # pragma: no cover - numba
     """The kernel work of `Snapper.nearest` in one call: each tree's `want` nearest segments on distinct chains
     within `limit` m (the tiny tree's only up to the big one's `want`-th: none farther can come first), ordered by
@@ -410,8 +407,8 @@ def _nearest_point(
         h = order[i]
         c = hc[h]
         sg, r = _figures_at(
-            glon, glat, gf, fwd_arc, bwd_arc, first_node, last_node, component, arc_weight, arc_dist, arc_name,
-            node_osm_id, arc_time, seg_weight, seg_time, hs[h], c, ht[h], qlon, qlat, at_vertex, no,
+            glon, glat, gf, fwd_arc, bwd_arc, first_node, last_node, component, osrm_flip, arc_weight, arc_dist,
+            arc_name, node_osm_id, arc_time, seg_weight, seg_time, hs[h], c, ht[h], qlon, qlat, at_vertex, no,
         )  # fmt: skip
         segs[i] = sg
         chains[i] = c
@@ -569,10 +566,14 @@ class Snapper:
         self._index_arrays = (
             b.minx, b.miny, b.maxx, b.maxy, b.level_start, b.entry_seg, b.entry_chain, t.minx, t.miny, t.maxx, t.maxy,
             t.level_start, t.entry_seg, t.entry_chain, self._glon, self._glat, gf, ch.fwd_arc, ch.bwd_arc,
-            ch.first_node, ch.last_node, ch.component,
+            ch.first_node, ch.last_node, ch.component, ch.osrm_flip,
         )  # fmt: skip
         self.num_segments = int(seg.shape[0])
-        self._masked: dict[int, tuple[np.ndarray, np.ndarray, bool]] = {0: (ch.fwd_arc, ch.bwd_arc, False)}
+        self._no_start = no_start_arcs(graph)  # private service roads: no waypoint, but map matching
+        self._masked: dict[tuple[int, bool], tuple[np.ndarray, np.ndarray, bool]] = {}
+        if self._no_start is None:
+            self._masked[(0, True)] = (ch.fwd_arc, ch.bwd_arc, False)
+        self._masked[(0, False)] = (ch.fwd_arc, ch.bwd_arc, False)
         self._closed: np.ndarray | None = None  # bool per arc: roads a custom model closed (`derive_snapper`)
         self.build_seconds = time.perf_counter() - t0
 
@@ -585,10 +586,10 @@ class Snapper:
             self._seg_time,
         )  # fmt: skip
 
-    def _dir_arcs(self, exclude_mask: int) -> tuple[np.ndarray, np.ndarray, bool]:
-        """The chain -> arc tables with arcs of excluded classes (`arc_flags & exclude_mask`), and roads a custom
-        model closed, replaced by -1."""
-        got = self._masked.get(exclude_mask)
+    def _dir_arcs(self, exclude_mask: int, starts: bool = True) -> tuple[np.ndarray, np.ndarray, bool]:
+        """The chain -> arc tables with arcs of excluded classes (`arc_flags & exclude_mask`), roads a custom model
+        closed and, for waypoints (`starts`), roads that refuse them (`data.no_start_arcs`), replaced by -1."""
+        got = self._masked.get((exclude_mask, starts))
         if got is None:
             flags = np.asarray(self.graph.arc_flags)
             out = []
@@ -596,8 +597,10 @@ class Snapper:
                 bad = (arcs >= 0) & ((flags[np.maximum(arcs, 0)] & exclude_mask) != 0)
                 if self._closed is not None:
                     bad |= (arcs >= 0) & self._closed[np.maximum(arcs, 0)]
+                if starts and self._no_start is not None:
+                    bad |= (arcs >= 0) & self._no_start[np.maximum(arcs, 0)]
                 out.append(np.where(bad, -1, arcs).astype(np.int32))
-            got = self._masked[exclude_mask] = (out[0], out[1], True)
+            got = self._masked[(exclude_mask, starts)] = (out[0], out[1], True)
         return got
 
     # -- queries ---------------------------------------------------------------------------------------------------
@@ -609,19 +612,21 @@ class Snapper:
         radius_m: float | None = None,
         bearing: tuple[float, float] | None = None,
         exclude_mask: int = 0,
+        any_edge: bool = False,
     ) -> Candidates:
         """The nearest segment within `radius_m` metres (None = unlimited) and the nearest big-component one.
 
         `bearing` = (degrees clockwise from north 0..360, tolerance 0..180) keeps only segments travelled that way
         (OSRM's `bearings`), and the phantom then allows only the matching direction(s). `NoSegment` when nothing lies
         within the radius; its message gives the distance to the nearest road when a radius excluded it. With
-        `exclude_mask`, arcs whose `arc_flags` meet it are no roads here (excluded classes, as OSRM's nearest).
+        `exclude_mask`, arcs whose `arc_flags` meet it are no roads here (excluded classes, as OSRM's nearest);
+        `any_edge` (OSRM's `snapping=any`): roads that refuse waypoints are candidates too (`data.no_start_arcs`).
         """
         qlon, qlat = check_coordinate(lon, lat)
         radius = check_radius(radius_m)
         bearing = check_bearing(bearing)
         limit = math.inf if radius is None else radius * 1.01 + 1.0  # local frame vs haversine slack
-        dirs = self._dir_arcs(exclude_mask)
+        dirs = self._dir_arcs(exclude_mask, not any_edge)
         found = (self._one_call if one_call else self._steps)(qlon, qlat, radius, limit, bearing, dirs)
         if not found:
             raise NoSegment(self._no_segment_message(qlon, qlat, radius, bearing, dirs))
@@ -781,7 +786,8 @@ class Snapper:
         bearing: tuple[float, float] | None = None,
         exclude_mask: int = 0,
     ) -> list[Phantom]:
-        """Up to `number` phantoms on distinct chains, nearest first (any component), within `radius_m` if given."""
+        """Up to `number` phantoms on distinct chains, nearest first (any component), within `radius_m` if given;
+        never on roads that refuse waypoints (osrm-routed's nearest has no `snapping=any`)."""
         qlon, qlat = check_coordinate(lon, lat)
         radius = check_radius(radius_m)
         bearing = check_bearing(bearing)
@@ -843,14 +849,11 @@ class Snapper:
         OSRM's ratio (`osrm_rank`) and the point is OSRM's."""
         g, ch = self.graph, self.chains
         if bearing is None:  # on an inner point of the chain: the segment OSRM keeps there
-            seg, t = _osrm_vertex(
-                self._glon, self._glat, self._gf, ch.fwd_arc, ch.bwd_arc, ch.first_node, ch.last_node,
-                g.node_osm_id, seg, chain, t,
-            )  # fmt: skip
+            seg, t = _osrm_vertex(self._glon, self._glat, self._gf, ch.osrm_flip, seg, chain, t)
         r = _phantom_figures(
             self._glon, self._glat, self._gf, ch.fwd_arc, ch.bwd_arc, ch.first_node, ch.last_node, ch.component,
-            g.arc_weight, g.arc_dist, g.arc_name, g.node_osm_id, chain, seg - int(self._gf[chain]), t, qlon, qlat,
-            self._arc_time, self._seg_weight, self._seg_time, osrm_point,
+            ch.osrm_flip, g.arc_weight, g.arc_dist, g.arc_name, g.node_osm_id, chain, seg - int(self._gf[chain]), t,
+            qlon, qlat, self._arc_time, self._seg_weight, self._seg_time, osrm_point,
         )  # fmt: skip
         return self._finish(qlon, qlat, seg, chain, r, bearing, dirs)
 

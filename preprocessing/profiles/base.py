@@ -70,6 +70,9 @@ class WayResult:
     split: bool = False  # OSRM's is_split (see FLAG_SPLIT)
     # routability: the weight runs at `rate` x the speed (OSRM's rate penalties, <= 1); duration is unchanged
     rate: float = 1.0
+    # OSRM's is_startpoint beyond the start modes: False where no waypoint may snap onto the way (car.lua: a private
+    # service road)
+    startpoint: bool = True
 
     @property
     def forward(self) -> bool:
@@ -288,13 +291,23 @@ class NodeResult:
     OBSTACLE_FORWARD) or against it (OBSTACLE_BACKWARD), as OSRM's directed obstacles (`traffic_signals:direction`,
     `direction` on signals and signs); `passing_s` only on a passage where OSRM compresses the node away, never on a
     real turn (OSRM's graph compressor charges an obstacle node the profile's cost of a fake turn, whose angle is
-    180 degrees: 17.1 s for a bicycle)."""
+    180 degrees: 17.1 s for a bicycle); `turning`: a turning circle, turning loop or mini roundabout, which OSRM's
+    compressor keeps and where it allows u-turns (car.lua's obstacles); `minor_stop`: its stop sign (`STOP_SIGN_S`
+    of `penalty_s`) counts only entering by the minor road (`stop=minor`), `short_leg_stop`: not on a road leg shorter
+    than 20 m onto one longer (a stop sign with no direction, car.lua's guess at where it faces)."""
 
     barrier: bool = False
     penalty_s: float = 0.0
     directed_s: float = 0.0
     direction: int = 0
     passing_s: float = 0.0
+    turning: bool = False
+    minor_stop: bool = False
+    short_leg_stop: bool = False
+
+
+STOP_SIGN_S = 2.0  # lib/obstacles.lua's stop sign, which `NodeResult.minor_stop` / `short_leg_stop` may leave out
+STOP_LEG_M = 20.0  # car.lua: a stop sign is not for a leg shorter than this onto a longer one
 
 
 OBSTACLE_FORWARD = 1  # NodeResult.direction: applies arriving along the way's node order (OSRM Direction::Forward)

@@ -1,19 +1,22 @@
 """Bicycle profile: OSRM's `bicycle.lua`.
 
 Way rules, in OSRM's handler order: dropped when `impassable`, `motorroad=yes`, under construction
-(`highway|railway=construction`, `construction=*` other than no/widening/minor) or proposed (a `proposed=*`
-upgrade of a real road is not); a way needs one of highway, route, railway, amenity,
-man_made, public_transport or bridge; the first access value of `bicycle > vehicle > access` drops the way when
-blacklisted (no, private, agricultural, forestry, delivery, use_sidepath). Speeds: movable bridges 5 km/h (or
-`duration`), `route=ferry` 5 km/h (or `duration`), platforms 4, trains 10 (only with whitelisted access), parking
-10, the cycling table (15 km/h; track 12, path 13), else 15 where access is whitelisted. Oneway: `oneway:bicycle`
-first, then `oneway`, implied on motorways and roundabouts; `cycleway=opposite*` (and `cycleway:left|right`
-variants) reopen the other direction at cycleway speed, cycle lanes set cycleway speed. Pushing: a direction that
-cannot be ridden is walked at 4 km/h where OSRM allows it (footway/pedestrian 4, steps 2, piers, `foot=yes`, any
-way type a bike may use, but not against an implied oneway), unless `foot=no`; `bicycle=dismount` walks both ways.
-`maxspeed` (numeric, mph) caps the speed; surface caps follow. Nodes: blacklisted access blocks (not on crossings),
-`barrier=yes|wall|fence` blocks (an audible fence does not), everything else (bollards, gates, cycle barriers)
-passes; traffic signals 2 s.
+(`highway|railway=construction`, `construction=*` other than no/widening/minor) or proposed (a `proposed=*` upgrade
+of a real road is not); a way needs one of highway, route, railway, amenity, man_made, public_transport or bridge;
+the first access value of `bicycle > vehicle > access` drops the way when blacklisted (no, private, agricultural,
+forestry, delivery, use_sidepath), and so do the values with `:forward`/`:backward` (a `;`-list resolved to its part
+of the highest class) where both directions' are; a carriageway whose cycleway is a way of its own (`cycleway`,
+`cycleway:both|left|right` = separate) is dropped unless its `bicycle` tag is yes, permissive, designated or
+destination. Speeds: movable bridges 5 km/h (or `duration`), `route=ferry` 5 km/h (or `duration`), platforms 4,
+trains 10 (only with whitelisted access), parking 10, the cycling table (15 km/h; track 12, path 13), else 15 where
+access is whitelisted. Oneway: `oneway:bicycle` first, then `oneway`, implied on motorways and roundabouts;
+`cycleway=opposite*` (`cycleway:both` where `cycleway` is missing, and `cycleway:left|right` variants) reopen the
+other direction at cycleway speed, cycle lanes set cycleway speed. Pushing: a direction that cannot be ridden is
+walked at 4 km/h where OSRM allows it (footway/pedestrian 4, steps 2, piers, `foot=yes`, any way type a bike may use,
+but not against an implied oneway), unless `foot=no`; `bicycle=dismount` walks both ways. `maxspeed` (numeric, mph)
+caps the speed; then a direction with blacklisted access closes; surface caps follow. Nodes: blacklisted access
+blocks (not on crossings), `barrier=yes|wall|fence` blocks (an audible fence does not), everything else (bollards,
+gates, cycle barriers) passes; traffic signals 2 s.
 Turns (edge-based): (angle / 90)^2 x 6 s (right turns cheaper by 1.4) on every turn OSRM takes, also where only two
 roads meet unless OSRM compresses the node away (`preprocessing.road_classification`), 20 s more for a u-turn, the
 signal's 2 s on turns through it; a signal OSRM compresses away costs its fake turn through the node, 17.1 s, in both
@@ -167,7 +170,11 @@ def process_way(tags: Mapping[str, str]) -> WayResult | None:
     if not (highway or route or railway or amenity or man_made or public_transport or bridge):
         return None
     access = T.find_access_tag(tags, ACCESS_HIERARCHY)
-    if access in ACCESS_BLACKLIST:
+    fwd_access, bwd_access = (
+        T.resolve_access(v, ACCESS_WHITELIST, frozenset(), ACCESS_BLACKLIST)
+        for v in T.forward_backward_by_set(tags, ACCESS_HIERARCHY)
+    )
+    if access in ACCESS_BLACKLIST or (fwd_access in ACCESS_BLACKLIST and bwd_access in ACCESS_BLACKLIST):
         return None
 
     foot = tags.get("foot")
@@ -242,6 +249,8 @@ def process_way(tags: Mapping[str, str]) -> WayResult | None:
 
     # cycleway_handler
     cw, cwl, cwr = tags.get("cycleway"), tags.get("cycleway:left"), tags.get("cycleway:right")
+    if cw is None:  # bicycle.lua: `cycleway:both` where `cycleway` is missing
+        cw = tags.get("cycleway:both")
     has_fwd = has_bwd = False
     if open_[0] and open_[1] and not implied:
         if cw in CYCLEWAY_TAGS:
@@ -314,7 +323,9 @@ def process_way(tags: Mapping[str, str]) -> WayResult | None:
             open_[i] = False
         if surface_cap is not None:
             speed[i] = min(speed[i], surface_cap)
-    if not (open_[0] or open_[1]):
+    # a direction whose (resolved) access is blacklisted, e.g. `vehicle:forward=agricultural`
+    open_ = [open_[0] and fwd_access not in ACCESS_BLACKLIST, open_[1] and bwd_access not in ACCESS_BLACKLIST]
+    if not (open_[0] or open_[1]) or _cycleway_apart(tags):
         return None
 
     return directed_way(
@@ -329,6 +340,16 @@ def process_way(tags: Mapping[str, str]) -> WayResult | None:
         backward_mode=mode[1],
         ferry=ferry,
     )
+
+
+CYCLEWAY_APART_OVERRIDE = frozenset({"yes", "permissive", "designated", "destination"})
+
+
+def _cycleway_apart(tags: Mapping[str, str]) -> bool:
+    """bicycle.lua's `handle_cycleway_separate`: a carriageway whose cycleway is a way of its own (`cycleway`,
+    `cycleway:both|left|right` = separate) is not cycled, unless its own `bicycle` tag allows it."""
+    keys = ("cycleway", "cycleway:both", "cycleway:left", "cycleway:right")
+    return any(tags.get(k) == "separate" for k in keys) and tags.get("bicycle") not in CYCLEWAY_APART_OVERRIDE
 
 
 def process_node(tags: Mapping[str, str]) -> NodeResult | None:

@@ -5,14 +5,15 @@ Way rules, in OSRM's handler order: a way needs `highway` or `route`; blocked/av
 `proposed=*` without highway, `oneway=reversible`, `impassable=yes`, `status=impassable`,
 `service=emergency_access`); physical limits close a direction (maxheight < 2.0 m, maxwidth <= 1.9 m, maxlength <
 4.8 m, maxweight < 2000 kg); the access hierarchy `motorcar > motor_vehicle > vehicle > access` (with
-`:forward`/`:backward`) closes blacklisted directions, except that restricted values (private, delivery,
-destination, customers) on the whitelisted highway types keep the direction open and flag it restricted; oneway
+`:forward`/`:backward`; of a `;`-list the part of the highest class, lib/access.lua's `resolve_access`) closes
+blacklisted directions, except that restricted values (private, delivery, destination, customers, permit,
+residents) on the whitelisted highway types keep the direction open and flag it restricted; oneway
 (`oneway:motorcar|motor_vehicle|vehicle`, then `oneway`; implied on motorways and roundabouts unless `oneway=no`);
 ferries (`route=ferry` 5 km/h, `route=shuttle_train` 10 km/h, `duration` spread over the way); movable bridges
 (5 km/h or `duration`); speed per highway class, else 10 km/h where an access tag allows it; a parsed `maxspeed`
-*replaces* the speed with `maxspeed * 0.8`; then surface/tracktype/smoothness caps. Nodes: blacklisted access
-blocks, barriers block unless whitelisted; gates and lift gates pass with 60 s; traffic signals and stop signs cost
-2 s, give-way signs 1 s.
+*replaces* the speed with `maxspeed * 0.8`; then surface/tracktype/smoothness caps. Nodes: blacklisted (resolved)
+access blocks, barriers block unless whitelisted; gates and lift gates pass with 60 s; traffic signals and stop
+signs cost 2 s (a stop sign not always: `process_node`), give-way signs 1 s.
 
 Deliberate differences from OSRM:
 - Turns (`turn_duration_s`, on the edge-based graph of `preprocessing.turns`) and OSM turn restrictions as car.lua;
@@ -157,6 +158,9 @@ ONEWAY_RESTRICTIONS = ("motorcar", "motor_vehicle", "vehicle")
 
 WAY_KEYS = frozenset({"highway", "route"})
 NODE_KEYS = frozenset({"barrier", "highway", *ACCESS_HIERARCHY})
+# lib/obstacles.lua's turning obstacles (`highway=` on a node): OSRM's compressor keeps them, u-turns are allowed there
+SERVICE_ACCESS_BLACKLIST = frozenset({"private"})  # car.lua's service_access_tag_blacklist (no startpoint)
+TURNING_OBSTACLES = frozenset({"turning_circle", "turning_loop", "mini_roundabout"})
 
 DEFAULT_SPEED = 10.0
 SPEED_REDUCTION = 0.8
@@ -231,13 +235,27 @@ ACCESS_BLACKLIST = frozenset(
         "share_taxi",
         "minibus",
         "bus",
+        "foot",
+        "emergency_vehicle",
+        "restricted",
+        "military",
+        "official",
         "customers",
         "private",
         "delivery",
         "destination",
+        "permit",
+        "residents",
     }
 )
-RESTRICTED_ACCESS = frozenset({"private", "delivery", "destination", "customers"})
+RESTRICTED_ACCESS = frozenset({"private", "delivery", "destination", "customers", "permit", "residents", "unknown"})
+
+
+def resolve_access(value: str | None) -> str | None:
+    """lib/access.lua `resolve_access` with car.lua's lists (`tags.resolve_access`)."""
+    return T.resolve_access(value, ACCESS_WHITELIST, RESTRICTED_ACCESS, ACCESS_BLACKLIST)
+
+
 RESTRICTED_HIGHWAY_WHITELIST = frozenset(
     {
         "motorway",
@@ -343,7 +361,7 @@ def process_way(tags: Mapping[str, str]) -> WayResult | None:
     fwd_ok, bwd_ok = _size_limits(tags)
 
     # access
-    fwd_access, bwd_access = T.forward_backward_by_set(tags, ACCESS_HIERARCHY)
+    fwd_access, bwd_access = (resolve_access(v) for v in T.forward_backward_by_set(tags, ACCESS_HIERARCHY))
     fwd_restricted = bwd_restricted = False
     if highway in RESTRICTED_HIGHWAY_WHITELIST:
         fwd_restricted = fwd_access in RESTRICTED_ACCESS
@@ -439,14 +457,19 @@ def process_way(tags: Mapping[str, str]) -> WayResult | None:
         classes_differ=(toll_f == "yes") != (toll_b == "yes"),
     )
     rate = rate_penalty(tags, fwd_ok and bwd_ok)
-    return result if rate == 1.0 else replace(result, rate=rate)
+    if rate != 1.0:
+        result = replace(result, rate=rate)
+    # lib/way_handlers.lua `startpoint`: no waypoint snaps onto a service road whose (forward) access is private
+    if highway == "service" and fwd_access in SERVICE_ACCESS_BLACKLIST:
+        result = replace(result, startpoint=False)
+    return result
 
 
 def process_node(tags: Mapping[str, str]) -> NodeResult | None:
     """Barrier (blocks) and time penalty of a node for cars; None when the node has no effect."""
     barrier = False
     penalty = 0.0
-    access = T.find_access_tag(tags, ACCESS_HIERARCHY)
+    access = resolve_access(T.find_access_tag(tags, ACCESS_HIERARCHY))
     kind = tags.get("barrier")
     if access is not None:
         if access in ACCESS_BLACKLIST and access not in RESTRICTED_ACCESS:
@@ -479,8 +502,20 @@ def process_node(tags: Mapping[str, str]) -> NodeResult | None:
     way_dir = OBSTACLE_DIRECTIONS.get(direction or "", 0)
     directed = obstacle if way_dir else 0.0
     penalty += 0.0 if way_dir else obstacle
-    if not barrier and penalty == 0.0 and directed == 0.0:
+    turning = highway in TURNING_OBSTACLES
+    # car.lua's process_turn: a `stop=minor` sign counts only entering by the minor road; a stop sign with no
+    # direction at all (not even `both`) not where it stands within 20 m of the road's start and the road on is longer
+    minor = highway == "stop" and tags.get("stop") == "minor" and not way_dir
+    short_leg = highway == "stop" and tags.get("stop") != "minor" and direction not in ("forward", "backward", "both")
+    if not barrier and penalty == 0.0 and directed == 0.0 and not turning:
         return None
     if barrier:
-        return NodeResult(barrier=True)
-    return NodeResult(penalty_s=penalty, directed_s=directed, direction=way_dir if directed else 0)
+        return NodeResult(barrier=True, turning=turning)
+    return NodeResult(
+        penalty_s=penalty,
+        directed_s=directed,
+        direction=way_dir if directed else 0,
+        turning=turning,
+        minor_stop=minor,
+        short_leg_stop=short_leg,
+    )

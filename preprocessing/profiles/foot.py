@@ -2,15 +2,15 @@
 
 Way rules, in OSRM's handler order: a way needs one of highway, bridge, route, man_made, railway, platform, amenity
 or public_transport; `impassable`, `motorroad=yes` and proposed roads are dropped (a `proposed=*` upgrade of a real
-road is not); the access hierarchy `foot > access` (with `:forward`/`:backward`) closes blacklisted directions (no,
-agricultural, forestry, private, delivery, use_sidepath); a carriageway whose sidewalk is its own way
-(`sidewalk`, `sidewalk:both|left|right` = separate) is closed but in the directions a foot access tag opens; only
-`oneway:foot` makes a way oneway (plain `oneway`, motorways and roundabouts do not), and an escalator or moving
-walkway (`conveying=forward|backward` on steps or a footway) runs one way unless `oneway=no`; `route=ferry` runs
-at 5 km/h or its `duration`; everything walkable (highway primary..footway, steps, path, track, pier, platform;
-railway/public platforms, parking, piers) is 5 km/h, any other way only where an access tag allows it; surface
-caps (gravel 3.75, mud/sand 2.5). Nodes: blacklisted access blocks, `barrier=yes|wall|fence` blocks (a rising
-bollard or an audible fence never does), everything else passes; traffic signals cost 2 s.
+road is not); the access hierarchy `foot > access` (with `:forward`/`:backward`; a `;`-list resolved to its part of
+the highest class) closes blacklisted directions (no, agricultural, forestry, private, delivery, use_sidepath); a
+carriageway whose sidewalk is its own way (`sidewalk`, `sidewalk:both|left|right` = separate) is closed but in the
+directions a foot access tag opens; only `oneway:foot` makes a way oneway (plain `oneway`, motorways and roundabouts
+do not), and an escalator or moving walkway (`conveying=forward|backward` on steps or a footway) runs one way unless
+`oneway=no`; `route=ferry` runs at 5 km/h or its `duration`; everything walkable (highway primary..footway, steps,
+path, track, pier, platform; railway/public platforms, parking, piers) is 5 km/h, any other way only where an access
+tag allows it; surface caps (gravel 3.75, mud/sand 2.5). Nodes: blacklisted access blocks, `barrier=yes|wall|fence`
+blocks (a rising bollard or an audible fence never does), everything else passes; traffic signals cost 2 s.
 
 Deliberate differences from OSRM:
 - No turn or u-turn penalties (node-based graph); the traffic-signal penalty is added to arcs passing or entering
@@ -119,7 +119,10 @@ def process_way(tags: Mapping[str, str]) -> WayResult | None:
     if tags.get("impassable") == "yes" or tags.get("status") == "impassable" or tags.get("motorroad") == "yes":
         return None
 
-    fwd_access, bwd_access = T.forward_backward_by_set(tags, ACCESS_HIERARCHY)
+    fwd_access, bwd_access = (
+        T.resolve_access(v, ACCESS_WHITELIST, frozenset(), ACCESS_BLACKLIST)
+        for v in T.forward_backward_by_set(tags, ACCESS_HIERARCHY)
+    )
     open_ = [fwd_access not in ACCESS_BLACKLIST, bwd_access not in ACCESS_BLACKLIST]
     if not (open_[0] or open_[1]):
         return None

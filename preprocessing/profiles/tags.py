@@ -182,6 +182,24 @@ def find_access_tag(tags: Tags, hierarchy: Iterable[str]) -> str | None:
     return None
 
 
+def resolve_access(
+    value: str | None, whitelist: frozenset[str], restricted: frozenset[str], blacklist: frozenset[str]
+) -> str | None:
+    """lib/access.lua `resolve_access`: of a `;`-list the part of the highest class (whitelisted, restricted,
+    blacklisted, other; the first on a tie), parts stripped of spaces; a single value as it is."""
+    if value is None or ";" not in value:
+        return value
+    best, best_rank = None, -1
+    for part in value.split(";"):
+        if not part:  # Lua's gmatch("[^;]+") yields no empty part
+            continue
+        item = part.strip()
+        rank = 3 if item in whitelist else 2 if item in restricted else 1 if item in blacklist else 0
+        if rank > best_rank:
+            best, best_rank = item, rank
+    return best if best is not None else value
+
+
 def value_by_prefixed_sequence(tags: Tags, seq: Iterable[str], prefix: str) -> str | None:
     """First present `prefix:<key>` for key in `seq`, e.g. `oneway:motorcar`, `oneway:motor_vehicle`, ..."""
     for key in seq:

@@ -15,12 +15,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from preprocessing.artifacts import Graph
-
-from ..types import Leg
-from . import geo
-from .geo import Coord
-from .graph import LANE_NAMES, GuidanceGraph
-from .intersection import (
+from preprocessing.intersections import geo
+from preprocessing.intersections.geo import Coord
+from preprocessing.intersections.graph import LANE_NAMES, GuidanceGraph
+from preprocessing.intersections.intersection import (
     CONTINUE,
     INVALID,
     NO_TURN,
@@ -29,7 +27,9 @@ from .intersection import (
     Intersection,
     turn_direction,
 )
-from .intersection_analysis import Extractor
+from preprocessing.intersections.intersection_analysis import Extractor
+
+from ..types import Leg
 from .lanes import LaneHandler
 from .post_processing import post_process
 from .steps import (

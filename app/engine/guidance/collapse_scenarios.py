@@ -5,8 +5,8 @@ changes and suppressed directions right before or after a turn, choiceless turns
 
 from __future__ import annotations
 
-from . import geo
-from .intersection import (
+from preprocessing.intersections import geo
+from preprocessing.intersections.intersection import (
     CONTINUE,
     END_OF_ROAD,
     ENTERS,
@@ -21,6 +21,7 @@ from .intersection import (
     has_left,
     has_right,
 )
+
 from .steps import RouteStep, StepIntersection, allowed_turns, has_turn_type, has_waypoint, same_name
 
 

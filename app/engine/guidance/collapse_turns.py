@@ -7,23 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from . import geo
-from .collapse_scenarios import (
-    bearings_reversed,
-    close_choiceless_after_turn,
-    double_choiceless,
-    is_staggered,
-    is_uturn,
-    name_change_after_suppressed,
-    name_oscillation,
-    preceded_by_name_change,
-    preceded_by_suppressed_direction,
-    straight_followed_by_choiceless,
-    succeeded_by_name_change,
-    succeeded_by_suppressed_direction,
-    suppressed_straight_between,
-)
-from .intersection import (
+from preprocessing.intersections import geo
+from preprocessing.intersections.intersection import (
     CONTINUE,
     END_OF_ROAD,
     ENTERS,
@@ -42,6 +27,22 @@ from .intersection import (
     TURN,
     UTURN,
     turn_direction,
+)
+
+from .collapse_scenarios import (
+    bearings_reversed,
+    close_choiceless_after_turn,
+    double_choiceless,
+    is_staggered,
+    is_uturn,
+    name_change_after_suppressed,
+    name_oscillation,
+    preceded_by_name_change,
+    preceded_by_suppressed_direction,
+    straight_followed_by_choiceless,
+    succeeded_by_name_change,
+    succeeded_by_suppressed_direction,
+    suppressed_straight_between,
 )
 from .steps import (
     RouteStep,

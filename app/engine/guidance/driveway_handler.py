@@ -3,7 +3,17 @@ silently, or with a new name, along the main road."""
 
 from __future__ import annotations
 
-from .intersection import INVALID, NEW_NAME, NO_TURN, SLIGHT_LEFT, SLIGHT_RIGHT, STRAIGHT, UTURN, Intersection
+from preprocessing.intersections.intersection import (
+    INVALID,
+    NEW_NAME,
+    NO_TURN,
+    SLIGHT_LEFT,
+    SLIGHT_RIGHT,
+    STRAIGHT,
+    UTURN,
+    Intersection,
+)
+
 from .intersection_handler import IntersectionHandler
 
 

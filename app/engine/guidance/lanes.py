@@ -11,8 +11,8 @@ its lane tuple `(lanes in turn, first lane from the right, all lane masks)`: the
 
 from __future__ import annotations
 
-from . import geo
-from .graph import (
+from preprocessing.intersections import geo
+from preprocessing.intersections.graph import (
     LANE_LEFT,
     LANE_MERGE_TO_LEFT,
     LANE_MERGE_TO_RIGHT,
@@ -25,7 +25,7 @@ from .graph import (
     LANE_STRAIGHT,
     LANE_UTURN,
 )
-from .intersection import (
+from preprocessing.intersections.intersection import (
     CONTINUE,
     ENTERS,
     FORK,
@@ -53,6 +53,7 @@ from .intersection import (
     has_left,
     has_right,
 )
+
 from .turns import TurnAnalysis
 
 # lane tags by direction modifier (UTURN .. SHARP_LEFT)

@@ -3,8 +3,8 @@ forks where only motorway-like roads meet."""
 
 from __future__ import annotations
 
-from . import geo
-from .intersection import (
+from preprocessing.intersections import geo
+from preprocessing.intersections.intersection import (
     CONTINUE,
     FUZZY_ANGLE_DIFFERENCE,
     LEFT,
@@ -24,6 +24,7 @@ from .intersection import (
     count_enterable,
     turn_direction,
 )
+
 from .intersection_handler import IntersectionHandler, set_turn
 
 

@@ -16,10 +16,9 @@ run by `post_process` in OSRM's order:
 
 from __future__ import annotations
 
-from . import geo
-from .collapse_turns import MAX_COLLAPSE_DISTANCE, collapse_segregated, collapse_turns
-from .geo import Coord
-from .intersection import (
+from preprocessing.intersections import geo
+from preprocessing.intersections.geo import Coord
+from preprocessing.intersections.intersection import (
     CONTINUE,
     END_OF_ROAD,
     ENTER_ROTARY,
@@ -43,7 +42,9 @@ from .intersection import (
     has_right,
     turn_direction,
 )
-from .names import requires_announcement
+from preprocessing.intersections.names import requires_announcement
+
+from .collapse_turns import MAX_COLLAPSE_DISTANCE, collapse_segregated, collapse_turns
 from .steps import (
     WAYPOINT_ARRIVE,
     WAYPOINT_DEPART,

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import math
 
-from . import geo
-from .intersection import (
+from preprocessing.intersections import geo
+from preprocessing.intersections.intersection import (
     ENTER_AND_EXIT_ROTARY,
     ENTER_AND_EXIT_ROUNDABOUT,
     ENTER_AND_EXIT_ROUNDABOUT_INTERSECTION,
@@ -30,7 +30,8 @@ from .intersection import (
     Intersection,
     turn_direction,
 )
-from .intersection_analysis import Extractor
+from preprocessing.intersections.intersection_analysis import Extractor
+
 from .intersection_handler import IntersectionHandler, set_turn
 
 MAX_ROUNDABOUT_RADIUS = 15.0

@@ -3,8 +3,8 @@ ahead turns as that junction does, and the main road beside it is no fork."""
 
 from __future__ import annotations
 
-from . import geo
-from .graph import (
+from preprocessing.intersections import geo
+from preprocessing.intersections.graph import (
     MOTORWAY,
     MOTORWAY_LINK,
     PRIMARY,
@@ -16,7 +16,7 @@ from .graph import (
     TRUNK_LINK,
     EdgeData,
 )
-from .intersection import (
+from preprocessing.intersections.intersection import (
     CONTINUE,
     FORK,
     FUZZY_ANGLE_DIFFERENCE,
@@ -35,8 +35,9 @@ from .intersection import (
     rightmost,
     turn_direction,
 )
+from preprocessing.intersections.walker import DistanceAccumulator, IntersectionFinder, skip_obstacle_selector
+
 from .intersection_handler import IntersectionHandler
-from .walker import DistanceAccumulator, IntersectionFinder, skip_obstacle_selector
 
 MAX_SLIPROAD_THRESHOLD = 250.0
 

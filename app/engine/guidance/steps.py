@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .intersection import NO_TURN, SUPPRESSED, UTURN
-from .names import NameRecord, requires_announcement
+from preprocessing.intersections.intersection import NO_TURN, SUPPRESSED, UTURN
+from preprocessing.intersections.names import NameRecord, requires_announcement
 
 WAYPOINT_NONE, WAYPOINT_ARRIVE, WAYPOINT_DEPART = 0, 1, 2
 

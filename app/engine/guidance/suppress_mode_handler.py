@@ -3,7 +3,8 @@ road arrived by, nothing is announced."""
 
 from __future__ import annotations
 
-from .intersection import NO_TURN, Intersection
+from preprocessing.intersections.intersection import NO_TURN, Intersection
+
 from .intersection_handler import IntersectionHandler
 
 

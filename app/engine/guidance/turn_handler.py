@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import math
 
-from . import geo
-from .graph import can_be_seen_as_fork, obvious_by_road_class
-from .intersection import (
+from preprocessing.intersections import geo
+from preprocessing.intersections.graph import can_be_seen_as_fork, obvious_by_road_class
+from preprocessing.intersections.intersection import (
     END_OF_ROAD,
     FUZZY_ANGLE_DIFFERENCE,
     GROUP_ANGLE,
@@ -28,6 +28,7 @@ from .intersection import (
     closest_turn,
     turn_direction,
 )
+
 from .intersection_handler import IntersectionHandler, set_turn
 
 INCREASES_BY_FOURTY_PERCENT = 1.4

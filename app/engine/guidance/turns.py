@@ -14,10 +14,20 @@ the handlers share, the obvious road of an intersection included, is `intersecti
 
 from __future__ import annotations
 
+from preprocessing.intersections.graph import GuidanceGraph
+from preprocessing.intersections.intersection import (
+    CONTINUE,
+    INVALID,
+    OFF_RAMP,
+    ON_RAMP,
+    TURN,
+    UTURN,
+    Intersection,
+    turn_direction,
+)
+from preprocessing.intersections.intersection_analysis import Extractor
+
 from .driveway_handler import DrivewayHandler
-from .graph import GuidanceGraph
-from .intersection import CONTINUE, INVALID, OFF_RAMP, ON_RAMP, TURN, UTURN, Intersection, turn_direction
-from .intersection_analysis import Extractor
 from .intersection_handler import set_turn
 from .motorway_handler import MotorwayHandler
 from .roundabout_handler import RoundaboutHandler

@@ -20,8 +20,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from preprocessing.artifacts import Graph
-from preprocessing.road_classification import (  # noqa: F401 (priority classes guidance modules import from here)
+from ..artifacts import Graph
+from ..road_classification import (  # noqa: F401 (priority classes guidance modules import from here)
     CLASS_BITS,
     CLASS_MASK,
     CONNECTIVITY,
@@ -39,9 +39,10 @@ from preprocessing.road_classification import (  # noqa: F401 (priority classes 
     TERTIARY_LINK,
     TRUNK,
     TRUNK_LINK,
+    chain_arcs,
     compressed_nodes,
 )
-from preprocessing.units import (
+from ..units import (
     FLAG_CIRCULAR,
     FLAG_FERRY,
     FLAG_RESTRICTED,
@@ -50,8 +51,7 @@ from preprocessing.units import (
     OSRM_MODE_NAMES,
     ROAD_CLASSES,
 )
-
-from .geo import Coord, fixed_from_e7
+from .geo import Coord, fixed_array, fixed_from_e7
 from .names import CAR_SUFFIXES, NameRecord, NameTable
 
 _GROUPS = [0, 0, 1, 1, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 5, 7, 6] + [7] * 13  # OSRM's getRoadGroup
@@ -182,17 +182,11 @@ class GuidanceGraph:
     """OSRM's compressed node-based graph over a loaded graph, built piece by piece as routes ask (caches)."""
 
     def __init__(self, graph: Graph, mode: str = "driving") -> None:
-        from app.engine.data import chain_index
-
         g = self.g = graph
         self.mode = mode
         profile = str(graph.manifest.get("profile", "car"))
         self.names = NameTable(CAR_SUFFIXES if profile == "car" else frozenset())
-        ci = chain_index(graph)
-        self.fwd_arc = np.asarray(ci.fwd_arc)
-        self.bwd_arc = np.asarray(ci.bwd_arc)
-        self.first_node = np.asarray(ci.first_node)
-        self.last_node = np.asarray(ci.last_node)
+        self.fwd_arc, self.bwd_arc, self.first_node, self.last_node = chain_arcs(graph.arrays)
         self.first_out = np.asarray(g.first_out)
         self.in_first_out = np.asarray(g.in_first_out)
         self.in_arc = np.asarray(g.in_arc)
@@ -239,10 +233,7 @@ class GuidanceGraph:
         c = self._chain_geom.get(chain)
         if c is None:
             lo, hi = int(self.geom_first[chain]), int(self.geom_first[chain + 1])
-            c = [
-                (fixed_from_e7(int(x)), fixed_from_e7(int(y)))
-                for x, y in zip(self.geom_lon[lo:hi], self.geom_lat[lo:hi], strict=True)
-            ]
+            c = list(zip(fixed_array(self.geom_lon[lo:hi]), fixed_array(self.geom_lat[lo:hi]), strict=True))
             self._chain_geom[chain] = c
         return c
 

@@ -138,11 +138,12 @@ class Extractor:
             return False
         return len(gg.geometry(via)) == 2 and len(gg.geometry(to)) == 2
 
-    def turn_allowed(self, from_node: int, via: int, to: int, geoms: dict[int, tuple[float, float, float]]) -> bool:
-        """isTurnAllowed from edge `via` (arriving at v) onto edge `to` (leaving v)."""
+    def _allowed_context(
+        self, via: int, geoms: dict[int, tuple[float, float, float]]
+    ) -> tuple[float, int, int, int, int]:
+        """What isTurnAllowed learns of the junction arriving by `via`, whatever the road taken: the reversed
+        bearing arriving, the allowed exits, the roads one may arrive on, the roundabout edges in and out."""
         gg = self.gg
-        if gg.data(via).reversed or gg.data(to).reversed:
-            return False
         v = gg.target(via)
         from_rev_bearing = geoms[gg.reverse(via)][1]  # reverse(reverse(bearing)) of the incoming entry
         allowed_exits = bidirectional = 0
@@ -162,8 +163,19 @@ class Extractor:
                     ang = geo.angle_between(from_rev_bearing, geoms[e][1])
                     if ang > rb_to_angle:
                         rb_to, rb_to_angle = e, ang
+        return from_rev_bearing, allowed_exits, bidirectional, rb_from, rb_to
+
+    def _allowed(
+        self, ctx: tuple[float, int, int, int, int], via: int, to: int, geoms: dict[int, tuple[float, float, float]]
+    ) -> bool:
+        """isTurnAllowed from edge `via` (arriving at v) onto edge `to` (leaving v), in the junction context `ctx`
+        (`_allowed_context` of `via`, computed once per view)."""
+        gg = self.gg
+        if gg.data(via).reversed or gg.data(to).reversed:
+            return False
+        from_rev_bearing, allowed_exits, bidirectional, rb_from, rb_to = ctx
         if self.goes_back(via, to):
-            if gg.out_degree(v) == 1:
+            if gg.out_degree(gg.target(via)) == 1:
                 return True
             if allowed_exits == 1 or bidirectional <= 1:
                 return True
@@ -184,16 +196,16 @@ class Extractor:
         """convertToIntersectionView: the roads at the target of `via` as seen arriving on it."""
         gg = self.gg
         v = gg.target(via)
-        from_node = gg.half_source(via)
         back = gg.reverse(via)
         in_b = geo.reverse(geoms[back][1])
         in_init = geo.reverse(geoms[back][0])
         pre: list[tuple[Road, float]] = []
         uturn: Road | None = None
         allowed_uturns = 0
+        ctx = self._allowed_context(via, geoms)
         for e in gg.adjacent(v):
             init_b, perc_b, seg_len = geoms[e]
-            allowed = self.turn_allowed(from_node, via, e, geoms)
+            allowed = self._allowed(ctx, via, e, geoms)
             turn_angle = math.fmod(geo.round_half_away(geo.angle_between(in_b, perc_b) * 1e8) / 1e8, 360.0)
             initial_angle = geo.angle_between(in_init, init_b)
             if allowed and ((turn_angle < 15 and initial_angle > 180) or (turn_angle > 345 and initial_angle < 180)):

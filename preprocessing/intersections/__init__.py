@@ -1,0 +1,7 @@
+"""OSRM's intersection model (its `extractor/intersection/`): the graph its compressor leaves (`graph`), the
+coordinate extractor (`coordinates`), the mergeable-road detector (`merge`, `walker`) and the intersection views with
+their perceived turn angles (`intersection_analysis`, `intersection`), in OSRM's fixed-point arithmetic (`geo`).
+
+Two readers: the turn stage prices turns by the views (`preprocessing.turns.osrm_turn_views`), guidance classifies
+them (`app.engine.guidance`).
+"""
