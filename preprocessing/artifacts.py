@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from .files import committing, keep_created, make_parents, remove_created, track, umask, untrack
+from .files import committing, keep_created, make_parents, remove_created, save_array, track, umask, untrack
 from .integrity import DIGEST, FileState, changed, digest, exchange, file_state, no_space, space_sentence, sweep_stale
 
 FORMAT_VERSION = 6  # 6: arc_head_penalty (a junction's obstacles charged on the turns passing it, as OSRM's), and
@@ -514,25 +514,6 @@ def validate_arrays(arrays: Mapping[str, np.ndarray]) -> None:
             raise FormatError(f"array {name!r} belongs to no stage of the format (preprocessing.artifacts.ARRAYS)")
         if str(a.dtype) != spec.dtype:
             raise FormatError(f"array {name!r} has dtype {a.dtype}, the format says {spec.dtype}")
-
-
-WRITE_CHUNK = 1 << 20  # bytes per write() of an array's data
-
-
-def save_array(path: Path, arr: np.ndarray) -> None:
-    """`np.save(path, arr)` (C order, no pickles), its data written 1 MiB at a time: np.save hands the whole array to
-    one write(), which on this project's VMs stalled for a second or more on ext4 now and then (112 MB: 0.03 s in
-    1 MiB writes, 1.0-1.4 s in one or in 2-32 MiB writes; tmpfs never stalled); the file is the same bytes."""
-    arr = np.ascontiguousarray(arr)
-    header = np.lib.format.header_data_from_array_1_0(arr)
-    with open(path, "wb") as fh:
-        try:
-            np.lib.format.write_array_header_1_0(fh, header)
-        except ValueError:  # a header over 64 KiB (refused before anything is written): format 2.0, as np.save
-            np.lib.format.write_array_header_2_0(fh, header)
-        data = memoryview(arr.reshape(-1).view(np.uint8)) if arr.size else memoryview(b"")  # type: ignore[arg-type]
-        for i in range(0, len(data), WRITE_CHUNK):
-            fh.write(data[i : i + WRITE_CHUNK])
 
 
 def _save_arrays(folder: Path, arrays: Mapping[str, np.ndarray]) -> dict[str, dict[str, Any]]:
