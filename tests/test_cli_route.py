@@ -14,8 +14,8 @@ FROM, TO = "7.4197,43.7311", "7.4246,43.7384"
 
 
 def test_route_prints_its_figures(bundled_graph: Path) -> None:
-    res = invoke("route", str(bundled_graph), "--from", FROM, "--to", TO)
-    assert res.exit_code == 0 and res.output.startswith("distance 1806.") and "duration 207.3 s" in res.output
+    res = invoke("route", str(bundled_graph), "--from", FROM, "--to", TO)  # 207.0 s with OSRM 26.10's turn costs
+    assert res.exit_code == 0 and res.output.startswith("distance 1806.") and "duration 207.0 s" in res.output
 
 
 def test_a_point_off_the_map_says_how_far_and_hints_at_swapped_coordinates(bundled_graph: Path) -> None:
