@@ -187,8 +187,8 @@ def turn_table(
     return fa, ta, weight, duration, report
 
 
-TURN_VIEW_PROCESSES = 2  # the views are Python: big graphs compute them in this many forked processes
-_PARALLEL_VIEWS_FROM = 40_000  # turns; fewer run in the process itself
+TURN_VIEW_PROCESSES = 2  # the Python model's views: big graphs compute them in this many forked processes
+_PARALLEL_VIEWS_FROM = 40_000  # turns left to the Python model; fewer run in the process itself
 _VIEW_CHUNKS = 8  # per process, for balance
 
 
@@ -201,9 +201,31 @@ def osrm_turn_views(
     taken, the angle for the profile (degrees, 0 straight, + right), the number of roads (`number_of_roads`: the
     view's roads, a u-turn to another road than the first not counting itself) and whether it is a u-turn (its
     angle is 0, `getTurnDirection`); and, at a node with a conditional stop sign (`NODE_MINOR_STOP`,
-    `NODE_SHORT_LEG_STOP`), whether car.lua leaves the sign out of the turn (`stop_skipped`). The junctions are taken
-    in node order (neighbours share their analysis' caches) in chunks; a big graph's chunks run in
-    `TURN_VIEW_PROCESSES` forked processes."""
+    `NODE_SHORT_LEG_STOP`), whether car.lua leaves the sign out of the turn (`stop_skipped`).
+
+    The numba kernels (`intersections.views`) give the views at every junction where no roads can merge; the rest
+    (junctions where a pair of roads may be a dual carriageway, or near one, and those with a conditional stop sign)
+    come from the Python model, taken in node order (neighbours share its caches), in `TURN_VIEW_PROCESSES` forked
+    processes when they are many."""
+    from .intersections.views import turn_views
+
+    skip = np.zeros(len(fa), dtype=bool)
+    node_flags = arrays.get("node_flags")
+    stops = (node_flags & (NODE_MINOR_STOP | NODE_SHORT_LEG_STOP)) != 0 if node_flags is not None else None
+    got, angle, roads, u_turn, todo = turn_views(arrays, profile_name, fa, ta, stops)
+    rest = np.flatnonzero(todo)
+    if len(rest):
+        got[rest], angle[rest], roads[rest], u_turn[rest], skip[rest] = python_turn_views(
+            arrays, profile_name, fa[rest], ta[rest]
+        )
+    return got, angle, roads, u_turn, skip
+
+
+def python_turn_views(
+    arrays: dict[str, np.ndarray], profile_name: str, fa: np.ndarray, ta: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """`osrm_turn_views`' five arrays from the Python model alone (`Extractor.intersection`), for the turns the
+    kernels leave to it (and as the kernels' reference in the tests)."""
     k = len(fa)
     got = np.zeros(k, dtype=bool)
     angle, roads, u_turn = np.zeros(k), np.zeros(k, dtype=np.int64), np.zeros(k, dtype=bool)
@@ -211,16 +233,18 @@ def osrm_turn_views(
     if not k:
         return got, angle, roads, u_turn, skip
     order = np.lexsort((ta, fa, arrays["arc_head"][fa]))
+    parallel = k >= _PARALLEL_VIEWS_FROM and TURN_VIEW_PROCESSES > 1 and "fork" in mp.get_all_start_methods()
     # chunk bounds on from-arc boundaries
-    cuts = np.linspace(0, k, TURN_VIEW_PROCESSES * _VIEW_CHUNKS + 1).astype(np.int64)[1:-1]
+    pieces = TURN_VIEW_PROCESSES * _VIEW_CHUNKS if parallel else 1
+    cuts = np.linspace(0, k, pieces + 1).astype(np.int64)[1:-1]
     new_from = np.flatnonzero(np.diff(fa[order]) != 0) + 1
-    bounds = np.unique(np.concatenate([[0], new_from[np.minimum(np.searchsorted(new_from, cuts),
-                                                                 max(len(new_from) - 1, 0))], [k]]))  # fmt: skip
+    at = new_from[np.minimum(np.searchsorted(new_from, cuts), max(len(new_from) - 1, 0))]
+    bounds = np.unique(np.concatenate([[0], at, [k]]))
     chunks = [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
     global _VIEW_STATE
     _VIEW_STATE = (arrays, profile_name, fa, ta, order)
     try:
-        if k >= _PARALLEL_VIEWS_FROM and TURN_VIEW_PROCESSES > 1 and "fork" in mp.get_all_start_methods():
+        if parallel:
             with mp.get_context("fork").Pool(TURN_VIEW_PROCESSES, initializer=_die_with_parent) as pool:
                 parts = pool.map(_view_chunk, chunks, chunksize=1)
         else:
