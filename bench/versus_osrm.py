@@ -8,9 +8,13 @@ built once per extract by `bench.osrm_peer`) on loopback ports, both running thr
 wrk, each kind `--rounds` times with the two servers back to back in every round (the median is shown; whatever
 else the machine does then hits both alike):
 - **route**: `/route/v1/driving/a;b` over `--pairs` seeded random pairs, wrk `-c --connections`: req/s, p50, p99;
+  then one connection: p50;
 - **table 100x100**: `/table/v1/driving/…` on 100 points (5 seeded sets), one connection: p50;
 - **alternatives**: `/route/v1/driving/a;b?alternatives=true`, one connection: p50 (and how many got one);
-- **nearest**: `/nearest/v1/driving/p`, one connection: p50;
+- **nearest**: `/nearest/v1/driving/p` and `?number=10`, one connection: p50;
+- **engine** (beside route at one connection and nearest): starroute's own work per request, from its
+  `Server-Timing: engine;dur=` header (mean and median over the wrk run), set against osrm-routed's whole
+  per-request time (its p50 at one connection): what is left once the HTTP floor is taken out;
 - **mixed** (starroute only, OSRM has no slow algorithms): CH route p99 at `--connections` alone, then the same
   while four more connections ask for native `/route?…&algorithm=dijkstra` (long searches), and the ratio;
 - **floor**: a malformed route URL (`/route/v1/driving/1,2;x`, 400 `InvalidQuery` from both) at `--connections`:
@@ -37,7 +41,7 @@ sys.path.insert(0, str(HERE.parent))
 import httpx  # noqa: E402
 
 from app.engine.data import load  # noqa: E402
-from bench.http_load import LUA, find_extract, native_paths, osrm_paths, parse_wrk, random_pairs  # noqa: E402
+from bench.http_load import LUA, LUA_ENGINE, find_extract, native_paths, osrm_paths, parse_wrk, random_pairs  # noqa: E402
 from bench.osrm_peer import ensure_osrm, prepare_osrm  # noqa: E402
 from bench.servers import start_osrm, start_starroute, stop  # noqa: E402
 
@@ -45,10 +49,13 @@ KINDS = ("route", "table", "alternatives", "nearest", "mixed", "floor")
 FLOOR_PATH = "/route/v1/driving/1,2;x"  # malformed: both servers answer 400 InvalidQuery without any search
 
 
-def wrk_start(base: str, paths: list[str], duration: float, connections: int) -> tuple[subprocess.Popen, str]:
-    """wrk in the background (`--latency`, cycling through `paths`); (process, Lua script path)."""
+def wrk_start(
+    base: str, paths: list[str], duration: float, connections: int, engine: bool = False
+) -> tuple[subprocess.Popen, str]:
+    """wrk in the background (`--latency`, cycling through `paths`; `engine`: also gather the answers'
+    `Server-Timing` engine time, which makes wrk parse every answer's headers); (process, Lua script path)."""
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as f:
-        f.write(LUA % ",".join(json.dumps(p) for p in paths))
+        f.write(LUA % ",".join(json.dumps(p) for p in paths) + (LUA_ENGINE if engine else ""))
     threads = min(2, connections)
     seconds = max(1, round(duration))
     cmd = ["wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "--latency", "--timeout", "30s", "-s", f.name]
@@ -62,8 +69,8 @@ def wrk_result(proc: subprocess.Popen, script: str) -> dict[str, float]:
     return parse_wrk(out)
 
 
-def wrk(base: str, paths: list[str], duration: float, connections: int) -> dict[str, float]:
-    return wrk_result(*wrk_start(base, paths, duration, connections))
+def wrk(base: str, paths: list[str], duration: float, connections: int, engine: bool = False) -> dict[str, float]:
+    return wrk_result(*wrk_start(base, paths, duration, connections, engine))
 
 
 def table_paths(graph, seed: int, n: int = 100, sets: int = 5) -> list[str]:
@@ -88,14 +95,18 @@ def measure_kind(kind: str, base: str, pairs: list, tables: list[str], args) -> 
     """One measurement of one kind against one server: {row name: wrk result}."""
     route = osrm_paths(pairs)
     d, c = args.duration, args.connections
-    if kind == "route":
-        return {"route": wrk(base, route, d, c)}
+    if kind == "route":  # and at c=1: the whole time of one request, beside the engine's share of it
+        return {"route": wrk(base, route, d, c), "route c1": wrk(base, route, d / 2, 1, engine=True)}
     if kind == "table":
         return {"table": wrk(base, tables, d / 2, 1)}
     if kind == "alternatives":
         return {"alternatives": wrk(base, [p + "?alternatives=true" for p in route], d / 2, 1)}
     if kind == "nearest":
-        return {"nearest": wrk(base, [f"/nearest/v1/driving/{a[0]},{a[1]}" for a, _ in pairs], d / 2, 1)}
+        near = [f"/nearest/v1/driving/{a[0]},{a[1]}" for a, _ in pairs]
+        return {
+            "nearest": wrk(base, near, d / 2, 1, engine=True),
+            "nearest10": wrk(base, [p + "?number=10" for p in near], d / 2, 1, engine=True),
+        }
     if kind == "floor":
         return {"floor": wrk(base, [FLOOR_PATH], d, c)}
     assert kind == "mixed", kind
@@ -148,7 +159,13 @@ def report(ours: dict[str, dict], theirs: dict[str, dict], args) -> None:
         print(f"{label:<36}{fa}{fb}{ratio}  {unit}")
 
     def get(rows: dict, kind: str, key: str) -> float | None:
-        return rows[kind][key] if kind in rows else None
+        return rows[kind].get(key) if kind in rows else None
+
+    def engine_line(what: str, kind: str, osrm_whole: float | None) -> None:
+        """starroute's engine time per request (its `Server-Timing`, wrk's mean and median over the c=1 run) beside
+        osrm-routed's whole per-request time (its c=1 p50 over HTTP): the work apart from the HTTP floor."""
+        for key, stat in (("engine_p50_ms", "p50"), ("engine_mean_ms", "mean")):
+            line(f"  {what} engine {stat} (Server-Timing)", get(ours, kind, key), osrm_whole, "ms (vs OSRM's whole)")
 
     w = args.workers
     print(f"\n{'':<36}{'starroute':>12}{'osrm-routed':>12}{'ratio':>9}")
@@ -161,7 +178,12 @@ def report(ours: dict[str, dict], theirs: dict[str, dict], args) -> None:
     if "alternatives" in ours:
         a, b = ours["alternatives"]["share"], theirs.get("alternatives", {}).get("share")
         line("  pairs with an alternative", a * 100, b * 100 if b is not None else None, "%")
-    line("nearest p50 (c=1)", get(ours, "nearest", "p50_ms"), get(theirs, "nearest", "p50_ms"), "ms")
+    osrm_c1 = get(theirs, "route c1", "p50_ms")
+    line("route p50 (c=1)", get(ours, "route c1", "p50_ms"), osrm_c1, "ms")
+    engine_line("route", "route c1", osrm_c1)
+    for kind, label in (("nearest", "nearest p50 (c=1)"), ("nearest10", "nearest number=10 p50 (c=1)")):
+        line(label, get(ours, kind, "p50_ms"), get(theirs, kind, "p50_ms"), "ms")
+        engine_line(kind.removesuffix("10"), kind, get(theirs, kind, "p50_ms"))
     if "mixed alone" in ours:
         alone, beside = ours["mixed alone"]["p99_ms"], ours["mixed beside"]["p99_ms"]
         print(f"{f'mixed: CH p99 alone (c={args.connections})':<36}{alone:>12.2f}{'':>21}  ms")
