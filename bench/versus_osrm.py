@@ -2,6 +2,7 @@
 
     python bench/versus_osrm.py GRAPH_DIR [--extract PBF] [--pairs 500] [--seed 1] [--workers 2] [--duration 8]
         [--connections 16] [--rounds 3] [--no-osrm] [--only route,table,alternatives,nearest,mixed,floor]
+        [--baseline SRC_DIR]
 
 Starts `python -m app.server GRAPH_DIR --workers W` and osrm-routed `-t W` (the `osrm-bindings` wheel, car.lua, CH,
 built once per extract by `bench.osrm_peer`) on loopback ports, both running throughout, and measures with Debian's
@@ -18,7 +19,9 @@ else the machine does then hits both alike):
 - **mixed** (starroute only, OSRM has no slow algorithms): CH route p99 at `--connections` alone, then the same
   while four more connections ask for native `/route?…&algorithm=dijkstra` (long searches), and the ratio;
 - **floor**: a malformed route URL (`/route/v1/driving/1,2;x`, 400 `InvalidQuery` from both) at `--connections`:
-  req/s of answering a request with no work in it, the HTTP stack's ceiling for every kind above.
+  req/s of answering a request with no work in it, the HTTP stack's ceiling for every kind above; and its p50 at one
+  connection, the least a request takes.
+`--baseline SRC_DIR` serves the same graph from another source tree too (a third server, in every round).
 The ratio column is starroute / osrm-routed (below 1 is faster for latencies, above 1 is more for req/s).
 """
 
@@ -107,8 +110,8 @@ def measure_kind(kind: str, base: str, pairs: list, tables: list[str], args) -> 
             "nearest": wrk(base, near, d / 2, 1, engine=True),
             "nearest10": wrk(base, [p + "?number=10" for p in near], d / 2, 1, engine=True),
         }
-    if kind == "floor":
-        return {"floor": wrk(base, [FLOOR_PATH], d, c)}
+    if kind == "floor":  # and at c=1: the least time a request takes, what the engine's share comes on top of
+        return {"floor": wrk(base, [FLOOR_PATH], d, c), "floor c1": wrk(base, [FLOOR_PATH], d / 2, 1)}
     assert kind == "mixed", kind
     rows = {"mixed alone": wrk(base, route, d, c)}
     slow = [p + "&algorithm=dijkstra" for p in native_paths(pairs)]
@@ -138,7 +141,7 @@ def measure_both(servers: dict[str, str], kinds: list[str], pairs: list, tables:
         runs: dict[str, list] = {name: [] for name in servers}
         for _ in range(args.rounds):
             for name, base in servers.items():
-                if kind == "mixed" and name != "starroute":
+                if kind == "mixed" and name == "osrm-routed":
                     continue  # OSRM has no slow algorithms
                 runs[name].append(measure_kind(kind, base, pairs, tables, args))
         for name in servers:
@@ -151,12 +154,22 @@ def measure_both(servers: dict[str, str], kinds: list[str], pairs: list, tables:
     return result
 
 
-def report(ours: dict[str, dict], theirs: dict[str, dict], args) -> None:
-    def line(label: str, a: float | None, b: float | None, unit: str) -> None:
+def report(ours: dict[str, dict], theirs: dict[str, dict], args, base: dict[str, dict] | None = None) -> None:
+    """The table: starroute, osrm-routed, their ratio; with `base` (`--baseline`) also that tree's figures and
+    starroute's ratio to them."""
+
+    def line(label: str, a: float | None, b: float | None, unit: str, c: float | None = None) -> None:
         fa = f"{a:>12.2f}" if a is not None else f"{'-':>12}"
         fb = f"{b:>12.2f}" if b is not None else f"{'-':>12}"
         ratio = f"{a / b:>8.2f}x" if a is not None and b else f"{'':>9}"
-        print(f"{label:<36}{fa}{fb}{ratio}  {unit}")
+        extra = ""
+        if base is not None:
+            fc = f"{c:>12.2f}" if c is not None else f"{'-':>12}"
+            extra = fc + (f"{a / c:>8.2f}x" if a is not None and c else f"{'':>9}")
+        print(f"{label:<36}{fa}{fb}{ratio}{extra}  {unit}")
+
+    def row(label: str, kind: str, key: str, unit: str) -> None:
+        line(label, get(ours, kind, key), get(theirs, kind, key), unit, get(base or {}, kind, key))
 
     def get(rows: dict, kind: str, key: str) -> float | None:
         return rows[kind].get(key) if kind in rows else None
@@ -165,24 +178,25 @@ def report(ours: dict[str, dict], theirs: dict[str, dict], args) -> None:
         """starroute's engine time per request (its `Server-Timing`, wrk's mean and median over the c=1 run) beside
         osrm-routed's whole per-request time (its c=1 p50 over HTTP): the work apart from the HTTP floor."""
         for key, stat in (("engine_p50_ms", "p50"), ("engine_mean_ms", "mean")):
-            line(f"  {what} engine {stat} (Server-Timing)", get(ours, kind, key), osrm_whole, "ms (vs OSRM's whole)")
+            a, c = get(ours, kind, key), get(base or {}, kind, key)
+            line(f"  {what} engine {stat} (Server-Timing)", a, osrm_whole, "ms (vs OSRM's whole)", c)
 
     w = args.workers
-    print(f"\n{'':<36}{'starroute':>12}{'osrm-routed':>12}{'ratio':>9}")
+    head = f"{'base':>12}{'vs base':>9}" if base is not None else ""
+    print(f"\n{'':<36}{'starroute':>12}{'osrm-routed':>12}{'ratio':>9}{head}")
     print(f"{'':<36}{f'{w} workers':>12}{f'-t {w}':>12}")
     for kind, key, unit in (("route", "rps", "req/s"), ("route", "p50_ms", "ms"), ("route", "p99_ms", "ms")):
-        label = f"route c={args.connections} {key.removesuffix('_ms')}"
-        line(label, get(ours, kind, key), get(theirs, kind, key), unit)
-    line("table 100x100 p50 (c=1)", get(ours, "table", "p50_ms"), get(theirs, "table", "p50_ms"), "ms")
-    line("alternatives p50 (c=1)", get(ours, "alternatives", "p50_ms"), get(theirs, "alternatives", "p50_ms"), "ms")
+        row(f"route c={args.connections} {key.removesuffix('_ms')}", kind, key, unit)
+    row("table 100x100 p50 (c=1)", "table", "p50_ms", "ms")
+    row("alternatives p50 (c=1)", "alternatives", "p50_ms", "ms")
     if "alternatives" in ours:
         a, b = ours["alternatives"]["share"], theirs.get("alternatives", {}).get("share")
         line("  pairs with an alternative", a * 100, b * 100 if b is not None else None, "%")
     osrm_c1 = get(theirs, "route c1", "p50_ms")
-    line("route p50 (c=1)", get(ours, "route c1", "p50_ms"), osrm_c1, "ms")
+    row("route p50 (c=1)", "route c1", "p50_ms", "ms")
     engine_line("route", "route c1", osrm_c1)
     for kind, label in (("nearest", "nearest p50 (c=1)"), ("nearest10", "nearest number=10 p50 (c=1)")):
-        line(label, get(ours, kind, "p50_ms"), get(theirs, kind, "p50_ms"), "ms")
+        row(label, kind, "p50_ms", "ms")
         engine_line(kind.removesuffix("10"), kind, get(theirs, kind, "p50_ms"))
     if "mixed alone" in ours:
         alone, beside = ours["mixed alone"]["p99_ms"], ours["mixed beside"]["p99_ms"]
@@ -190,8 +204,12 @@ def report(ours: dict[str, dict], theirs: dict[str, dict], args) -> None:
         print(f"{'mixed: CH p99 beside 4 dijkstra':<36}{beside:>12.2f}{'':>12}{beside / alone:>8.2f}x  ms (vs alone)")
         dj = ours["mixed dijkstra"]
         print(f"{'  dijkstra clients: p50 / req/s':<36}{dj['p50_ms']:>12.2f}{dj['rps']:>12.1f}")
-    line(f"floor: a 400 answer c={args.connections}", get(ours, "floor", "rps"), get(theirs, "floor", "rps"), "req/s")
-    bad = {k: int(v["non200"]) for rows in (ours, theirs) for k, v in rows.items() if v.get("non200") and k != "floor"}
+    row(f"floor: a 400 answer c={args.connections}", "floor", "rps", "req/s")
+    row("floor: a 400 answer p50 (c=1)", "floor c1", "p50_ms", "ms")
+    every = (ours, theirs, base or {})
+    bad = {
+        k: int(v["non200"]) for rows in every for k, v in rows.items() if v.get("non200") and not k.startswith("floor")
+    }
     if bad:
         print(f"non-200 answers: {bad}")
 
@@ -209,6 +227,12 @@ def main() -> None:
     ap.add_argument("--no-osrm", action="store_true")
     ap.add_argument("--only", default=",".join(KINDS))
     ap.add_argument("--rounds", type=int, default=3, help="measurements per kind and server (the median is shown)")
+    ap.add_argument(
+        "--baseline",
+        type=Path,
+        help="another starroute source tree (e.g. `git archive main | tar -x -C DIR`) served too, with this Python, "
+        "measured in the same rounds as a `base` column: a change's figures before and after in one run",
+    )
     args = ap.parse_args()
     if shutil.which("wrk") is None:
         sys.exit("wrk is needed (apt-get install wrk)")
@@ -228,6 +252,8 @@ def main() -> None:
         f"{os.cpu_count()} CPUs"
     )
     running = {"starroute": start_starroute(args.graph, args.workers)}
+    if args.baseline is not None:
+        running["base"] = start_starroute(args.graph, args.workers, root=args.baseline.resolve())
     try:
         if dataset is not None and bin_dir is not None:
             running["osrm-routed"] = start_osrm(bin_dir, dataset, args.workers)
@@ -237,7 +263,7 @@ def main() -> None:
         for proc, _ in running.values():
             stop(proc)
     ours, theirs = result["starroute"], result.get("osrm-routed", {})
-    report(ours, theirs, args)
+    report(ours, theirs, args, result.get("base"))
 
 
 if __name__ == "__main__":
