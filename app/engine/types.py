@@ -60,6 +60,9 @@ class Phantom:
 
 _PHANTOM_FIELDS = tuple(f.name for f in fields(Phantom))
 _PHANTOM_DEFAULTS = {f.name: f.default for f in fields(Phantom) if f.default is not MISSING}
+_PHANTOM_FACTORIES = tuple((f.name, f.default_factory) for f in fields(Phantom) if f.default_factory is not MISSING)
+_PHANTOM_POST_INIT = hasattr(Phantom, "__post_init__")
+_PHANTOM_DICT = not hasattr(Phantom, "__slots__")  # a slotted Phantom has no __dict__ to fill: its __init__ then
 _new = object.__new__
 
 
@@ -69,10 +72,16 @@ def new_phantom(*values: Any) -> Phantom:
     and `/nearest` build one per candidate. Equal (and hashing equal) to the one `__init__` builds."""
     if len(values) > len(_PHANTOM_FIELDS):
         raise TypeError(f"Phantom takes {len(_PHANTOM_FIELDS)} fields, not {len(values)}")
+    if not _PHANTOM_DICT:
+        return Phantom(*values)
     ph = _new(Phantom)
     d = ph.__dict__
     d.update(_PHANTOM_DEFAULTS)
+    for name, make in _PHANTOM_FACTORIES:  # none today; a field added with one gets it, as in `__init__`
+        d[name] = make()
     d.update(zip(_PHANTOM_FIELDS, values, strict=False))  # the fields not given keep their defaults
+    if _PHANTOM_POST_INIT:  # likewise: none today
+        ph.__post_init__()  # type: ignore[attr-defined]
     return ph
 
 
