@@ -19,6 +19,7 @@ import signal
 import socket
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,23 @@ def _url(host: str, port: int) -> str:
     return f"http://{shown}:{port}/"
 
 
+def open_service(settings: Settings, say: Callable[[str], None]) -> Any:
+    """The warm `Service` a server starts with: the graph loaded (a bad directory fails here, with the loader's
+    sentence), the port checked, the engine built on that same graph (loading it again cost as much: Porto 0.1 s),
+    the kernels of a first request loaded. One worker: the rest load on a background thread while it serves;
+    several: everything loads now, before the fork, so that the workers share it."""
+    from app.engine.data import load
+
+    graph = load(settings.graph_dir)
+    check_port(settings.host, settings.port)
+    from app.api.service import Service
+    from app.warmup import warm_service
+
+    service = Service(settings)
+    service.open(graph)
+    return warm_service(service, say=say, background=settings.workers == 1)
+
+
 def run_server(settings: Settings) -> None:
     """Start up (graph, port, kernels), print the URL, serve until interrupted.
 
@@ -59,20 +77,11 @@ def run_server(settings: Settings) -> None:
 
     started = time.perf_counter()
 
-    def start_up() -> Any:
-        from app.engine.data import load
-
-        load(settings.graph_dir)  # fail fast, with the loader's sentence
-        check_port(settings.host, settings.port)
-        from app.api.service import Service
-        from app.warmup import warm_service
-
-        # one worker: the rest of the kernels load on a background thread while it serves; several: everything
-        # loads now, before the fork, so that the workers share it
-        return warm_service(Service(settings), say=say_stderr, background=settings.workers == 1)
-
     service = run_until_signal(
-        start_up, on_stop=abandon_compiles, status=lambda signum: 0, message="stopped during start-up"
+        lambda: open_service(settings, say_stderr),
+        on_stop=abandon_compiles,
+        status=lambda signum: 0,
+        message="stopped during start-up",
     )
     say_stderr(
         f"serving {settings.graph_dir} at {_url(settings.host, settings.port)} "

@@ -100,6 +100,28 @@ end
 """
 
 
+# appended to LUA: every answer's `Server-Timing: engine;dur=<ms>` kept per wrk thread, gathered when wrk is done and
+# printed as one line (`parse_wrk` reads it); answers without the header (osrm-routed) print nothing
+LUA_ENGINE = """
+local threads = {}
+function setup(thread) table.insert(threads, thread) end
+engine = {}
+response = function(status, headers, body)
+  local v = headers["server-timing"] or headers["Server-Timing"]
+  if v then engine[#engine + 1] = tonumber(string.match(v, "engine;dur=([%d.]+)")) end
+end
+done = function(summary, latency, requests)
+  local all = {}
+  for _, t in ipairs(threads) do for _, x in ipairs(t:get("engine")) do all[#all + 1] = x end end
+  if #all == 0 then return end
+  table.sort(all)
+  local sum = 0
+  for _, x in ipairs(all) do sum = sum + x end
+  io.write(string.format("engine_ms %f %f %d\\n", sum / #all, all[math.floor(#all / 2) + 1], #all))
+end
+"""
+
+
 def _ms(text: str) -> float:
     m = re.fullmatch(r"([\d.]+)(us|ms|s)", text)
     assert m, text
@@ -118,7 +140,8 @@ def run_wrk(base: str, paths: list[str], duration: int, connections: int, thread
 
 
 def parse_wrk(out: str) -> dict[str, float]:
-    """wrk's `--latency` report: p50_ms, p99_ms, rps (NaN where absent) and non200 (the non-2xx/3xx count)."""
+    """wrk's `--latency` report: p50_ms, p99_ms, rps (NaN where absent) and non200 (the non-2xx/3xx count); with
+    `LUA_ENGINE` in the script also engine_mean_ms and engine_p50_ms (the servers' `Server-Timing` engine time)."""
     res: dict[str, float] = {}
     for pct, key in (("50%", "p50_ms"), ("99%", "p99_ms")):
         m = re.search(rf"^\s+{pct}\s+(\S+)", out, flags=re.M)
@@ -127,6 +150,9 @@ def parse_wrk(out: str) -> dict[str, float]:
     res["rps"] = float(m.group(1)) if m else float("nan")
     m = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
     res["non200"] = int(m.group(1)) if m else 0
+    m = re.search(r"^engine_ms ([\d.]+) ([\d.]+) (\d+)$", out, flags=re.M)  # LUA_ENGINE's line, when asked for
+    if m:
+        res["engine_mean_ms"], res["engine_p50_ms"] = float(m.group(1)), float(m.group(2))
     return res
 
 

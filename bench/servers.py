@@ -60,13 +60,17 @@ def stop(proc: subprocess.Popen) -> None:
             proc.wait(5)
 
 
-def start_starroute(graph: Path, workers: int = 1, env: dict[str, str] | None = None) -> tuple[subprocess.Popen, str]:
+def start_starroute(
+    graph: Path, workers: int = 1, env: dict[str, str] | None = None, root: Path = ROOT
+) -> tuple[subprocess.Popen, str]:
     """`python -m app.server GRAPH` with `workers` workers (and `env` added to the environment), healthy; (process,
-    base URL)."""
+    base URL). `root`: the source tree to run it from (its packages come first on the path)."""
     port = free_port()
     cmd = [sys.executable, "-m", "app.server", str(graph), "--port", str(port), "--workers", str(workers)]
     full_env = {**os.environ, **(env or {})}
-    proc = subprocess.Popen(cmd + ["--log-level", "warning"], cwd=ROOT, stdout=subprocess.DEVNULL, env=full_env)
+    if root != ROOT:
+        full_env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), full_env.get("PYTHONPATH")]))
+    proc = subprocess.Popen(cmd + ["--log-level", "warning"], cwd=root, stdout=subprocess.DEVNULL, env=full_env)
     base = f"http://127.0.0.1:{port}"
     wait_ready(f"{base}/health", proc)
     return proc, base

@@ -1,11 +1,12 @@
 """Start-up benchmark: how long a new user waits, cold (first run after an install) and warm, beside OSRM.
 
-    python bench/startup.py [--cold-runs 1] [--warm-runs 5] [--osrm-dir /tmp/osrm] [--no-osrm]
+    python bench/startup.py [--cold-runs 1] [--warm-runs 5] [--osrm-dir /tmp/osrm] [--no-osrm] [--only WORDS]
+        [--command "python -m app.cli"]
 
 Every figure is the wall time of a whole `starroute` process (the installed console script), median over the runs:
 
 - `preprocess` of a 10-node drawn map and of the bundled Monaco extract (`--force -q`);
-- `serve` until `GET /health` answers 200 (Monaco's graph);
+- `serve` until `GET /health` answers 200 (the 10-node map's graph, and Monaco's);
 - `route` (one CH route on Monaco, printed);
 - the README's main command, `starroute serve` in a folder holding only `data/monaco.osm.pbf`: it compiles what
   is not compiled, builds the graph, serves it; timed to a healthy `/health`.
@@ -14,6 +15,9 @@ Cold runs get an empty `NUMBA_CACHE_DIR` each (what a fresh install has: every k
 cache filled beforehand. Beside them, on the same maps and machine: `osrm-extract` + `osrm-contract` (car.lua) and
 `osrm-routed` until it answers, from the `osrm-bindings` wheel. Targets (issue 7, 2 cores): warm serve <= 1 s,
 warm 10-node preprocess <= 0.5 s, warm route <= 1 s, cold serve <= 30 s, cold README main command <= 30 s.
+`--only` runs the cases whose name holds one of its comma-separated words (`--only 10-node`: the two warm figures of
+issue 47, item 7). `--command` times another command line instead of the installed `starroute` (another source
+tree's: `PYTHONPATH=TREE python bench/startup.py --command "python -m app.cli"`, its before and after).
 """
 
 from __future__ import annotations
@@ -73,7 +77,7 @@ def write_ten_node_map(path: Path) -> Path:
 
 
 def cmd(*args: str) -> list[str]:
-    return [*STARROUTE.split(), *args]
+    return [*STARROUTE.split(), *args]  # `--command` replaces STARROUTE
 
 
 def timed(argv: list[str], env: dict[str, str], cwd: Path) -> float:
@@ -114,12 +118,17 @@ def median(fn: Callable[[], float], runs: int) -> tuple[float, list[float]]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    global STARROUTE
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cold-runs", type=int, default=1, help="runs with an empty numba cache (each compiles)")
     ap.add_argument("--warm-runs", type=int, default=5)
     ap.add_argument("--osrm-dir", type=Path, default=Path(tempfile.gettempdir()) / "starroute-osrm")
     ap.add_argument("--no-osrm", action="store_true")
+    ap.add_argument("--only", default="", help="comma-separated words: only the cases whose name holds one")
+    ap.add_argument("--command", help=f"the command line to time (default {STARROUTE})")
     args = ap.parse_args(argv)
+    if args.command:
+        STARROUTE = args.command
 
     work = Path(tempfile.mkdtemp(prefix="starroute-startup-"))
     # Python's bytecode cache stays on, as numba's does: a user's warm start reads the .pyc files its first start
@@ -149,6 +158,8 @@ def main(argv: list[str] | None = None) -> int:
     rows.append(("compile (every kernel, 2 jobs)", compile_s, None, "", ""))
     graph = work / "graphs" / "monaco-car"
     timed(cmd("preprocess", str(monaco), "-o", str(graph), "-q"), warm_env, work)
+    ten_graph = work / "graphs" / "ten-car"
+    timed(cmd("preprocess", str(ten), "-o", str(ten_graph), "-q"), warm_env, work)
 
     def pre(path: Path, env: Callable[[], dict[str, str]]) -> float:
         return timed(cmd("preprocess", str(path), "-o", str(work / "out" / path.stem), "--force", "-q"), env(), work)
@@ -166,6 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     cases = [
         ("preprocess 10-node map", lambda e: pre(ten, e), "<= 0.5 s warm"),
         ("preprocess Monaco", lambda e: pre(monaco, e), ""),
+        ("serve 10-node map to /health", lambda e: serve(e, [str(ten_graph)], work), "<= 1 s warm"),
         ("serve Monaco to /health", lambda e: serve(e, [str(graph)], work), "<= 1 s warm, <= 30 s cold"),
         (
             "route (CH, Monaco)",
@@ -174,7 +186,10 @@ def main(argv: list[str] | None = None) -> int:
         ),  # fmt: skip
         ("README main command", readme, "<= 30 s cold"),
     ]
+    words = [w for w in args.only.split(",") if w]
     for name, fn, target in cases:
+        if words and not any(w in name for w in words):
+            continue
         cold = median(lambda fn=fn: fn(cold_env), args.cold_runs)[0] if args.cold_runs else None
         warm = median(lambda fn=fn: fn(lambda: warm_env), args.warm_runs)[0] if args.warm_runs else None
         rows.append((name, cold, warm, target, ""))
@@ -193,6 +208,7 @@ def main(argv: list[str] | None = None) -> int:
         "preprocess 10-node map": osrm.get("ten"),
         "preprocess Monaco": osrm.get("monaco"),
         "serve Monaco to /health": osrm.get("routed"),
+        "serve 10-node map to /health": osrm.get("routed ten"),
         "README main command": osrm.get("monaco", 0) + osrm.get("routed", 0) if osrm else None,
     }
     for name, cold, warm, target, _ in rows:
@@ -212,30 +228,30 @@ def bench_osrm(bin_dir: Path, work: Path, ten: Path, monaco: Path, runs: int) ->
     profile = bin_dir.parent / "share" / "profiles" / "car.lua"
     env = dict(os.environ)
     out: dict[str, float] = {}
-    dataset = None
+    datasets: dict[str, Path] = {}
     for key, src in (("ten", ten), ("monaco", monaco)):
 
-        def build(src: Path = src) -> float:
+        def build(src: Path = src, key: str = key) -> float:
             d = Path(tempfile.mkdtemp(dir=work, prefix="osrm-"))
             local = d / src.name
             shutil.copy(src, local)
             t = timed([str(bin_dir / "osrm-extract"), "-p", str(profile), str(local)], env, d)
             base = next(d.glob("*.osrm.properties")).with_suffix("")
             t += timed([str(bin_dir / "osrm-contract"), str(base)], env, d)
-            nonlocal dataset
-            dataset = base
+            datasets[key] = base
             return t
 
         out[key] = median(build, runs)[0]
         print(f"  OSRM extract+contract {src.name}: {out[key]:.3f} s")
 
-    def routed() -> float:
+    def routed(dataset: Path) -> float:
         port = free_port()
         argv = [str(bin_dir / "osrm-routed"), "--ip", "127.0.0.1", "--port", str(port), str(dataset)]
         return until_answers(argv, f"http://127.0.0.1:{port}/nearest/v1/driving/{FROM}", env, work)
 
-    out["routed"] = median(routed, runs)[0]
-    print(f"  osrm-routed until it answers: {out['routed']:.3f} s")
+    for key, name in (("routed", "monaco"), ("routed ten", "ten")):
+        out[key] = median(lambda name=name: routed(datasets[name]), runs)[0]
+        print(f"  osrm-routed ({name}) until it answers: {out[key]:.3f} s")
     return out
 
 

@@ -72,6 +72,16 @@ def as_lonlat(points: Points, what: str = "points") -> np.ndarray:
 
 def as_point(point: Point, what: str = "point") -> tuple[float, float]:
     """One `(lon, lat)` pair, checked."""
+    kind = type(point)
+    pair = kind is tuple or kind is list or (kind is np.ndarray and point.shape == (2,))  # type: ignore[union-attr]
+    if pair and len(point) == 2:  # the usual pair, checked without numpy's array machinery (7 us a point there)
+        try:
+            lon, lat = float(point[0]), float(point[1])  # type: ignore[index]
+        except (TypeError, ValueError):
+            pass  # `as_lonlat` says what is wrong
+        else:
+            if math.isfinite(lon) and math.isfinite(lat) and abs(lon) <= 180.0 and abs(lat) <= 90.0:
+                return lon, lat
     arr = as_lonlat(point, what)
     if arr.shape[0] != 1:
         raise InvalidValue(f"{what} must be one (lon, lat) pair")

@@ -108,14 +108,17 @@ class Route:
         """The best route of an engine answer, with the others as its alternatives."""
         wps = tuple(Waypoint.of(p) for p in answer.phantoms)
         ex = tuple(answer.exclude)
-        routes = [cls._one(r, wps, ex) for r in answer.result.routes]
-        best = routes[0]
-        return cls(**{**best.__dict__, "alternatives": tuple(routes[1:])})
+        best, *others = answer.result.routes
+        return cls._one(best, wps, ex, tuple(cls._one(r, wps, ex) for r in others))
 
     @classmethod
-    def _one(cls, r: EngineRoute, wps: tuple[Waypoint, ...], ex: tuple[str, ...]) -> Route:
+    def _one(
+        cls, r: EngineRoute, wps: tuple[Waypoint, ...], ex: tuple[str, ...], alternatives: tuple[Route, ...] = ()
+    ) -> Route:
         legs = tuple(Leg(r1(leg.duration_s), r1(leg.distance_m), leg.weight_s, leg.coordinates) for leg in r.legs)
-        return cls(r1(r.duration_s), r1(r.distance_m), r.weight_s, r.algorithm, legs, r.coordinates, wps, ex)
+        return cls(
+            r1(r.duration_s), r1(r.distance_m), r.weight_s, r.algorithm, legs, r.coordinates, wps, ex, alternatives
+        )
 
     @property
     def geojson(self) -> dict[str, Any]:

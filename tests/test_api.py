@@ -99,6 +99,38 @@ def test_health(client: httpx.Client) -> None:
     assert g["source"]["name"] == "monaco.osm.pbf"
 
 
+def _engine_ms(r: httpx.Response) -> float:
+    """The `engine;dur=<ms>` entry of a `Server-Timing` header (RFC-style `name;dur=value`)."""
+    (entry,) = [e.strip() for e in r.headers["server-timing"].split(",")]
+    name, dur = entry.split(";")
+    assert name == "engine" and dur.startswith("dur="), entry
+    return float(dur.removeprefix("dur="))
+
+
+def test_server_timing(client: httpx.Client) -> None:
+    """Native and OSRM answers (good and bad) say the handler's own time apart from the HTTP stack; /health, the
+    metrics and the docs do not."""
+    lon, lat = FROM.split(",")
+    answers = [
+        client.get("/route", params={"from": FROM, "to": TO}),
+        client.post("/route", json={"coordinates": [[7.4197, 43.7311], [7.4246, 43.7384]]}),
+        client.get("/nearest", params={"point": FROM, "number": 3}),
+        client.post("/table", json={"sources": [[7.4197, 43.7311], [7.4246, 43.7384]]}),
+        client.get(f"/route/v1/driving/{FROM};{TO}"),
+        client.get(f"/nearest/v1/driving/{FROM}?number=10"),
+        client.get(f"/table/v1/driving/{FROM};{TO}"),
+        client.get("/route/v1/driving/1,2;x"),  # 400 InvalidQuery: the parse was its work
+        client.get("/route", params={"from": "x", "to": TO}),  # 400 from the endpoint
+    ]
+    for r in answers:
+        ms = _engine_ms(r)
+        assert math.isfinite(ms) and 0 <= ms < 60_000, (r.url, ms)
+    assert [r.status_code for r in answers] == [200] * 7 + [400, 400]
+    for path in ("/health", "/metrics", "/openapi.json"):
+        r = client.get(path)
+        assert r.status_code == 200 and "server-timing" not in r.headers, path
+
+
 def test_route_feature(client: httpx.Client, engine) -> None:
     r = client.get("/route", params={"from": FROM, "to": TO})
     assert r.status_code == 200 and r.headers["content-type"].startswith("application/geo+json")

@@ -252,6 +252,33 @@ def test_points_as_pairs_arrays_and_frames(graph: starroute.Graph, points: list)
             graph.table(bad)
 
 
+def test_one_point_without_numpy_is_the_array_path() -> None:
+    """`as_point` checks a plain pair without building an array: the same floats as the array path for every kind
+    of pair, and every other input refused (or taken) with the array path's sentence."""
+    from starroute.points import as_lonlat, as_point
+
+    def by_array(p: Any) -> tuple[float, float]:
+        arr = as_lonlat(p, "origin")
+        if arr.shape[0] != 1:
+            raise starroute.InvalidValue("origin must be one (lon, lat) pair")
+        return float(arr[0, 0]), float(arr[0, 1])
+
+    def outcome(fn: Any, p: Any) -> object:
+        try:
+            got = fn(p)
+        except starroute.InvalidValue as exc:
+            return str(exc)
+        assert all(type(x) is float for x in got)
+        return got
+
+    given = [(7.4, 43.7), [7, 43], np.array([7.4, 43.7]), np.array([7, 43], dtype=np.int32), (np.float32(7.4), 43.7)]
+    given += [("7.4", "43.7"), (True, 1), (-180, 90), (180.0, -90.0), np.array([[7.4, 43.7]]), ((7.4, 43.7),)]
+    given += [(200, 1), (1, math.nan), (1, math.inf), (1,), (1, 2, 3), ((1, 2), (3, 4)), ("x", 1), None, (1, None)]
+    given += [np.array([7.0, 95.0]), [], "7.4,43.7"]
+    for p in given:
+        assert outcome(lambda q: as_point(q, "origin"), p) == outcome(by_array, p), p
+
+
 def test_geometries(graph: starroute.Graph) -> None:
     shapely = pytest.importorskip("shapely")
     r = graph.route(A, B)

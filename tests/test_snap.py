@@ -17,7 +17,7 @@ import pytest
 from app.engine.data import chain_index
 from app.engine.errors import InvalidValue, NoSegment
 from app.engine.snap import Snapper, _project, choose, haversine
-from app.engine.types import Phantom
+from app.engine.types import Phantom, new_phantom
 from preprocessing.artifacts import Graph, graph_in_memory
 from preprocessing.geometry import osrm_distance_m
 from preprocessing.graph import finalize_arrays
@@ -415,6 +415,18 @@ def test_one_call_snapping_equals_the_steps(bundled_graph, monkeypatch: pytest.M
             junction += bool(got[2])
     assert answers[True] == answers[False]
     assert tiny and junction, "points next to tiny components and on junctions are among them"
+
+
+def test_new_phantom_is_the_dataclass_phantom() -> None:
+    """`new_phantom` (snapping's fast constructor) builds what `Phantom(...)` builds: equal, hashing alike, the same
+    repr (so the same value types), the fields not given at their defaults; more values than fields are refused."""
+    full = (7.1, 43.2, 7.15, 43.25, 3.5, 5, 6, 7, -1, 9, 10, 11, 12, 0, 0, 0, 0, 1, "Rua", (11, 12), 1, 2, 0, 0, (5, 8))
+    for values in (full, full[:18], full[:20], full[:24]):
+        a, b = new_phantom(*values), Phantom(*values)
+        assert a == b and hash(a) == hash(b) and repr(a) == repr(b)
+    assert new_phantom(*full[:18]).at_chains is None and new_phantom(*full[:18]).name == ""
+    with pytest.raises(TypeError):
+        new_phantom(*full, 1)
 
 
 def test_one_call_nearest_equals_the_steps(bundled_graph, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -92,6 +92,32 @@ def test_background_warm_up_runs_the_rest_and_marks_the_cache(
         service.close()
 
 
+def test_a_server_start_maps_the_graph_once(bundled_graph: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`open_service` (a server's start-up) loads the graph directory once: the engine is built on the graph its
+    fail-fast check loaded (it was mapped and checked twice, a tenth of a second on Porto)."""
+    from app.engine import ch_leg, data, snap
+    from app.server import open_service
+    from bench.servers import free_port
+
+    monkeypatch.setattr(warmup, "_start_background", lambda fn: None)
+    monkeypatch.setattr(ch_leg, "enabled", True)  # the warm-up turns these off until its background part
+    monkeypatch.setattr(snap, "one_call", True)
+    loads: list[object] = []
+    real = data.load_graph
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        loads.append(args[0])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(data, "load_graph", counted)
+    service = open_service(Settings(graph_dir=bundled_graph, port=free_port()), say=lambda m: None)
+    try:
+        assert len(loads) == 1, loads
+        assert service.opened.graph.path == Path(bundled_graph)
+    finally:
+        service.close()
+
+
 def test_compile_groups_are_numbered_and_estimated() -> None:
     jobs = {job for _, job, _ in warmup.COMPILE_GROUPS}
     assert jobs == {"preprocess", "engine"}

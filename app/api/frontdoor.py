@@ -1,4 +1,5 @@
-"""The pure-ASGI front door: answers OSRM URLs without going through FastAPI's routing, times every request.
+"""The pure-ASGI front door: answers OSRM URLs without going through FastAPI's routing, times every request (and
+says the handler's own share in a `Server-Timing: engine;dur=<ms>` header, `app.api.timing`).
 
 `StarrouteApp` (app.main) hands an OSRM GET to `answer_osrm` before FastAPI's own middleware stack (its error,
 telemetry and body-limit layers, CORS) ever sees it: those cost about 6 % of a worker's time per route request and
@@ -17,7 +18,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.api import osrm
+from app.api import osrm, timing
 from app.api.admin import ADMIN_PATH
 from app.api.errors import RETRY_AFTER_S, error_body
 from app.api.service import Service
@@ -72,8 +73,9 @@ async def answer_osrm(service: Service, scope: Scope, send: Send) -> None:
     t0 = time.perf_counter()
     path: str = scope["path"]
     status, body = await osrm.handle(service, path, scope["query_string"])
+    engine = timing.value(time.perf_counter() - t0)
     ctype = osrm.media_type(body).encode()  # JSON, or a tile's protobuf
-    headers = [(b"content-type", ctype), (b"content-length", str(len(body)).encode())]
+    headers = [(b"content-type", ctype), (b"content-length", str(len(body)).encode()), (timing.HEADER, engine)]
     if status == 503:  # the OSRM API's only 503s: `RETRY_LATER` codes
         headers.append((b"retry-after", str(RETRY_AFTER_S).encode()))
     await send({"type": "http.response.start", "status": status, "headers": headers})
@@ -131,6 +133,12 @@ class FrontDoor:
         async def send_wrapper(message: Message) -> None:
             if message["type"] == "http.response.start":
                 state["status"] = message["status"]
+                engine = timing.elapsed(scope)  # a native endpoint that marked its start (`timing.start`)
+                if engine is not None:
+                    message = {
+                        **message,
+                        "headers": [*message.get("headers", ()), (timing.HEADER, timing.value(engine))],
+                    }
             await send(message)
 
         try:

@@ -10,6 +10,7 @@ import orjson
 from fastapi import APIRouter, Body, Query, Request
 from starlette.responses import JSONResponse, Response
 
+from app.api import timing
 from app.api.geometry import simplify
 from app.api.openapi_limits import limit
 from app.api.schemas import (
@@ -205,6 +206,7 @@ async def get_route(
 ) -> Response:
     """The fastest route from `from` through each `via` point to `to`; `[lon, lat]` order throughout (RFC 7946).
     Alternatives, when found, are in `properties.alternatives` (each a Feature like this one)."""
+    timing.start(request)
     points = [parse_lonlat(from_, "from")]
     if via:
         points += [parse_lonlat(p, "via") for p in via.split(";")]
@@ -231,6 +233,7 @@ async def get_route(
 async def post_route(request: Request, body: Annotated[RouteRequest, Body()]) -> Response:
     """The same as `GET /route` with the points as a JSON list `[[lon, lat], ...]`, optional snap radii, and areas
     to avoid as GeoJSON."""
+    timing.start(request)
     svc = _svc(request)
     coords = [(float(a), float(b)) for a, b in body.coordinates]
     areas = None
@@ -295,6 +298,7 @@ async def get_isochrone(
     `buffer_m` around them), with holes where the network is not reached; built from a one-to-all search with a
     cutoff, partly reached roads cut where the limit runs out. `avoid`: no road touching the areas is used (the
     areas' roads are closed as a custom model closes roads)."""
+    timing.start(request)
     svc = _svc(request)
     lon, lat = parse_lonlat(point, "point")
     if (minutes is None) == (distance_m is None):
@@ -336,6 +340,7 @@ def _geo_areas(svc: Service, obj: dict[str, Any] | None) -> Any:
 async def post_isochrone(request: Request, body: Annotated[IsochroneBody, Body()]) -> Response:
     """The same as `GET /isochrone` as a JSON body, which may carry a custom model (GraphHopper's): the bands are
     then those of the model's travel times, without the roads it closes."""
+    timing.start(request)
     svc = _svc(request)
     st = svc.settings
     if (body.minutes is None) == (body.distance_m is None):
@@ -395,6 +400,7 @@ async def get_nearest(
     exclude: Annotated[str | None, Query(description="road classes that do not count: `motorway`")] = None,
 ) -> Response:
     """The `number` nearest snapped points on distinct road segments, nearest first, as GeoJSON Points."""
+    timing.start(request)
     svc = _svc(request)
     lon, lat = parse_lonlat(point, "point")
     radius = svc.settings.snap_radius_m if radius_m is None else radius_m
@@ -418,6 +424,7 @@ async def get_nearest(
 @router.post("/table", response_model=TableResponse, responses=_ERRORS, summary="Duration and distance matrix")
 async def post_table(request: Request, body: Annotated[TableRequest, Body()]) -> Response:
     """Durations (s) and distances (m) from every source to every destination; null where unreachable."""
+    timing.start(request)
     svc = _svc(request)
     limit = svc.settings.max_table_size
     dst_coords = body.destinations if body.destinations is not None else body.sources

@@ -21,7 +21,7 @@ import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import BrokenExecutor, ThreadPoolExecutor
 from dataclasses import replace
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from app.api import search_processes
 from app.api.health import Metrics
@@ -44,6 +44,9 @@ from app.engine.facade import (
 from app.engine.types import Phantom, Table
 from app.settings import Settings
 from preprocessing.jit import compile_seconds
+
+if TYPE_CHECKING:
+    from preprocessing.artifacts import Graph
 
 T = TypeVar("T")
 log = logging.getLogger("starroute")
@@ -103,9 +106,10 @@ class Service:
         self.master_pid: int | None = None  # a worker of several: its supervisor's pid (`app.api.admin` signals it)
 
     # lifecycle -----------------------------------------------------------------------------------------------------
-    def open(self) -> None:
-        """Memory-map the graph and build the engine (raises `GraphError` on a bad graph directory)."""
-        self.engine = self._load()
+    def open(self, graph: Graph | None = None) -> None:
+        """Memory-map the graph and build the engine (raises `GraphError` on a bad graph directory); `graph`: the
+        graph directory loaded already (`app.server` loads it first to fail fast: not mapped and checked twice)."""
+        self.engine = self._load(graph)
         self.loaded_at = time.time()
         self.open_pools(processes=False)
 
@@ -144,16 +148,16 @@ class Service:
             return
         self.processes = SearchProcesses(self, n, fork)
 
-    def _load(self) -> Engine:
-        """The engine of the graph now at the graph path; when it is the served build with another metric, built on
-        the served engine (its unchanged arrays and weight-independent tables kept: a fraction of the time and no
-        new copies in a worker)."""
+    def _load(self, loaded: Graph | None = None) -> Engine:
+        """The engine of the graph now at the graph path (`loaded`: that graph, loaded by the caller); when it is the
+        served build with another metric, built on the served engine (its unchanged arrays and weight-independent
+        tables kept: a fraction of the time and no new copies in a worker)."""
         from app.engine.data import load, same_build
         from app.engine.facade import Engine, engine_limits
 
         s = self.settings
         current = self.engine
-        graph = load(s.graph_dir, reuse=current.graph if current is not None else None)
+        graph = loaded or load(s.graph_dir, reuse=current.graph if current is not None else None)
         if current is not None and same_build(current.graph, graph) and not current.damaged():
             return current.with_metric(graph)
         return Engine(graph, engine_limits(s), max_snap_m=s.max_snap_radius_m, min_component_size=s.min_component_size)

@@ -23,7 +23,7 @@ from .edges import _edge_seeds
 from .hmm import OWN_ARC, Candidates, emission_log_p
 from .snap import _chain_offset, _phantom_figures, _search, segment_directions
 from .space import EdgeSpace, _seeds
-from .types import Phantom
+from .types import Phantom, new_phantom
 
 if TYPE_CHECKING:
     from .router import Router
@@ -162,7 +162,7 @@ class CandidateSet:
         out = []
         for i, c in enumerate(chain.tolist()):
             (x, y, d), f = floats[i], ints[i]
-            out.append(Phantom(
+            out.append(new_phantom(
                 lon[i], lat[i], x, y, d, c, seg[i], f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9], f[10],
                 names[f[11]], (f[12], f[13]), f[14], f[15], f[16], f[17],
             ))  # fmt: skip

@@ -40,7 +40,7 @@ from .errors import InvalidValue, NoSegment
 from .geo import gc_distance_m
 from .osrm_snap import _chain_offset, _osrm_pick, _phantom_figures, chain_end_kind
 from .snap_input import check_bearing, check_coordinate, check_radius
-from .types import Phantom
+from .types import Phantom, new_phantom
 
 # Whether `Snapper.candidates` snaps a point in one kernel call (`_snap_point`) or step by step (`_steps`, the same
 # candidates), and `Snapper.nearest` likewise (`_nearest_point`). A first start's server answers its first requests
@@ -825,6 +825,13 @@ class Snapper:
             False,
         )  # fmt: skip
         segs_l, chains_l, f_l, i_l = segs.tolist(), chains.tolist(), f_fig.tolist(), i_fig.tolist()
+        if bearing is None and not dirs[2]:  # both directions as they are: `_finish`'s Phantoms, built at once
+            local, string = (segs - self._gf[chains]).tolist(), self.graph.string
+            return [
+                new_phantom(qlon, qlat, *f_l[i], chains_l[i], local[i], *i_l[i][:11], string(i_l[i][11]),
+                            (i_l[i][12], i_l[i][13]), *i_l[i][14:])
+                for i in range(int(m))
+            ]  # fmt: skip
         return [self._finish(qlon, qlat, segs_l[i], chains_l[i], f_l[i] + i_l[i], bearing, dirs) for i in range(int(m))]
 
     def offset_m(self, ph: Phantom) -> float:
@@ -880,7 +887,7 @@ class Snapper:
                 r[3], r[5], r[6], r[7], r[8], r[17], r[18] = -1, 0, 0, 0, 0, 0, 0
             if not allowed & 2:
                 r[4], r[9], r[10], r[11], r[12], r[19], r[20] = -1, 0, 0, 0, 0, 0, 0
-        return Phantom(
+        return new_phantom(
             qlon, qlat, r[0], r[1], r[2], chain, seg - int(self._gf[chain]), r[3], r[4], r[5], r[6], r[7], r[8],
             r[9], r[10], r[11], r[12], r[13], g.string(r[14]), (r[15], r[16]), r[17], r[18], r[19], r[20],
         )  # fmt: skip

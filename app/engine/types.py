@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -56,6 +56,33 @@ class Phantom:
         if self.fwd_time_before is None:
             return self.fwd_weight_before, self.fwd_weight_after, self.bwd_weight_before, self.bwd_weight_after
         return self.fwd_time_before, self.fwd_time_after, self.bwd_time_before, self.bwd_time_after  # type: ignore
+
+
+_PHANTOM_FIELDS = tuple(f.name for f in fields(Phantom))
+_PHANTOM_DEFAULTS = {f.name: f.default for f in fields(Phantom) if f.default is not MISSING}
+_PHANTOM_FACTORIES = tuple((f.name, f.default_factory) for f in fields(Phantom) if f.default_factory is not MISSING)
+_PHANTOM_POST_INIT = hasattr(Phantom, "__post_init__")
+_PHANTOM_DICT = not hasattr(Phantom, "__slots__")  # a slotted Phantom has no __dict__ to fill: its __init__ then
+_new = object.__new__
+
+
+def new_phantom(*values: Any) -> Phantom:
+    """`Phantom(*values)` (positional, the rest at their defaults), its fields set at once: the frozen dataclass's
+    own `__init__` sets each of them through `object.__setattr__`, 2.6 us a phantom against 1.4 here, and snapping
+    and `/nearest` build one per candidate. Equal (and hashing equal) to the one `__init__` builds."""
+    if len(values) > len(_PHANTOM_FIELDS):
+        raise TypeError(f"Phantom takes {len(_PHANTOM_FIELDS)} fields, not {len(values)}")
+    if not _PHANTOM_DICT:
+        return Phantom(*values)
+    ph = _new(Phantom)
+    d = ph.__dict__
+    d.update(_PHANTOM_DEFAULTS)
+    for name, make in _PHANTOM_FACTORIES:  # none today; a field added with one gets it, as in `__init__`
+        d[name] = make()
+    d.update(zip(_PHANTOM_FIELDS, values, strict=False))  # the fields not given keep their defaults
+    if _PHANTOM_POST_INIT:  # likewise: none today
+        ph.__post_init__()  # type: ignore[attr-defined]
+    return ph
 
 
 @dataclass(frozen=True)
