@@ -46,6 +46,7 @@ class Scenario:
     nodes: str = ""
     source: str = ""  # the OSRM feature it comes from, if any
     options: dict[str, str] = field(default_factory=dict)
+    relations: str = ""  # OSRM's relations tables (`type`, `way:from`, `node:via`, ... then tags), blank-separated
 
 
 SCENARIOS: dict[str, Scenario] = {
@@ -579,15 +580,31 @@ def scenario_osm(index: int, sc: Scenario) -> str:
             tags["name"] = name
         refs = "".join(f'    <nd ref="{_node_id(index, ch)}"/>\n' for ch in nodes)
         out.append(f'  <way id="{index * IDS_PER_SCENARIO + i}" version="1">\n{refs}{_tags(tags)}  </way>\n')
+    way_ids = {}
+    for i, row in enumerate(table(sc.ways), start=1):
+        way_ids.setdefault(row["nodes"], index * IDS_PER_SCENARIO + i)
+    for i, row in enumerate(route_tables(sc.relations) if sc.relations else [], start=1):
+        members, tags = [], {}
+        for key, value in row.items():
+            kind, _, role = key.partition(":")
+            if kind in ("way", "node") and role:
+                for ref in (r.strip() for r in value.split(",")):
+                    missing = (index + 1) * IDS_PER_SCENARIO - 1  # a way the table does not draw: not in the file
+                    rid = way_ids.get(ref, missing) if kind == "way" else _node_id(index, ref)
+                    members.append(f'    <member type="{kind}" ref="{rid}" role="{role}"/>\n')
+            elif value:
+                tags[key] = value
+        rel_id = index * IDS_PER_SCENARIO + i
+        out.append(f'  <relation id="{rel_id}" version="1">\n{"".join(members)}{_tags(tags)}  </relation>\n')
     return "".join(out)
 
 
-def all_osm() -> str:
-    """Every scenario in one OSM file (nodes first, then ways, as OSM files order them)."""
-    parts = [scenario_osm(i, sc) for i, sc in enumerate(SCENARIOS.values())]
-    nodes = [line for p in parts for line in _elements(p, "node")]
-    ways = [line for p in parts for line in _elements(p, "way")]
-    return '<?xml version="1.0" encoding="UTF-8"?>\n<osm version="0.6">\n' + "".join(nodes + ways) + "</osm>\n"
+def all_osm(scenarios: dict[str, Scenario] | None = None) -> str:
+    """Every scenario (of `scenarios`, default `SCENARIOS`) in one OSM file (nodes, ways, relations, as OSM files
+    order them)."""
+    parts = [scenario_osm(i, sc) for i, sc in enumerate((scenarios or SCENARIOS).values())]
+    body = [line for kind in ("node", "way", "relation") for p in parts for line in _elements(p, kind)]
+    return '<?xml version="1.0" encoding="UTF-8"?>\n<osm version="0.6">\n' + "".join(body) + "</osm>\n"
 
 
 def _elements(xml: str, kind: str) -> Iterator[str]:
@@ -604,10 +621,11 @@ def _elements(xml: str, kind: str) -> Iterator[str]:
         yield "".join(current)
 
 
-def request(name: str, row: dict[str, str]) -> tuple[str, dict[str, str]]:
+def request(name: str, row: dict[str, str], scenarios: dict[str, Scenario] | None = None) -> tuple[str, dict[str, str]]:
     """The OSRM route path and query of a table row (`from`/`to` or `waypoints`, optional `bearings`)."""
-    index = list(SCENARIOS).index(name)
-    sc = SCENARIOS[name]
+    scenarios = scenarios or SCENARIOS
+    index = list(scenarios).index(name)
+    sc = scenarios[name]
     pos = positions(index, sc)
     points = row["waypoints"].split(",") if "waypoints" in row else [row["from"], row["to"]]
     coords = ";".join(f"{pos[p][0] / 1e7:.7f},{pos[p][1] / 1e7:.7f}" for p in points)
