@@ -26,8 +26,11 @@ class Extractor:
     """Intersection geometry and views over a GuidanceGraph (OSRM's intersection analysis, with the coordinate
     extractor, the mergable road detector and the graph walker behind it), with per-node caches."""
 
-    def __init__(self, gg: GuidanceGraph) -> None:
+    def __init__(self, gg: GuidanceGraph, restricted: Callable[[int, int], bool] | None = None) -> None:
         self.gg = gg
+        # isTurnAllowed's turn restrictions: whether the turn from edge `via` onto edge `to` is restricted (guidance
+        # passes the search graph's; the turn stage, which builds that graph, has none)
+        self.restricted = restricted
         self._geoms: dict[tuple[int, bool], list[tuple[int, float, float, float]]] = {}
         self._merged: dict[int, tuple[dict[int, tuple[float, float, float]], frozenset[int]]] = {}
         self._segregated: dict[int, bool] = {}
@@ -172,6 +175,8 @@ class Extractor:
         (`_allowed_context` of `via`, computed once per view)."""
         gg = self.gg
         if gg.data(via).reversed or gg.data(to).reversed:
+            return False
+        if self.restricted is not None and self.restricted(via, to):
             return False
         from_rev_bearing, allowed_exits, bidirectional, rb_from, rb_to = ctx
         if self.goes_back(via, to):

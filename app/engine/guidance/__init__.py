@@ -10,6 +10,7 @@ is announced (`steps`) and OSRM's post-processing runs (`post_processing`, `coll
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -111,6 +112,29 @@ def matching_bearing(bearings: list[int], b: int) -> int:
     return best
 
 
+def _restrictions(graph: Graph, gg: GuidanceGraph) -> Callable[[int, int], bool] | None:
+    """isTurnAllowed's turn restrictions, read from the search graph: the turn from edge `via` onto edge `to` is
+    restricted when the search node of the road arc arriving has no turn onto the road arc leaving (search node i is
+    road arc i; the copies a via-way restriction makes map back through `eb_node_arc`). None on node-based graphs."""
+    if not graph.has("eb_first_out"):
+        return None
+    first_out = np.asarray(graph.eb_first_out)
+    head = np.asarray(graph.eb_arc_head)
+    node_arc = np.asarray(graph.eb_node_arc)
+    n_arcs = len(gg.arc_geom)
+    if len(node_arc) < n_arcs or first_out.shape[0] < n_arcs + 1:
+        return None
+
+    def restricted(via: int, to: int) -> bool:
+        a, b = gg.half_arc(gg.halves(via)[-1]), gg.half_arc(to)
+        if a < 0 or b < 0:
+            return False
+        turns = node_arc[head[int(first_out[a]) : int(first_out[a + 1])]]
+        return not bool((turns == b).any())
+
+    return restricted
+
+
 @dataclass
 class TurnsAt:
     """The classified intersection at the end of one incoming edge."""
@@ -126,7 +150,7 @@ class Guide:
 
     def __init__(self, graph: Graph, mode: str = "driving") -> None:
         self.gg = GuidanceGraph(graph, mode)
-        self.ex = Extractor(self.gg)
+        self.ex = Extractor(self.gg, _restrictions(graph, self.gg))
         self.ta = TurnAnalysis(self.ex)
         self.lh = LaneHandler(self.ta)
         self._turns: dict[int, TurnsAt] = {}
