@@ -247,6 +247,7 @@ ARRAYS: tuple[ArraySpec, ...] = (
     ArraySpec("pen_lon", "int32", "[e]", "1e-7 degree of each penalised node, sorted by (lon, lat)", _PEN, "steps"),
     ArraySpec("pen_lat", "int32", "[e]", "1e-7 degree", _PEN, "steps"),
     ArraySpec("pen_ds", "int32", "[e]", "decisecond of penalty charged to every arc passing it", _PEN, "steps"),
+    ArraySpec("man_seq", "int32", "[o]", "maneuver overrides (maneuvers.py)", "preprocessing.maneuvers", "steps"),
 )
 SPECS: dict[str, ArraySpec] = {a.name: a for a in ARRAYS}
 CORE_ARRAYS: dict[str, str] = {a.name: a.dtype for a in ARRAYS if a.stage == _CORE}

@@ -131,6 +131,10 @@ def preprocess(
             sequences, s_report = resolve_restrictions(restrictions, arrays)
             eb_arrays, t_report = edge_based_graph(arrays, prof, sequences, driving_side == "left")
         arrays.update(eb_arrays)
+        from .maneuvers import maneuver_arrays, read_maneuvers  # OSRM's maneuver overrides, for the steps
+
+        with rep.stage("maneuver overrides"):
+            arrays.update(maneuver_arrays(read_maneuvers(src), arrays))
         report.update(r_report)
         report.update(s_report)
         report.update(t_report)

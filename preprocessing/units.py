@@ -106,3 +106,8 @@ OSRM_MODE_NAMES: tuple[str, ...] = (
     "river downstream",
     "route",
 )
+
+# `man_seq` (preprocessing.maneuvers): maneuver overrides packed as records `k, instruction node, type, direction,
+# arc_0 .. arc_k-1`; a type or direction MAN_KEEP leaves the step's own
+MAN_HEADER = 4
+MAN_KEEP = -1

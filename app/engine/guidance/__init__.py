@@ -32,6 +32,7 @@ from preprocessing.intersections.intersection_analysis import Extractor
 
 from ..types import Leg
 from .lanes import LaneHandler
+from .overrides import apply_overrides, load_overrides
 from .post_processing import post_process
 from .steps import (
     WAYPOINT_ARRIVE,
@@ -151,6 +152,7 @@ class Guide:
     def __init__(self, graph: Graph, mode: str = "driving") -> None:
         self.gg = GuidanceGraph(graph, mode)
         self.ex = Extractor(self.gg, _restrictions(graph, self.gg))
+        self.overrides = load_overrides(self.gg, np.asarray(graph.man_seq)) if graph.has("man_seq") else {}
         self.ta = TurnAnalysis(self.ex)
         self.lh = LaneHandler(self.ta)
         self._turns: dict[int, TurnsAt] = {}
@@ -293,6 +295,8 @@ class Guide:
         steps.append(self._step(-1, tname, False, 0.0, 0.0, mode, arrive, n - 1, n, arrive_inter, locs))
         source_input = (geo.fixed(src.input_lon), geo.fixed(src.input_lat))
         target_input = (geo.fixed(tgt.input_lon), geo.fixed(tgt.input_lat))
+        if self.overrides:  # OSRM applies them before any post-processing
+            apply_overrides(steps, locs, gg, self.overrides)
         return post_process(steps, locs, source_input, target_input)
 
     def _step(self, from_id: int, name: int, seg: bool, dur: float, dist: float, mode: str, man: Maneuver,
