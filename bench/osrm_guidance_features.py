@@ -3,13 +3,13 @@
     python -m bench.osrm_guidance_features --features DIR [--only roundabout,collapse] [--show 20]
                                             [--record tests/guidance_features.json]
 
-DIR holds OSRM's `.feature` files (e.g. `git -C osrm-backend archive HEAD features/guidance | tar x`). Each file's
-car scenarios drawn with a node map (not `node locations`, not a profile file) go into one OSM file, as
-`tests/test_guidance_http.py` draws them (its harness: OSRM's drawing convention, ways tagged as OSRM's harness tags
-them, relations); osrm-routed 26.10 (car.lua, `bench/osrm_peer.py`) and starroute serve it, and every row of the
-scenarios' route tables goes to both. A row agrees when the columns OSRM's harness compares (`route` the step names,
-`turns` type/modifier/exit, `lanes`, `modes`, `ref`, `destinations`, `exits`, `pronunciations`) are equal in both
-answers. The feature files' own expectations are not used: osrm-routed's answer is the reference.
+DIR holds OSRM's `.feature` files (e.g. `git -C osrm-backend archive HEAD features/guidance | tar x`). The car
+scenarios drawn with a node map (not `node locations`, not a profile file) of every feature go side by side into one
+OSM file, as `tests/test_guidance_http.py` draws them (its harness: OSRM's drawing convention, ways tagged as OSRM's
+harness tags them, relations); osrm-routed 26.10 (car.lua, `bench/osrm_peer.py`) and starroute serve it, and every
+row of the scenarios' route tables goes to both. A row agrees when the columns OSRM's harness compares (`route` the
+step names, `turns` type/modifier/exit, `lanes`, `modes`, `ref`, `destinations`, `exits`, `pronunciations`) are
+equal in both answers. The feature files' own expectations are not used: osrm-routed's answer is the reference.
 
 `--record FILE` writes the scenarios and osrm-routed's answers with whether starroute agreed (the JSON that
 `tests/test_guidance_features.py` replays). One line per feature: agreeing rows / rows.
@@ -54,7 +54,7 @@ def parse_feature(text: str) -> tuple[dict[str, Scenario], list[str]]:
         title = cur["title"]
         while title in scenarios:
             title += "'"
-        scenarios[title] = Scenario(
+        sc = Scenario(
             drawing=cur["drawing"],
             ways="\n".join(cur["ways"]),
             routes="\n\n".join("\n".join(t) for t in cur["routes"]),
@@ -62,13 +62,19 @@ def parse_feature(text: str) -> tuple[dict[str, Scenario], list[str]]:
             nodes="\n".join(cur["nodes"]),
             relations="\n\n".join("\n".join(t) for t in cur["relations"]),
         )
+        try:
+            route_tables(sc.routes), route_tables(sc.ways), route_tables(sc.relations), route_tables(sc.nodes)
+        except AssertionError:
+            skipped.append(f"{cur['title']}: a table the harness does not read")
+            return
+        scenarios[title] = sc
 
     def read_table(start: int) -> tuple[list[str], int]:
         rows = []
         j = start
         while j < len(lines) and (lines[j].strip().startswith("|") or lines[j].strip().startswith("#")):
             if lines[j].strip().startswith("|"):
-                rows.append(lines[j].strip())
+                rows.append(re.sub(r" *(?<!\\)\| *", " | ", lines[j].strip()).strip())  # no padding
             j += 1
         return rows, j
 
@@ -149,15 +155,26 @@ def compare(ours: str, theirs: str, scenarios: dict[str, Scenario]) -> list[dict
     return out
 
 
-def run_feature(bin_dir: Path, path: Path, work: Path) -> tuple[dict[str, Scenario], list[dict[str, Any]], list[str]]:
-    scenarios, skipped = parse_feature(path.read_text(encoding="utf-8"))
-    if not scenarios:
-        return scenarios, [], skipped
-    osm = work / path.stem / "map.osm"
-    osm.parent.mkdir(parents=True, exist_ok=True)
-    osm.write_text(all_osm(scenarios), encoding="utf-8")
+def run(bin_dir: Path, files: list[Path], work: Path) -> tuple[dict[str, dict[str, Scenario]], list[dict], list[str]]:
+    """Every feature's scenarios in one map (keys `feature: title`, in file order: the record keeps it, so the test
+    draws each scenario where osrm-routed saw it), both servers, every row compared."""
+    per: dict[str, dict[str, Scenario]] = {}
+    skipped: list[str] = []
+    combined: dict[str, Scenario] = {}
+    for path in files:
+        scenarios, skip = parse_feature(path.read_text(encoding="utf-8"))
+        per[path.stem] = scenarios
+        skipped += [f"{path.stem}: {s}" for s in skip]
+        combined.update({f"{path.stem}: {t}": sc for t, sc in scenarios.items()})
+    osm = work / "map.osm"
+    osm.write_text(all_osm(combined), encoding="utf-8")
     with both_servers(bin_dir, osm, "car", env={"STARROUTE_MIN_COMPONENT_SIZE": "1"}) as (ours, theirs):
-        return scenarios, compare(ours, theirs, scenarios), skipped
+        return per, compare(ours, theirs, combined), skipped
+
+
+def _request_cells(row: dict[str, str]) -> dict[str, str]:
+    """The cells of a row that make its request (the answer columns are osrm-routed's, recorded beside)."""
+    return {k: v for k, v in row.items() if k in ("waypoints", "from", "to", "bearings")}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -174,27 +191,34 @@ def main(argv: list[str] | None = None) -> int:
     files = sorted(args.features.glob("*.feature"))
     if args.only:
         files = [f for f in files if f.stem in args.only.split(",")]
-    record: dict[str, Any] = {}
-    total = agree = 0
     with tempfile.TemporaryDirectory() as tmp:
-        for path in files:
-            scenarios, rows, skipped = run_feature(bin_dir, path, Path(tmp))
-            n_ok = sum(r["agree"] for r in rows)
-            total += len(rows)
-            agree += n_ok
-            print(f"{path.stem}: {n_ok}/{len(rows)} rows agree ({len(scenarios)} scenarios, {len(skipped)} skipped)")
-            for r in [r for r in rows if not r["agree"]][: args.show]:
-                print(f"  {r['scenario']} {r['row'].get('waypoints') or r['row']['from'] + ',' + r['row']['to']}")
-                for c in r["osrm"]:
-                    if r["ours"].get(c) != r["osrm"][c]:
-                        print(f"    {c}: osrm      {r['osrm'][c]}\n    {c}: starroute {r['ours'].get(c)}")
-            record[path.stem] = dict(
-                scenarios={k: {**vars(v), "routes": ""} for k, v in scenarios.items()},  # rows hold the routes
-                rows=[dict(scenario=r["scenario"], row=r["row"], osrm=r["osrm"], agree=r["agree"]) for r in rows],
-            )
-    print(f"total: {agree}/{total} rows agree")
-    if args.record:
-        args.record.write_text(json.dumps(record, indent=0, sort_keys=True) + "\n", encoding="utf-8")
+        per, rows, skipped = run(bin_dir, files, Path(tmp))
+    record: dict[str, Any] = {}
+    for feature, scenarios in per.items():
+        mine = [r for r in rows if r["scenario"].split(": ", 1)[0] == feature]
+        n_ok = sum(r["agree"] for r in mine)
+        n_skip = sum(s.startswith(f"{feature}: ") for s in skipped)
+        print(f"{feature}: {n_ok}/{len(mine)} rows agree ({len(scenarios)} scenarios, {n_skip} skipped)")
+        for r in [r for r in mine if not r["agree"]][: args.show]:
+            print(f"  {r['scenario']} {r['row'].get('waypoints') or r['row']['from'] + ',' + r['row']['to']}")
+            for c in r["osrm"]:
+                if r["ours"].get(c) != r["osrm"][c]:
+                    print(f"    {c}: osrm      {r['osrm'][c]}\n    {c}: starroute {r['ours'].get(c)}")
+        record[feature] = dict(
+            scenarios={k: {**vars(v), "routes": ""} for k, v in scenarios.items()},  # rows hold the routes
+            rows=[
+                dict(
+                    scenario=r["scenario"].split(": ", 1)[1],
+                    row=_request_cells(r["row"]),
+                    osrm=r["osrm"],
+                    agree=r["agree"],
+                )
+                for r in mine
+            ],
+        )
+    print(f"total: {sum(r['agree'] for r in rows)}/{len(rows)} rows agree")
+    if args.record:  # in file order, not sorted: the order places the scenarios on the map
+        args.record.write_text(json.dumps(record, indent=0) + "\n", encoding="utf-8")
     return 0
 
 

@@ -1,12 +1,13 @@
-"""OSRM's own guidance features replayed: every route row of the car scenarios of the recorded
-features/guidance/*.feature files, starroute's answer against osrm-routed 26.10's on the same map.
+"""OSRM's own guidance features replayed: every route row of the car scenarios of OSRM's features/guidance/*.feature
+files, starroute's answer against osrm-routed 26.10's on the same map.
 
-`tests/guidance_features.json` is written by `python -m bench.osrm_guidance_features --features DIR --only ...
---record tests/guidance_features.json`, which ran both servers on each feature's map: it holds the scenarios
+`tests/guidance_features.json` is written by `python -m bench.osrm_guidance_features --features DIR
+--record tests/guidance_features.json`, which ran both servers on one map of every scenario: it holds the scenarios
 (drawing, ways, nodes, relations, grid) and, per route row, osrm-routed's answer (`route`, `turns` with type,
 modifier and roundabout exit, `lanes`, ... as OSRM's harness writes them) and whether starroute agreed then. Rows that
 agreed must keep agreeing; rows that did not are strict xfails, so a fix that makes one agree fails here until the
-record is written again. All scenarios go into one map (`tests/test_guidance_http.py`'s harness), one server.
+record is written again. All scenarios go into one map in the record's order, so each lies where osrm-routed saw it
+(`tests/test_guidance_http.py`'s harness), one server.
 """
 
 from __future__ import annotations
