@@ -41,12 +41,12 @@ def rulers() -> np.ndarray:
 
 
 # -- OSRM's fixed-point geometry (geo) ---------------------------------------------------------------------------
-@kernel(I64(F64))
+@kernel(I64(F64), inner=True)
 def _round_half_away(x: float) -> float:
     return math.floor(x + 0.5) if x >= 0 else -math.floor(-x + 0.5)
 
 
-@kernel(F64(F64))
+@kernel(F64(F64), inner=True)
 def _remainder360(x: float) -> float:
     """IEEE remainder(x, 360) (math.remainder): x - 360 n, n the nearest integer to x / 360, halves to even."""
     if -180.0 <= x <= 180.0:
@@ -64,12 +64,12 @@ def _remainder360(x: float) -> float:
     return r
 
 
-@kernel(I64(I64))
+@kernel(I64(I64), inner=True)
 def _band(lat_fixed: int) -> int:
     return (abs(lat_fixed) - 1) // 50_000 if lat_fixed != 0 else 0
 
 
-@kernel(F64(I64, I64, I64, I64, RULERS))
+@kernel(F64(I64, I64, I64, I64, RULERS), inner=True)
 def _distance(ax: int, ay: int, bx: int, by: int, rulers: np.ndarray) -> float:
     mid = int((ay + by) / 2)
     b = _band(mid)
@@ -78,7 +78,7 @@ def _distance(ax: int, ay: int, bx: int, by: int, rulers: np.ndarray) -> float:
     return math.sqrt(dx * dx + dy * dy)
 
 
-@kernel(F64(I64, I64, I64, I64, RULERS))
+@kernel(F64(I64, I64, I64, I64, RULERS), inner=True)
 def _bearing(ax: int, ay: int, bx: int, by: int, rulers: np.ndarray) -> float:
     b = _band(int((ay + by) / 2))
     dx = _remainder360(bx / PREC - ax / PREC) * rulers[b, 0]
@@ -89,7 +89,7 @@ def _bearing(ax: int, ay: int, bx: int, by: int, rulers: np.ndarray) -> float:
     return r
 
 
-@kernel(F64(IA, IA, RULERS))
+@kernel(F64(IA, IA, RULERS), inner=True)
 def _length(xs: np.ndarray, ys: np.ndarray, rulers: np.ndarray) -> float:
     s = 0.0
     for i in range(1, len(xs)):
@@ -97,23 +97,23 @@ def _length(xs: np.ndarray, ys: np.ndarray, rulers: np.ndarray) -> float:
     return s
 
 
-@kernel(F64(F64))
+@kernel(F64(F64), inner=True)
 def _reverse(b: float) -> float:
     return b - 180.0 if b >= 180.0 else b + 180.0
 
 
-@kernel(F64(F64, F64))
+@kernel(F64(F64, F64), inner=True)
 def _angle_between(entry: float, exit_: float) -> float:
     return np.fmod(entry - exit_ + 540.0, 360.0)
 
 
-@kernel(F64(F64, F64))
+@kernel(F64(F64, F64), inner=True)
 def _deviation(a: float, b: float) -> float:
     d = abs(a - b)
     return min(360.0 - d, d)
 
 
-@kernel(F64(F64))
+@kernel(F64(F64), inner=True)
 def _restrict_angle(a: float) -> float:
     while a < 0:
         a += 360.0
@@ -122,7 +122,7 @@ def _restrict_angle(a: float) -> float:
     return a
 
 
-@kernel(F64(F64, F64, F64))
+@kernel(F64(F64, F64, F64), inner=True)
 def _interp_factor(desired: float, first: float, second: float) -> float:
     seg = second - first
     if seg <= 0:
@@ -130,17 +130,17 @@ def _interp_factor(desired: float, first: float, second: float) -> float:
     return max(0.0, min((desired - first) / seg, 1.0))
 
 
-@kernel(POINT(F64, I64, I64, I64, I64))
+@kernel(POINT(F64, I64, I64, I64, I64), inner=True)
 def _interpolate(f: float, ax: int, ay: int, bx: int, by: int) -> tuple[int, int]:
     return int(ax + f * (bx - ax)), int(ay + f * (by - ay))
 
 
-@kernel(I64(F64))
+@kernel(I64(F64), inner=True)
 def _fixed(deg: float) -> int:
     return int(_round_half_away(deg * PREC))
 
 
-@kernel(POINT(I64, I64, I64, I64, I64, I64))
+@kernel(POINT(I64, I64, I64, I64, I64, I64), inner=True)
 def _project(sx0: int, sy0: int, tx: int, ty: int, px: int, py: int) -> tuple[int, int]:
     """The nearest point of segment s-t to p, on the grid (`geo.project`'s point)."""
     sx, sy = sx0 / PREC, sy0 / PREC
@@ -154,13 +154,13 @@ def _project(sx0: int, sy0: int, tx: int, ty: int, px: int, py: int) -> tuple[in
     return _fixed((1.0 - r) * sx + (sx + vx) * r), _fixed((1.0 - r) * sy + (sy + vy) * r)
 
 
-@kernel(POINT(I64, I64, F64, F64))
+@kernel(POINT(I64, I64, F64, F64), inner=True)
 def _rotate(x: int, y: int, ca: float, sa: float) -> tuple[int, int]:
     lon, lat = x / PREC, y / PREC
     return _fixed(ca * lon - sa * lat), _fixed(sa * lon + ca * lat)
 
 
-@kernel(LINE(IA, IA))
+@kernel(LINE(IA, IA), inner=True)
 def _regression(xs0: np.ndarray, ys0: np.ndarray) -> tuple[int, int, int, int]:
     """`geo.regression` (its recursion over rotations as a loop): the line as two grid points."""
     xs, ys = xs0.copy(), ys0.copy()
@@ -214,7 +214,7 @@ def _regression(xs0: np.ndarray, ys0: np.ndarray) -> tuple[int, int, int, int]:
     return ax, ay, bx, by
 
 
-@kernel(F64(I64, I64, I64, I64, I64, I64))
+@kernel(F64(I64, I64, I64, I64, I64, I64), inner=True)
 def _compute_angle(fx: int, fy: int, sx: int, sy: int, tx: int, ty: int) -> float:
     """`geo.compute_angle` on the mercator plane."""
     if (fx == sx and fy == sy) or (sx == tx and sy == ty):
@@ -229,7 +229,7 @@ def _compute_angle(fx: int, fy: int, sx: int, sy: int, tx: int, ty: int) -> floa
     return angle
 
 
-@kernel(F64(F64))
+@kernel(F64(F64), inner=True)
 def _lat_to_y(lat: float) -> float:
     lat = max(min(lat, 85.051128779806592), -85.051128779806592)
     f = math.sin(RAD * lat)
@@ -237,7 +237,7 @@ def _lat_to_y(lat: float) -> float:
 
 
 # -- the coordinate extractor (coordinates) ----------------------------------------------------------------------
-@kernel(POINT(F64, IA, IA, FA, BOOL, RULERS))
+@kernel(POINT(F64, IA, IA, FA, BOOL, RULERS), inner=True)
 def _at_length(dist: float, xs: np.ndarray, ys: np.ndarray, seg: np.ndarray, use_seg: bool,
                rulers: np.ndarray) -> tuple[int, int]:  # fmt: skip
     """`coordinate_at_length` (with its length cache `seg` when `use_seg`)."""
@@ -250,7 +250,7 @@ def _at_length(dist: float, xs: np.ndarray, ys: np.ndarray, seg: np.ndarray, use
     return xs[-1], ys[-1]
 
 
-@kernel(FA(IA, IA, F64, RULERS))
+@kernel(FA(IA, IA, F64, RULERS), inner=True)
 def _length_cache(xs: np.ndarray, ys: np.ndarray, limit: float, rulers: np.ndarray) -> np.ndarray:
     out = np.zeros(len(xs), np.float64)
     acc = 0.0
@@ -265,7 +265,7 @@ def _length_cache(xs: np.ndarray, ys: np.ndarray, limit: float, rulers: np.ndarr
     return out[:k].copy()
 
 
-@kernel(LINE_PTS(IA, IA, F64, FA, BOOL, RULERS))
+@kernel(LINE_PTS(IA, IA, F64, FA, BOOL, RULERS), inner=True)
 def _trim(xs0: np.ndarray, ys0: np.ndarray, desired: float, seg: np.ndarray, use_seg: bool,
           rulers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """`trim_to_length` (with its length cache `seg` when `use_seg`)."""
@@ -292,7 +292,7 @@ def _trim(xs0: np.ndarray, ys0: np.ndarray, desired: float, seg: np.ndarray, use
     return xs, ys
 
 
-@kernel(LINE_PTS(IA, IA, F64, RULERS))
+@kernel(LINE_PTS(IA, IA, F64, RULERS), inner=True)
 def _trim_front(xs: np.ndarray, ys: np.ndarray, desired: float, rulers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     acc = 0.0
     idx = 0
@@ -308,14 +308,14 @@ def _trim_front(xs: np.ndarray, ys: np.ndarray, desired: float, rulers: np.ndarr
     return xs[:0].copy(), ys[:0].copy()
 
 
-@kernel(POINT(I64, I64, I64, I64, I64, I64, RULERS))
+@kernel(POINT(I64, I64, I64, I64, I64, I64, RULERS), inner=True)
 def _corrected(fx: int, fy: int, bx: int, by: int, hx: int, hy: int, rulers: np.ndarray) -> tuple[int, int]:
     if _distance(bx, by, hx, hy, rulers) < 2.0:
         return hx, hy
     return hx - int(90 * (bx - fx) / 100), hy - int(90 * (by - fy) / 100)
 
 
-@kernel(LINE_PTS(IA, IA, F64, F64, RULERS))
+@kernel(LINE_PTS(IA, IA, F64, F64, RULERS), inner=True)
 def _sample(xs: np.ndarray, ys: np.ndarray, max_len: float, rate: float,
             rulers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     cap = 16
@@ -347,7 +347,7 @@ def _sample(xs: np.ndarray, ys: np.ndarray, max_len: float, rate: float,
     return ox[:k].copy(), oy[:k].copy()
 
 
-@kernel(LINE(IA, IA, RULERS))
+@kernel(LINE(IA, IA, RULERS), inner=True)
 def _regression_line(xs: np.ndarray, ys: np.ndarray, rulers: np.ndarray) -> tuple[int, int, int, int]:
     sx, sy = _sample(xs, ys, FAR_LOOKAHEAD, 1.0, rulers)
     n = len(xs)
@@ -359,7 +359,7 @@ def _regression_line(xs: np.ndarray, ys: np.ndarray, rulers: np.ndarray) -> tupl
     return p0x, p0y, p1x, p1y
 
 
-@kernel(F64(IA, IA, I64, I64, I64, I64, I64, I64, RULERS))
+@kernel(F64(IA, IA, I64, I64, I64, I64, I64, I64, RULERS), inner=True)
 def _max_deviation(xs: np.ndarray, ys: np.ndarray, lo: int, hi: int, ax: int, ay: int, bx: int, by: int,
                    rulers: np.ndarray) -> float:  # fmt: skip
     """The largest distance of the points `lo:hi` from segment a-b."""
@@ -370,7 +370,7 @@ def _max_deviation(xs: np.ndarray, ys: np.ndarray, lo: int, hi: int, ax: int, ay
     return best
 
 
-@kernel(BOOL(I64, I64, I64, I64, I64, I64))
+@kernel(BOOL(I64, I64, I64, I64, I64, I64), inner=True)
 def _is_ccw(ax: int, ay: int, bx: int, by: int, cx: int, cy: int) -> bool:
     x1, y1 = ax / PREC, ay / PREC
     x2, y2 = bx / PREC, by / PREC
@@ -378,7 +378,7 @@ def _is_ccw(ax: int, ay: int, bx: int, by: int, cx: int, cy: int) -> bool:
     return 0.5 * (-x2 * y1 + x3 * y1 + x1 * y2 - x3 * y2 - x1 * y3 + x2 * y3) > 0
 
 
-@kernel(BOOL(IA, IA, FA, F64, F64, BOOL, RULERS))
+@kernel(BOOL(IA, IA, FA, F64, F64, BOOL, RULERS), inner=True)
 def _is_curve(xs: np.ndarray, ys: np.ndarray, seg: np.ndarray, seg_len: float, lane_width: float,
               roundabout: bool, rulers: np.ndarray) -> bool:  # fmt: skip
     if roundabout:
@@ -449,7 +449,7 @@ def _is_curve(xs: np.ndarray, ys: np.ndarray, seg: np.ndarray, seg_len: float, l
     return seg_len > 2 * lane_width and valid
 
 
-@kernel(BOOL(IA, IA, I64, F64, F64, FA, I64, RULERS))
+@kernel(BOOL(IA, IA, I64, F64, F64, FA, I64, RULERS), inner=True)
 def _is_direct_offset(xs: np.ndarray, ys: np.ndarray, straight_index: int, straight_dist: float, seg_len: float,
                       seg: np.ndarray, lanes: int, rulers: np.ndarray) -> bool:  # fmt: skip
     n = len(xs)
@@ -472,7 +472,7 @@ def _is_direct_offset(xs: np.ndarray, ys: np.ndarray, straight_index: int, strai
     return 0.5 * LANE_WIDTH > _max_deviation(xs, ys, oi, end, xs[oi], ys[oi], xs[end - 1], ys[end - 1], rulers)
 
 
-@kernel(POINT(I64, I64, BOOL, IA, IA, I64, IA, RULERS))
+@kernel(POINT(I64, I64, BOOL, IA, IA, I64, IA, RULERS), inner=True)
 def _representative(vx: int, vy: int, self_loop: bool, xs0: np.ndarray, ys0: np.ndarray, lanes: int,
                     attr: np.ndarray, rulers: np.ndarray) -> tuple[int, int]:  # fmt: skip
     """`coordinates.representative` of the edge with points `xs0, ys0` leaving node (vx, vy); `attr` its arc's

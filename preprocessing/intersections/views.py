@@ -59,29 +59,29 @@ from .names import CAR_SUFFIXES, NameRecord, NameTable
 
 
 # -- the compressed graph (graph) --------------------------------------------------------------------------------
-@kernel(I64(I64, IA, IA))
+@kernel(I64(I64, IA, IA), inner=True)
 def _half_source(h: int, first_node: np.ndarray, last_node: np.ndarray) -> int:
     return first_node[h >> 1] if h & 1 == 0 else last_node[h >> 1]
 
 
-@kernel(I64(I64, IA, IA))
+@kernel(I64(I64, IA, IA), inner=True)
 def _half_target(h: int, first_node: np.ndarray, last_node: np.ndarray) -> int:
     return last_node[h >> 1] if h & 1 == 0 else first_node[h >> 1]
 
 
-@kernel(I64(I64, IA, IA))
+@kernel(I64(I64, IA, IA), inner=True)
 def _half_arc(h: int, fwd: np.ndarray, bwd: np.ndarray) -> int:
     return fwd[h >> 1] if h & 1 == 0 else bwd[h >> 1]
 
 
-@kernel(I64(I64, IA, IA))
+@kernel(I64(I64, IA, IA), inner=True)
 def _source_arc(h: int, fwd: np.ndarray, bwd: np.ndarray) -> int:
     """The arc whose data a half edge carries (`GuidanceGraph.half_data`: its own, else the opposite one's)."""
     a = _half_arc(h, fwd, bwd)
     return a if a >= 0 else _half_arc(h ^ 1, fwd, bwd)
 
 
-@kernel(tup(I64, I64, I64)(I64, IA, IA, BA, IA, IA, IA))
+@kernel(tup(I64, I64, I64)(I64, IA, IA, BA, IA, IA, IA), inner=True)
 def _walk(e: int, adj_first: np.ndarray, adj_half: np.ndarray, is_inter: np.ndarray, first_node: np.ndarray,
           last_node: np.ndarray, buf: np.ndarray) -> tuple[int, int, int]:  # fmt: skip
     """`GuidanceGraph._walk`: the edge's half edges into `buf`; (target, their number, the last one)."""
@@ -99,7 +99,7 @@ def _walk(e: int, adj_first: np.ndarray, adj_half: np.ndarray, is_inter: np.ndar
     return v, cnt, h
 
 
-@kernel(I64(I64, IA, IA, BA, IA, IA))
+@kernel(I64(I64, IA, IA, BA, IA, IA), inner=True)
 def _edge_start(h: int, adj_first: np.ndarray, adj_half: np.ndarray, is_inter: np.ndarray, first_node: np.ndarray,
                 last_node: np.ndarray) -> int:  # fmt: skip
     """`GuidanceGraph.edge_start`."""
@@ -117,7 +117,7 @@ def _edge_start(h: int, adj_first: np.ndarray, adj_half: np.ndarray, is_inter: n
     return cur
 
 
-@kernel(LINE_PTS(IA, I64, IA, IA, IA))
+@kernel(LINE_PTS(IA, I64, IA, IA, IA), inner=True)
 def _points(buf: np.ndarray, cnt: int, geom_first: np.ndarray, gx: np.ndarray,
             gy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """`GuidanceGraph.geometry` of the edge whose half edges are `buf[:cnt]`."""
@@ -307,7 +307,8 @@ def _turn_views(fa: np.ndarray, ta: np.ndarray, order_t: np.ndarray, arc_geom: n
     return got, angle, roads, u_turn, todo
 
 
-@kernel(I64(I64, I64, I64, IA, I64, IA, IA, IA, IA, IA, IA, IA, IA, IA, IA2, FA, FA, IA, IA, IA, IA, FA, FA))
+@kernel(I64(I64, I64, I64, IA, I64, IA, IA, IA, IA, IA, IA, IA, IA, IA, IA2, FA, FA, IA, IA, IA, IA, FA, FA),
+        inner=True)  # fmt: skip
 def _view(
     via: int,
     v: int,
