@@ -124,6 +124,11 @@ def preprocess(
 
     report: dict[str, Any] = dict(ways.report)
     report.update(build_report)
+    contract = ch or landmarks > 0
+    if turns or contract:  # compiled (first run) or loaded before the stages, reported as compile, not stage time
+        estimate = (TURNS_COMPILE_S if turns else 0.0) + (CONTRACT_COMPILE_S if contract else 0.0)
+        with rep.compiling("preprocessing kernels", estimate):
+            warm_kernels(turns=turns, contract=contract)
     if turns:
         from .turns import edge_based_graph
 
@@ -178,9 +183,6 @@ def preprocess(
     if turns:  # the search stages run on the edge-based graph, under the road graph's array names
         graph = graph_in_memory(search_view_arrays(arrays), manifest)
         n = graph.num_nodes
-    if ch or landmarks > 0:
-        with rep.compiling("preprocessing kernels", CONTRACT_COMPILE_S):
-            warm_kernels()
     excludable = [sorted(s) for s in prof.EXCLUDABLE]
     manifest["excludable"] = [{"classes": c, "mask": class_mask(tuple(c))} for c in excludable]
     cch = cch and ch
@@ -332,21 +334,70 @@ def _contract_all(
             item["shortcuts"] = results[item["prefix"]][1]["shortcuts"]
 
 
-CONTRACT_COMPILE_S = 8.0  # measured cold compile of the contraction and landmark kernels, 2 cores (bench/startup.py)
+# Measured cold compile of the contraction and landmark kernels, 2 shared cores (a cold Monaco preprocess: 10.2-10.8 s),
+# and of the turn stage's kernels (`python -m bench.turn_compile`: 10.4-11.3 s): the compile block's estimate.
+CONTRACT_COMPILE_S = 10.0
+TURNS_COMPILE_S = 11.0
+
+# A junction of four roads, one of them oneway, beside a junction of three: a map every turn kernel runs on.
+_TINY_MAP = """<?xml version="1.0" encoding="UTF-8"?>
+<osm version="0.6" generator="starroute-warm">
+<node id="1" version="1" lat="43.7300" lon="7.4200"/><node id="2" version="1" lat="43.7300" lon="7.4210"/>
+<node id="3" version="1" lat="43.7300" lon="7.4220"/><node id="4" version="1" lat="43.7310" lon="7.4210"/>
+<node id="5" version="1" lat="43.7290" lon="7.4210"/><node id="6" version="1" lat="43.7305" lon="7.4225"/>
+<node id="7" version="1" lat="43.7310" lon="7.4221"/>
+<way id="1" version="1"><nd ref="1"/><nd ref="2"/><nd ref="3"/><tag k="highway" v="primary"/><tag k="name" v="A"/></way>
+<way id="2" version="1"><nd ref="4"/><nd ref="2"/><nd ref="5"/><tag k="highway" v="residential"/><tag k="name" v="B"/>
+<tag k="oneway" v="yes"/></way>
+<way id="3" version="1"><nd ref="3"/><nd ref="6"/><nd ref="7"/><tag k="highway" v="residential"/></way>
+</osm>
+"""
 
 
-def warm_kernels() -> None:
-    """Compile (first run) or load the contraction and landmark kernels on a 3-node graph, so that a real graph's
-    progress bars move from the start and the compile time is reported on its own."""
-    from .cch import build_cch
-    from .contract import build_ch
-    from .graph import arrays_from_arcs
-    from .landmarks import build_landmarks
+def warm_kernels(turns: bool = False, contract: bool = True) -> None:
+    """Compile (first run) or load the preprocessing kernels on tiny inputs, so that a real graph's stages time
+    their own work, their progress bars move from the start, and the compile time is reported on its own: the turn
+    stage's (`turns`) on a map of two junctions, the contraction's and landmarks' (`contract`) on a 3-node graph."""
+    if turns:
+        warm_turn_kernels()
+    if contract:
+        from .cch import build_cch
+        from .contract import build_ch
+        from .graph import arrays_from_arcs
+        from .landmarks import build_landmarks
 
-    tiny = graph_in_memory(arrays_from_arcs([0, 1, 1, 2], [1, 0, 2, 1], [10, 10, 20, 20], [100, 100, 200, 200]))
-    build_ch(tiny)
-    build_cch(tiny)
-    build_landmarks(tiny, count=2)
+        tiny = graph_in_memory(arrays_from_arcs([0, 1, 1, 2], [1, 0, 2, 1], [10, 10, 20, 20], [100, 100, 200, 200]))
+        build_ch(tiny)
+        build_cch(tiny)
+        build_landmarks(tiny, count=2)
+
+
+def tiny_turn_input() -> tuple[dict[str, np.ndarray], Any, list[Restriction]]:
+    """`_TINY_MAP`'s road graph arrays, the car profile and its restrictions: the turn stage's input."""
+    import tempfile
+
+    prof = get_profile("car")
+    with tempfile.TemporaryDirectory(prefix="starroute-warm-") as d:
+        src = Path(d) / "tiny.osm"
+        src.write_text(_TINY_MAP, encoding="utf-8")
+        ways = read_ways(src, prof)
+        nodes = read_nodes(src, np.unique(ways.refs), prof)
+        restrictions, _ = read_restrictions(src, prof)
+    vias = osrm_via_nodes(restrictions, ways.osm_id, ways.first, ways.refs)
+    arrays, _ = build_arrays(ways, nodes, obstacles_on_turns=True, hard_osm_ids=vias)
+    return arrays, prof, restrictions
+
+
+def warm_turn_kernels(tiny: tuple[dict[str, np.ndarray], Any, list[Restriction]] | None = None) -> None:
+    """The turn stage (`resolve_restrictions`, `turns.edge_based_graph`) on `tiny_turn_input()` (or `tiny`): every
+    kernel it calls compiles or loads, the intersection views' (`intersections.views`) included."""
+    from .intersections.views import ready
+    from .turns import edge_based_graph
+
+    arrays, prof, restrictions = tiny or tiny_turn_input()
+    sequences, _ = resolve_restrictions(restrictions, arrays)
+    edge_based_graph(arrays, prof, sequences, False)
+    ready()  # the views' kernels whatever the map exercised
 
 
 def _progress_adapter(tick):  # type: ignore[no-untyped-def]

@@ -128,6 +128,63 @@ def test_compile_groups_are_numbered_and_estimated() -> None:
     assert len(set(names)) == len(names)
 
 
+# In a fresh process: preprocess the warm-up's sample map as `starroute compile`'s "preprocessing" group does, and
+# note at the start of each stage how many overloads the turn stage's kernels hold (compiled or loaded from the cache).
+_TURN_KERNELS_AT_STAGES = """
+import json, sys
+from contextlib import contextmanager
+from pathlib import Path
+from app.warmup import write_sample_map
+from preprocessing.intersections import views
+from preprocessing.pipeline import preprocess
+from preprocessing.report import Reporter
+
+KERNELS = (views._junction_roads, views._may_merge, views._turn_views)
+seen = {}
+
+class Recording(Reporter):
+    @contextmanager
+    def stage(self, name, total=None, unit=""):
+        seen[name] = [len(k.overloads) for k in KERNELS]
+        with super().stage(name, total, unit) as tick:
+            yield tick
+
+work = Path(sys.argv[1])
+preprocess(write_sample_map(work / "sample.osm"), work / "g", ch=True, landmarks=4, force=True,
+           reporter=Recording(quiet=True))
+print(json.dumps(seen))
+"""
+
+
+def test_the_turn_kernels_compile_before_the_turn_stage_in_the_compile_group(tmp_path: Path) -> None:
+    """The turn stage's kernels are compiled (or loaded) in preprocess's compile block, before the "turns" stage:
+    in `starroute compile`'s preprocessing group (the Docker image ships them) as in every preprocess."""
+    import json
+    import subprocess
+
+    out = subprocess.run(
+        [sys.executable, "-c", _TURN_KERNELS_AT_STAGES, str(tmp_path)],
+        capture_output=True, text=True, cwd=warmup._ROOT, check=True,
+    )  # fmt: skip
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    assert seen["build graph"] == [0, 0, 0], seen  # nothing of them before the compile block
+    assert seen["turns"] == [1, 1, 1], f"the turn kernels were not ready when the turn stage began: {seen}"
+    assert warmup.COMPILE_GROUPS[0][0] == "preprocessing"
+
+
+def test_warm_kernels_readies_every_turn_kernel(tmp_path: Path) -> None:
+    """`warm_kernels(turns=True)` leaves each of the views' kernels with its one signature, in a fresh process."""
+    import subprocess
+
+    code = (
+        "from preprocessing.pipeline import warm_kernels; from preprocessing.intersections import views; "
+        "warm_kernels(turns=True, contract=False); "
+        "print([len(k.signatures) for k in (views._junction_roads, views._may_merge, views._turn_views)])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=warmup._ROOT, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "[1, 1, 1]"
+
+
 def test_is_compiled_needs_no_numba() -> None:
     import subprocess
 

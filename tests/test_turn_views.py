@@ -14,6 +14,7 @@ import pytest
 from preprocessing.build import build_arrays
 from preprocessing.intersections import coordinates, geo, geo_kernels
 from preprocessing.intersections.views import turn_views
+from preprocessing.jit import kernel
 from preprocessing.osm import read_nodes, read_ways
 from preprocessing.profiles import car
 from preprocessing.restrictions import osrm_via_nodes, read_restrictions
@@ -72,6 +73,22 @@ def _shape(rng: np.random.Generator, n: int) -> list[tuple[int, int]]:
     return pts
 
 
+@kernel
+def _geometry(xs: np.ndarray, ys: np.ndarray, rulers: np.ndarray) -> tuple:  # type: ignore[type-arg]
+    """The geometry kernels on one shape (they are `inner`: callable from kernels only)."""
+    n = len(xs)
+    none = np.zeros(1, np.float64)
+    return (
+        geo_kernels._distance(xs[0], ys[0], xs[n - 1], ys[n - 1], rulers),
+        geo_kernels._bearing(xs[0], ys[0], xs[n - 1], ys[n - 1], rulers),
+        geo_kernels._length(xs, ys, rulers),
+        geo_kernels._regression(xs, ys),
+        geo_kernels._at_length(7.5, xs, ys, none, False, rulers),
+        geo_kernels._trim(xs, ys, 12.0, none, False, rulers),
+        geo_kernels._sample(xs, ys, 40.0, 1.0, rulers),
+    )
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_geometry_kernels_equal_geo(seed: int) -> None:
     rng = np.random.default_rng(seed)
@@ -79,15 +96,11 @@ def test_geometry_kernels_equal_geo(seed: int) -> None:
     for _ in range(300):
         pts = _shape(rng, int(rng.integers(2, 12)))
         xs, ys = (np.array(c, dtype=np.int64) for c in zip(*pts, strict=True))
-        (ax, ay), (bx, by) = pts[0], pts[-1]
-        assert geo_kernels._distance(ax, ay, bx, by, rulers) == geo.distance(pts[0], pts[-1])
-        assert geo_kernels._bearing(ax, ay, bx, by, rulers) == geo.bearing(pts[0], pts[-1])
-        assert geo_kernels._length(xs, ys, rulers) == geo.length(pts)
-        if len(pts) >= 2:
-            assert geo_kernels._regression(xs, ys) == tuple(c for p in geo.regression(pts) for c in p)
-        got = geo_kernels._at_length(7.5, xs, ys, np.zeros(1), False, rulers)
-        assert got == coordinates.coordinate_at_length(7.5, pts)
-        tx, ty = geo_kernels._trim(xs, ys, 12.0, np.zeros(1), False, rulers)
+        distance, bearing, length, regression, at_length, (tx, ty), (sx, sy) = _geometry(xs, ys, rulers)
+        assert distance == geo.distance(pts[0], pts[-1])
+        assert bearing == geo.bearing(pts[0], pts[-1])
+        assert length == geo.length(pts)
+        assert regression == tuple(c for p in geo.regression(pts) for c in p)
+        assert at_length == coordinates.coordinate_at_length(7.5, pts)
         assert list(zip(tx.tolist(), ty.tolist(), strict=True)) == coordinates.trim_to_length(pts, 12.0)
-        sx, sy = geo_kernels._sample(xs, ys, 40.0, 1.0, rulers)
         assert list(zip(sx.tolist(), sy.tolist(), strict=True)) == coordinates.sample(pts, 40.0, 1.0)

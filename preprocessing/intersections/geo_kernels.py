@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from ..jit import kernel
+from ..jit import BOOL, F64, I64, arr, kernel, tup
 from ..road_classification import PRIMARY, TRUNK
 from . import geo
 
@@ -24,6 +24,11 @@ FAR_LOOKAHEAD = 40.0
 # rotateCCWAroundZero's sines and cosines as the Python model's libm computes them
 COS_CW, SIN_CW = math.cos(-math.pi / 2), math.sin(-math.pi / 2)
 COS_CCW, SIN_CCW = math.cos(math.pi / 2), math.sin(math.pi / 2)
+# One signature per kernel (`jit.kernel`): each compiles once, whatever literal or integer type its callers pass
+# (`f(x, 0)` and `f(x, True)` each compiled a copy of `_representative`, `_trim`, ... : half the cold compile).
+IA, FA, BA, IA2 = arr(I64), arr(F64), arr(BOOL), arr(I64, 2)  # a polyline's coordinates, lengths, flags, rows
+RULERS = arr(F64, 2)
+POINT, LINE, LINE_PTS = tup(I64, I64), tup(I64, I64, I64, I64), tup(IA, IA)  # (x, y), two points, a polyline
 # per arc attribute columns (`views.arc_attributes`)
 A_PRIO, A_MOTORWAY, A_LINK, A_IGNORE, A_LANES, A_ROUNDABOUT, A_CIRCULAR, A_MODE, A_NAME, A_TURN_LANES, A_U_LANE = range(
     11
@@ -36,12 +41,12 @@ def rulers() -> np.ndarray:
 
 
 # -- OSRM's fixed-point geometry (geo) ---------------------------------------------------------------------------
-@kernel
+@kernel(I64(F64), inner=True)
 def _round_half_away(x: float) -> float:
     return math.floor(x + 0.5) if x >= 0 else -math.floor(-x + 0.5)
 
 
-@kernel
+@kernel(F64(F64), inner=True)
 def _remainder360(x: float) -> float:
     """IEEE remainder(x, 360) (math.remainder): x - 360 n, n the nearest integer to x / 360, halves to even."""
     if -180.0 <= x <= 180.0:
@@ -59,12 +64,12 @@ def _remainder360(x: float) -> float:
     return r
 
 
-@kernel
+@kernel(I64(I64), inner=True)
 def _band(lat_fixed: int) -> int:
     return (abs(lat_fixed) - 1) // 50_000 if lat_fixed != 0 else 0
 
 
-@kernel
+@kernel(F64(I64, I64, I64, I64, RULERS), inner=True)
 def _distance(ax: int, ay: int, bx: int, by: int, rulers: np.ndarray) -> float:
     mid = int((ay + by) / 2)
     b = _band(mid)
@@ -73,7 +78,7 @@ def _distance(ax: int, ay: int, bx: int, by: int, rulers: np.ndarray) -> float:
     return math.sqrt(dx * dx + dy * dy)
 
 
-@kernel
+@kernel(F64(I64, I64, I64, I64, RULERS), inner=True)
 def _bearing(ax: int, ay: int, bx: int, by: int, rulers: np.ndarray) -> float:
     b = _band(int((ay + by) / 2))
     dx = _remainder360(bx / PREC - ax / PREC) * rulers[b, 0]
@@ -84,7 +89,7 @@ def _bearing(ax: int, ay: int, bx: int, by: int, rulers: np.ndarray) -> float:
     return r
 
 
-@kernel
+@kernel(F64(IA, IA, RULERS), inner=True)
 def _length(xs: np.ndarray, ys: np.ndarray, rulers: np.ndarray) -> float:
     s = 0.0
     for i in range(1, len(xs)):
@@ -92,23 +97,23 @@ def _length(xs: np.ndarray, ys: np.ndarray, rulers: np.ndarray) -> float:
     return s
 
 
-@kernel
+@kernel(F64(F64), inner=True)
 def _reverse(b: float) -> float:
     return b - 180.0 if b >= 180.0 else b + 180.0
 
 
-@kernel
+@kernel(F64(F64, F64), inner=True)
 def _angle_between(entry: float, exit_: float) -> float:
     return np.fmod(entry - exit_ + 540.0, 360.0)
 
 
-@kernel
+@kernel(F64(F64, F64), inner=True)
 def _deviation(a: float, b: float) -> float:
     d = abs(a - b)
     return min(360.0 - d, d)
 
 
-@kernel
+@kernel(F64(F64), inner=True)
 def _restrict_angle(a: float) -> float:
     while a < 0:
         a += 360.0
@@ -117,7 +122,7 @@ def _restrict_angle(a: float) -> float:
     return a
 
 
-@kernel
+@kernel(F64(F64, F64, F64), inner=True)
 def _interp_factor(desired: float, first: float, second: float) -> float:
     seg = second - first
     if seg <= 0:
@@ -125,17 +130,17 @@ def _interp_factor(desired: float, first: float, second: float) -> float:
     return max(0.0, min((desired - first) / seg, 1.0))
 
 
-@kernel
+@kernel(POINT(F64, I64, I64, I64, I64), inner=True)
 def _interpolate(f: float, ax: int, ay: int, bx: int, by: int) -> tuple[int, int]:
     return int(ax + f * (bx - ax)), int(ay + f * (by - ay))
 
 
-@kernel
+@kernel(I64(F64), inner=True)
 def _fixed(deg: float) -> int:
     return int(_round_half_away(deg * PREC))
 
 
-@kernel
+@kernel(POINT(I64, I64, I64, I64, I64, I64), inner=True)
 def _project(sx0: int, sy0: int, tx: int, ty: int, px: int, py: int) -> tuple[int, int]:
     """The nearest point of segment s-t to p, on the grid (`geo.project`'s point)."""
     sx, sy = sx0 / PREC, sy0 / PREC
@@ -149,13 +154,13 @@ def _project(sx0: int, sy0: int, tx: int, ty: int, px: int, py: int) -> tuple[in
     return _fixed((1.0 - r) * sx + (sx + vx) * r), _fixed((1.0 - r) * sy + (sy + vy) * r)
 
 
-@kernel
+@kernel(POINT(I64, I64, F64, F64), inner=True)
 def _rotate(x: int, y: int, ca: float, sa: float) -> tuple[int, int]:
     lon, lat = x / PREC, y / PREC
     return _fixed(ca * lon - sa * lat), _fixed(sa * lon + ca * lat)
 
 
-@kernel
+@kernel(LINE(IA, IA), inner=True)
 def _regression(xs0: np.ndarray, ys0: np.ndarray) -> tuple[int, int, int, int]:
     """`geo.regression` (its recursion over rotations as a loop): the line as two grid points."""
     xs, ys = xs0.copy(), ys0.copy()
@@ -209,7 +214,7 @@ def _regression(xs0: np.ndarray, ys0: np.ndarray) -> tuple[int, int, int, int]:
     return ax, ay, bx, by
 
 
-@kernel
+@kernel(F64(I64, I64, I64, I64, I64, I64), inner=True)
 def _compute_angle(fx: int, fy: int, sx: int, sy: int, tx: int, ty: int) -> float:
     """`geo.compute_angle` on the mercator plane."""
     if (fx == sx and fy == sy) or (sx == tx and sy == ty):
@@ -224,7 +229,7 @@ def _compute_angle(fx: int, fy: int, sx: int, sy: int, tx: int, ty: int) -> floa
     return angle
 
 
-@kernel
+@kernel(F64(F64), inner=True)
 def _lat_to_y(lat: float) -> float:
     lat = max(min(lat, 85.051128779806592), -85.051128779806592)
     f = math.sin(RAD * lat)
@@ -232,7 +237,7 @@ def _lat_to_y(lat: float) -> float:
 
 
 # -- the coordinate extractor (coordinates) ----------------------------------------------------------------------
-@kernel
+@kernel(POINT(F64, IA, IA, FA, BOOL, RULERS), inner=True)
 def _at_length(dist: float, xs: np.ndarray, ys: np.ndarray, seg: np.ndarray, use_seg: bool,
                rulers: np.ndarray) -> tuple[int, int]:  # fmt: skip
     """`coordinate_at_length` (with its length cache `seg` when `use_seg`)."""
@@ -245,9 +250,9 @@ def _at_length(dist: float, xs: np.ndarray, ys: np.ndarray, seg: np.ndarray, use
     return xs[-1], ys[-1]
 
 
-@kernel
+@kernel(FA(IA, IA, F64, RULERS), inner=True)
 def _length_cache(xs: np.ndarray, ys: np.ndarray, limit: float, rulers: np.ndarray) -> np.ndarray:
-    out = np.zeros(len(xs), dtype=np.float64)
+    out = np.zeros(len(xs), np.float64)
     acc = 0.0
     k = 1
     for i in range(1, len(xs)):
@@ -260,7 +265,7 @@ def _length_cache(xs: np.ndarray, ys: np.ndarray, limit: float, rulers: np.ndarr
     return out[:k].copy()
 
 
-@kernel
+@kernel(LINE_PTS(IA, IA, F64, FA, BOOL, RULERS), inner=True)
 def _trim(xs0: np.ndarray, ys0: np.ndarray, desired: float, seg: np.ndarray, use_seg: bool,
           rulers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """`trim_to_length` (with its length cache `seg` when `use_seg`)."""
@@ -287,7 +292,7 @@ def _trim(xs0: np.ndarray, ys0: np.ndarray, desired: float, seg: np.ndarray, use
     return xs, ys
 
 
-@kernel
+@kernel(LINE_PTS(IA, IA, F64, RULERS), inner=True)
 def _trim_front(xs: np.ndarray, ys: np.ndarray, desired: float, rulers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     acc = 0.0
     idx = 0
@@ -303,14 +308,14 @@ def _trim_front(xs: np.ndarray, ys: np.ndarray, desired: float, rulers: np.ndarr
     return xs[:0].copy(), ys[:0].copy()
 
 
-@kernel
+@kernel(POINT(I64, I64, I64, I64, I64, I64, RULERS), inner=True)
 def _corrected(fx: int, fy: int, bx: int, by: int, hx: int, hy: int, rulers: np.ndarray) -> tuple[int, int]:
     if _distance(bx, by, hx, hy, rulers) < 2.0:
         return hx, hy
     return hx - int(90 * (bx - fx) / 100), hy - int(90 * (by - fy) / 100)
 
 
-@kernel
+@kernel(LINE_PTS(IA, IA, F64, F64, RULERS), inner=True)
 def _sample(xs: np.ndarray, ys: np.ndarray, max_len: float, rate: float,
             rulers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     cap = 16
@@ -330,7 +335,8 @@ def _sample(xs: np.ndarray, ys: np.ndarray, max_len: float, rate: float,
                 if k == cap:
                     cap *= 2
                     nx, ny = np.empty(cap, np.int64), np.empty(cap, np.int64)
-                    nx[:k], ny[:k] = ox[:k], oy[:k]
+                    for q in range(k):  # a loop: a slice assignment lowered to 2 s of compile
+                        nx[q], ny[q] = ox[q], oy[q]
                     ox, oy = nx, ny
                 ox[k], oy[k] = _interpolate(_interp_factor(base + j * rate, 0, d), xs[i - 1], ys[i - 1], xs[i], ys[i])
                 k += 1
@@ -341,7 +347,7 @@ def _sample(xs: np.ndarray, ys: np.ndarray, max_len: float, rate: float,
     return ox[:k].copy(), oy[:k].copy()
 
 
-@kernel
+@kernel(LINE(IA, IA, RULERS), inner=True)
 def _regression_line(xs: np.ndarray, ys: np.ndarray, rulers: np.ndarray) -> tuple[int, int, int, int]:
     sx, sy = _sample(xs, ys, FAR_LOOKAHEAD, 1.0, rulers)
     n = len(xs)
@@ -353,7 +359,7 @@ def _regression_line(xs: np.ndarray, ys: np.ndarray, rulers: np.ndarray) -> tupl
     return p0x, p0y, p1x, p1y
 
 
-@kernel
+@kernel(F64(IA, IA, I64, I64, I64, I64, I64, I64, RULERS), inner=True)
 def _max_deviation(xs: np.ndarray, ys: np.ndarray, lo: int, hi: int, ax: int, ay: int, bx: int, by: int,
                    rulers: np.ndarray) -> float:  # fmt: skip
     """The largest distance of the points `lo:hi` from segment a-b."""
@@ -364,7 +370,7 @@ def _max_deviation(xs: np.ndarray, ys: np.ndarray, lo: int, hi: int, ax: int, ay
     return best
 
 
-@kernel
+@kernel(BOOL(I64, I64, I64, I64, I64, I64), inner=True)
 def _is_ccw(ax: int, ay: int, bx: int, by: int, cx: int, cy: int) -> bool:
     x1, y1 = ax / PREC, ay / PREC
     x2, y2 = bx / PREC, by / PREC
@@ -372,7 +378,7 @@ def _is_ccw(ax: int, ay: int, bx: int, by: int, cx: int, cy: int) -> bool:
     return 0.5 * (-x2 * y1 + x3 * y1 + x1 * y2 - x3 * y2 - x1 * y3 + x2 * y3) > 0
 
 
-@kernel
+@kernel(BOOL(IA, IA, FA, F64, F64, BOOL, RULERS), inner=True)
 def _is_curve(xs: np.ndarray, ys: np.ndarray, seg: np.ndarray, seg_len: float, lane_width: float,
               roundabout: bool, rulers: np.ndarray) -> bool:  # fmt: skip
     if roundabout:
@@ -387,7 +393,7 @@ def _is_curve(xs: np.ndarray, ys: np.ndarray, seg: np.ndarray, seg_len: float, l
         for i in range(2, n - 1):
             if _is_ccw(xs[0], ys[0], xs[n - 1], ys[n - 1], xs[i], ys[i]) != ccw:
                 return False
-    devs = np.empty(n)
+    devs = np.empty(n, np.float64)
     for i in range(n):
         px, py = _project(xs[0], ys[0], xs[n - 1], ys[n - 1], xs[i], ys[i])
         devs[i] = _distance(px, py, xs[i], ys[i], rulers)
@@ -413,7 +419,7 @@ def _is_curve(xs: np.ndarray, ys: np.ndarray, seg: np.ndarray, seg_len: float, l
     ):
         return False
     na = n - 2
-    angles = np.empty(max(na, 0))
+    angles = np.empty(max(na, 0), np.float64)
     for i in range(na):
         angles[i] = _compute_angle(xs[i], ys[i], xs[i + 1], ys[i + 1], xs[i + 2], ys[i + 2])
     last_was_straight = False
@@ -443,7 +449,7 @@ def _is_curve(xs: np.ndarray, ys: np.ndarray, seg: np.ndarray, seg_len: float, l
     return seg_len > 2 * lane_width and valid
 
 
-@kernel
+@kernel(BOOL(IA, IA, I64, F64, F64, FA, I64, RULERS), inner=True)
 def _is_direct_offset(xs: np.ndarray, ys: np.ndarray, straight_index: int, straight_dist: float, seg_len: float,
                       seg: np.ndarray, lanes: int, rulers: np.ndarray) -> bool:  # fmt: skip
     n = len(xs)
@@ -466,7 +472,7 @@ def _is_direct_offset(xs: np.ndarray, ys: np.ndarray, straight_index: int, strai
     return 0.5 * LANE_WIDTH > _max_deviation(xs, ys, oi, end, xs[oi], ys[oi], xs[end - 1], ys[end - 1], rulers)
 
 
-@kernel
+@kernel(POINT(I64, I64, BOOL, IA, IA, I64, IA, RULERS), inner=True)
 def _representative(vx: int, vy: int, self_loop: bool, xs0: np.ndarray, ys0: np.ndarray, lanes: int,
                     attr: np.ndarray, rulers: np.ndarray) -> tuple[int, int]:  # fmt: skip
     """`coordinates.representative` of the edge with points `xs0, ys0` leaving node (vx, vy); `attr` its arc's
@@ -478,7 +484,7 @@ def _representative(vx: int, vy: int, self_loop: bool, xs0: np.ndarray, ys0: np.
     if n <= 2:
         return xs[n - 1], ys[n - 1]
     skip = 2.0
-    none = np.zeros(1)
+    none = np.zeros(1, np.float64)
     if attr[A_ROUNDABOUT] or attr[A_CIRCULAR]:
         return _at_length(skip, xs, ys, none, False, rulers)
     if attr[A_IGNORE]:

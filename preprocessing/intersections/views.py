@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..jit import kernel
+from ..jit import I64, kernel, tup
 from ..road_classification import CONNECTIVITY, MOTORWAY_TYPES, PRIORITY, ROAD_TYPES, chain_arcs, compressed_nodes
 from ..units import FLAG_CIRCULAR, FLAG_FERRY, FLAG_ROUNDABOUT, OSRM_MODE_NAMES, ROAD_CLASSES
 from . import geo
@@ -35,7 +35,13 @@ from .geo_kernels import (
     A_ROUNDABOUT,
     A_TURN_LANES,
     A_U_LANE,
+    BA,
     EPS,
+    FA,
+    IA,
+    IA2,
+    LINE_PTS,
+    RULERS,
     _angle_between,
     _at_length,
     _bearing,
@@ -53,29 +59,29 @@ from .names import CAR_SUFFIXES, NameRecord, NameTable
 
 
 # -- the compressed graph (graph) --------------------------------------------------------------------------------
-@kernel
+@kernel(I64(I64, IA, IA), inner=True)
 def _half_source(h: int, first_node: np.ndarray, last_node: np.ndarray) -> int:
     return first_node[h >> 1] if h & 1 == 0 else last_node[h >> 1]
 
 
-@kernel
+@kernel(I64(I64, IA, IA), inner=True)
 def _half_target(h: int, first_node: np.ndarray, last_node: np.ndarray) -> int:
     return last_node[h >> 1] if h & 1 == 0 else first_node[h >> 1]
 
 
-@kernel
+@kernel(I64(I64, IA, IA), inner=True)
 def _half_arc(h: int, fwd: np.ndarray, bwd: np.ndarray) -> int:
     return fwd[h >> 1] if h & 1 == 0 else bwd[h >> 1]
 
 
-@kernel
+@kernel(I64(I64, IA, IA), inner=True)
 def _source_arc(h: int, fwd: np.ndarray, bwd: np.ndarray) -> int:
     """The arc whose data a half edge carries (`GuidanceGraph.half_data`: its own, else the opposite one's)."""
     a = _half_arc(h, fwd, bwd)
     return a if a >= 0 else _half_arc(h ^ 1, fwd, bwd)
 
 
-@kernel
+@kernel(tup(I64, I64, I64)(I64, IA, IA, BA, IA, IA, IA), inner=True)
 def _walk(e: int, adj_first: np.ndarray, adj_half: np.ndarray, is_inter: np.ndarray, first_node: np.ndarray,
           last_node: np.ndarray, buf: np.ndarray) -> tuple[int, int, int]:  # fmt: skip
     """`GuidanceGraph._walk`: the edge's half edges into `buf`; (target, their number, the last one)."""
@@ -93,7 +99,7 @@ def _walk(e: int, adj_first: np.ndarray, adj_half: np.ndarray, is_inter: np.ndar
     return v, cnt, h
 
 
-@kernel
+@kernel(I64(I64, IA, IA, BA, IA, IA), inner=True)
 def _edge_start(h: int, adj_first: np.ndarray, adj_half: np.ndarray, is_inter: np.ndarray, first_node: np.ndarray,
                 last_node: np.ndarray) -> int:  # fmt: skip
     """`GuidanceGraph.edge_start`."""
@@ -111,7 +117,7 @@ def _edge_start(h: int, adj_first: np.ndarray, adj_half: np.ndarray, is_inter: n
     return cur
 
 
-@kernel
+@kernel(LINE_PTS(IA, I64, IA, IA, IA), inner=True)
 def _points(buf: np.ndarray, cnt: int, geom_first: np.ndarray, gx: np.ndarray,
             gy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """`GuidanceGraph.geometry` of the edge whose half edges are `buf[:cnt]`."""
@@ -136,7 +142,7 @@ def _points(buf: np.ndarray, cnt: int, geom_first: np.ndarray, gx: np.ndarray,
 
 
 # -- the roads at every junction (Extractor.outgoing) and the merge detector's cheap tests -------------------------
-@kernel
+@kernel(tup(FA, FA, FA, IA, IA, IA, IA)(IA, IA, BA, IA, IA, IA, IA, IA, IA, IA, IA, IA, IA2, RULERS))
 def _junction_roads(adj_first: np.ndarray, adj_half: np.ndarray, is_inter: np.ndarray, first_node: np.ndarray,
                     last_node: np.ndarray, fwd: np.ndarray, bwd: np.ndarray, geom_first: np.ndarray, gx: np.ndarray,
                     gy: np.ndarray, nx: np.ndarray, ny: np.ndarray, attr: np.ndarray,
@@ -145,11 +151,14 @@ def _junction_roads(adj_first: np.ndarray, adj_half: np.ndarray, is_inter: np.nd
     initial and perceived bearing, length; the edge's target, reverse edge and point count; and per junction its
     slots sorted by perceived bearing (`order`, stable as Python's sort)."""
     k_all = len(adj_half)
-    init, perc, seg_len = np.zeros(k_all), np.zeros(k_all), np.zeros(k_all)
-    tgt, rev = np.full(k_all, -1, np.int64), np.full(k_all, -1, np.int64)
-    npts, order = np.zeros(k_all, np.int64), np.arange(k_all)
+    # allocations in as few forms as the other kernels use (each form of np.zeros/np.full compiles once more)
+    init, perc, seg_len = np.zeros(k_all, np.float64), np.zeros(k_all, np.float64), np.zeros(k_all, np.float64)
+    tgt, rev = np.empty(k_all, np.int64), np.empty(k_all, np.int64)
+    npts, order = np.zeros(k_all, np.int64), np.empty(k_all, np.int64)
+    for k in range(k_all):
+        tgt[k], rev[k], order[k] = -1, -1, k
     buf = np.empty(100_001, np.int64)
-    none = np.zeros(1)
+    none = np.zeros(1, np.float64)
     for v in range(len(adj_first) - 1):
         lo, hi = adj_first[v], adj_first[v + 1]
         if not is_inter[v] or hi == lo:
@@ -186,7 +195,7 @@ def _junction_roads(adj_first: np.ndarray, adj_half: np.ndarray, is_inter: np.nd
     return init, perc, seg_len, tgt, rev, npts, order
 
 
-@kernel
+@kernel(tup(BA, IA)(IA, IA, BA, IA, IA, IA2, FA, FA, IA, IA, IA, I64))
 def _may_merge(adj_first: np.ndarray, adj_half: np.ndarray, is_inter: np.ndarray, fwd: np.ndarray, bwd: np.ndarray,
                attr: np.ndarray, perc: np.ndarray, seg_len: np.ndarray, tgt: np.ndarray, order: np.ndarray,
                identical: np.ndarray, records: int) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
@@ -220,10 +229,19 @@ def _may_merge(adj_first: np.ndarray, adj_half: np.ndarray, is_inter: np.ndarray
                 continue
             if ra[A_NAME] != rb[A_NAME]:
                 key = min(ra[A_NAME], rb[A_NAME]) * records + max(ra[A_NAME], rb[A_NAME])
-                at = np.searchsorted(identical, key)
+                at, end = 0, len(identical)  # np.searchsorted's (left) place, without its compile
+                while at < end:
+                    mid = (at + end) >> 1
+                    if identical[mid] < key:
+                        at = mid + 1
+                    else:
+                        end = mid
                 if at == len(identical) or identical[at] != key:
                     if n_unknown == len(unknown):
-                        unknown = np.concatenate((unknown, np.zeros(len(unknown), np.int64)))
+                        grown = np.zeros(2 * len(unknown), np.int64)
+                        for q in range(n_unknown):
+                            grown[q] = unknown[q]
+                        unknown = grown
                     unknown[n_unknown] = key
                     n_unknown += 1
                     continue
@@ -242,7 +260,7 @@ def _may_merge(adj_first: np.ndarray, adj_half: np.ndarray, is_inter: np.ndarray
 
 
 # -- the view from the road arriving (Extractor.view) and the turns' numbers --------------------------------------
-@kernel
+@kernel(tup(BA, FA, IA, BA, BA)(IA, IA, IA, IA, IA, IA, BA, IA, IA, IA, IA, IA, IA, IA, IA2, FA, FA, IA, IA, IA, BA))
 def _turn_views(fa: np.ndarray, ta: np.ndarray, order_t: np.ndarray, arc_geom: np.ndarray, adj_first: np.ndarray,
                 adj_half: np.ndarray, is_inter: np.ndarray, first_node: np.ndarray, last_node: np.ndarray,
                 fwd: np.ndarray, bwd: np.ndarray, geom_first: np.ndarray, gx: np.ndarray, gy: np.ndarray,
@@ -252,11 +270,11 @@ def _turn_views(fa: np.ndarray, ta: np.ndarray, order_t: np.ndarray, arc_geom: n
     the kernels cover; `todo` marks the turns left to the Python model (`python[node]`)."""
     k = len(fa)
     got, todo = np.zeros(k, np.bool_), np.zeros(k, np.bool_)
-    angle, roads, u_turn = np.zeros(k), np.zeros(k, np.int64), np.zeros(k, np.bool_)
+    angle, roads, u_turn = np.zeros(k, np.float64), np.zeros(k, np.int64), np.zeros(k, np.bool_)
     buf = np.empty(100_001, np.int64)
     r_eid = np.empty(64, np.int64)
-    r_ang = np.empty(64)
-    r_adj = np.empty(64)
+    r_ang = np.empty(64, np.float64)
+    r_adj = np.empty(64, np.float64)
     size = 0
     last_from = -1
     v = -1
@@ -272,7 +290,7 @@ def _turn_views(fa: np.ndarray, ta: np.ndarray, order_t: np.ndarray, arc_geom: n
                 lo, hi = adj_first[v], adj_first[v + 1]
                 if hi - lo + 1 > len(r_eid):
                     cap = 2 * (hi - lo + 1)
-                    r_eid, r_ang, r_adj = np.empty(cap, np.int64), np.empty(cap), np.empty(cap)
+                    r_eid, r_ang, r_adj = np.empty(cap, np.int64), np.empty(cap, np.float64), np.empty(cap, np.float64)
                 size = _view(via, v, last ^ 1, buf, cnt, adj_first, adj_half, first_node, last_node, fwd, bwd,
                              geom_first, gx, gy, attr, init, perc, tgt, rev, npts, r_eid, r_ang, r_adj)  # fmt: skip
         if size < 0:
@@ -289,7 +307,8 @@ def _turn_views(fa: np.ndarray, ta: np.ndarray, order_t: np.ndarray, arc_geom: n
     return got, angle, roads, u_turn, todo
 
 
-@kernel
+@kernel(I64(I64, I64, I64, IA, I64, IA, IA, IA, IA, IA, IA, IA, IA, IA, IA2, FA, FA, IA, IA, IA, IA, FA, FA),
+        inner=True)  # fmt: skip
 def _view(
     via: int,
     v: int,
@@ -426,6 +445,13 @@ def _view(
     return n
 
 
+def ready() -> None:
+    """Compile (first run) or load the views' kernels (`preprocessing.pipeline.warm_turn_kernels` runs them on a
+    tiny map first)."""
+    for k in (_junction_roads, _may_merge, _turn_views):
+        k.starroute_ready()
+
+
 # -- from the graph arrays -----------------------------------------------------------------------------------------
 def _strings(arrays: dict[str, np.ndarray]) -> Any:
     """A cached string reader of the graph's string table ("" for 0), as `GuidanceGraph.string`."""
@@ -523,6 +549,7 @@ def turn_views(
     numbers (whether the view has the road taken, the angle for the profile, the number of roads, whether it is a
     u-turn) and `todo`: the turns the Python model must give (junctions where roads may merge, and
     `python_nodes`)."""
+    # the kernels take exactly their signatures' types: fresh (writable, C-contiguous) int64, float64, bool arrays
     fwd, bwd, first_node, last_node = (x.astype(np.int64) for x in chain_arcs(arrays))
     is_inter = ~compressed_nodes(arrays)
     adj_first, adj_half = adjacency(arrays, first_node, last_node)
