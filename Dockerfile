@@ -11,11 +11,11 @@ WORKDIR /src
 # the whole build context: .dockerignore leaves out what is not the package, so the wheel's own package list
 # (pyproject.toml: app*, preprocessing*, starroute*) decides what is installed -- a new package needs no line here
 COPY . ./
-# the tested versions (constraints.txt), then every numba kernel compiled into the cache the image ships, so each
-# replica starts warm (about a second) instead of compiling (half a minute) -- on a host with the same CPU model;
-# another CPU recompiles once at its first start, which the log announces
+# the tested versions (constraints.txt) with the `dask` extra (`starroute matrix` runs on Dask), then every numba
+# kernel compiled into the cache the image ships, so each replica starts warm (about a second) instead of compiling
+# (half a minute) -- on a host with the same CPU model; another CPU recompiles once at its first start, as logged
 RUN python -m venv /opt/venv \
- && /opt/venv/bin/pip install -c constraints.txt . \
+ && /opt/venv/bin/pip install -c constraints.txt '.[dask]' \
  && find /opt/venv -name '__pycache__' -prune -exec rm -rf {} + \
  && NUMBA_CACHE_DIR=/var/cache/numba /opt/venv/bin/starroute compile --jobs 2
 

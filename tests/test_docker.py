@@ -81,6 +81,7 @@ def test_dockerfile_conventions() -> None:
 def test_image_installs_the_tested_versions_and_ships_compiled_kernels() -> None:
     text = (ROOT / "Dockerfile").read_text()
     assert "-c constraints.txt" in text, "the image installs the versions the tests passed with"
+    assert "'.[dask]'" in text, "with the extra `starroute matrix` needs (it said 'Dask is not installed' inside)"
     assert re.search(r"NUMBA_CACHE_DIR=/var/cache/numba\s+\S*starroute compile", text), "kernels compiled at build"
     assert "COPY --from=build --chown=starroute:starroute /var/cache/numba" in text
     period = re.search(r"--start-period=(\d+)s", text)
