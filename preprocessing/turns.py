@@ -13,7 +13,9 @@ back to their road arc (`eb_node_arc`).
 
 U-turns follow OSRM (`isTurnAllowed`): only at dead ends (one road), where at most one road may be arrived on, where
 only one exit is allowed, at turning obstacles (`node_flags`), where a turn lane of the road arriving has a u-turn
-arrow, and at barriers (each barrier copy is a dead end here).
+arrow, and at barriers (each barrier copy is a dead end here). Nor, as in OSRM, a turn against a roundabout's flow: a
+way crossing a roundabout node does not turn onto its own continuation there when that leaves within the sector
+between the roundabout arriving and the road arrived on (`Extractor.against_roundabout`); it drives round.
 
 A turn's angle, the number of roads and whether it is a u-turn are OSRM's (`osrm_turn_views`): the intersection view
 of the road arriving (`preprocessing.intersections`, which guidance reads too), at the nodes OSRM's graph compressor
@@ -142,9 +144,17 @@ def turn_table(
         compressed[head[forbidden_pairs[:, 0]]] = False  # OSRM keeps a restriction's via node
     # where OSRM takes a turn, its angle, road count and u-turns are those of its intersection view
     view = osrm_nodes[via]
-    got, v_angle, v_roads, v_u_turn, v_skip = osrm_turn_views(
+    got, v_angle, v_roads, v_u_turn, v_against, v_skip = osrm_turn_views(
         arrays, str(getattr(profile, "NAME", "car")), fa[view], ta[view]
     )
+    # OSRM's isTurnAllowed refuses a turn against a roundabout's flow (after the u-turn rules, whose exit count
+    # still has it): a way crossing a roundabout node does not turn onto its own continuation there
+    report["turns_against_roundabout"] = int(v_against.sum())
+    if v_against.any():
+        ok = np.ones(len(fa), dtype=bool)
+        ok[np.flatnonzero(view)[v_against]] = False
+        fa, ta, u_turn, via, angle, n_roads, view = (x[ok] for x in (fa, ta, u_turn, via, angle, n_roads, view))
+        got, v_angle, v_roads, v_u_turn, v_skip = (x[~v_against] for x in (got, v_angle, v_roads, v_u_turn, v_skip))
     sel = np.flatnonzero(view)[got]
     angle[sel], n_roads[sel] = v_angle[got], v_roads[got]
     u_turn = u_turn.copy()
@@ -194,13 +204,14 @@ _VIEW_CHUNKS = 8  # per process, for balance
 
 def osrm_turn_views(
     arrays: dict[str, np.ndarray], profile_name: str, fa: np.ndarray, ta: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The turns `fa -> ta` (road arcs meeting at a node OSRM keeps) as OSRM's turn stage sees them, from the
     intersection view of the road arriving (`intersections.intersection_analysis`: perceived bearings, dual
     carriageways merged, its u-turn rule near 0 degrees, the order adjustments): whether the view has the road
     taken, the angle for the profile (degrees, 0 straight, + right), the number of roads (`number_of_roads`: the
     view's roads, a u-turn to another road than the first not counting itself) and whether it is a u-turn (its
-    angle is 0, `getTurnDirection`); and, at a node with a conditional stop sign (`NODE_MINOR_STOP`,
+    angle is 0, `getTurnDirection`); whether isTurnAllowed refuses it as a turn against a roundabout's flow
+    (`Extractor.against_roundabout`); and, at a node with a conditional stop sign (`NODE_MINOR_STOP`,
     `NODE_SHORT_LEG_STOP`), whether car.lua leaves the sign out of the turn (`stop_skipped`).
 
     The numba kernels (`intersections.views`) give the views at every junction where no roads can merge; the rest
@@ -212,26 +223,26 @@ def osrm_turn_views(
     skip = np.zeros(len(fa), dtype=bool)
     node_flags = arrays.get("node_flags")
     stops = (node_flags & (NODE_MINOR_STOP | NODE_SHORT_LEG_STOP)) != 0 if node_flags is not None else None
-    got, angle, roads, u_turn, todo = turn_views(arrays, profile_name, fa, ta, stops)
+    got, angle, roads, u_turn, against, todo = turn_views(arrays, profile_name, fa, ta, stops)
     rest = np.flatnonzero(todo)
     if len(rest):
-        got[rest], angle[rest], roads[rest], u_turn[rest], skip[rest] = python_turn_views(
+        got[rest], angle[rest], roads[rest], u_turn[rest], against[rest], skip[rest] = python_turn_views(
             arrays, profile_name, fa[rest], ta[rest]
         )
-    return got, angle, roads, u_turn, skip
+    return got, angle, roads, u_turn, against, skip
 
 
 def python_turn_views(
     arrays: dict[str, np.ndarray], profile_name: str, fa: np.ndarray, ta: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """`osrm_turn_views`' five arrays from the Python model alone (`Extractor.intersection`), for the turns the
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """`osrm_turn_views`' six arrays from the Python model alone (`Extractor.intersection`), for the turns the
     kernels leave to it (and as the kernels' reference in the tests)."""
     k = len(fa)
     got = np.zeros(k, dtype=bool)
     angle, roads, u_turn = np.zeros(k), np.zeros(k, dtype=np.int64), np.zeros(k, dtype=bool)
-    skip = np.zeros(k, dtype=bool)
+    against, skip = np.zeros(k, dtype=bool), np.zeros(k, dtype=bool)
     if not k:
-        return got, angle, roads, u_turn, skip
+        return got, angle, roads, u_turn, against, skip
     order = np.lexsort((ta, fa, arrays["arc_head"][fa]))
     parallel = k >= _PARALLEL_VIEWS_FROM and TURN_VIEW_PROCESSES > 1 and "fork" in mp.get_all_start_methods()
     # chunk bounds on from-arc boundaries
@@ -251,9 +262,9 @@ def python_turn_views(
             parts = [_view_chunk(c) for c in chunks]
     finally:
         _VIEW_STATE = None
-    for idx, g, a, r, u, sk in parts:
-        got[idx], angle[idx], roads[idx], u_turn[idx], skip[idx] = g, a, r, u, sk
-    return got, angle, roads, u_turn, skip
+    for idx, g, a, r, u, ag, sk in parts:
+        got[idx], angle[idx], roads[idx], u_turn[idx], against[idx], skip[idx] = g, a, r, u, ag, sk
+    return got, angle, roads, u_turn, against, skip
 
 
 _VIEW_STATE: tuple[dict[str, np.ndarray], str, np.ndarray, np.ndarray, np.ndarray] | None = None
@@ -271,9 +282,9 @@ def _die_with_parent() -> None:
 
 def _view_chunk(
     bounds: tuple[int, int],
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """`osrm_turn_views` of the turns `order[lo:hi]` (`_VIEW_STATE`, set before forking): (their indices, got,
-    angle, roads, u-turn, stop sign left out)."""
+    angle, roads, u-turn, against a roundabout, stop sign left out)."""
     from .artifacts import graph_in_memory
     from .intersections.graph import GuidanceGraph
     from .intersections.intersection_analysis import Extractor
@@ -283,7 +294,7 @@ def _view_chunk(
     idx = order[bounds[0] : bounds[1]]
     n = len(idx)
     got, angle, roads, u_turn = np.zeros(n, dtype=bool), np.zeros(n), np.zeros(n, dtype=np.int64), np.zeros(n, bool)
-    skip = np.zeros(n, dtype=bool)
+    against, skip = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
     gg = GuidanceGraph(graph_in_memory(arrays, {"profile": profile_name}))
     ex = Extractor(gg)
     geom, head = arrays["arc_geom"], arrays["arc_head"]
@@ -299,6 +310,7 @@ def _view_chunk(
             e_in = gg.edge_start(int(geom[a]))
             inter = ex.intersection(e_in)
             where = {r.eid: (i, r.angle, len(inter)) for i, r in enumerate(inter)}
+        against[j] = ex.against_roundabout(e_in, int(geom[b]))
         hit = where.get(int(geom[b]))
         if hit is None:
             continue
@@ -308,7 +320,7 @@ def _view_chunk(
         roads[j] = size - (1 if is_u and i != 0 else 0)
         if stops is not None and stops[head[a]]:
             skip[j] = _stop_left_out(arrays, gg, ex, int(stops[head[a]]), e_in, inter, i, int(roads[j]))
-    return idx, got, angle, roads, u_turn, skip
+    return idx, got, angle, roads, u_turn, against, skip
 
 
 def _stop_left_out(

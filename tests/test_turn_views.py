@@ -41,7 +41,8 @@ def test_turn_views_equal_the_python_model(monaco: tuple[dict[str, np.ndarray], 
     arrays, fa, ta = monaco
     fast = osrm_turn_views(arrays, "car", fa, ta)
     slow = python_turn_views(arrays, "car", fa, ta)
-    for name, a, b in zip(("got", "angle", "roads", "u_turn", "stop_skipped"), fast, slow, strict=True):
+    names = ("got", "angle", "roads", "u_turn", "against_roundabout", "stop_skipped")
+    for name, a, b in zip(names, fast, slow, strict=True):
         assert a.dtype == b.dtype, name
         assert np.array_equal(a, b), f"{name}: {np.flatnonzero(a != b)[:10]}"
     assert slow[0].sum() > 0.9 * len(fa) and slow[3].any()  # the views have the roads; some turns are u-turns
@@ -51,12 +52,13 @@ def test_the_kernels_give_most_turns(monaco: tuple[dict[str, np.ndarray], np.nda
     """Only junctions where roads may merge (or near one) go to the Python model: the kernels' own numbers cover
     most turns, and equal the model's there."""
     arrays, fa, ta = monaco
-    got, angle, roads, u_turn, todo = turn_views(arrays, "car", fa, ta)
+    got, angle, roads, u_turn, against, todo = turn_views(arrays, "car", fa, ta)
     assert 0 < todo.sum() < 0.25 * len(fa)
     ok = ~todo
-    s_got, s_angle, s_roads, s_u, _ = python_turn_views(arrays, "car", fa[ok], ta[ok])
+    s_got, s_angle, s_roads, s_u, s_against, _ = python_turn_views(arrays, "car", fa[ok], ta[ok])
     assert np.array_equal(got[ok], s_got) and np.array_equal(angle[ok], s_angle)
     assert np.array_equal(roads[ok], s_roads) and np.array_equal(u_turn[ok], s_u)
+    assert np.array_equal(against[ok], s_against)
 
 
 def _shape(rng: np.random.Generator, n: int) -> list[tuple[int, int]]:

@@ -172,6 +172,45 @@ def test_turn_table_angles_and_u_turns(tmp_path: Path) -> None:
     assert angle(arc("e", "c"), arc("c", "a")) == pytest.approx(0.0, abs=0.5)
 
 
+# OSRM's roundabout.feature "Mixed Entry and Exit": four oneways crossing a roundabout at its nodes, each leaving on
+# the side it came from (counter-clockwise flow: b k h e), and the same with the oneways drawn so that each would turn
+# onto its own continuation against the flow
+MIXED = """
+  c   a
+j   b   f
+  k   e
+l   h   d
+  g   i
+"""
+SEGREGATED = """
+    a   c
+
+l     b     d
+    k   e
+j     h     f
+
+    i   g
+"""
+ONEWAY = {"highway": "primary", "oneway": "yes"}
+CROSSING = [("abc", ONEWAY), ("def", ONEWAY), ("ghi", ONEWAY), ("jkl", ONEWAY)]
+ROUNDABOUT = ("bkheb", {"highway": "primary", "junction": "roundabout"})
+
+
+@pytest.mark.parametrize(("drawing", "against"), [(MIXED, False), (SEGREGATED, True)])
+def test_no_turn_against_a_roundabouts_flow(tmp_path: Path, drawing: str, against: bool) -> None:
+    """OSRM's isTurnAllowed: a oneway crossing a roundabout node may not turn onto its own continuation when that
+    turns against the roundabout's flow (it drives round instead); turning off on the side of the flow stays."""
+    built = build(tmp_path, drawing, [*CROSSING, ROUNDABOUT], profile="car", turns=False)
+    arrays = {k: np.asarray(v) for k, v in built.graph.arrays.items()}
+    fa, ta, _, _, report = turn_table(arrays, car)
+    tail, head = arrays["arc_tail"], arrays["arc_head"]
+    ids = {x: built.nodes(x)[0] for x in "abcdefghijkl"}
+    for u, v, w in ("abc", "def", "ghi", "jkl"):
+        into = np.flatnonzero((tail[fa] == ids[u]) & (head[fa] == ids[v]) & (head[ta] == ids[w]))
+        assert len(into) == (0 if against else 1), (u, v, w)
+    assert report["turns_against_roundabout"] == (4 if against else 0)
+
+
 # -- restrictions on drawn maps ----------------------------------------------------------------------------------------
 
 

@@ -178,7 +178,7 @@ class Extractor:
             return False
         if self.restricted is not None and self.restricted(via, to):
             return False
-        from_rev_bearing, allowed_exits, bidirectional, rb_from, rb_to = ctx
+        _, allowed_exits, bidirectional, _, _ = ctx
         if self.goes_back(via, to):
             if gg.out_degree(gg.target(via)) == 1:
                 return True
@@ -186,16 +186,14 @@ class Extractor:
                 return True
             lanes = gg.data(via).lanes
             return bool(lanes and any(m & 256 for m in lanes))
-        if rb_from >= 0 and rb_to >= 0:
-            from_b = geo.reverse(geoms[rb_from][1])
-            to_b = geoms[rb_to][1]
-            to_edge_b = geoms[to][1]
-            rb_angle = geo.angle_between(from_b, to_b)
-            rb_from_a = geo.angle_between(from_b, from_rev_bearing)
-            rb_to_a = geo.angle_between(from_b, to_edge_b)
-            if (rb_from_a < rb_angle and rb_to_a < rb_from_a) or (rb_from_a > rb_angle and rb_to_a > rb_from_a):
-                return False
-        return True
+        return not _against_roundabout(ctx, to, geoms)
+
+    def against_roundabout(self, via: int, to: int) -> bool:
+        """Whether isTurnAllowed refuses the turn from edge `via` onto edge `to` (not a way back) as one against a
+        roundabout's flow: `to` leaves within the sector between the roundabout edge arriving and the road arrived
+        on (a way crossing a roundabout node may not turn onto its own continuation there against the flow)."""
+        geoms, _ = self.merged_geometries(self.gg.target(via))
+        return not self.goes_back(via, to) and _against_roundabout(self._allowed_context(via, geoms), to, geoms)
 
     def view(self, via: int, geoms: dict[int, tuple[float, float, float]], merged: frozenset[int]) -> Intersection:
         """convertToIntersectionView: the roads at the target of `via` as seen arriving on it."""
@@ -381,3 +379,18 @@ class Extractor:
         ):
             return False
         return True
+
+
+def _against_roundabout(
+    ctx: tuple[float, int, int, int, int], to: int, geoms: dict[int, tuple[float, float, float]]
+) -> bool:
+    """isTurnAllowed's roundabout check in the junction context `ctx` (`Extractor._allowed_context`): the road `to`
+    lies in the sector from the roundabout edge arriving to the road arrived on."""
+    from_rev_bearing, _, _, rb_from, rb_to = ctx
+    if rb_from < 0 or rb_to < 0:
+        return False
+    from_b = geo.reverse(geoms[rb_from][1])
+    rb_angle = geo.angle_between(from_b, geoms[rb_to][1])
+    rb_from_a = geo.angle_between(from_b, from_rev_bearing)
+    rb_to_a = geo.angle_between(from_b, geoms[to][1])
+    return (rb_from_a < rb_angle and rb_to_a < rb_from_a) or (rb_from_a > rb_angle and rb_to_a > rb_from_a)

@@ -260,7 +260,8 @@ def _may_merge(adj_first: np.ndarray, adj_half: np.ndarray, is_inter: np.ndarray
 
 
 # -- the view from the road arriving (Extractor.view) and the turns' numbers --------------------------------------
-@kernel(tup(BA, FA, IA, BA, BA)(IA, IA, IA, IA, IA, IA, BA, IA, IA, IA, IA, IA, IA, IA, IA2, FA, FA, IA, IA, IA, BA))
+@kernel(tup(BA, FA, IA, BA, BA, BA)(IA, IA, IA, IA, IA, IA, BA, IA, IA, IA, IA, IA, IA, IA, IA2, FA, FA, IA, IA, IA,
+                                     BA))  # fmt: skip
 def _turn_views(fa: np.ndarray, ta: np.ndarray, order_t: np.ndarray, arc_geom: np.ndarray, adj_first: np.ndarray,
                 adj_half: np.ndarray, is_inter: np.ndarray, first_node: np.ndarray, last_node: np.ndarray,
                 fwd: np.ndarray, bwd: np.ndarray, geom_first: np.ndarray, gx: np.ndarray, gy: np.ndarray,
@@ -271,10 +272,12 @@ def _turn_views(fa: np.ndarray, ta: np.ndarray, order_t: np.ndarray, arc_geom: n
     k = len(fa)
     got, todo = np.zeros(k, np.bool_), np.zeros(k, np.bool_)
     angle, roads, u_turn = np.zeros(k, np.float64), np.zeros(k, np.int64), np.zeros(k, np.bool_)
+    against = np.zeros(k, np.bool_)
     buf = np.empty(100_001, np.int64)
     r_eid = np.empty(64, np.int64)
     r_ang = np.empty(64, np.float64)
     r_adj = np.empty(64, np.float64)
+    r_rb = np.zeros(64, np.bool_)
     size = 0
     last_from = -1
     v = -1
@@ -291,12 +294,17 @@ def _turn_views(fa: np.ndarray, ta: np.ndarray, order_t: np.ndarray, arc_geom: n
                 if hi - lo + 1 > len(r_eid):
                     cap = 2 * (hi - lo + 1)
                     r_eid, r_ang, r_adj = np.empty(cap, np.int64), np.empty(cap, np.float64), np.empty(cap, np.float64)
+                    r_rb = np.zeros(cap, np.bool_)
                 size = _view(via, v, last ^ 1, buf, cnt, adj_first, adj_half, first_node, last_node, fwd, bwd,
-                             geom_first, gx, gy, attr, init, perc, tgt, rev, npts, r_eid, r_ang, r_adj)  # fmt: skip
+                             geom_first, gx, gy, attr, init, perc, tgt, rev, npts, r_eid, r_ang, r_adj,
+                             r_rb)  # fmt: skip
         if size < 0:
             todo[j] = True
             continue
         b = arc_geom[ta[j]]
+        for i in range(adj_first[v], adj_first[v + 1]):
+            if adj_half[i] == b:
+                against[j] = r_rb[i - adj_first[v]]
         for i in range(size):
             if r_eid[i] == b:
                 a_osrm = r_ang[i]
@@ -304,10 +312,10 @@ def _turn_views(fa: np.ndarray, ta: np.ndarray, order_t: np.ndarray, arc_geom: n
                 got[j], angle[j], u_turn[j] = True, 180.0 - a_osrm, is_u
                 roads[j] = size - (1 if is_u and i != 0 else 0)
                 break
-    return got, angle, roads, u_turn, todo
+    return got, angle, roads, u_turn, against, todo
 
 
-@kernel(I64(I64, I64, I64, IA, I64, IA, IA, IA, IA, IA, IA, IA, IA, IA, IA2, FA, FA, IA, IA, IA, IA, FA, FA),
+@kernel(I64(I64, I64, I64, IA, I64, IA, IA, IA, IA, IA, IA, IA, IA, IA, IA2, FA, FA, IA, IA, IA, IA, FA, FA, BA),
         inner=True)  # fmt: skip
 def _view(
     via: int,
@@ -333,9 +341,11 @@ def _view(
     r_eid: np.ndarray,
     r_ang: np.ndarray,
     r_adj: np.ndarray,
+    r_rb: np.ndarray,
 ) -> int:
     """`Extractor.view` from edge `via` (half edges `halves[:cnt]`) at junction v with no road merged: the roads in
-    view order into `r_eid` / `r_ang` (their angles); returns their number."""
+    view order into `r_eid` / `r_ang` (their angles); returns their number. `r_rb[k - lo]`: whether isTurnAllowed
+    refuses the road at adjacency slot k as a turn against a roundabout's flow (`Extractor.against_roundabout`)."""
     lo, hi = adj_first[v], adj_first[v + 1]
     sb = lo
     while adj_half[sb] != back:
@@ -379,6 +389,7 @@ def _view(
         e = adj_half[k]
         # _allowed
         allowed = True
+        r_rb[k - lo] = False
         if via_rev or _half_arc(e, fwd, bwd) < 0:
             allowed = False
         else:
@@ -396,6 +407,7 @@ def _view(
                 rb_to_a = _angle_between(from_b, perc[k])
                 if (rb_from_a < rb_angle and rb_to_a < rb_from_a) or (rb_from_a > rb_angle and rb_to_a > rb_from_a):
                     allowed = False
+                    r_rb[k - lo] = True
         turn_angle = np.fmod(_round_half_away(_angle_between(in_b, perc[k]) * 1e8) / 1e8, 360.0)
         initial_angle = _angle_between(in_init, init[k])
         if allowed and ((turn_angle < 15 and initial_angle > 180) or (turn_angle > 345 and initial_angle < 180)):
@@ -544,11 +556,11 @@ def turn_views(
     fa: np.ndarray,
     ta: np.ndarray,
     python_nodes: np.ndarray | None = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """For the turns `fa -> ta` (road arcs meeting at a node OSRM keeps), `preprocessing.turns.osrm_turn_views`'
     numbers (whether the view has the road taken, the angle for the profile, the number of roads, whether it is a
-    u-turn) and `todo`: the turns the Python model must give (junctions where roads may merge, and
-    `python_nodes`)."""
+    u-turn, whether it turns against a roundabout's flow) and `todo`: the turns the Python model must give
+    (junctions where roads may merge, and `python_nodes`)."""
     # the kernels take exactly their signatures' types: fresh (writable, C-contiguous) int64, float64, bool arrays
     fwd, bwd, first_node, last_node = (x.astype(np.int64) for x in chain_arcs(arrays))
     is_inter = ~compressed_nodes(arrays)
