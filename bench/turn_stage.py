@@ -39,18 +39,9 @@ def array_hash(a: np.ndarray) -> str:
 
 def road_graph(extract: Path, profile: str = "car") -> tuple[dict[str, np.ndarray], Any, list]:
     """The road graph arrays, the profile and the restrictions, as the pipeline has them before its turn stage."""
-    from preprocessing.build import build_arrays
-    from preprocessing.osm import read_nodes, read_ways
-    from preprocessing.profiles import get_profile
-    from preprocessing.restrictions import osrm_via_nodes, read_restrictions
+    from preprocessing.pipeline import turn_input
 
-    prof = get_profile(profile)
-    ways = read_ways(extract, prof)
-    nodes = read_nodes(extract, np.unique(ways.refs), prof)
-    restrictions, _ = read_restrictions(extract, prof)
-    vias = osrm_via_nodes(restrictions, ways.osm_id, ways.first, ways.refs)
-    arrays, _ = build_arrays(ways, nodes, obstacles_on_turns=True, hard_osm_ids=vias)
-    return arrays, prof, restrictions
+    return turn_input(extract, profile)
 
 
 def turn_stage(arrays: dict[str, np.ndarray], prof: Any, restrictions: list) -> tuple[dict[str, np.ndarray], dict]:

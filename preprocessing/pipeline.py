@@ -376,13 +376,19 @@ def tiny_turn_input() -> tuple[dict[str, np.ndarray], Any, list[Restriction]]:
     """`_TINY_MAP`'s road graph arrays, the car profile and its restrictions: the turn stage's input."""
     import tempfile
 
-    prof = get_profile("car")
     with tempfile.TemporaryDirectory(prefix="starroute-warm-") as d:
         src = Path(d) / "tiny.osm"
         src.write_text(_TINY_MAP, encoding="utf-8")
-        ways = read_ways(src, prof)
-        nodes = read_nodes(src, np.unique(ways.refs), prof)
-        restrictions, _ = read_restrictions(src, prof)
+        return turn_input(src, "car")
+
+
+def turn_input(src: Path, profile: str = "car") -> tuple[dict[str, np.ndarray], Any, list[Restriction]]:
+    """The road graph arrays of extract `src`, the profile and its restrictions, as `preprocess` has them before its
+    turn stage (without its reporting); the turn stage's input for the warm-up and bench/turn_stage.py."""
+    prof = get_profile(profile)
+    ways = read_ways(src, prof)
+    nodes = read_nodes(src, np.unique(ways.refs), prof)
+    restrictions, _ = read_restrictions(src, prof)
     vias = osrm_via_nodes(restrictions, ways.osm_id, ways.first, ways.refs)
     arrays, _ = build_arrays(ways, nodes, obstacles_on_turns=True, hard_osm_ids=vias)
     return arrays, prof, restrictions
