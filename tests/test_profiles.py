@@ -457,6 +457,10 @@ def test_car_ferries() -> None:
     res = car.process_way({"route": "ferry", "oneway": "yes", "duration": "10"})
     assert res is not None and res.forward and not res.backward and res.backward_duration_s is None
     assert car.process_way({"route": "hiking"}) is None
+    # car.lua classifies a ferry by its highway tag like any way: guidance sees a ramp or a primary road there
+    res = car.process_way({"route": "ferry", "highway": "trunk_link"})
+    assert res is not None and res.ferry and res.road_class == "trunk_link" and res.forward_mode == "ferry"
+    assert fb(res) == (5, 5)
 
 
 def test_car_movable_bridges() -> None:

@@ -400,7 +400,9 @@ def process_way(tags: Mapping[str, str]) -> WayResult | None:
         duration = None if d is None else max(d, 1.0)
         mode = "ferry"
         ferry = True
-        road_class = route
+        # car.lua classifies every way by its highway tag, a ferry too (guidance takes a `highway=trunk_link` ferry
+        # for a ramp, a `highway=primary` one for a primary road); a ferry without one is the route
+        road_class = highway or route
     elif tags.get("bridge") in BRIDGE_SPEEDS and tags.get("capacity:car") != "0":
         d = T.parse_duration_s(tags.get("duration"))
         if d is not None:
