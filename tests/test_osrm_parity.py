@@ -20,7 +20,9 @@ Groups:
   `only_*` over two via ways.
 - smaller: a ferry's duration, car.lua's access with conditional values, gates with access tags, surface and
   maxspeed; bicycle pushing on a pedestrian area and `use_sidepath`; foot over a bridge without a shared node and a
-  name suffix change; testbot's `continue_straight` at a via point on a junction (a known gap, strict xfail).
+  name suffix change.
+- via points exactly on a node (OSRM's candidates: one phantom per road there): `continue_straight` at 3-way and
+  4-way junctions, a dead end and a node inside a straight road (car, testbot); the legs' rounded distances summed.
 """
 
 from __future__ import annotations
@@ -429,9 +431,6 @@ CASES: dict[str, Case] = {
             """,
         profile="testbot",
         ways=[("abcd", {"highway": "primary", "name": "Line"}), ("ce", {"highway": "primary", "name": "Spur"})],
-        known_gap="a via point on a junction node: OSRM's phantom lies on one road there (here the spur, at its "
-        "start), so continue_straight sends the route on along it; starroute's stays on the node and constrains "
-        "nothing (and sums the two legs' distances to 399.9 m, not 399.8)",
         rows=[
             Row("b", "b", "", ("Line,Spur,Spur,Spur,Line,Line", 599.7, 80.0, 80.0), via="c"),
             Row("b", "b", "&continue_straight=false", ("Line,Line,Line,Line", 399.8, 40.0, 40.0), via="c"),
@@ -491,8 +490,52 @@ CASES: dict[str, Case] = {
             Row("a", "c", "", ("Street,Street,Street,Street", 799.7, 115.2, 115.2), via=("a", "b", 0.5)),
             Row("a", "a", "", ("Street,Street,Street,Street,Street", 1599.4, 257.8, 257.8), via=("b", "c", 0.5)),
         ],
-        known_gap="a via point on a node stays on the node here: no u-turn cost at the dead end d (148.2 s, not "
-        "175.6) and the legs' distances at b sum to 799.7 m, not 799.8",
+    ),
+    # car via points on the nodes of a 4-way junction b and of a 3-way junction h (OSRM's candidates: one phantom
+    # per road there; continue_straight carries on along the road a leg arrives by and turns back only where a u-turn
+    # is allowed), and on a node inside a straight road (m: a shape point, no junction)
+    "via_on_junction": Case(
+        drawing="""
+                f
+            a   b   c
+                d
+            g   h   i
+                j
+            k   m   n
+            """,
+        ways=[
+            ("abc", STREET),
+            ("fbd", {"highway": "residential", "name": "Cross"}),
+            ("dh", {"highway": "residential", "name": "Link"}),
+            ("ghi", {"highway": "residential", "name": "Lower"}),
+            ("hj", {"highway": "residential", "name": "Stub"}),
+            ("kmn", {"highway": "residential", "name": "Straight"}),
+        ],
+        rows=[
+            Row("a", "f", "", ("Street,Street,Cross,Cross", 499.9, 79.3, 79.3), via="b"),
+            Row("a", "a", "", ("Street,Cross,Cross,Cross,Street,Street", 999.7, 180.8, 180.8), via="b"),
+            Row("a", "a", "&continue_straight=false", ("Street,Street,Street,Street", 799.8, 115.2, 115.2), via="b"),
+            Row("f", "c", "", ("Cross,Cross,Street,Street", 499.9, 79.3, 79.3), via="b"),
+            Row("g", "g", "", ("Lower,Stub,Stub,Stub,Lower,Lower", 999.7, 180.8, 180.8), via="h"),
+            Row("g", "g", "&continue_straight=false", ("Lower,Lower,Lower,Lower", 799.8, 115.2, 115.2), via="h"),
+            Row("g", "i", "", ("Lower,Lower,Lower,Lower", 799.8, 115.2, 115.2), via="h"),
+            Row("k", "k", "", ("Straight,Straight,Straight,Straight,Straight", 1599.5, 257.8, 257.8), via="m"),
+            Row(
+                "k",
+                "k",
+                "&continue_straight=false",
+                ("Straight,Straight,Straight,Straight", 799.8, 115.2, 115.2),
+                via="m",
+            ),
+            Row(
+                "k",
+                "k",
+                "&continue_straight=true",
+                ("Straight,Straight,Straight,Straight,Straight", 1599.5, 257.8, 257.8),
+                via="m",
+            ),
+            Row("k", "n", "", ("Straight,Straight,Straight,Straight", 799.8, 115.2, 115.2), via="m"),
+        ],
     ),
     # bicycle.lua's access: `;`-lists resolved per direction (lib/access.lua), a blacklisted direction closed
     # (`vehicle:forward=agricultural`), a carriageway whose cycleway is mapped apart (`cycleway*=separate`) closed

@@ -564,7 +564,8 @@ def _route_object(svc: Service, r: Route, wps: list[int] | None, o: dict[str, An
         "weight_name": engine.meta.weight_name,
         "weight": round(r.weight_s, 1),
         "duration": round(r.duration_s, 1),
-        "distance": round(r.distance_m, 1),
+        # OSRM's route distance is the sum of its legs' rounded distances (`assembleLeg` rounds each to 0.1 m)
+        "distance": round(sum(leg["distance"] for leg in legs_out), 1),
     }
     if overview == "full":
         route_obj["geometry"] = geom(r.coordinates)

@@ -167,31 +167,59 @@ class Legs:
         self, search: Search, algorithm: str, phantoms: Sequence[Phantom], options: SearchOptions
     ) -> tuple[list[Leg], list[SearchTrace]]:
         """Legs through via points without turning back there (OSRM's `continue_straight`): a leg leaves a via point
-        in the direction the previous one arrived (FWD or BWD along its road). Dynamic programming over the arrival
-        direction at each via point, one search per (leaving, arriving) direction pair; a via point on a junction
-        node, or on a oneway, constrains nothing more than its road does."""
+        as the previous one arrived (`_via_states`: FWD or BWD along its road, or along one of the roads at a via
+        point on a road node). Dynamic programming over the state a leg arrives in at each via point, one search per
+        (leaving, arriving) state pair; the first state on ties."""
         k = len(phantoms)
-        # best[d] = (total weight, legs, traces) arriving at the current phantom in direction d (None: any)
-        best: dict[int | None, tuple[int, list[Leg], list[SearchTrace]]] = {None: (0, [], [])}
+        # best[(j, d)] = (total weight, legs, traces) arriving at the current via point in its state j, direction d
+        # (None: the route's start)
+        best: dict[tuple[int, int | None] | None, tuple[int, list[Leg], list[SearchTrace]]] = {None: (0, [], [])}
+        places: list[Phantom] = []
         for i in range(k - 1):
             last = i == k - 2
-            nxt: dict[int | None, tuple[int, list[Leg], list[SearchTrace]]] = {}
-            for d_in, (w0, legs0, tr0) in best.items():
-                for d_out in (None,) if last else (FWD, BWD):
+            there, targets = ([phantoms[-1]], [(0, None)]) if last else self._via_states(phantoms[i + 1])
+            nxt: dict[tuple[int, int | None] | None, tuple[int, list[Leg], list[SearchTrace]]] = {}
+            for key_in, (w0, legs0, tr0) in best.items():
+                src, s_dir = (phantoms[i], None) if key_in is None else (places[key_in[0]], key_in[1])
+                for j, t_dir in targets:
                     try:
-                        leg, trace, arrive = self.leg(search, algorithm, i, phantoms[i], phantoms[i + 1], options,
-                                                      s_dir=d_in, t_dir=d_out)  # fmt: skip
+                        leg, trace, arrive = self.leg(search, algorithm, i, src, there[j], options, s_dir=s_dir,
+                                                      t_dir=t_dir)  # fmt: skip
                     except NoRoute:
                         continue
-                    key = None if last else arrive
+                    key = None if last else (j, arrive)
                     total = w0 + leg.weight
                     if key not in nxt or total < nxt[key][0]:
                         nxt[key] = (total, [*legs0, leg], [*tr0, *([trace] if trace is not None else [])])
             if not nxt:
                 raise NoRoute(f"no route from waypoint {i} to waypoint {i + 1} without turning back at a via point")
-            best = nxt
+            best, places = nxt, there
         _, legs, traces = min(best.values(), key=lambda v: v[0])
         return legs, traces
+
+    def _via_states(self, ph: Phantom) -> tuple[list[Phantom], list[tuple[int, int | None]]]:
+        """The places a route may pass a via point on under `continue_straight`, and its states there in order
+        (place index, direction FWD/BWD): the phantom itself, both ways along its road; on a road node with candidate
+        roads (`Phantom.at_chains`), OSRM's candidates there instead, a phantom at the node's end of each road
+        meeting there, leaving the node along it first (a turn at the via point then counts in the leg that arrives:
+        OSRM's search keeps a seed over an equal path), then arriving. A road whose projection only rounds onto the
+        node is left out."""
+        at, _ = self.space.at_chain_end(ph)
+        if at < 0 or ph.at_chains is None:
+            return [ph], [(0, FWD), (0, BWD)]
+        ch = self.space.chains
+        here = {at, *self.space.same_place(at).tolist()}
+        places: list[Phantom] = []
+        leaving: list[tuple[int, int | None]] = []
+        arriving: list[tuple[int, int | None]] = []
+        for c in ph.at_chains:
+            first = int(ch.first_node[c]) in here
+            if not first and int(ch.last_node[c]) not in here:
+                continue
+            places.append(self.snapper.at_end(ph.input_lon, ph.input_lat, c, not first))
+            leaving.append((len(places) - 1, FWD if first else BWD))
+            arriving.append((len(places) - 1, BWD if first else FWD))
+        return places, leaving + arriving
 
     def leg(
         self,

@@ -839,6 +839,11 @@ class Snapper:
         p0, p1 = int(self._gf[ph.chain]), int(self._gf[ph.chain + 1])
         return _chain_offset(self._glon, self._glat, p0, p1, ph.segment, ph.lon, ph.lat)[0]
 
+    def at_end(self, qlon: float, qlat: float, chain: int, last: bool) -> Phantom:
+        """The phantom of a point on `chain`'s first (or `last`) point, on that road alone: OSRM's candidate there."""
+        seg = int(self._gf[chain + 1]) - 2 if last else int(self._gf[chain])
+        return replace(self._phantom(qlon, qlat, seg, chain, 1.0 if last else 0.0), at_chains=())
+
     # -- internals -------------------------------------------------------------------------------------------------
 
     def _phantom(

@@ -297,7 +297,8 @@ class Guide:
         target_input = (geo.fixed(tgt.input_lon), geo.fixed(tgt.input_lat))
         if self.overrides:  # OSRM applies them before any post-processing
             apply_overrides(steps, locs, gg, self.overrides)
-        return post_process(steps, locs, source_input, target_input)
+        # OSRM's leg geometry has a point per road node the leg passes besides its ends: p + 1 points at least
+        return post_process(steps, locs, source_input, target_input, points=p + 1)
 
     def _step(self, from_id: int, name: int, seg: bool, dur: float, dist: float, mode: str, man: Maneuver,
               begin: int, end: int, inter: StepIntersection, locs: list[Coord],

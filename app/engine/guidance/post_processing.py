@@ -61,11 +61,12 @@ MIN_END_OF_ROAD_INTERSECTIONS = 2
 LANE_CHANGE_DISTANCE = 200.0  # OSRM's min_distance_needed_for_lane_change
 
 
-def trim_short_segments(steps: list[RouteStep], locs: list[Coord]) -> list[RouteStep]:
+def trim_short_segments(steps: list[RouteStep], locs: list[Coord], points: int = 0) -> list[RouteStep]:
     """trimShortSegments: a first or last step of at most a metre is no step (the waypoint is on a junction: the
     route departs on the road it leaves along and arrives on the road it came by); a first or last point repeated
-    within a metre is left out of the step geometry."""
-    if len(steps) < 2 or len(locs) <= 2:
+    within a metre is left out of the step geometry. `points`: the leg's points as OSRM counts them (it repeats a
+    waypoint at the start of a road the leg turns onto, where `locs` has it once; `len(locs)` when more)."""
+    if len(steps) < 2 or max(len(locs), points) <= 2:
         return steps
     zero = steps[0].distance <= 1 and len(steps) > 2
     g0 = steps[0].geometry_begin
@@ -346,10 +347,10 @@ def assign_relative_locations(steps: list[RouteStep], first: Coord, second: Coor
 
 
 def post_process(steps: list[RouteStep], locs: list[Coord], source_input: Coord, target_input: Coord,
-                 mcd: float = MAX_COLLAPSE_DISTANCE) -> list[RouteStep]:  # fmt: skip
-    """All of OSRM's passes in its order (see the module docstring)."""
+                 mcd: float = MAX_COLLAPSE_DISTANCE, points: int = 0) -> list[RouteStep]:  # fmt: skip
+    """All of OSRM's passes in its order (see the module docstring); `points` as `trim_short_segments` takes it."""
     steps = collapse_segregated(steps)
-    steps = trim_short_segments(steps, locs)
+    steps = trim_short_segments(steps, locs, points)
     steps = handle_roundabouts(steps)
     steps = collapse_turns(steps, mcd)  # OSRM keeps the collapsed (invalid) steps until lane anticipation
     steps = anticipate_lanes(steps)
