@@ -1,13 +1,15 @@
 """OSM turn restrictions: read the relations of an extract, then resolve them onto the graph's arcs.
 
-`read_restrictions` turns `type=restriction` relations into `Restriction` records (OSM ids only); the graph is not
+`read_restrictions` turns restriction relations into `Restriction` records (OSM ids only); the graph is not
 needed, so it can run beside the way pass. `resolve_restrictions` maps them onto arc ids of the built graph
 (`arc_way`, `arc_geom`, `node_osm_id`) as *forbidden arc sequences*: a route may not traverse exactly those arcs
 one after the other. Everything dropped is counted by reason in the two reports; nothing raises on bad data.
 
 Reading follows OSRM's `RestrictionParser::TryParse` (src/extractor/restriction_parser.cpp), default settings:
-- Relations with `type=restriction` (OSRM looks only at the restriction keys, whatever the type: milan's two
-  `type=restriction:hgv` relations with a plain `restriction` tag would bind cars there).
+- Relations with `type=restriction`, and, as OSRM reads them, relations of any other type that carry one of the
+  profile's restriction keys: OSRM looks only at the keys, whatever the type (arguably a bug: milan's two
+  `type=restriction:hgv` relations with a plain `restriction` tag bind cars there; kept for OSRM's answers,
+  docs/DESIGN.md; OSRM's guidance feature "Market/Haight without Through Street" draws one as `type=relation`).
 - Only when the profile says `USE_TURN_RESTRICTIONS` (car, testbot; OSRM's bicycle and foot profiles do not), else
   nothing is read (`restrictions_disabled`).
 - The tags that count are `restriction` and `restriction:<mode>` for the profile's `RESTRICTIONS` modes (car:
@@ -171,25 +173,29 @@ def parse_relation(
 def read_restrictions(
     path: Path, profile: ModuleType, progress: Progress | None = None
 ) -> tuple[list[Restriction], dict[str, int]]:
-    """Pass over the `type=restriction` relations of an extract: the restrictions that apply to the profile.
+    """Pass over the restriction relations of an extract (module docstring): the restrictions that apply to the profile.
 
     The report counts relations read, parsed, and each reason one was ignored or malformed (see the module
     docstring); with `USE_TURN_RESTRICTIONS` off nothing is read (`restrictions_disabled: 1`)."""
     if not profile.USE_TURN_RESTRICTIONS:
         return [], {"restrictions_disabled": 1}
     modes = tuple(profile.RESTRICTIONS)
+    keys, cond_keys = restriction_keys(modes)
+    wanted = frozenset(keys + cond_keys)
     report: dict[str, int] = {"restriction_relations": 0, "restriction_relations_parsed": 0, "restrictions_parsed": 0}
     out: list[Restriction] = []
     done = 0
     try:
-        fp = osmium.FileProcessor(str(path), osmium.osm.RELATION).with_filter(
-            osmium.filter.TagFilter(("type", "restriction"))
-        )
+        # relations with a type or one of the keys pass the C++ filter; Python keeps type=restriction and those with
+        # the profile's keys (OSRM's `RestrictionParser` filter)
+        fp = osmium.FileProcessor(str(path), osmium.osm.RELATION).with_filter(osmium.filter.KeyFilter("type", *wanted))
         for rel in fp:
             done += 1
             if progress is not None and done % 1024 == 0:
                 progress(1024)
             tags = [(t.k, t.v) for t in rel.tags]
+            if rel.tags.get("type") != "restriction" and not any(k in wanted for k, _ in tags):
+                continue
             members = [(m.type, int(m.ref), m.role) for m in rel.members]  # type: ignore[union-attr]
             found, outcome = parse_relation(rel.id, tags, members, modes)
             report["restriction_relations"] += 1

@@ -309,6 +309,26 @@ def test_except_and_modes(tmp_path: Path) -> None:
     assert as_bike.read["restrictions_except"] == 1
 
 
+def test_restriction_keys_on_a_relation_of_another_type(tmp_path: Path) -> None:
+    """OSRM reads the restriction keys of any relation, whatever its type (`RestrictionParser`'s key filter): a
+    `type=relation` or `type=restriction:hgv` relation with a plain `restriction` tag binds cars; without a key of
+    the profile's, another type is not read at all."""
+
+    def typed(kind: str, r: tuple[list, dict[str, str]]) -> tuple[list, dict[str, str]]:
+        return r[0], {**r[1], "type": kind}
+
+    rels = [
+        typed("relation", rel("xe", "x", "xd", restriction="no_right_turn")),  # 1: applies
+        typed("restriction:hgv", rel("bx", "x", "xd", restriction="no_straight_on")),  # 2: applies (OSRM)
+        typed("route", rel("ax", "x", "xe", restriction__hgv="no_straight_on")),  # 3: not read
+        typed("multipolygon", rel("xd", "x", "ax", name="Place")),  # 4: not read
+    ]
+    r = resolve_map(tmp_path, rels)
+    assert sorted(x.osm_id for x in r.restrictions) == [1, 2]
+    assert r.read["restriction_relations"] == 2
+    assert set(r.seqs) == r.seq_set(("ex", "xd"), ("bx", "xd"))
+
+
 def test_except_items_compared_raw_as_osrm(tmp_path: Path) -> None:
     """OSRM splits `except` at `;` and compares the parts as written: " motorcar" names no mode, so it applies."""
     r = resolve_map(tmp_path, [rel("xe", "x", "xd", restriction="no_right_turn", **{"except": "psv; motorcar"})])
