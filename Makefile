@@ -46,7 +46,7 @@ bench: venv-dev
 	@$(IN_VENV) exec python3 bench/query.py $(GRAPH) $(BENCH_ARGS)
 
 lint: venv-dev
-	@$(IN_VENV) ruff check . && $(IN_VENV) ruff format --check app preprocessing starroute && $(IN_VENV) exec mypy
+	@$(IN_VENV) ruff check . && $(IN_VENV) ruff format --check app floor preprocessing starroute && $(IN_VENV) exec mypy
 
 image:
 	@if docker info >/dev/null 2>&1; then \

@@ -17,12 +17,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from app.engine.algorithms import NAMES as ALGORITHMS  # the registry (no numba behind it)
+from app.engine.search.algorithms import NAMES as ALGORITHMS  # the registry (no numba behind it)
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT; SIGTERM gives 143
 DEFAULT_EXTRACT = Path("data/monaco.osm.pbf")
-PROFILES = ("car", "bike", "foot", "testbot")  # preprocessing.profiles.PROFILES, without importing the profiles
+PROFILES = ("car", "bike", "foot", "testbot")  # preprocessing.osm.profiles.PROFILES, without importing the profiles
 
 OSM_SUFFIXES = (".osm.pbf", ".pbf", ".osm", ".osm.gz", ".osm.bz2", ".xml", ".osm.xml")
 
@@ -87,7 +87,7 @@ def print_summary(out: Path, stages: dict[str, dict[str, float]], hint: bool = T
 def summary_lines(out: Path, stages: dict[str, dict[str, float]] | None = None) -> list[str]:
     """A graph directory in a dozen lines: counts, hierarchies, turns, what was dropped, stage times (the
     manifest's when `stages` is None)."""
-    from preprocessing.artifacts import read_manifest
+    from floor.format.artifacts import read_manifest
 
     mf = read_manifest(out)
     stages = mf.get("stages", {}) if stages is None else stages
@@ -105,7 +105,7 @@ def summary_lines(out: Path, stages: dict[str, dict[str, float]] | None = None) 
         )
     if "landmarks" in mf:
         lines.append(f"landmarks   {mf['landmarks'].get('count', 0)}")
-    from preprocessing.artifacts import FormatError, read_metric
+    from floor.format.artifacts import FormatError, read_metric
 
     try:
         metric = read_metric(out, mf)
@@ -156,8 +156,8 @@ def build_graph(
     """Run the preprocess pipeline with a progress reporter (stderr: a bar per stage on a terminal, a line per step
     otherwise), then print the summary to `summary` (None: stdout); `CliError` with its one-line reason on bad
     input."""
+    from floor.report import Reporter
     from preprocessing.pipeline import PreprocessError, preprocess
-    from preprocessing.report import Reporter
 
     rep = Reporter(quiet=quiet)
     try:
@@ -186,7 +186,7 @@ def build_graph(
 def _abandon() -> None:
     """On a signal: remove what the interrupted work left half made (temporary outputs, folders, cache files)."""
     from app.warmup import abandon_compiles
-    from preprocessing.files import abandon
+    from floor.format.files import abandon
 
     abandon()
     abandon_compiles()
@@ -195,7 +195,7 @@ def _abandon() -> None:
 def _up_to_date(output: Path, args: argparse.Namespace) -> bool:
     """Whether `output` already holds what this `preprocess` would build: the same extract (name, size, sha256),
     profile, hierarchy, landmark count, search graph and driving side."""
-    from preprocessing.artifacts import FormatError, read_manifest
+    from floor.format.artifacts import FormatError, read_manifest
 
     if not (output.is_dir() and args.input.is_file() and _graph_matches(output, args.input, args.profile)):
         return False
@@ -204,7 +204,7 @@ def _up_to_date(output: Path, args: argparse.Namespace) -> bool:
     except FormatError:
         return False
     if args.turns is None:
-        from preprocessing.profiles import get_profile
+        from preprocessing.osm.profiles import get_profile
 
         turns = bool(getattr(get_profile(args.profile), "TURNS", False))
     else:
@@ -251,7 +251,7 @@ def cmd_preprocess(args: argparse.Namespace) -> int:
 
 def _graph_matches(graph_dir: Path, extract: Path, profile: str) -> bool:
     """Whether `graph_dir` holds a graph of this extract and profile (name, size and checksum of the source)."""
-    from preprocessing.artifacts import FormatError, read_manifest
+    from floor.format.artifacts import FormatError, read_manifest
     from preprocessing.pipeline import sha256_file
 
     try:
@@ -420,7 +420,7 @@ def cmd_matrix(args: argparse.Namespace) -> int:
 
 
 def cmd_info(args: argparse.Namespace) -> int:
-    from preprocessing.artifacts import FormatError, read_manifest
+    from floor.format.artifacts import FormatError, read_manifest
 
     try:
         mf = read_manifest(args.graph_dir)
@@ -436,9 +436,9 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 def cmd_customize(args: argparse.Namespace) -> int:
     from app.stoppable import run_until_signal
-    from preprocessing.artifacts import FormatError
+    from floor.format.artifacts import FormatError
     from preprocessing.customize import customize, reset
-    from preprocessing.speeds import MetricFileError
+    from preprocessing.osm.speeds import MetricFileError
 
     segment_files = list(args.segment_speed_file or [])
     turn_files = list(args.turn_penalty_file or [])
@@ -497,7 +497,7 @@ def cmd_customize(args: argparse.Namespace) -> int:
 
 def cmd_download(args: argparse.Namespace) -> int:
     from app.stoppable import run_until_signal
-    from preprocessing.download import DownloadError, download
+    from preprocessing.osm.download import DownloadError, download
 
     try:
         out = run_until_signal(
@@ -706,7 +706,7 @@ def parser() -> argparse.ArgumentParser:
 
 def _quiet_exit(signum: int, frame: Any) -> None:
     warmup = sys.modules.get("app.warmup")
-    if warmup is not None and "preprocessing.jit" in sys.modules:  # kernels may be compiling: no file left half made
+    if warmup is not None and "floor.kernels.jit" in sys.modules:  # kernels may be compiling: no file left half made
         warmup.abandon_compiles()
     elif warmup is not None:  # a compile job started for this serve ends with it
         warmup.stop_compile_jobs()

@@ -18,10 +18,11 @@ from fastapi.responses import ORJSONResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.types import Receive, Scope, Send
 
-from app.api import admin, basemap, errors, health, native, osrm, pages, tiles
+from app.api import admin, basemap, errors, health, native, pages, tiles
 from app.api.frontdoor import UNGUARDED, FrontDoor, answer_osrm, osrm_get, refuse_unusable
 from app.api.openapi_examples import add_examples
 from app.api.openapi_limits import add_limits
+from app.api.osrm import handlers as osrm
 from app.api.service import Service
 from app.engine.facade import engine_limits
 from app.settings import Settings

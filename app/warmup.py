@@ -41,11 +41,11 @@ FIRST_REQUESTS_COMPILE_S = 20.0
 REST_COMPILE_S = 60.0
 _PROCESS_START = time.time()
 _ROOT = Path(__file__).resolve().parent.parent
-KERNEL_PACKAGES = (_ROOT / "preprocessing", _ROOT / "app" / "engine", _ROOT / "app" / "api")
+KERNEL_PACKAGES = (_ROOT / "floor", _ROOT / "preprocessing", _ROOT / "app" / "engine", _ROOT / "app" / "api")
 
 KERNEL_SOURCES = {
-    "preprocess": ("preprocessing",),
-    "engine": ("preprocessing", "app/engine", "app/api"),
+    "preprocess": ("floor", "preprocessing"),
+    "engine": ("floor", "preprocessing", "app/engine", "app/api"),
 }
 
 
@@ -61,8 +61,8 @@ def kernel_stamp(part: str) -> str:
 
     h = hashlib.sha256(f"{sys.version_info[:2]} numba {dist_version('numba')}".encode())
     for folder in KERNEL_SOURCES[part]:
-        for f in sorted((_ROOT / folder).glob("*.py")):
-            h.update(f.name.encode())
+        for f in sorted((_ROOT / folder).rglob("*.py")):
+            h.update(str(f.relative_to(_ROOT)).encode())
             h.update(f.read_bytes())
     return h.hexdigest()[:16]
 
@@ -106,9 +106,9 @@ def remove_partial_cache_files() -> None:
     for p in list(_CHILDREN):
         p.kill()
         p.wait()
-    from preprocessing.jit import remove_partial_files
+    from floor.kernels.jit import remove_partial_files
 
-    dirs = [str(p / "__pycache__") for p in KERNEL_PACKAGES]
+    dirs = [str(d) for p in KERNEL_PACKAGES for d in p.rglob("__pycache__")]
     if os.environ.get("NUMBA_CACHE_DIR"):
         dirs = [os.environ["NUMBA_CACHE_DIR"]]
     remove_partial_files(dirs, _PROCESS_START)
@@ -135,7 +135,7 @@ _WARM_ROUTE_QUERIES = ("annotations=true&overview=simplified", "geometries=polyl
 
 async def _exercise_routing(service: Any, algorithms: tuple[str, ...] | None, trips: bool = True) -> list[Any] | None:
     """Routes (OSRM answers with geometry and annotations, every algorithm), a table, nearest; the sample phantoms."""
-    from app.api import osrm
+    from app.api.osrm import handlers as osrm
     from app.engine.errors import EngineError
     from app.engine.facade import Waypoints
 
@@ -164,7 +164,7 @@ async def _exercise_routing(service: Any, algorithms: tuple[str, ...] | None, tr
     except EngineError:
         pass
     if trips:
-        from app.engine.tsp import warm as warm_trips  # the trip solver's kernels (no graph needed)
+        from app.engine.features.tsp import warm as warm_trips  # the trip solver's kernels (no graph needed)
 
         warm_trips()
     return phantoms
@@ -204,7 +204,7 @@ def exercise_alternatives(service: Any, phantoms: list[Any]) -> None:
         router.query().routes(phantoms, RouteOptions(algorithm=router.default_algorithm, alternatives=1))
         hierarchy, prefix = router.metric.hierarchy(None) if router.tables else (None, None)
         if hierarchy is not None and prefix is not None:  # every kernel of the via-node method, found or not above
-            from app.engine.alternatives import warm as warm_alternatives
+            from app.engine.features.alternatives import warm as warm_alternatives
 
             warm_alternatives(hierarchy, router.search_graph, router.graph)
     except (EngineError, ValueError) as exc:
@@ -214,9 +214,9 @@ def exercise_alternatives(service: Any, phantoms: list[Any]) -> None:
 def exercise_areas(service: Any, phantoms: list[Any]) -> None:
     """Areas to avoid (with alternatives: no hierarchy holds for an area, so plateaus answer), isochrones and their
     contours."""
-    from app.engine.areas import parse_compact
-    from app.engine.contours import contour_polygons
     from app.engine.errors import EngineError
+    from app.engine.features.areas import parse_compact
+    from app.engine.features.contours import contour_polygons
     from app.engine.types import RouteOptions
 
     router = service.opened.router
@@ -300,7 +300,7 @@ def warm_service(
     import asyncio
 
     from app.api.health import Metrics
-    from preprocessing.jit import announce_compilation
+    from floor.kernels.jit import announce_compilation
 
     later = background and options and algorithms is None
     what, estimate = ("the kernels of a first route, table and nearest", FIRST_REQUESTS_COMPILE_S)
@@ -310,7 +310,8 @@ def warm_service(
         if service.engine is None:
             service.open()  # imports the engine (its kernels load when first run)
         if later:
-            from app.engine import ch_leg, snap
+            from app.engine.route import ch_leg
+            from app.engine.snap import snapper as snap
 
             ch_leg.enabled = False  # legs step by step until `rest` has the one-call leg's kernel
             snap.one_call = False  # ... and snapping likewise
@@ -330,8 +331,8 @@ def warm_service(
 
         def rest() -> None:
             from app.api.service import _lower_priority
-            from app.engine.tsp import warm as warm_trips
-            from preprocessing.jit import ready_all
+            from app.engine.features.tsp import warm as warm_trips
+            from floor.kernels.jit import ready_all
 
             _lower_priority()
             try:
@@ -349,7 +350,7 @@ def warm_service(
 
         _start_background(rest)
     elif algorithms is None:
-        from preprocessing.jit import ready_all
+        from floor.kernels.jit import ready_all
 
         ready_all()  # before the workers fork: they share every kernel, and none loads during a request
         mark_compiled("engine")
@@ -359,7 +360,8 @@ def warm_service(
 def _warm_one_calls(service: Any) -> None:
     """Load (or compile) the hierarchy's one-call leg and one-call snapping for the served graph, then let the legs
     and the snapper take them."""
-    from app.engine import ch_leg, snap
+    from app.engine.route import ch_leg
+    from app.engine.snap import snapper as snap
 
     router = service.opened.router
     router.snapper.warm()
@@ -468,7 +470,7 @@ def _compile_job(job: str, work: Path, say: Say) -> None:
         return lambda: fn(state["service"], state["phantoms"])
 
     def trips() -> None:
-        from app.engine.tsp import warm as warm_trips
+        from app.engine.features.tsp import warm as warm_trips
 
         warm_trips()
 
@@ -488,7 +490,7 @@ def _compile_job(job: str, work: Path, say: Say) -> None:
         t0 = time.perf_counter()
         steps[name]()
         log.info("kernel group %d (%s) took %.1f s", i, name, time.perf_counter() - t0)
-    from preprocessing.jit import ready_all
+    from floor.kernels.jit import ready_all
 
     ready_all()  # kernels with signatures that no group ran (an option's rarer path): in the cache all the same
     if "service" in state:
@@ -500,13 +502,13 @@ def _first_requests(work: Path) -> None:
     compiled by `start_first_engine_job` while its parent builds that graph: snapping and the legs first, on a sample
     graph without hierarchy (the contraction kernels the parent compiles meanwhile are not needed for it), then the
     tables and the hierarchy's queries on a sample graph with one (its contraction kernels the parent has compiled by
-    then: the compile lock of `preprocessing.jit` has this process load them instead of compiling them again), and
+    then: the compile lock of `floor.kernels.jit` has this process load them instead of compiling them again), and
     last the one-call leg and snapping (`_warm_one_calls`), which the parent serves without until its background
     warm-up loads them.
     Never the core search, which a graph with hierarchy does not run for these requests."""
     import asyncio
 
-    from app.api import osrm
+    from app.api.osrm import handlers as osrm
     from app.api.service import Service
     from app.settings import Settings
     from preprocessing.pipeline import preprocess
@@ -516,7 +518,7 @@ def _first_requests(work: Path) -> None:
         service.open()
         return service
 
-    from app.engine import snap
+    from app.engine.snap import snapper as snap
 
     snap.one_call = False  # the parent's first requests snap step by step: those kernels first, `_snap_point` last
     osm = write_sample_map(work / "sample.osm")
@@ -552,7 +554,7 @@ def start_first_engine_job() -> subprocess.Popen:
 def abandon_compiles() -> None:
     """On a signal, just before the process exits: no compile thread of this process may start a cache file any more
     (`hold_cache_writes`), then `remove_partial_cache_files`. The process cannot compile afterwards."""
-    from preprocessing.jit import hold_cache_writes
+    from floor.kernels.jit import hold_cache_writes
 
     hold_cache_writes()
     remove_partial_cache_files()

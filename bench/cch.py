@@ -33,10 +33,10 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
 
-    from app.engine.cch import customize
-    from app.engine.ch import CHSearch
     from app.engine.data import load, search_graph
-    from app.engine.table import CHTable
+    from app.engine.features.table import CHTable
+    from app.engine.search.cch import customize
+    from app.engine.search.ch import CHSearch
     from app.engine.types import Seeds
     from preprocessing.cch import build_cch
 

@@ -101,11 +101,11 @@ def osm_graph(nodes: int, workdir: Path) -> Path:
 
 def run_case(spec: str, queries: int) -> dict:
     """One benchmark case in this process: build the CH (unless stored), then time queries."""
-    from app.engine.ch import CHSearch
     from app.engine.data import search_graph
-    from app.engine.table import CHTable
+    from app.engine.features.table import CHTable
+    from app.engine.search.ch import CHSearch
     from app.engine.types import Seeds
-    from preprocessing.artifacts import graph_in_memory, load_graph
+    from floor.format.artifacts import graph_in_memory, load_graph
     from preprocessing.contract import build_ch
 
     kind, _, arg = spec.partition(":")

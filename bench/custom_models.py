@@ -40,7 +40,7 @@ LIMIT_50 = {"speed": [{"if": "true", "limit_to": "50"}]}
 
 def models(graph: Any) -> dict[str, dict[str, Any]]:
     """The typical models (those reading values the graph does not store are left out by the caller)."""
-    from preprocessing.units import COORD_SCALE
+    from floor.format.units import COORD_SCALE
 
     lon, lat = np.asarray(graph.node_lon) / COORD_SCALE, np.asarray(graph.node_lat) / COORD_SCALE
     cx, cy = float(np.median(lon)), float(np.median(lat))
@@ -68,7 +68,7 @@ def models(graph: Any) -> dict[str, dict[str, Any]]:
 
 
 def pairs_of(graph: Any, k: int, seed: int) -> list[tuple[float, float, float, float]]:
-    from preprocessing.units import COORD_SCALE
+    from floor.format.units import COORD_SCALE
 
     rng = np.random.default_rng(seed)
     main = np.flatnonzero(np.asarray(graph.node_component) == 0)
@@ -107,7 +107,7 @@ def pct(xs: list[float], q: float) -> float:
 def latency_table(path: Path, routes: int, seed: int) -> list[str]:
     from app.engine.data import load
     from app.engine.facade import Engine
-    from preprocessing.encoded_values import has_value
+    from floor.format.encoded_values import has_value
 
     graph = load(path)
     engine = Engine(graph)
@@ -168,9 +168,9 @@ def equivalence(engine: Any, pairs: list, got: list[float | None] | None, name: 
 def equivalent_speed_file(graph_dir: Path, out: Path) -> int:
     """Every directed segment of a road arc `limit_to 50` slows, at 50 km/h: OSRM's segment speed file of the model.
     Returns its line count."""
-    from app.engine.custom_model import parse_model
     from app.engine.data import load
-    from app.engine.model_metric import model_weights
+    from app.engine.models.custom_model import parse_model
+    from app.engine.models.model_metric import model_weights
     from preprocessing.metric import arc_segments
 
     g = load(graph_dir)

@@ -52,8 +52,8 @@ import numpy as np  # noqa: E402
 
 from bench.osrm_peer import ensure_osrm, prepare_osrm  # noqa: E402
 from bench.servers import start_osrm, start_starroute, stop  # noqa: E402
-from preprocessing.artifacts import FormatError, load_graph, read_manifest  # noqa: E402
-from preprocessing.units import (  # noqa: E402
+from floor.format.artifacts import FormatError, load_graph, read_manifest  # noqa: E402
+from floor.format.units import (  # noqa: E402
     COORD_SCALE,
     EARTH_RADIUS_M,
     FLAG_FERRY,

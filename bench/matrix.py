@@ -202,7 +202,7 @@ def pandana_worker(graph_dir: str, points_npy: str) -> None:
     import pandas as pd
 
     from app.engine.data import load
-    from preprocessing.units import COORD_SCALE
+    from floor.format.units import COORD_SCALE
 
     g = load(graph_dir)
     tail, head, weight = (np.asarray(a) for a in (g.arc_tail, g.arc_head, g.arc_weight))

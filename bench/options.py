@@ -36,7 +36,7 @@ from app.engine.types import RouteOptions  # noqa: E402
 from bench.http_load import find_extract  # noqa: E402
 from bench.osrm_peer import ensure_osrm, prepare_osrm  # noqa: E402
 from bench.servers import start_osrm, start_starroute, stop  # noqa: E402
-from preprocessing.units import COORD_SCALE  # noqa: E402
+from floor.format.units import COORD_SCALE  # noqa: E402
 
 
 def random_points(router: Router, n: int, seed: int) -> list[tuple[float, float]]:
@@ -93,7 +93,7 @@ def square(lon: float, lat: float, half_m: float) -> dict:
 
 
 def bench_avoid(router: Router, pairs: list) -> None:
-    from app.engine.areas import parse_areas
+    from app.engine.features.areas import parse_areas
 
     q = router.query()
     base, opt, arcs_t, changed, blocked = [], [], [], 0, 0

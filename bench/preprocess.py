@@ -14,9 +14,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from preprocessing.artifacts import read_manifest  # noqa: E402
+from floor.format.artifacts import read_manifest  # noqa: E402
+from floor.report import Reporter  # noqa: E402
 from preprocessing.pipeline import preprocess  # noqa: E402
-from preprocessing.report import Reporter  # noqa: E402
 
 
 def main() -> None:

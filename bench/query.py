@@ -32,12 +32,12 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from app.engine.algorithms import ALGORITHMS  # noqa: E402
 from app.engine.data import has_ch, has_landmarks, load, search_graph  # noqa: E402
 from app.engine.geo import node_geo  # noqa: E402
+from app.engine.search.algorithms import ALGORITHMS  # noqa: E402
 from app.engine.types import Seeds  # noqa: E402
-from preprocessing.artifacts import Graph  # noqa: E402
-from preprocessing.units import COORD_SCALE  # noqa: E402
+from floor.format.artifacts import Graph  # noqa: E402
+from floor.format.units import COORD_SCALE  # noqa: E402
 
 STAGE = {"alt": "landmarks (ALT)", "ch": "contract (CH)"}
 REFERENCE = "reference dijkstra"
@@ -96,9 +96,9 @@ def bench_ours(graph: Graph, pairs: np.ndarray, seeds: list[tuple[Seeds, Seeds]]
     ref = np.zeros(len(pairs), dtype=np.int64)
     stages = graph.manifest.get("stages", {})
     index = {(int(s), int(t)): i for i, (s, t) in enumerate(pairs)}
-    from app.engine.ch import CHSearch
-    from app.engine.reference import DijkstraSearch
-    from app.engine.search import CoreSearch
+    from app.engine.search.ch import CHSearch
+    from app.engine.search.reference import DijkstraSearch
+    from app.engine.search.searches import CoreSearch
 
     engines: list[tuple[str, Any]] = [(REFERENCE, DijkstraSearch)]
     for spec in reversed(ALGORITHMS.values()):  # slowest first, as the table always read
@@ -236,7 +236,7 @@ def bench_table(graph: Graph, size: int, rng: np.random.Generator, pd_net: tuple
     ours = None
     if has_ch(graph):
         try:
-            table_cls = importlib.import_module("app.engine.table").CHTable
+            table_cls = importlib.import_module("app.engine.features.table").CHTable
         except (ImportError, AttributeError) as exc:
             print(f"  (CHTable: {exc}; skipped)")
             table_cls = None

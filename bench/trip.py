@@ -41,9 +41,9 @@ import numpy as np  # noqa: E402
 from bench.http_load import find_extract  # noqa: E402
 from bench.osrm_peer import ensure_osrm, prepare_osrm  # noqa: E402
 from bench.servers import start_osrm, start_starroute, stop  # noqa: E402
-from preprocessing.artifacts import Graph, load_graph  # noqa: E402
-from preprocessing.geometry import haversine_m  # noqa: E402
-from preprocessing.units import COORD_SCALE, FLAG_FERRY, FLAG_ROUNDABOUT, ROAD_CLASS_CODE  # noqa: E402
+from floor.format.artifacts import Graph, load_graph  # noqa: E402
+from floor.format.units import COORD_SCALE, FLAG_FERRY, FLAG_ROUNDABOUT, ROAD_CLASS_CODE  # noqa: E402
+from floor.kernels.geometry import haversine_m  # noqa: E402
 
 STREETS = (
     "motorway", "motorway_link", "trunk", "trunk_link", "primary", "primary_link", "secondary", "secondary_link",

@@ -46,7 +46,7 @@ def road_graph(extract: Path, profile: str = "car") -> tuple[dict[str, np.ndarra
 
 def turn_stage(arrays: dict[str, np.ndarray], prof: Any, restrictions: list) -> tuple[dict[str, np.ndarray], dict]:
     """The pipeline's turn stage: restrictions resolved to arc sequences, then the edge-based graph."""
-    from preprocessing.restrictions import resolve_restrictions
+    from preprocessing.osm.restrictions import resolve_restrictions
     from preprocessing.turns import edge_based_graph
 
     sequences, s_report = resolve_restrictions(restrictions, arrays)

@@ -28,8 +28,8 @@ from app.engine.errors import EngineError  # noqa: E402
 from app.engine.router import Router  # noqa: E402
 from bench.osrm_peer import ensure_osrm  # noqa: E402
 from bench.servers import start_osrm, stop  # noqa: E402
+from floor.report import Reporter  # noqa: E402
 from preprocessing.pipeline import preprocess  # noqa: E402
-from preprocessing.report import Reporter  # noqa: E402
 
 
 def build(extract: Path, out: Path, turns: bool) -> float:

@@ -6,7 +6,7 @@ up to `AUTO_MAX_BYTES`). Each area of a known kind (`kind_of`) becomes a polygon
 Mercator, quantized to a 2^30 world grid (about 4 cm), thinned (a point within `THIN_M` of the previous one kept
 is dropped), outer rings clockwise and holes anticlockwise on the y-down grid (as Mapbox Vector Tiles want them).
 Everything is flat numpy arrays with the `bg_` prefix, declared once in `ARRAYS`; the manifest gets a `basemap`
-section (counts, kinds). `app.engine.basemap` cuts them into tiles, `app.api.basemap` serves them as `/bgtile/`.
+section (counts, kinds). `app.engine.maps.basemap` cuts them into tiles, `app.api.basemap` serves them as `/bgtile/`.
 
 Without coastline processing the sea is not drawn (coastlines are lines, not areas); lakes, rivers mapped as areas,
 reservoirs and pools are.
@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from .artifacts import ARRAYS as FORMAT_ARRAYS
+from floor.format.artifacts import ARRAYS as FORMAT_ARRAYS
 
 GRID = 1 << 30  # Web Mercator world -> int32 grid units
 AUTO_MAX_BYTES = 64 << 20  # `--basemap` by default up to this extract size (a city, a small country)

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .artifacts import SPECS
-from .geometry import hilbert_index, osrm_distances_m
-from .graph import finalize_arrays
-from .osm import NodeTable, WayTable
-from .profiles.base import OBSTACLE_BACKWARD, OBSTACLE_FORWARD, STOP_LEG_M, STOP_SIGN_S
-from .road_classification import osrm_compression
-from .units import COORD_SCALE, NODE_COMPRESSED, NODE_MINOR_STOP, NODE_SHORT_LEG_STOP, NODE_TURNING
-from .way_values import ARC_COLUMNS, ENV_FORD, ENV_OTHER, ENV_ROAD
+from floor.format.artifacts import SPECS
+from floor.format.road_classification import osrm_compression
+from floor.format.units import COORD_SCALE, NODE_COMPRESSED, NODE_MINOR_STOP, NODE_SHORT_LEG_STOP, NODE_TURNING
+from floor.kernels.geometry import hilbert_index, osrm_distances_m
+from preprocessing.graph import finalize_arrays
+from preprocessing.osm.profiles.base import OBSTACLE_BACKWARD, OBSTACLE_FORWARD, STOP_LEG_M, STOP_SIGN_S
+from preprocessing.osm.read import NodeTable, WayTable
+from preprocessing.osm.way_values import ARC_COLUMNS, ENV_FORD, ENV_OTHER, ENV_ROAD
 
 
 class NoRoutableWays(Exception):
@@ -151,7 +151,7 @@ def encoded_values(
     fmask: np.ndarray,
     bmask: np.ndarray,
 ) -> dict[str, np.ndarray]:
-    """GraphHopper's encoded values per arc (`arc_environment`, `arc_toll`, ...; `preprocessing.way_values`), in
+    """GraphHopper's encoded values per arc (`arc_environment`, `arc_toll`, ...; `preprocessing.osm.way_values`), in
     the arc order of `build_arrays` before sorting (the forward arcs of the chains in `fmask`, then the backward ones
     of `bmask`). A chain never spans two ways (ways are cut at their ends), so an arc takes its way's codes, the
     direction's for toll and max speed; a ford node that is no junction (`ni` positions used once, as GraphHopper

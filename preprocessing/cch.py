@@ -8,8 +8,8 @@ The order puts separators last: contracting nodes in rank order only ever connec
 the arcs that adds (the "fill") are the CCH arcs, whatever the weights. A CCH arc is undirected, stored once under
 its lower rank `x` with its higher rank `y` (`cch_head`, ascending within `x`); a metric gives it two weights,
 x -> y ("up") and y -> x ("down"). `cch_arc_of[e]` is the CCH arc of search arc e (-1 for a self-loop); its direction
-is up when the tail's rank is the lower one. The customization (`preprocessing.cch_customize`) turns a metric into
-weights over these arcs; the queries run on its output as on any hierarchy (`app.engine.ch`).
+is up when the tail's rank is the lower one. The customization (`floor.kernels.cch_customize`) turns a metric into
+weights over these arcs; the queries run on its output as on any hierarchy (`app.engine.search.ch`).
 
 Everything here depends on the graph's shape only: it is built once at `preprocess`; a new metric never rebuilds it.
 """
@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .jit import I32, I64, NONE, arr, kernel, tup
+from floor.kernels.jit import I32, I64, NONE, arr, kernel, tup
 
 ORDERS = ("metis", "kahip")  # nested-dissection orderers (bench/cch.py measures both); METIS is the default
 KAHIP_LEAF = 64  # the recursive bisection stops at pieces this small (ordered by id inside)

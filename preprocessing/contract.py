@@ -43,11 +43,11 @@ from typing import Any
 
 import numpy as np
 
-from .artifacts import Graph
-from .heap import heap_pop, heap_push
-from .jit import BOOL, F64, I32, I64, NONE, arr, kernel, tup
+from floor.format.artifacts import Graph
+from floor.kernels.heap import heap_pop, heap_push
+from floor.kernels.jit import BOOL, F64, I32, I64, NONE, arr, kernel, tup
 
-# argument types of the helpers (each compiles once, see preprocessing.jit)
+# argument types of the helpers (each compiles once, see floor.kernels.jit)
 _POOL = arr(I32, 2)  # [P, 3] neighbour, weight, record
 _REC = arr(I32, 2)  # [R, R_COLS]
 _WD = arr(I64, 2)  # [n, 4] witness rows

@@ -1,7 +1,7 @@
 """`starroute customize`: a new metric for a built graph from OSRM's speed and turn penalty files, written beside it.
 
 read the files (a malformed one stops everything here, nothing written) -> load the graph's preprocessed metric ->
-`preprocessing.metric.new_metric` (road arcs, turns, search arcs) -> `preprocessing.artifacts.save_metric` (atomic;
+`preprocessing.metric.new_metric` (road arcs, turns, search arcs) -> `floor.format.artifacts.save_metric` (atomic;
 a running server applies it on SIGHUP). That much is plain numpy: the command never imports numba, and takes a
 third of a second on a city. The search stages follow from the weights and come after (`complete_metric`, or
 `stages=True` at once): the hierarchy customized on the new weights, and the landmark tables again if any arc got
@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from .artifacts import (
+from floor.format.artifacts import (
     CH_PREFIX,
     METRIC_MANIFEST_KEYS,
     FormatError,
@@ -38,10 +38,10 @@ from .artifacts import (
     save_metric_stages,
     search_view_arrays,
 )
-from .measure import measured_max_speed_mps
-from .metric import MetricReport, new_metric
-from .speeds import Source, read_segment_speeds, read_turn_penalties
-from .units import CLOSED_DS
+from floor.format.units import CLOSED_DS
+from floor.kernels.measure import measured_max_speed_mps
+from preprocessing.metric import MetricReport, new_metric
+from preprocessing.osm.speeds import Source, read_segment_speeds, read_turn_penalties
 
 # what `new_metric` and the new metric's top speed read of the preprocessed graph
 METRIC_INPUTS = frozenset(
@@ -104,7 +104,7 @@ def metric_arrays(
     view = graph_in_memory(view_arrays, manifest)
     out = dict(arrays)
     if "cch_first" in base.arrays:  # the customizable hierarchy: customized in a fraction of a second
-        from .cch_customize import customize_arrays
+        from floor.kernels.cch_customize import customize_arrays
 
         t0 = time.perf_counter()
         closed = np.asarray(view.arc_weight) >= CLOSED_DS  # a closed road is in no hierarchy
@@ -120,8 +120,8 @@ def metric_arrays(
         ]
         how["hierarchy"] = f"customized on the CCH ({time.perf_counter() - t0:.2f} s)"
     elif "ch_rank" in base.arrays:
-        from .pipeline import _contract_all  # noqa: PLC2701 - the pipeline's contraction, run again on new weights
-        from .report import Reporter
+        from floor.report import Reporter
+        from preprocessing.pipeline import _contract_all  # noqa: PLC2701 - the pipeline's contraction, run again on new weights
 
         t0 = time.perf_counter()
         ch_out: dict[str, np.ndarray] = {}
@@ -136,7 +136,7 @@ def metric_arrays(
         base_w = np.asarray(base.arrays["eb_arc_weight" if edge else "arc_weight"])
         new_w = np.asarray(view_arrays["arc_weight"])
         if np.any(new_w < base_w):
-            from .landmarks import landmark_tables, landmark_tables_on_hierarchy
+            from preprocessing.landmarks import landmark_tables, landmark_tables_on_hierarchy
 
             t0 = time.perf_counter()
             nodes = np.asarray(base.arrays["lm_nodes"])

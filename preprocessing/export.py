@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from .artifacts import Graph
-from .units import COORD_SCALE, EARTH_RADIUS_M
+from floor.format.artifacts import Graph
+from floor.format.units import COORD_SCALE, EARTH_RADIUS_M
 
 
 def to_networkx(graph: Graph, multigraph: bool = True) -> Any:

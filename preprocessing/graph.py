@@ -11,9 +11,9 @@ from collections.abc import Mapping
 import numpy as np
 import numpy.typing as npt
 
-from .geometry import csr_offsets
-from .jit import kernel
-from .units import COORD_SCALE
+from floor.format.units import COORD_SCALE
+from floor.kernels.geometry import csr_offsets
+from floor.kernels.jit import kernel
 
 
 def strong_components(n: int, tail: np.ndarray, head: np.ndarray) -> np.ndarray:
@@ -137,7 +137,7 @@ def finalize_arrays(
     travel time when the weight is not (routability); absent, the weight. `geom_osm_id` is the OSM node id of each
     shape point; absent, 0 (unknown: synthetic graphs). `arc_head_penalty` is the obstacle at the arc's head that
     the turns out of it charge (`preprocessing.build`); absent, 0. `arc_values`: more per-arc arrays by name (the
-    encoded values, `preprocessing.way_values`), sorted with the arcs and stored as given; absent, none."""
+    encoded values, `preprocessing.osm.way_values`), sorted with the arcs and stored as given; absent, none."""
     n = int(len(node_lon))
     m = len(arc_tail)
     if arc_lanes is None:

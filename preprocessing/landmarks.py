@@ -33,10 +33,10 @@ from typing import Any
 
 import numpy as np
 
-from .artifacts import Graph
-from .heap import heap_pop, heap_push
-from .jit import kernel
-from .units import INF_WEIGHT, LM_NONE
+from floor.format.artifacts import Graph
+from floor.format.units import INF_WEIGHT, LM_NONE
+from floor.kernels.heap import heap_pop, heap_push
+from floor.kernels.jit import kernel
 
 
 @kernel

@@ -24,10 +24,10 @@ from typing import Any
 
 import numpy as np
 
-from .checks import arc_segment_sums
-from .measure import osrm_lengths_m
-from .speeds import SegmentSpeeds, TurnPenalties
-from .units import CLOSED_DS, COORD_SCALE, WEIGHT_PER_SECOND
+from floor.format.checks import arc_segment_sums
+from floor.format.units import CLOSED_DS, COORD_SCALE, WEIGHT_PER_SECOND
+from floor.kernels.measure import osrm_lengths_m
+from preprocessing.osm.speeds import SegmentSpeeds, TurnPenalties
 
 # the arrays a metric replaces (besides the hierarchies and landmark tables built on them)
 ROAD_METRIC = ("arc_weight", "arc_duration")

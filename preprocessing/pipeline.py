@@ -10,7 +10,7 @@ engine customizes new metrics on it, and the excludable class sets become metric
 hierarchy each (`chx{i}_`, still built with `cch=False`).
 
 Each stage logs, is timed and records peak memory in the manifest. The graph directory is written atomically by
-`preprocessing.artifacts`, so an error or Ctrl-C at any point leaves no half-written output.
+`floor.format.artifacts`, so an error or Ctrl-C at any point leaves no half-written output.
 """
 
 from __future__ import annotations
@@ -26,8 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from . import __version__
-from .artifacts import (
+from floor.format.artifacts import (
     CH_PREFIX,
     FormatError,
     ch_names,
@@ -36,14 +35,15 @@ from .artifacts import (
     save_graph,
     search_view_arrays,
 )
-from .build import NoRoutableWays, build_arrays
-from .measure import measured_max_speed_mps
-from .osm import OsmInputError, check_input, read_nodes, read_ways
-from .profiles import get_profile
-from .profiles.base import class_mask
-from .report import Reporter
-from .restrictions import Restriction, osrm_via_nodes, read_restrictions, resolve_restrictions
-from .units import COORD_SCALE
+from floor.format.units import COORD_SCALE
+from floor.kernels.measure import measured_max_speed_mps
+from floor.report import Reporter
+from preprocessing import __version__
+from preprocessing.build import NoRoutableWays, build_arrays
+from preprocessing.osm.profiles import get_profile
+from preprocessing.osm.profiles.base import class_mask
+from preprocessing.osm.read import OsmInputError, check_input, read_nodes, read_ways
+from preprocessing.osm.restrictions import Restriction, osrm_via_nodes, read_restrictions, resolve_restrictions
 
 
 class PreprocessError(Exception):
@@ -130,13 +130,16 @@ def preprocess(
         with rep.compiling("preprocessing kernels", estimate):
             warm_kernels(turns=turns, contract=contract)
     if turns:
-        from .turns import edge_based_graph
+        from preprocessing.turns import edge_based_graph
 
         with rep.stage("turns"):
             sequences, s_report = resolve_restrictions(restrictions, arrays)
             eb_arrays, t_report = edge_based_graph(arrays, prof, sequences, driving_side == "left")
         arrays.update(eb_arrays)
-        from .maneuvers import maneuver_arrays, read_maneuvers  # OSRM's maneuver overrides, for the steps
+        from preprocessing.osm.maneuvers import (  # OSRM's maneuver overrides, for the steps
+            maneuver_arrays,
+            read_maneuvers,
+        )
 
         with rep.stage("maneuver overrides"):
             arrays.update(maneuver_arrays(read_maneuvers(src), arrays))
@@ -193,13 +196,13 @@ def preprocess(
     if ch:
         _contract_all(graph, arrays, manifest, rep, excludes=not cch)
     if cch:
-        from .cch import build_cch
+        from preprocessing.cch import build_cch
 
         with rep.stage("cch (order)"):
             cch_arrays, manifest["cch"] = beside.result("cch (order)", rep) if beside else build_cch(graph)
         arrays.update(cch_arrays)
     if landmarks > 0:
-        from .landmarks import build_landmarks
+        from preprocessing.landmarks import build_landmarks
 
         with rep.stage("landmarks (ALT)", total=landmarks, unit="landmarks") as tick:
             if beside is not None:
@@ -210,8 +213,8 @@ def preprocess(
         arrays.update(lm_arrays)
         manifest["landmarks"] = lm_meta
 
-    from .basemap import build_basemap, wanted  # the map's background (`basemap`: None = by extract size)
-    from .penalties import penalty_arrays  # where gates are, for the steps
+    from preprocessing.basemap import build_basemap, wanted  # the map's background (`basemap`: None = by extract size)
+    from preprocessing.osm.penalties import penalty_arrays  # where gates are, for the steps
 
     arrays.update(penalty_arrays(nodes))
     if wanted(src, basemap):
@@ -245,12 +248,12 @@ class _Beside:
     def _run(self, graph: Any, cch: bool, landmarks: int) -> None:
         try:
             if cch:
-                from .cch import build_cch
+                from preprocessing.cch import build_cch
 
                 t0 = time.perf_counter()
                 self._done["cch (order)"] = (build_cch(graph), time.perf_counter() - t0)
             if landmarks > 0:
-                from .landmarks import build_landmarks
+                from preprocessing.landmarks import build_landmarks
 
                 t0 = time.perf_counter()
                 self._done["landmarks (ALT)"] = (build_landmarks(graph, count=landmarks), time.perf_counter() - t0)
@@ -275,7 +278,7 @@ def _contract_all(
     `CONTRACT_THREADS` at a time on daemon threads (a stop never waits for them), as one stage. A set whose classes
     no arc carries is the main hierarchy itself: its prefix points there and nothing is contracted. Without
     `excludes` a set that needs a hierarchy of its own gets prefix None: the engine customizes it on the CCH."""
-    from .contract import build_ch
+    from preprocessing.contract import build_ch
 
     flags = np.asarray(graph.arc_flags)
     jobs: list[tuple[str, int]] = [(CH_PREFIX, 0)]
@@ -361,10 +364,10 @@ def warm_kernels(turns: bool = False, contract: bool = True) -> None:
     if turns:
         warm_turn_kernels()
     if contract:
-        from .cch import build_cch
-        from .contract import build_ch
-        from .graph import arrays_from_arcs
-        from .landmarks import build_landmarks
+        from preprocessing.cch import build_cch
+        from preprocessing.contract import build_ch
+        from preprocessing.graph import arrays_from_arcs
+        from preprocessing.landmarks import build_landmarks
 
         tiny = graph_in_memory(arrays_from_arcs([0, 1, 1, 2], [1, 0, 2, 1], [10, 10, 20, 20], [100, 100, 200, 200]))
         build_ch(tiny)
@@ -397,8 +400,8 @@ def turn_input(src: Path, profile: str = "car") -> tuple[dict[str, np.ndarray], 
 def warm_turn_kernels(tiny: tuple[dict[str, np.ndarray], Any, list[Restriction]] | None = None) -> None:
     """The turn stage (`resolve_restrictions`, `turns.edge_based_graph`) on `tiny_turn_input()` (or `tiny`): every
     kernel it calls compiles or loads, the intersection views' (`intersections.views`) included."""
-    from .intersections.views import ready
-    from .turns import edge_based_graph
+    from floor.intersections.views import ready
+    from preprocessing.turns import edge_based_graph
 
     arrays, prof, restrictions = tiny or tiny_turn_input()
     sequences, _ = resolve_restrictions(restrictions, arrays)

@@ -6,7 +6,7 @@ of its road arc). So a search starts at its source arc's remaining part and ends
 target arc, the turn and the target arc's first part as the seed weight: all weights stay non-negative and the
 search code (core, CH, ALT, tables) runs unchanged on this graph.
 
-Turn restrictions arrive as forbidden arc sequences (`preprocessing.restrictions`): a pair (via node) removes one
+Turn restrictions arrive as forbidden arc sequences (`preprocessing.osm.restrictions`): a pair (via node) removes one
 turn; a longer one (via ways) duplicates the search nodes along its proper prefixes, an Aho-Corasick automaton over
 the sequences, so that a route entering the via path remembers it and is refused only the last turn. Duplicates map
 back to their road arc (`eb_node_arc`).
@@ -18,12 +18,12 @@ way crossing a roundabout node does not turn onto its own continuation there whe
 between the roundabout arriving and the road arrived on (`Extractor.against_roundabout`); it drives round.
 
 A turn's angle, the number of roads and whether it is a u-turn are OSRM's (`osrm_turn_views`): the intersection view
-of the road arriving (`preprocessing.intersections`, which guidance reads too), at the nodes OSRM's graph compressor
+of the road arriving (`floor.intersections`, which guidance reads too), at the nodes OSRM's graph compressor
 keeps (`node_flags`, `road_classification.osrm_compression`); a hairpin whose perceived angle comes near 0 is a
 u-turn there, as in OSRM.
 
-Arrays (prefix `eb_`, N search nodes, T turns; declared in `preprocessing.artifacts.ARRAYS`), each named as its
-road-graph twin so the search stages read the view (`preprocessing.artifacts.search_view_arrays`, the engine's
+Arrays (prefix `eb_`, N search nodes, T turns; declared in `floor.format.artifacts.ARRAYS`), each named as its
+road-graph twin so the search stages read the view (`floor.format.artifacts.search_view_arrays`, the engine's
 `app.engine.data.search_graph`) like any graph: `eb_first_out` [N+1],
 `eb_arc_tail`/`eb_arc_head` [T], `eb_arc_weight` (turn + head arc weight, ds), `eb_arc_dist` (head arc's dm),
 `eb_arc_flags`/`eb_arc_class` (head arc's), `eb_in_first_out`/`eb_in_arc`, `eb_node_lon`/`eb_node_lat` (the road arc's
@@ -41,12 +41,9 @@ from typing import Any
 
 import numpy as np
 
-from .artifacts import EB_PREFIX
-from .geometry import csr_offsets, osrm_bearings_deg
-from .graph import strong_components
-from .profiles.base import STOP_LEG_M, STOP_SIGN_S, Turns
-from .road_classification import chain_arcs, compressed_nodes, travel_modes
-from .units import (
+from floor.format.artifacts import EB_PREFIX
+from floor.format.road_classification import chain_arcs, compressed_nodes, travel_modes
+from floor.format.units import (
     COORD_SCALE,
     FLAG_RESTRICTED,
     FLAG_ROUNDABOUT,
@@ -55,6 +52,9 @@ from .units import (
     NODE_TURNING,
     WEIGHT_PER_SECOND,
 )
+from floor.kernels.geometry import csr_offsets, osrm_bearings_deg
+from preprocessing.graph import strong_components
+from preprocessing.osm.profiles.base import STOP_LEG_M, STOP_SIGN_S, Turns
 
 
 def chain_ends(arrays: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -218,7 +218,7 @@ def osrm_turn_views(
     (junctions where a pair of roads may be a dual carriageway, or near one, and those with a conditional stop sign)
     come from the Python model, taken in node order (neighbours share its caches), in `TURN_VIEW_PROCESSES` forked
     processes when they are many."""
-    from .intersections.views import turn_views
+    from floor.intersections.views import turn_views
 
     skip = np.zeros(len(fa), dtype=bool)
     node_flags = arrays.get("node_flags")
@@ -285,9 +285,9 @@ def _view_chunk(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """`osrm_turn_views` of the turns `order[lo:hi]` (`_VIEW_STATE`, set before forking): (their indices, got,
     angle, roads, u-turn, against a roundabout, stop sign left out)."""
-    from .artifacts import graph_in_memory
-    from .intersections.graph import GuidanceGraph
-    from .intersections.intersection_analysis import Extractor
+    from floor.format.artifacts import graph_in_memory
+    from floor.intersections.graph import GuidanceGraph
+    from floor.intersections.intersection_analysis import Extractor
 
     assert _VIEW_STATE is not None, "osrm_turn_views sets the state its chunks read"
     arrays, profile_name, fa, ta, order = _VIEW_STATE

@@ -13,8 +13,8 @@
 
 from __future__ import annotations
 
-from .build import preprocess
-from .errors import (
+from starroute.build import preprocess
+from starroute.errors import (
     GraphError,
     InvalidQuery,
     InvalidValue,
@@ -27,8 +27,8 @@ from .errors import (
     RoutingError,
     TooBig,
 )
-from .graph import Graph, load
-from .results import Accessibility, Band, Isochrone, Leg, Matrix, Route, Waypoint
+from starroute.graph import Graph, load
+from starroute.results import Accessibility, Band, Isochrone, Leg, Matrix, Route, Waypoint
 
 __all__ = [
     "Accessibility",

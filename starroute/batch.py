@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from .errors import InvalidValue
-from .runner import Outcome
+from starroute.errors import InvalidValue
+from starroute.runner import Outcome
 
 
 @dataclass
@@ -104,11 +104,11 @@ def matrix(
     """Compute and write the matrix; returns what the run did (cells, seconds, retried blocks). Points farther
     than `radius_m` (default: the native API's 1000 m) from every road are reported on stderr and left out (null
     cells)."""
-    from . import load
-    from .graph import SNAP_RADIUS_M
-    from .matrix import BLOCK, run_table
-    from .progress import Bar
-    from .sinks import open_sink
+    from starroute import load
+    from starroute.graph import SNAP_RADIUS_M
+    from starroute.matrix import BLOCK, run_table
+    from starroute.progress import Bar
+    from starroute.sinks import open_sink
 
     suffix = output.suffix.lower()
     if suffix not in (".npz", ".parquet", ".pq"):

@@ -30,13 +30,12 @@ from app.engine.facade import (
 )
 from app.engine.types import Phantom
 from app.settings import Settings
-
-from .blocks import AccessSpec
-from .matrix import BLOCK, run_access, run_table
-from .points import Point, Points, as_lonlat, as_point, pairs
-from .progress import Bar
-from .results import Accessibility, Isochrone, Matrix, Route, Waypoint
-from .sinks import DenseSink
+from starroute.blocks import AccessSpec
+from starroute.matrix import BLOCK, run_access, run_table
+from starroute.points import Point, Points, as_lonlat, as_point, pairs
+from starroute.progress import Bar
+from starroute.results import Accessibility, Isochrone, Matrix, Route, Waypoint
+from starroute.sinks import DenseSink
 
 _DEFAULTS = Settings.model_fields
 SNAP_RADIUS_M: float = _DEFAULTS["snap_radius_m"].default  # the native API's: a point farther from every road fails
@@ -139,7 +138,7 @@ class Graph:
             raise InvalidValue("alternatives are looked for between two points only: drop the via points")
         areas = None
         if avoid is not None:
-            from app.engine.areas import parse_areas
+            from app.engine.features.areas import parse_areas
 
             areas = parse_areas(avoid, max_vertices=MAX_VERTICES, max_polygons=MAX_POLYGONS)
         model = None if custom_model is None else self.engine.parse_model(custom_model)

@@ -16,11 +16,10 @@ import numpy as np
 
 from app.engine.facade import Engine
 from app.engine.types import Phantom
-
-from .blocks import AccessSpec, access_block, access_task, merge_nearest, table_block, table_task
-from .cluster import client_for
-from .runner import Block, Outcome, Progress, plan, run_dask, run_local
-from .sinks import Sink
+from starroute.blocks import AccessSpec, access_block, access_task, merge_nearest, table_block, table_task
+from starroute.cluster import client_for
+from starroute.runner import Block, Outcome, Progress, plan, run_dask, run_local
+from starroute.sinks import Sink
 
 BLOCK = (1000, 1000)  # sources x destinations per block (see bench/matrix.py's block sweep)
 

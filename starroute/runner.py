@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-from .errors import MatrixError
+from starroute.errors import MatrixError
 
 R = TypeVar("R")
 

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from .runner import Block
+from starroute.runner import Block
 
 CHUNK = 16 << 20  # bytes copied at a time into the .npz
 

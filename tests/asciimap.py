@@ -17,7 +17,7 @@ Conventions:
   decoration. The drawing is dedented and leading/trailing blank lines are dropped.
 - One character column to the right is `grid_m` metres east, one row down is `grid_m` metres south (so `a b` is
   2 grid units apart, `ab` one). The origin (top-left character) is at lon 1.0, lat 0.0, on the equator. Distances
-  are OSRM's (`preprocessing.geometry.osrm_distance_m`: 1e-6 degree coordinates, the WGS84 cheap ruler), so a grid
+  are OSRM's (`floor.kernels.geometry.osrm_distance_m`: 1e-6 degree coordinates, the WGS84 cheap ruler), so a grid
   unit is `grid_m` rounded *down* to whole 1e-6 degrees on each axis: east 898e-6 degrees = 99.965 m, south 904e-6
   degrees = 99.959 m for 100 m. Times are per segment `distance / speed` rounded to whole deciseconds
   (`preprocessing.build.segment_ds`), so a 100 m unit at 36 km/h takes exactly 10 s either way.
@@ -42,10 +42,10 @@ from xml.sax.saxutils import quoteattr
 
 import numpy as np
 
-from preprocessing.artifacts import Graph, load_graph
-from preprocessing.geometry import osrm_distance_m, osrm_distances_m
+from floor.format.artifacts import Graph, load_graph
+from floor.format.units import COORD_SCALE, INF_WEIGHT
+from floor.kernels.geometry import osrm_distance_m, osrm_distances_m
 from preprocessing.pipeline import preprocess
-from preprocessing.units import COORD_SCALE, INF_WEIGHT
 
 NODE_CHARS = string.ascii_lowercase + string.ascii_uppercase + string.digits
 ORIGIN_LON_E7 = 1 * COORD_SCALE
@@ -210,7 +210,7 @@ class Built:
         src, dst = self.nodes(a), self.nodes(b)
         if not src or not dst:
             return None
-        from app.engine.reference import dijkstra_weights
+        from app.engine.search.reference import dijkstra_weights
 
         best = min(int(dijkstra_weights(self.graph, s)[v]) for s in src for v in dst)
         return None if best >= INF_WEIGHT else best
@@ -220,7 +220,7 @@ class Built:
         and the junctions' obstacles (charged on the turns passing them, as OSRM's) included; None when
         unreachable. A search node is a road arc, its label the cost of reaching the arc's head."""
         from app.engine.data import search_graph
-        from app.engine.reference import dijkstra_weights
+        from app.engine.search.reference import dijkstra_weights
 
         src, dst = set(self.nodes(a)), set(self.nodes(b))
         g, sg = self.graph, search_graph(self.graph)

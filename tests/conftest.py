@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from .graph_builds import Key, build, lower_priority
+from tests.graph_builds import Key, build, lower_priority
 
 ROOT = Path(__file__).resolve().parent.parent
 # Every app's lifespan would start search processes (app.api.search_processes); tests of them ask for their own.

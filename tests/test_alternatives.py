@@ -1,4 +1,5 @@
-"""Alternative routes (`app.engine.alternatives`): every alternative obeys the module's rules, checked from outside.
+"""Alternative routes (`app.engine.features.alternatives`): every alternative obeys the module's rules, checked from
+outside.
 
 Stretch at most 1.25, sharing at most 0.75 with the best route and with each earlier alternative, a connected simple
 path whose stated weight is its arcs' weight, excluded classes and avoided areas never used, and local optimality:
@@ -12,16 +13,15 @@ import httpx
 import numpy as np
 import pytest
 
-from app.engine import alternatives as A
 from app.engine.data import load
 from app.engine.errors import NoRoute
-from app.engine.reference import DijkstraSearch
+from app.engine.features import alternatives as A
 from app.engine.router import Router
+from app.engine.search.reference import DijkstraSearch
 from app.engine.types import Route, RouteOptions
-from preprocessing.units import COORD_SCALE, FLAG_MOTORWAY
-
-from . import api_server
-from .test_ch import seeds
+from floor.format.units import COORD_SCALE, FLAG_MOTORWAY
+from tests import api_server
+from tests.test_ch import seeds
 
 # the graphs these tests ask `graph_cache` for, built ahead by conftest's background builder
 GRAPHS = [("porto_portugal.osm.pbf", "car", True, 8)]
@@ -94,7 +94,7 @@ def monaco(bundled_graph) -> Router:
 def test_bounded_trees_hold_every_node_a_route_within_the_cutoff_can_use(monaco: Router, landmarks: bool) -> None:
     """`Searcher.bounded_tree` (keys on the bound to the far end) against plain one-to-all searches: every node with
     d_f + d_b <= cutoff is settled in both bounded trees with the same labels, with exclusions and forbidden arcs."""
-    from app.engine.search import Searcher, SearchOptions
+    from app.engine.search.searches import Searcher, SearchOptions
 
     g = monaco.search_graph
     rng = np.random.default_rng(2)
@@ -147,11 +147,10 @@ def test_via_candidates_on_random_graphs() -> None:
     paths, of the stated weight, within the stretch; the T-test says exactly whether the stretch it tests around the
     via node is a shortest path, and a route that passes it is locally optimal (every stretch of at most the window
     is a shortest path)."""
-    from app.engine.cch import customize
-    from app.engine.via_alternatives import ViaSearch
-
-    from .test_cch import with_cch
-    from .test_ch import dijkstra, random_graph, with_ch
+    from app.engine.search.cch import customize
+    from app.engine.search.via_alternatives import ViaSearch
+    from tests.test_cch import with_cch
+    from tests.test_ch import dijkstra, random_graph, with_ch
 
     checked = tested = 0
     for seed in range(40):
@@ -203,7 +202,7 @@ def test_via_candidates_on_random_graphs() -> None:
 def test_t_test_stretch_is_the_window_around_the_via_node() -> None:
     """The T-test's stretch kernel picks what the prefix sums and `searchsorted` pick: the last node at least the
     window before the via node, the first one at least that far after it (zero-weight arcs and windows among them)."""
-    from app.engine.via_alternatives import _t_test_stretch
+    from app.engine.search.via_alternatives import _t_test_stretch
 
     rng = np.random.default_rng(3)
     tested = 0

@@ -13,11 +13,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app.engine.areas import Areas, forbidden_arcs, parse_areas, parse_compact
 from app.engine.errors import InvalidValue
-from preprocessing.artifacts import Graph, graph_in_memory
+from app.engine.features.areas import Areas, forbidden_arcs, parse_areas, parse_compact
+from floor.format.artifacts import Graph, graph_in_memory
+from floor.format.units import COORD_SCALE
 from preprocessing.graph import arrays_from_arcs, finalize_arrays
-from preprocessing.units import COORD_SCALE
 
 ROOT = Path(__file__).resolve().parent.parent
 SQUARE = [[0.0, 0.0], [0.01, 0.0], [0.01, 0.01], [0.0, 0.01], [0.0, 0.0]]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from preprocessing.units import FLAG_FERRY, FLAG_RESTRICTED, FLAG_ROUNDABOUT, FLAG_TOLL
+from floor.format.units import FLAG_FERRY, FLAG_RESTRICTED, FLAG_ROUNDABOUT, FLAG_TOLL
 from tests import asciimap
 from tests.asciimap import Built, letters_with_arcs
 

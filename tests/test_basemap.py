@@ -1,5 +1,5 @@
 """The map's background layer: `preprocessing.basemap` (areas of the extract as flat `bg_*` arrays), its tiles
-(`app.engine.basemap`, `/bgtile/`), and when it is built (`--basemap/--no-basemap`, by default up to a size)."""
+(`app.engine.maps.basemap`, `/bgtile/`), and when it is built (`--basemap/--no-basemap`, by default up to a size)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import httpx
 import numpy as np
 import pytest
 
-from app.engine.basemap import tile_areas
-from preprocessing.artifacts import load_graph
+from app.engine.maps.basemap import tile_areas
+from floor.format.artifacts import load_graph
 from preprocessing.basemap import ARRAYS, AUTO_MAX_BYTES, GRID, KINDS, build_basemap, kind_of, wanted
 from tests.api_server import shared
 from tests.conftest import BUNDLED

@@ -13,20 +13,19 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.engine.cch import Metric, customize, has_cch
-from app.engine.ch import CHSearch
 from app.engine.data import excludable, load, search_graph
 from app.engine.errors import GraphError
-from app.engine.reference import DijkstraSearch
-from app.engine.table import CHTable
+from app.engine.features.table import CHTable
+from app.engine.search.cch import Metric, customize, has_cch
+from app.engine.search.ch import CHSearch
+from app.engine.search.reference import DijkstraSearch
 from app.engine.types import INF_WEIGHT
-from preprocessing.artifacts import FormatError, Graph, graph_in_memory
+from floor.format.artifacts import FormatError, Graph, graph_in_memory
+from floor.format.checks import check_cch
 from preprocessing.cch import build_cch, chordal_supergraph, undirected
-from preprocessing.checks import check_cch
 from preprocessing.contract import build_ch
 from preprocessing.graph import arrays_from_arcs
-
-from .test_ch import check_path, random_graph, seeds
+from tests.test_ch import check_path, random_graph, seeds
 
 SEEDS = range(60)
 # the graphs these tests ask `graph_cache` for, built ahead by conftest's background builder

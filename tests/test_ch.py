@@ -15,16 +15,15 @@ import pytest
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
-from app.engine.ch import NO_CH_MESSAGE, CHSearch
 from app.engine.data import search_graph  # the graph the searches run on (edge-based where turns are on)
 from app.engine.errors import GraphError
-from app.engine.table import CHTable
+from app.engine.features.table import CHTable
+from app.engine.search.ch import NO_CH_MESSAGE, CHSearch
 from app.engine.types import INF_WEIGHT, Seeds
-from preprocessing.artifacts import Graph, graph_in_memory
+from floor.format.artifacts import Graph, graph_in_memory
 from preprocessing.contract import build_ch
 from preprocessing.graph import arrays_from_arcs
-
-from .conftest import all_extracts
+from tests.conftest import all_extracts
 
 INF = int(INF_WEIGHT)
 # the graphs these tests ask `graph_cache` for, built ahead by conftest's background builder
@@ -244,7 +243,7 @@ def test_long_line_unpacks_past_the_first_buffer() -> None:
 
 
 def test_expand_refuses_buffers_too_small() -> None:
-    from app.engine.ch import _expand
+    from app.engine.search.ch import _expand
 
     # arcs 0..3 are original; 4 = (0, 1), 5 = (4, 2), 6 = (5, 3): CH arc 6 stands for 0, 1, 2, 3
     unpack = np.array([[0, -1], [1, -1], [2, -1], [3, -1], [0, 1], [4, 2], [5, 3]], dtype=np.int32)
@@ -344,7 +343,7 @@ def _landmarks() -> int:
 
 
 def check_real_graph(g: Graph, pairs: int, seed: int = 5) -> None:
-    from app.engine.reference import dijkstra_weights  # the oracle (checked against networkx elsewhere)
+    from app.engine.search.reference import dijkstra_weights  # the oracle (checked against networkx elsewhere)
 
     n = g.num_nodes
     rng = np.random.default_rng(seed)
@@ -372,7 +371,7 @@ def check_real_graph(g: Graph, pairs: int, seed: int = 5) -> None:
 
 
 def test_real_extract_andorra(graph_cache) -> None:  # type: ignore[no-untyped-def]
-    from preprocessing.artifacts import load_graph
+    from floor.format.artifacts import load_graph
 
     g = search_graph(load_graph(graph_cache("andorra.osm.pbf", "car", ch=True, landmarks=_landmarks())))
     meta = g.manifest["ch"]
@@ -385,7 +384,7 @@ def test_real_extract_andorra(graph_cache) -> None:  # type: ignore[no-untyped-d
 @pytest.mark.parametrize("profile", ("car", "foot"))
 @pytest.mark.parametrize("name", all_extracts())
 def test_real_extracts_2000_pairs(graph_cache, name: str, profile: str) -> None:  # type: ignore[no-untyped-def]
-    from preprocessing.artifacts import load_graph
+    from floor.format.artifacts import load_graph
 
     check_real_graph(search_graph(load_graph(graph_cache(name, profile, ch=True, landmarks=_landmarks()))), pairs=2000)
 
@@ -394,8 +393,8 @@ def test_stamps_start_again_without_changing_answers() -> None:
     """Near the slots' 31 bits of stamp, the query objects clear their slots and count from 0 again
     (`fresh_stamps`): queries before and after the wrap answer as a fresh object does, in point-to-point queries,
     tables (whose kernels count one stamp per search) and via-node candidates (whose marks restart too)."""
-    from app.engine.ch import STAMP_LIMIT
-    from app.engine.via_alternatives import ViaSearch
+    from app.engine.search.ch import STAMP_LIMIT
+    from app.engine.search.via_alternatives import ViaSearch
 
     g = with_ch(random_graph(7, 40, 120, zero_share=0.2))
     rng = np.random.default_rng(7)
@@ -428,7 +427,7 @@ def test_label_memory_is_private_to_a_forked_worker() -> None:
     writes never reach the parent (nor a sibling)."""
     import os
 
-    from app.engine.ch import new_labels
+    from app.engine.search.ch import new_labels
 
     slot, rows = new_labels(1000)
     pid = os.fork()

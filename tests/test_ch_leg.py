@@ -1,4 +1,4 @@
-"""A hierarchy leg in one kernel call (`app.engine.ch_leg`) equals the leg built step by step, to the bit.
+"""A hierarchy leg in one kernel call (`app.engine.route.ch_leg`) equals the leg built step by step, to the bit.
 
 The same random waypoints (and waypoints on junction nodes, on one chain, across excluded classes) are routed twice:
 through `Legs.leg`'s one-call path, and with that path turned off (every phantom sent the step-by-step way). Every
@@ -13,13 +13,13 @@ from dataclasses import fields
 import numpy as np
 import pytest
 
-from app.engine import ch_leg, legs
 from app.engine.data import load
 from app.engine.errors import NoRoute
+from app.engine.route import ch_leg, legs
+from app.engine.route.space import EdgeSpace
 from app.engine.router import Router
-from app.engine.space import EdgeSpace
 from app.engine.types import Leg, RouteOptions
-from preprocessing.units import COORD_SCALE
+from floor.format.units import COORD_SCALE
 
 # the graphs these tests ask `graph_cache` for, built ahead by conftest's background builder
 GRAPHS = [("andorra.osm.pbf", "car", True, 8)]

@@ -1,4 +1,4 @@
-"""Isochrone contours (app.engine.contours): buffered road pieces as GeoJSON polygons with holes.
+"""Isochrone contours (app.engine.features.contours): buffered road pieces as GeoJSON polygons with holes.
 
 Every geometry is checked against an independent distance oracle (point-to-segment distance in the tangent plane at
 each test point's own latitude) with the tolerance the function states, and for validity: rings closed, outer rings
@@ -15,7 +15,7 @@ import re
 import numpy as np
 import pytest
 
-from app.engine.contours import MAX_CELLS, contour_polygons, point_in_geometry, points_in_geometry
+from app.engine.features.contours import MAX_CELLS, contour_polygons, point_in_geometry, points_in_geometry
 
 M_PER_DEG = 6_371_008.8 * math.pi / 180.0
 PORTO = (-8.61, 41.15)

@@ -13,16 +13,16 @@ import numpy as np
 import pytest
 
 from app.api.schemas import IsochroneCollection, RouteFeature, TableResponse
-from app.engine.custom_model import ArcContext, evaluate, evaluate_slowly, parse_model
 from app.engine.data import load
 from app.engine.errors import InvalidValue, NoRoute, NoSegment
 from app.engine.facade import Engine, RouteRequest, TableRequest, Waypoints
-from app.engine.model_metric import PRIORITY_CAP_DS, ModelCache, model_weights
-from app.engine.reference import DijkstraSearch
+from app.engine.models.custom_model import ArcContext, evaluate, evaluate_slowly, parse_model
+from app.engine.models.model_metric import PRIORITY_CAP_DS, ModelCache, model_weights
 from app.engine.router import Router
-from preprocessing.artifacts import Graph
-from preprocessing.encoded_values import ENCODED_VALUES, NO_LIMIT_U8
-from preprocessing.units import CLOSED_DS, COORD_SCALE, FLAG_MOTORWAY, ROAD_CLASSES
+from app.engine.search.reference import DijkstraSearch
+from floor.format.artifacts import Graph
+from floor.format.encoded_values import ENCODED_VALUES, NO_LIMIT_U8
+from floor.format.units import CLOSED_DS, COORD_SCALE, FLAG_MOTORWAY, ROAD_CLASSES
 from tests import api_server
 
 CENTRE = {"type": "FeatureCollection", "features": [{"type": "Feature", "id": "centre", "properties": {},
@@ -154,7 +154,7 @@ def test_a_value_the_graph_lacks_says_re_run_preprocess(bundled_graph: Path) -> 
 
 
 def test_vectorised_evaluation_equals_the_per_arc_oracle(monaco: Graph, router: Router) -> None:
-    from app.engine.areas import forbidden_arcs, parse_areas
+    from app.engine.features.areas import forbidden_arcs, parse_areas
 
     n = monaco.num_arcs
     v0 = np.asarray(monaco.arc_dist) / np.maximum(np.asarray(monaco.arc_duration), 1) * 3.6

@@ -1,4 +1,4 @@
-"""Live weights: OSRM's speed / turn penalty files (`preprocessing.speeds`), the new metric's arithmetic
+"""Live weights: OSRM's speed / turn penalty files (`preprocessing.osm.speeds`), the new metric's arithmetic
 (`preprocessing.metric`), `starroute customize` (written atomically, every algorithm exact on the new metric,
 landmark bounds still lower bounds), and a running server applying it on SIGHUP and over the admin endpoint with no
 failed request."""
@@ -19,12 +19,12 @@ import numpy as np
 import pytest
 
 from app.engine.types import RouteOptions
-from preprocessing.artifacts import METRIC_LINK, load_graph, read_metric
-from preprocessing.checks import check_segments
+from floor.format.artifacts import METRIC_LINK, load_graph, read_metric
+from floor.format.checks import check_segments
+from floor.format.units import CLOSED_DS
 from preprocessing.customize import customize, reset
 from preprocessing.metric import arc_segments, new_metric
-from preprocessing.speeds import MetricFileError, read_segment_speeds, read_turn_penalties
-from preprocessing.units import CLOSED_DS
+from preprocessing.osm.speeds import MetricFileError, read_segment_speeds, read_turn_penalties
 from tests import api_server, asciimap
 
 TOKEN = "s3cret-token"
@@ -221,7 +221,7 @@ def test_the_command_leaves_the_search_stages_to_the_first_load(drawn: asciimap.
     adds them to the metric's directory, every later load maps them, and the answers are Dijkstra's."""
     from app.engine.data import load
     from app.engine.router import Router
-    from preprocessing.artifacts import save_metric_stages
+    from floor.format.artifacts import save_metric_stages
     from preprocessing.customize import complete_metric
 
     g = tmp_path / "g"
@@ -389,7 +389,7 @@ def test_a_served_engine_takes_a_new_metric_as_a_fresh_one_would(
     from app.engine.errors import NoRoute
     from app.engine.facade import Engine
     from app.engine.router import Router
-    from preprocessing.artifacts import Graph
+    from floor.format.artifacts import Graph
 
     g = tmp_path / "g"
     shutil.copytree(bundled_graph, g)
@@ -437,7 +437,7 @@ def test_a_served_engine_takes_a_new_metric_as_a_fresh_one_would(
 
 def test_landmark_bounds_hold_on_the_new_metric(monaco_metric: Path) -> None:
     from app.engine.data import load, search_graph
-    from app.engine.reference import dijkstra_weights
+    from app.engine.search.reference import dijkstra_weights
 
     sg = search_graph(load(monaco_metric))
     lm_from = np.asarray(sg.lm_from, dtype=np.int64)
@@ -456,8 +456,8 @@ def test_landmark_tables_from_the_hierarchy_equal_dijkstras(monaco_metric: Path)
     Dijkstra per landmark gives on the new weights, except that a pair joined only over a closed road has no entry
     (LM_NONE: no bound, always valid) where Dijkstra finds that road's CLOSED_DS."""
     from app.engine.data import load, search_graph
+    from floor.format.units import LM_NONE
     from preprocessing.landmarks import landmark_tables
-    from preprocessing.units import LM_NONE
 
     sg = search_graph(load(monaco_metric))
     ref = landmark_tables(sg, np.asarray(sg.lm_nodes))

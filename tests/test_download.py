@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from preprocessing.download import DownloadError, download, region_url
-from preprocessing.report import Reporter
+from floor.report import Reporter
+from preprocessing.osm.download import DownloadError, download, region_url
 
 PAYLOAD = b"\x00\x00\x00\x0dfake-pbf-bytes" * 5000
 

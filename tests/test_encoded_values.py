@@ -1,4 +1,5 @@
-"""GraphHopper's encoded values per road arc: the tag rules (`preprocessing.way_values`, cases from GraphHopper's own
+"""GraphHopper's encoded values per road arc: the tag rules (`preprocessing.osm.way_values`, cases from GraphHopper's
+own
 parser tests), the arrays a build writes for every profile, decoded by `encoded_values.arc_values` per arc on a drawn
 map, and a real extract whose every arc agrees with its way's tags."""
 
@@ -11,10 +12,9 @@ import numpy as np
 import osmium
 import pytest
 
-from preprocessing import way_values as wv
-from preprocessing.artifacts import FormatError, graph_in_memory, load_graph
-from preprocessing.checks import check_graph
-from preprocessing.encoded_values import (
+from floor.format.artifacts import FormatError, graph_in_memory, load_graph
+from floor.format.checks import check_graph
+from floor.format.encoded_values import (
     ENCODED_VALUES,
     NO_LIMIT_U8,
     NO_LIMIT_U16,
@@ -27,9 +27,9 @@ from preprocessing.encoded_values import (
     has_value,
 )
 from preprocessing.graph import arrays_from_arcs
-
-from . import asciimap
-from .conftest import BUNDLED
+from preprocessing.osm import way_values as wv
+from tests import asciimap
+from tests.conftest import BUNDLED
 
 STORED = tuple(ev.array for ev in ENCODED_VALUES.values() if ev.array is not None)
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from preprocessing.artifacts import load_graph
-from preprocessing.units import COORD_SCALE
-
-from .conftest import all_extracts
+from floor.format.artifacts import load_graph
+from floor.format.units import COORD_SCALE
+from tests.conftest import all_extracts
 
 PROFILES = ("car", "bike", "foot")
 # the graphs these tests ask `graph_cache` for, built ahead by conftest's background builder

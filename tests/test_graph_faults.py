@@ -18,9 +18,9 @@ import numpy as np
 import psutil
 import pytest
 
-from preprocessing import artifacts
-from preprocessing.artifacts import MANIFEST, FormatError, fingerprint, load_graph, save_graph
-from preprocessing.integrity import DIGEST
+from floor.format import artifacts
+from floor.format.artifacts import MANIFEST, FormatError, fingerprint, load_graph, save_graph
+from floor.format.integrity import DIGEST
 from tests import api_server
 
 ROOT = Path(__file__).resolve().parent.parent

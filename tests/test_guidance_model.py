@@ -14,14 +14,14 @@ import numpy as np
 import pytest
 
 import app.engine.guidance as guidance
-from app.api.osrm import handle
+from app.api.osrm.handlers import handle
 from app.api.service import Service
 from app.engine.guidance import classify
 from app.settings import Settings
-from preprocessing.artifacts import FORMAT_VERSION, load_graph
-from preprocessing.intersections.intersection import Road
+from floor.format.artifacts import FORMAT_VERSION, load_graph
+from floor.format.units import FLAG_CIRCULAR, FLAG_SPLIT, FLAG_TUNNEL
+from floor.intersections.intersection import Road
 from preprocessing.pipeline import preprocess
-from preprocessing.units import FLAG_CIRCULAR, FLAG_SPLIT, FLAG_TUNNEL
 from tests import asciimap
 
 # A small town: a rotary, a street with turn lanes, a street through a tunnel, a signed motorway exit. The

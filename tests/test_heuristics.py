@@ -14,16 +14,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.engine.geo import gc_distance_m, node_geo
-from app.engine.reference import DijkstraSearch, dijkstra_weights
-from app.engine.search import CoreSearch
+from app.engine.search.reference import DijkstraSearch, dijkstra_weights
+from app.engine.search.searches import CoreSearch
 from app.engine.types import INF_WEIGHT, Seeds
-from preprocessing.artifacts import Graph, graph_in_memory
-from preprocessing.geometry import haversine_m
+from floor.format.artifacts import Graph, graph_in_memory
+from floor.kernels.geometry import haversine_m
 from preprocessing.graph import arrays_from_arcs
 from preprocessing.landmarks import LM_NONE, build_landmarks
-
-from .conftest import all_extracts
-from .test_search import random_graph, random_seeds, real_graph
+from tests.conftest import all_extracts
+from tests.test_search import random_graph, random_seeds, real_graph
 
 
 def reversed_graph(g: Graph) -> Graph:

@@ -15,19 +15,18 @@ import httpx
 import numpy as np
 import pytest
 
-from app.engine.areas import parse_compact
-from app.engine.contours import contour_polygons, point_in_geometry
 from app.engine.data import load
-from app.engine.isochrone import point_pieces, reached_arc_pieces, reached_pieces
-from app.engine.reference import DijkstraSearch
+from app.engine.features.areas import parse_compact
+from app.engine.features.contours import contour_polygons, point_in_geometry
+from app.engine.features.isochrone import point_pieces, reached_arc_pieces, reached_pieces
 from app.engine.router import Router
+from app.engine.search.reference import DijkstraSearch
 from app.engine.types import INF_WEIGHT, RouteOptions, Seeds
-from preprocessing.artifacts import graph_in_memory
-from preprocessing.geometry import haversine_m
+from floor.format.artifacts import graph_in_memory
+from floor.kernels.geometry import haversine_m
 from tests import api_server
-
-from .test_heuristics import reversed_graph
-from .test_search_options import filtered
+from tests.test_heuristics import reversed_graph
+from tests.test_search_options import filtered
 
 BUFFER_M = 40.0
 # A box over the middle of Monaco (Monte-Carlo), and points on either side of it
@@ -174,7 +173,7 @@ def test_avoid_equals_dijkstra_without_the_area(router: Router) -> None:
         # the weight of the network part equals the oracle's (seeds as the router builds them)
         src = router.space.seeds(phs[0], True).seeds
         dst = router.space.seeds(phs[1], False).seeds
-        from app.engine.search import CoreSearch, SearchOptions
+        from app.engine.search.searches import CoreSearch, SearchOptions
 
         res = CoreSearch(sg, "alt").run(src, dst, SearchOptions(forbidden=router.search_forbidden(forbidden)))
         assert res.weight == oracle.run(src, dst).weight

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from app.engine.guidance.overrides import unpack
-from preprocessing.intersections.intersection import CONTINUE, SHARP_RIGHT, TURN, UTURN
-from preprocessing.maneuvers import KEEP, ManeuverOverride, parse_relation
+from floor.intersections.intersection import CONTINUE, SHARP_RIGHT, TURN, UTURN
+from preprocessing.osm.maneuvers import KEEP, ManeuverOverride, parse_relation
 
 MEMBERS = [("w", 1, "from"), ("n", 3, "via"), ("w", 2, "to")]
 

@@ -1,4 +1,5 @@
-"""Map matching (`app.engine.match`, `Engine.match`) on the bundled Monaco graph: traces drawn along real routes,
+"""Map matching (`app.engine.features.match`, `Engine.match`) on the bundled Monaco graph: traces drawn along real
+routes,
 exactly and with GPS noise, OSRM's rules for splits, tidy, waypoints and errors, and the matching's legs against
 the router's own legs through the same points; the model's pieces (tidy, thinning, pauses, the u-turn test, the
 confidence) as units."""
@@ -11,14 +12,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app.engine.candidates import uturn_allowed
 from app.engine.errors import EngineError
 from app.engine.facade import Engine, Limits, MatchRequest
-from app.engine.hmm import confidence
-from app.engine.match import pauses, thin, tidy_trace
+from app.engine.features.candidates import uturn_allowed
+from app.engine.features.hmm import confidence
+from app.engine.features.match import pauses, thin, tidy_trace
 from app.engine.types import RouteOptions
 from bench.match import make_trace, mismatch
-from preprocessing.geometry import osrm_distances_m
+from floor.kernels.geometry import osrm_distances_m
 from tests.traces import drive, request
 
 SEA = (7.42, 43.70)  # off Monaco's coast: no road within kilometres

@@ -1,4 +1,4 @@
-"""`preprocessing.measure`: the numpy twins the light commands use give the kernels' numbers bit for bit."""
+"""`floor.kernels.measure`: the numpy twins the light commands use give the kernels' numbers bit for bit."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from preprocessing.artifacts import load_graph
-from preprocessing.geometry import osrm_distances_m
-from preprocessing.measure import osrm_lengths_m
+from floor.format.artifacts import load_graph
+from floor.kernels.geometry import osrm_distances_m
+from floor.kernels.measure import osrm_lengths_m
 
 
 def test_segment_lengths_equal_the_kernels_on_a_real_extract(bundled_graph: Path) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 
-from app.api import osrm
+from app.api.osrm import handlers as osrm
 from app.engine.errors import EngineError
 from app.main import create_app
 from app.settings import Settings

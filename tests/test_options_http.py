@@ -17,8 +17,8 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from floor.format.units import COORD_SCALE
 from preprocessing.pipeline import preprocess
-from preprocessing.units import COORD_SCALE
 from tests import api_server, asciimap
 
 MAP = """

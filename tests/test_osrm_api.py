@@ -12,13 +12,14 @@ import httpx
 import numpy as np
 import pytest
 
-from app.api import osrm, polyline
-from app.api.steps import build_steps, summary
+from app.api.osrm import handlers as osrm
+from app.api.osrm import polyline
+from app.api.osrm.steps import build_steps, summary
 from app.engine.errors import EngineError
 from app.engine.guidance import MODIFIER_NAMES, Maneuver, RouteStep, StepIntersection
 from app.engine.guidance.steps import WAYPOINT_ARRIVE, WAYPOINT_DEPART
 from app.engine.types import Leg, Phantom, SearchStats
-from preprocessing.intersections.intersection import ENTER_ROTARY, LEFT, NO_TURN, RIGHT, UTURN, turn_direction
+from floor.intersections.intersection import ENTER_ROTARY, LEFT, NO_TURN, RIGHT, UTURN, turn_direction
 from tests import api_server
 
 # --- URL grammar (no server) ---------------------------------------------------------------------------------------

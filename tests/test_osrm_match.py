@@ -10,7 +10,7 @@ import httpx
 import numpy as np
 import pytest
 
-from app.api import osrm
+from app.api.osrm import handlers as osrm
 from app.engine.errors import EngineError
 from app.engine.facade import Engine
 from bench.match import make_trace, mismatch

@@ -1,4 +1,5 @@
-"""OSRM's tile service `/tile/v1/{profile}/tile(x,y,z).mvt` (app.api.osrm_tile over app.engine.debug_tiles), decoded
+"""OSRM's tile service `/tile/v1/{profile}/tile(x,y,z).mvt` (app.api.osrm.tile over app.engine.maps.debug_tiles),
+decoded
 with a standard decoder (mapbox-vector-tile): layers, property names and types as osrm-routed's, every road segment
 of a tile with its arc's speed and its share of the arc's weight and duration (expected values computed here from
 the graph arrays, not through the tile code), the turns of a drawn junction with their angles and costs, OSRM's
@@ -15,7 +16,8 @@ import mapbox_vector_tile
 import numpy as np
 import pytest
 
-from app.api import osrm, osrm_tile
+from app.api.osrm import handlers as osrm
+from app.api.osrm import tile as osrm_tile
 from app.engine.data import load
 from app.engine.errors import EngineError
 from app.engine.facade import Engine
@@ -175,7 +177,7 @@ def _crossing_turns(tmp_path: Path, turns: bool | None) -> tuple[list[dict], Eng
 def test_turns_at_a_crossing(tmp_path: Path) -> None:
     """A four-way crossing of two-way roads: from the west, left, straight and right with the car profile's turn
     durations for -90, 0 and +90 degrees (OSRM's sigmoid; four roads meet), bearing 90 in."""
-    from preprocessing.profiles.car import ONCOMING_TURN_PENALTY_S, TURN_BIAS, TURN_PENALTY_S, sigmoid_turn_s
+    from preprocessing.osm.profiles.car import ONCOMING_TURN_PENALTY_S, TURN_BIAS, TURN_PENALTY_S, sigmoid_turn_s
 
     west, engine, (lon, lat) = _crossing_turns(tmp_path, None)
     angles = np.array([-90.0, 0.0, 90.0])

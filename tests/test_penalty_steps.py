@@ -7,7 +7,7 @@ from pathlib import Path
 
 import httpx
 
-from preprocessing.penalties import ARRAYS
+from preprocessing.osm.penalties import ARRAYS
 from tests import api_server, asciimap
 
 

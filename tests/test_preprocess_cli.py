@@ -18,10 +18,9 @@ import pytest
 
 from app.cli import Stopped
 from app.cli import run as cli_run
-from preprocessing.artifacts import FORMAT_VERSION, FormatError, load_graph, read_manifest
-
-from .conftest import BUNDLED as MONACO
-from .conftest import ROOT
+from floor.format.artifacts import FORMAT_VERSION, FormatError, load_graph, read_manifest
+from tests.conftest import BUNDLED as MONACO
+from tests.conftest import ROOT
 
 
 @dataclass
@@ -211,7 +210,7 @@ def test_loader_refuses_version_and_fingerprint_mismatch(tmp_path: Path) -> None
 
 
 def test_interrupt_while_writing_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import preprocessing.artifacts as artifacts
+    import floor.format.artifacts as artifacts
 
     real_save = artifacts.save_array
     calls = {"n": 0}
@@ -246,7 +245,7 @@ def test_graph_directory_is_readable_by_other_users(tmp_path: Path) -> None:
 
 
 def test_failed_write_leaves_no_new_parent_folders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import preprocessing.artifacts as artifacts
+    import floor.format.artifacts as artifacts
 
     def fail(*a, **k):
         raise KeyboardInterrupt

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from preprocessing.profiles import base as B
-from preprocessing.profiles import bike, car, foot, get_profile, testbot
-from preprocessing.profiles import tags as T
-from preprocessing.profiles.base import NodeResult, WayResult
+from preprocessing.osm.profiles import base as B
+from preprocessing.osm.profiles import bike, car, foot, get_profile, testbot
+from preprocessing.osm.profiles import tags as T
+from preprocessing.osm.profiles.base import NodeResult, WayResult
 
 
 def fb(res: WayResult | None) -> tuple[float, float] | None:

@@ -1,6 +1,6 @@
 """OSM turn restrictions: reading relations (OSRM's parser rules) and resolving them onto arcs.
 
-Maps follow tests/asciimap.py and are built with the car profile's way and node rules (preprocessing.osm and
+Maps follow tests/asciimap.py and are built with the car profile's way and node rules (preprocessing.osm.read and
 preprocessing.build directly, no turn stage); restrictions are read with a profile namespace that declares car's
 restriction modes. Real extracts: `pytest -s -k extracts tests/test_restrictions.py` prints the counts.
 """
@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 
 from preprocessing.build import build_arrays
-from preprocessing.osm import read_nodes, read_ways
-from preprocessing.profiles import get_profile
-from preprocessing.restrictions import Restriction, parse_relation, read_restrictions, resolve_restrictions
+from preprocessing.osm.profiles import get_profile
+from preprocessing.osm.read import read_nodes, read_ways
+from preprocessing.osm.restrictions import Restriction, parse_relation, read_restrictions, resolve_restrictions
 from tests import asciimap
 from tests.conftest import extract
 

@@ -18,16 +18,15 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from app.engine.algorithms import ALGORITHMS
 from app.engine.data import load
 from app.engine.errors import GraphError, InvalidValue, NoRoute
 from app.engine.router import Router
+from app.engine.search.algorithms import ALGORITHMS
 from app.engine.types import INF_WEIGHT, Leg, Phantom, Route, SearchResult, SearchStats, Seeds
-from preprocessing.artifacts import Graph, save_graph
-from preprocessing.geometry import osrm_distance_m
-from preprocessing.units import COORD_SCALE
-
-from .test_snap import at, build_map, to_lonlat
+from floor.format.artifacts import Graph, save_graph
+from floor.format.units import COORD_SCALE
+from floor.kernels.geometry import osrm_distance_m
+from tests.test_snap import at, build_map, to_lonlat
 
 INF = int(INF_WEIGHT)
 # the graphs these tests ask `graph_cache` for, built ahead by conftest's background builder

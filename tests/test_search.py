@@ -16,16 +16,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.engine.reference import DijkstraSearch, dijkstra_weights
-from app.engine.search import CoreSearch
+from app.engine.search.reference import DijkstraSearch, dijkstra_weights
+from app.engine.search.searches import CoreSearch
 from app.engine.types import INF_WEIGHT, SearchResult, Seeds
-from preprocessing.artifacts import Graph, graph_in_memory
+from floor.format.artifacts import Graph, graph_in_memory
+from floor.kernels.geometry import haversine_m
 from preprocessing.export import to_networkx
-from preprocessing.geometry import haversine_m
 from preprocessing.graph import arrays_from_arcs
 from preprocessing.landmarks import build_landmarks
-
-from .conftest import all_extracts
+from tests.conftest import all_extracts
 
 SPEED_MPS = 20.0
 CORE = ("dijkstra", "bidirectional-dijkstra", "astar", "bidirectional-astar", "alt")

@@ -12,18 +12,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.engine.cch import Metric
-from app.engine.ch import CHSearch
-from app.engine.reference import DijkstraSearch
-from app.engine.search import CoreSearch, SearchOptions
+from app.engine.search.cch import Metric
+from app.engine.search.ch import CHSearch
+from app.engine.search.reference import DijkstraSearch
+from app.engine.search.searches import CoreSearch, SearchOptions
 from app.engine.types import INF_WEIGHT, Seeds
-from preprocessing.artifacts import Graph, graph_in_memory
+from floor.format.artifacts import Graph, graph_in_memory
+from floor.format.units import FLAG_FERRY, FLAG_MOTORWAY, FLAG_TOLL
 from preprocessing.contract import build_ch
 from preprocessing.export import to_networkx
 from preprocessing.graph import arrays_from_arcs
-from preprocessing.units import FLAG_FERRY, FLAG_MOTORWAY, FLAG_TOLL
-
-from .test_search import check_path, nx_seeded_weight, random_graph, random_seeds
+from tests.test_search import check_path, nx_seeded_weight, random_graph, random_seeds
 
 CORE = ("dijkstra", "bidirectional-dijkstra", "astar", "bidirectional-astar", "alt")
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

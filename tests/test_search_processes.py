@@ -23,7 +23,7 @@ from app.engine.errors import NoRoute, Timeout
 from app.engine.facade import IsochroneRequest, RouteRequest, Waypoints
 from app.settings import Settings
 from app.warmup import warm_search_process
-from preprocessing.artifacts import load_graph
+from floor.format.artifacts import load_graph
 from preprocessing.customize import customize
 from preprocessing.metric import arc_segments
 
@@ -56,7 +56,7 @@ def _summary(answer) -> list[tuple]:  # type: ignore[no-untyped-def]
 def test_every_long_algorithm_answers_as_in_the_worker(service: Service) -> None:
     """Each algorithm but inline CH, CH with a trace, and areas to avoid: the child's routes and traces equal the
     worker's own engine's, byte for byte in the coordinates."""
-    from app.engine.areas import parse_compact
+    from app.engine.features.areas import parse_compact
 
     engine = service.opened
     long = [a for a in engine.algorithms if a != "ch"]
@@ -110,7 +110,7 @@ def test_map_tiles_are_drawn_as_in_the_worker(service: Service) -> None:
     import math
 
     from app.api.basemap import bg_tile_bytes
-    from app.api.osrm_tile import encode
+    from app.api.osrm.tile import encode
     from app.api.tiles import tile_bytes
 
     _child_pid(service)  # warm: no fallback to the worker's threads

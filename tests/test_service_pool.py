@@ -33,7 +33,7 @@ def test_the_request_time_limit_never_counts_compile_time() -> None:
     from app.api.service import Service
     from app.engine.errors import Timeout
     from app.settings import Settings
-    from preprocessing import jit
+    from floor.kernels import jit
 
     def compiled_then_searched() -> str:
         jit._COMPILE_CLOCK.enter()  # what a kernel's compile call marks, here for longer than the limit
@@ -63,7 +63,7 @@ def test_a_thread_counts_its_own_compile_time_only() -> None:
     import numba
     from numba.core.compiler_lock import global_compiler_lock
 
-    from preprocessing import jit
+    from floor.kernels import jit
 
     def plus_one(x: int) -> int:
         return x + 1

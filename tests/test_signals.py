@@ -246,7 +246,7 @@ _HOLD_SCRIPT = r"""
 import sys, threading, time
 from pathlib import Path
 from numba.core.caching import IndexDataCacheFile
-from preprocessing.jit import hold_cache_writes
+from floor.kernels.jit import hold_cache_writes
 
 d = Path(sys.argv[1])
 

@@ -16,13 +16,13 @@ import pytest
 
 from app.engine.data import chain_index
 from app.engine.errors import InvalidValue, NoSegment
-from app.engine.snap import Snapper, _project, choose, haversine
+from app.engine.snap.snapper import Snapper, _project, choose, haversine
 from app.engine.types import Phantom, new_phantom
-from preprocessing.artifacts import Graph, graph_in_memory
-from preprocessing.geometry import osrm_distance_m
+from floor.format.artifacts import Graph, graph_in_memory
+from floor.format.units import COORD_SCALE, FLAG_FERRY
+from floor.kernels.geometry import osrm_distance_m
+from floor.kernels.measure import measured_max_speed_mps
 from preprocessing.graph import finalize_arrays
-from preprocessing.measure import measured_max_speed_mps
-from preprocessing.units import COORD_SCALE, FLAG_FERRY
 
 SCALE_M = 100.0
 SPEED_MPS = 10.0
@@ -370,7 +370,7 @@ def _both_ways(
 ) -> None:
     """`ask(*args, **kw)` with `snap.one_call` on and off, each answer (or the `NoSegment` message) appended to
     `answers[flag]`."""
-    from app.engine import snap
+    from app.engine.snap import snapper as snap
 
     for flag in (True, False):
         monkeypatch.setattr(snap, "one_call", flag)

@@ -20,8 +20,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from floor.format.units import COORD_SCALE
 from preprocessing.pipeline import preprocess
-from preprocessing.units import COORD_SCALE
 from tests import api_server, asciimap
 
 MAP = """

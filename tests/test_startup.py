@@ -36,9 +36,10 @@ def kernel_overloads() -> dict[str, int]:
 def test_a_first_request_after_warm_up_compiles_and_loads_nothing(
     bundled_graph: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from app.api import osrm
+    from app.api.osrm import handlers as osrm
     from app.api.service import Service
-    from app.engine import ch_leg, snap
+    from app.engine.route import ch_leg
+    from app.engine.snap import snapper as snap
 
     monkeypatch.setattr(warmup, "_start_background", lambda fn: None)  # only what runs before "ready"
     monkeypatch.setattr(ch_leg, "enabled", True)  # the warm-up turns it off until its background part: restored after
@@ -67,7 +68,8 @@ def test_background_warm_up_runs_the_rest_and_marks_the_cache(
     bundled_graph: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from app.api.service import Service
-    from app.engine import ch_leg, snap
+    from app.engine.route import ch_leg
+    from app.engine.snap import snapper as snap
 
     rest: list[Any] = []
     monkeypatch.setattr(warmup, "_start_background", rest.append)
@@ -95,7 +97,9 @@ def test_background_warm_up_runs_the_rest_and_marks_the_cache(
 def test_a_server_start_maps_the_graph_once(bundled_graph: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`open_service` (a server's start-up) loads the graph directory once: the engine is built on the graph its
     fail-fast check loaded (it was mapped and checked twice, a tenth of a second on Porto)."""
-    from app.engine import ch_leg, data, snap
+    from app.engine import data
+    from app.engine.route import ch_leg
+    from app.engine.snap import snapper as snap
     from app.server import open_service
     from bench.servers import free_port
 
@@ -135,9 +139,9 @@ import json, sys
 from contextlib import contextmanager
 from pathlib import Path
 from app.warmup import write_sample_map
-from preprocessing.intersections import views
+from floor.intersections import views
 from preprocessing.pipeline import preprocess
-from preprocessing.report import Reporter
+from floor.report import Reporter
 
 KERNELS = (views._junction_roads, views._may_merge, views._turn_views)
 seen = {}
@@ -177,7 +181,7 @@ def test_warm_kernels_readies_every_turn_kernel(tmp_path: Path) -> None:
     import subprocess
 
     code = (
-        "from preprocessing.pipeline import warm_kernels; from preprocessing.intersections import views; "
+        "from preprocessing.pipeline import warm_kernels; from floor.intersections import views; "
         "warm_kernels(turns=True, contract=False); "
         "print([len(k.signatures) for k in (views._junction_roads, views._may_merge, views._turn_views)])"
     )
@@ -222,7 +226,7 @@ def test_the_first_engine_job_compiles_its_group_only(tmp_path: Path) -> None:
 
 
 _SHARED_KERNEL = """
-from preprocessing.jit import kernel
+from floor.kernels.jit import kernel
 
 
 @kernel
@@ -255,7 +259,7 @@ print("compiled" if "work" in compiled else "loaded")
 
 def test_two_processes_compile_a_kernel_once(tmp_path: Path) -> None:
     """Two processes needing the same uncached kernel at the same moment (a first `serve` of an extract and its
-    compile job): one compiles it, the other waits for the cache file and loads it (`preprocessing.jit`'s lock)."""
+    compile job): one compiles it, the other waits for the cache file and loads it (`floor.kernels.jit`'s lock)."""
     import os
     import subprocess
 

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from app.engine.data import load
+from app.engine.route.space import SeedSet, _merged, flat_seeds
 from app.engine.router import Router
-from app.engine.space import SeedSet, _merged, flat_seeds
 from app.engine.types import RouteOptions, Seeds
-from preprocessing.units import COORD_SCALE, WEIGHT_PER_SECOND
+from floor.format.units import COORD_SCALE, WEIGHT_PER_SECOND
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""Road tiles (`/tile/{z}/{x}/{y}`, app.api.tiles over app.engine.tiles) on the bundled Monaco, without a browser.
+"""Road tiles (`/tile/{z}/{x}/{y}`, app.api.tiles over app.engine.maps.tiles) on the bundled Monaco, without a browser.
 
 A small protobuf reader below decodes the Mapbox Vector Tiles independently of the encoder; the expected roads of a
 tile are computed here from the graph arrays directly (chains, classes, names, speeds), not through RoadTiles.
@@ -152,7 +152,7 @@ def router(bundled_graph: Path):
 def expected_roads(router, z: int, x: int, y: int, buffer: int = 64) -> dict[tuple, dict[str, Any]]:
     """Straight from the graph arrays: every chain some arc runs along whose bounding box meets the tile grown by
     `buffer`, keyed by its first and last point in tile coordinates; its class, name, speed, all its points."""
-    from preprocessing.units import FLAG_FERRY, ROAD_CLASSES
+    from floor.format.units import FLAG_FERRY, ROAD_CLASSES
 
     g = router.graph
     n, ext = 2**z, 4096
@@ -230,7 +230,7 @@ def test_encoder_round_trip_against_the_engine_tile(router) -> None:
     """Roads with equal properties share a MultiLineString feature; decoding gives back every road of the engine's
     tile exactly, in drawing order of their features."""
     from app.api.tiles import encode
-    from app.engine.tiles import CLASS_NAMES, road_tiles
+    from app.engine.maps.tiles import CLASS_NAMES, road_tiles
 
     rt = road_tiles(router)
     for z in (13, 15, 17):
@@ -327,7 +327,7 @@ def test_tile_latency_monaco(server: str, router) -> None:
     """Prints the latency per zoom (not asserted: numbers, not a timed test): cold in-process cut + encode, and HTTP
     for a tile the server has not seen before."""
     from app.api.tiles import encode
-    from app.engine.tiles import RoadTiles
+    from app.engine.maps.tiles import RoadTiles
 
     t0 = time.perf_counter()
     rt = RoadTiles(router)

@@ -23,10 +23,10 @@ import pytest
 
 from app.engine.data import chain_index
 from bench import osrm_modes
-from preprocessing.artifacts import MANIFEST, fingerprint, load_graph
-from preprocessing.intersections.graph import GuidanceGraph
-from preprocessing.profiles import bike, car, foot, testbot
-from preprocessing.units import TRAVEL_MODE_CODE, TRAVEL_MODES
+from floor.format.artifacts import MANIFEST, fingerprint, load_graph
+from floor.format.units import TRAVEL_MODE_CODE, TRAVEL_MODES
+from floor.intersections.graph import GuidanceGraph
+from preprocessing.osm.profiles import bike, car, foot, testbot
 from tests import api_server, asciimap
 
 Step = tuple[str, str, str, float]  # mode, name, maneuver (type, or "type modifier" for a notification), duration s

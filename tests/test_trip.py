@@ -13,11 +13,11 @@ import httpx
 import numpy as np
 import pytest
 
-from app.engine import tsp
 from app.engine.errors import NoTrips
-from app.engine.trip import plan
-from app.engine.tsp import FORBIDDEN
-from preprocessing.units import INF_WEIGHT
+from app.engine.features import tsp
+from app.engine.features.trip import plan
+from app.engine.features.tsp import FORBIDDEN
+from floor.format.units import INF_WEIGHT
 from tests import api_server
 
 T = "/trip/v1/driving/"
@@ -327,7 +327,7 @@ def test_refusals(client: httpx.Client, points: list[tuple[float, float]]) -> No
 def test_unreachable_points_answer_no_trips(client: httpx.Client, bundled_graph: Path) -> None:
     """A point held (tight radius) on a piece of road the others cannot reach or leave for: `NoTrips`, where the
     table answers null for the same pair (OSRM 26: no trip per component, one refusal)."""
-    from preprocessing.artifacts import load_graph
+    from floor.format.artifacts import load_graph
 
     g = load_graph(bundled_graph)
     comp = np.asarray(g.node_component)

@@ -1,4 +1,4 @@
-"""The turn stage's numba kernels (`preprocessing.intersections.views`, `geo_kernels`) give the Python intersection
+"""The turn stage's numba kernels (`floor.intersections.views`, `geo_kernels`) give the Python intersection
 model's numbers bit for bit: every turn of the bundled Monaco through `osrm_turn_views` (kernels, the Python model
 where roads may merge) equals the Python model alone, and the geometry kernels equal `geo` / `coordinates` on
 random shapes. `bench/turn_stage.py --compare` checks the whole stage's arrays on bigger extracts."""
@@ -11,14 +11,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from floor.format.road_classification import compressed_nodes
+from floor.intersections import coordinates, geo, geo_kernels
+from floor.intersections.views import turn_views
+from floor.kernels.jit import kernel
 from preprocessing.build import build_arrays
-from preprocessing.intersections import coordinates, geo, geo_kernels
-from preprocessing.intersections.views import turn_views
-from preprocessing.jit import kernel
-from preprocessing.osm import read_nodes, read_ways
-from preprocessing.profiles import car
-from preprocessing.restrictions import osrm_via_nodes, read_restrictions
-from preprocessing.road_classification import compressed_nodes
+from preprocessing.osm.profiles import car
+from preprocessing.osm.read import read_nodes, read_ways
+from preprocessing.osm.restrictions import osrm_via_nodes, read_restrictions
 from preprocessing.turns import candidate_turns, osrm_turn_views, python_turn_views
 
 MONACO = Path(__file__).resolve().parent.parent / "data" / "monaco.osm.pbf"

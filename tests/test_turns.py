@@ -1,4 +1,4 @@
-"""Turn costs, turn restrictions and the edge-based search graph (`preprocessing.turns`, `app.engine.edges`).
+"""Turn costs, turn restrictions and the edge-based search graph (`preprocessing.turns`, `app.engine.route.edges`).
 
 - drawn maps (testbot, whose turn rule is 20 s per u-turn; 100 m of primary = 10 s) with every restriction kind,
   routed through a real server (OSRM and native API, every algorithm), times by mental arithmetic; approaches,
@@ -19,20 +19,19 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from app.engine.algorithms import ALGORITHMS
 from app.engine.data import load
 from app.engine.errors import NoRoute
 from app.engine.router import Router
-from preprocessing.artifacts import graph_in_memory, search_view_arrays
+from app.engine.search.algorithms import ALGORITHMS
+from floor.format.artifacts import graph_in_memory, search_view_arrays
 from preprocessing.graph import arrays_from_arcs
+from preprocessing.osm.profiles import car, testbot
+from preprocessing.osm.profiles.base import Turns, sigmoid_turn_s
 from preprocessing.pipeline import preprocess
-from preprocessing.profiles import car, testbot
-from preprocessing.profiles.base import Turns, sigmoid_turn_s
 from preprocessing.turns import edge_based_graph, turn_table
-
-from . import api_server
-from .asciimap import build
-from .test_router import RefDijkstra
+from tests import api_server
+from tests.asciimap import build
+from tests.test_router import RefDijkstra
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "osm"
 PRIMARY = {"highway": "primary"}
@@ -115,7 +114,7 @@ def test_car_charges_turns_only_where_more_than_two_roads_meet() -> None:
 def test_driving_side_left_mirrors_the_turns_and_says_so(tmp_path: Path) -> None:
     """`preprocess --driving-side left`: at the drawn junction c a right turn costs what a left turn costs keeping
     right and the reverse; the manifest and the steps say which side."""
-    from .asciimap import write_osm
+    from tests.asciimap import write_osm
 
     osm = write_osm(tmp_path / "plus.osm", PLUS, PLUS_WAYS, None, 100.0, None)
     sides = {}
@@ -455,7 +454,7 @@ def oracle_costs(arrays: dict[str, np.ndarray], seqs: list[tuple[int, ...]], sou
 
 @pytest.mark.parametrize("seed", range(12))
 def test_edge_based_graph_equals_the_history_oracle(seed: int) -> None:
-    from app.engine.reference import dijkstra_weights
+    from app.engine.search.reference import dijkstra_weights
 
     arrays = random_road(seed)
     seqs = random_sequences(arrays, seed + 100)
@@ -665,7 +664,7 @@ def test_every_profile_builds_and_routes_with_turns(tmp_path: Path, profile: str
 def test_a_search_refuses_seeds_outside_its_graph(tmp_path: Path) -> None:
     """Search nodes of the edge-based graph are not road nodes: handing them to a search over the road graph is a
     ValueError, not a write outside the kernel's arrays."""
-    from app.engine.search import CoreSearch
+    from app.engine.search.searches import CoreSearch
     from app.engine.types import Seeds
 
     built = build(tmp_path, PLUS, PLUS_WAYS, profile="testbot", turns=True)

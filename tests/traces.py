@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from app.engine.facade import Engine, MatchRequest, RouteRequest, Waypoints
-from app.engine.legs import segment_figures
+from app.engine.route.legs import segment_figures
 from bench.match import Trace, TruthRoute
 
 

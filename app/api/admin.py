@@ -111,9 +111,9 @@ async def post_metric(
         return orphaned
     body = await request.body()
     t0 = time.perf_counter()
-    from preprocessing.artifacts import FormatError
+    from floor.format.artifacts import FormatError
     from preprocessing.customize import customize
-    from preprocessing.speeds import MetricFileError
+    from preprocessing.osm.speeds import MetricFileError
 
     source = [("request body", body)]
     seg, turn = (source, []) if kind == "segment-speeds" else ([], source)
@@ -173,7 +173,7 @@ async def delete_metric(request: Request) -> Response:
     orphaned = _orphaned(service)
     if orphaned is not None:
         return orphaned
-    from preprocessing.artifacts import FormatError
+    from floor.format.artifacts import FormatError
     from preprocessing.customize import reset
 
     t0 = time.perf_counter()

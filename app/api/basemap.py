@@ -17,10 +17,10 @@ from fastapi import APIRouter, Path, Query, Request
 from starlette.responses import Response
 
 from app.api.tiles import _ERROR, MVT_TYPE, TileCache, uvarint, varints
-from app.engine.basemap import TileAreas
 from app.engine.errors import EngineError, InvalidValue
 from app.engine.facade import Engine
-from app.engine.tiles import MAX_ZOOM, check_tile
+from app.engine.maps.basemap import TileAreas
+from app.engine.maps.tiles import MAX_ZOOM, check_tile
 
 router = APIRouter(tags=["map"])
 LAYER = "background"

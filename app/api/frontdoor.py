@@ -18,9 +18,10 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.api import osrm, timing
+from app.api import timing
 from app.api.admin import ADMIN_PATH
 from app.api.errors import RETRY_AFTER_S, error_body
+from app.api.osrm import handlers as osrm
 from app.api.service import Service
 
 NATIVE_PATHS = frozenset(

@@ -1,5 +1,5 @@
 """Small geometry helpers for responses: segment lengths and Douglas-Peucker overview simplification (great-circle
-distances come from `preprocessing.geometry.haversine_m`, the one vectorised haversine)."""
+distances come from `floor.kernels.geometry.haversine_m`, the one vectorised haversine)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import math
 
 import numpy as np
 
-from preprocessing.geometry import haversine_m
-from preprocessing.jit import kernel
-from preprocessing.units import EARTH_RADIUS_M
+from floor.format.units import EARTH_RADIUS_M
+from floor.kernels.geometry import haversine_m
+from floor.kernels.jit import kernel
 
 
 def segment_lengths_m(coords: np.ndarray) -> np.ndarray:

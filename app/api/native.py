@@ -214,7 +214,7 @@ async def get_route(
     svc = _svc(request)
     areas = None
     if avoid:
-        from app.engine.areas import parse_compact
+        from app.engine.features.areas import parse_compact
 
         areas = parse_compact(avoid, **_areas_limits(svc))
     req = facade.RouteRequest(
@@ -238,7 +238,7 @@ async def post_route(request: Request, body: Annotated[RouteRequest, Body()]) ->
     coords = [(float(a), float(b)) for a, b in body.coordinates]
     areas = None
     if body.avoid is not None:
-        from app.engine.areas import parse_areas
+        from app.engine.features.areas import parse_areas
 
         areas = parse_areas(body.avoid, **_areas_limits(svc))
     req = facade.RouteRequest(
@@ -312,7 +312,7 @@ async def get_isochrone(
         metric, limits = "distance", values
     areas = None
     if avoid:
-        from app.engine.areas import parse_compact
+        from app.engine.features.areas import parse_compact
 
         areas = parse_compact(avoid, **_areas_limits(svc))
     req = IsochroneRequest(
@@ -325,7 +325,7 @@ def _geo_areas(svc: Service, obj: dict[str, Any] | None) -> Any:
     """A body's areas to avoid (GeoJSON), parsed and checked."""
     if obj is None:
         return None
-    from app.engine.areas import parse_areas
+    from app.engine.features.areas import parse_areas
 
     return parse_areas(obj, **_areas_limits(svc))
 

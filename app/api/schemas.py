@@ -11,10 +11,10 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.api.openapi_limits import limit
-from app.engine.algorithms import NAMES
-from app.engine.algorithms import AlgorithmName as Algorithm
+from app.engine.search.algorithms import NAMES
+from app.engine.search.algorithms import AlgorithmName as Algorithm
 
-ALGORITHMS: tuple[str, ...] = NAMES  # the registry's names (app.engine.algorithms), fastest first
+ALGORITHMS: tuple[str, ...] = NAMES  # the registry's names (app.engine.search.algorithms), fastest first
 
 Overview = Literal["full", "simplified", "false"]
 

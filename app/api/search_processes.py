@@ -195,7 +195,7 @@ def match(generation: int, req: MatchRequest) -> MatchAnswer:
 
 def tile(generation: int, which: tuple[str, int, int, int]) -> bytes:
     """A map tile's bytes in a child, `which` = (kind, z, x, y): kind `road` (the map's roads, `app.api.tiles`),
-    `bg` (its background, `app.api.basemap`) or `osrm` (OSRM's debug tile, `app.api.osrm_tile`)."""
+    `bg` (its background, `app.api.basemap`) or `osrm` (OSRM's debug tile, `app.api.osrm.tile`)."""
     kind, z, x, y = which
     engine = _engine(generation)
     if kind == "road":
@@ -206,7 +206,7 @@ def tile(generation: int, which: tuple[str, int, int, int]) -> bytes:
         from app.api.basemap import bg_tile_bytes
 
         return bg_tile_bytes(engine, z, x, y)
-    from app.api.osrm_tile import encode
+    from app.api.osrm.tile import encode
 
     return encode(engine.debug_tile(z, x, y))
 

@@ -6,7 +6,7 @@ isochrones, map matching and map tiles (the long jobs) run in search processes a
 (`app.api.search_processes`), so they take neither CPU time nor the GIL from the loop; with `search_processes` 0, and
 for a custom model's build, in a pool whose threads run at nice 19 instead (every pool under the request time limit; the
 numba kernels release the GIL). The request time limit never counts the time this process spends compiling kernels
-(`preprocessing.jit.compile_seconds`): on a first start, a request that needs a kernel the background warm-up has not
+(`floor.kernels.jit.compile_seconds`): on a first start, a request that needs a kernel the background warm-up has not
 compiled yet waits for it, then searches under the whole limit.
 """
 
@@ -43,10 +43,10 @@ from app.engine.facade import (
 )
 from app.engine.types import Phantom, Table
 from app.settings import Settings
-from preprocessing.jit import compile_seconds
+from floor.kernels.jit import compile_seconds
 
 if TYPE_CHECKING:
-    from preprocessing.artifacts import Graph
+    from floor.format.artifacts import Graph
 
 T = TypeVar("T")
 log = logging.getLogger("starroute")

@@ -9,7 +9,7 @@ small roads first. A tile without roads is a valid tile with an empty layer. A b
 
 The encoder is vectorised numpy (no per-point Python loop, no numba kernel to compile): a city tile on Porto encodes
 in milliseconds. Its layer builder (`Column`s -> `value_table`, `tag_stream`, `line_geometry` / `point_geometry`,
-`layer_bytes`) writes OSRM's debug tiles too (`app.api.osrm_tile`). Encoded tiles are kept in a small LRU cache and
+`layer_bytes`) writes OSRM's debug tiles too (`app.api.osrm.tile`). Encoded tiles are kept in a small LRU cache and
 answered from it on the event loop; the others are cut in the search thread pool. Answers carry an ETag from the
 graph fingerprint (a page that adds `?v=<fingerprint>` to the URL gets them cached for a day).
 `GET /tile/tilejson.json` describes the source (TileJSON 3.0) for other vector-tile clients; `GET /osrm-client` is
@@ -35,7 +35,7 @@ from starlette.responses import FileResponse, Response
 from app.api.schemas import ErrorBody
 from app.engine.errors import EngineError, InvalidValue
 from app.engine.facade import Engine
-from app.engine.tiles import BUFFER, CLASS_NAMES, EXTENT, MAX_ZOOM, TileRoads, check_tile
+from app.engine.maps.tiles import BUFFER, CLASS_NAMES, EXTENT, MAX_ZOOM, TileRoads, check_tile
 
 router = APIRouter(tags=["map"])
 

@@ -14,13 +14,12 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from preprocessing.artifacts import FormatError, Graph, built_on_search_graph, load_graph, search_view_arrays
-from preprocessing.artifacts import same_build as same_manifest_build
-from preprocessing.road_classification import osrm_edge_flip
-from preprocessing.units import COORD_SCALE, FLAG_FERRY, TRAVEL_MODE_CODE
-
-from .errors import GraphError
-from .types import ExcludeSet
+from app.engine.errors import GraphError
+from app.engine.types import ExcludeSet
+from floor.format.artifacts import FormatError, Graph, built_on_search_graph, load_graph, search_view_arrays
+from floor.format.artifacts import same_build as same_manifest_build
+from floor.format.road_classification import osrm_edge_flip
+from floor.format.units import COORD_SCALE, FLAG_FERRY, TRAVEL_MODE_CODE
 
 
 def load(path: str | os.PathLike[str], mmap: bool = True, reuse: Graph | None = None) -> Graph:

@@ -19,18 +19,17 @@ from typing import Any
 
 import numpy as np
 
-from preprocessing.artifacts import Graph, Manifest
-from preprocessing.jit import thread_compile_seconds
-from preprocessing.units import DIST_PER_METRE, WEIGHT_PER_SECOND
-
-from .custom_model import CustomModel, closing_areas, parse_model
-from .errors import EngineError, InvalidValue, NoSegment, NotImplementedOption, TooBig
-from .model_metric import ModelCache, ModelView
-from .roads import RoadGraph
-from .router import Router
-from .snap import MIN_COMPONENT_SIZE
-from .tiles import DebugTile
-from .types import ExcludeSet, Leg, Phantom, Route, RouteOptions, RouteResult, SearchTrace, Table
+from app.engine.errors import EngineError, InvalidValue, NoSegment, NotImplementedOption, TooBig
+from app.engine.maps.tiles import DebugTile
+from app.engine.models.custom_model import CustomModel, closing_areas, parse_model
+from app.engine.models.model_metric import ModelCache, ModelView
+from app.engine.roads import RoadGraph
+from app.engine.router import Router
+from app.engine.snap.snapper import MIN_COMPONENT_SIZE
+from app.engine.types import ExcludeSet, Leg, Phantom, Route, RouteOptions, RouteResult, SearchTrace, Table
+from floor.format.artifacts import Graph, Manifest
+from floor.format.units import DIST_PER_METRE, WEIGHT_PER_SECOND
+from floor.kernels.jit import thread_compile_seconds
 
 
 @dataclass(frozen=True)
@@ -70,10 +69,10 @@ def _only(wp: Waypoints, keep: Sequence[int]) -> Waypoints:
 @dataclass(frozen=True)
 class RouteRequest:
     """A route through `waypoints` in order. `algorithm` None: the default (CH; ALT when avoiding areas).
-    `exclude`: one of the profile's excludable class sets; `avoid`: parsed areas (`app.engine.areas.Areas`);
+    `exclude`: one of the profile's excludable class sets; `avoid`: parsed areas (`app.engine.features.areas.Areas`);
     `alternatives`: how many more routes to look for (two points only); `trace`: the settled nodes; `epsilon`:
     weighted A*; `continue_straight`: OSRM's option (None: the profile's default); `custom_model`: GraphHopper's
-    custom model (`parse_model`), answered on its metric (`app.engine.model_metric`)."""
+    custom model (`parse_model`), answered on its metric (`app.engine.models.model_metric`)."""
 
     waypoints: Waypoints
     algorithm: str | None = None
@@ -97,7 +96,7 @@ class TableRequest:
     destinations: Sequence[int] | None = None
     exclude: Sequence[str] = ()
     custom_model: CustomModel | None = None
-    avoid: Any = None  # areas (`app.engine.areas.Areas`): their roads closed, as a custom model's (`model`)
+    avoid: Any = None  # areas (`app.engine.features.areas.Areas`): their roads closed, as a custom model's (`model`)
 
     @cached_property
     def model(self) -> CustomModel | None:
@@ -309,7 +308,7 @@ class Engine:
     # -- custom models ---------------------------------------------------------------------------------------------
     @staticmethod
     def parse_model(obj: Any) -> CustomModel:
-        """A custom model (GraphHopper's JSON) parsed and checked (`app.engine.custom_model.parse_model`);
+        """A custom model (GraphHopper's JSON) parsed and checked (`app.engine.models.custom_model.parse_model`);
         `InvalidValue` names the rule and the reason."""
         return parse_model(obj)
 
@@ -343,7 +342,7 @@ class Engine:
     def stop_threads(self) -> None:
         """End the threads the engine started (custom models' customization, the tables' helper), after their work:
         a process forks workers only without them (`app.server.prepare_fork`)."""
-        from .table import stop_helper
+        from app.engine.features.table import stop_helper
 
         self.models.stop_threads()
         stop_helper()
@@ -377,28 +376,28 @@ class Engine:
         return self.router.roads
 
     def road_tiles(self) -> Any:
-        """The map's road tiles of this graph (`app.engine.tiles.RoadTiles`), indexed on first use."""
-        from .tiles import road_tiles
+        """The map's road tiles of this graph (`app.engine.maps.tiles.RoadTiles`), indexed on first use."""
+        from app.engine.maps.tiles import road_tiles
 
         return road_tiles(self.router)
 
     def debug_tile(self, z: int, x: int, y: int) -> DebugTile:
         """OSRM's debug tile z/x/y of the routing graph (`/tile/v1`: segments with speeds, turns with costs, OSM
-        nodes, segregated edges; `app.engine.debug_tiles`); the per-graph tables are built on first use."""
-        from .debug_tiles import debug_tiles
+        nodes, segregated edges; `app.engine.maps.debug_tiles`); the per-graph tables are built on first use."""
+        from app.engine.maps.debug_tiles import debug_tiles
 
         return debug_tiles(self.router).tile(z, x, y)
 
     @property
     def has_basemap(self) -> bool:
         """Whether the graph carries the map's background layer (`preprocessing.basemap`)."""
-        from .basemap import has_basemap
+        from app.engine.maps.basemap import has_basemap
 
         return has_basemap(self.graph)
 
     def basemap_tile(self, z: int, x: int, y: int) -> Any:
-        """The background polygons of tile z/x/y (`app.engine.basemap.TileAreas`)."""
-        from .basemap import tile_areas
+        """The background polygons of tile z/x/y (`app.engine.maps.basemap.TileAreas`)."""
+        from app.engine.maps.basemap import tile_areas
 
         return tile_areas(self.graph, z, x, y)
 
@@ -594,8 +593,8 @@ class Engine:
 
     def trip(self, req: TripRequest, phantoms: list[Phantom], options: RouteOptions) -> TripAnswer:
         """The trip through resolved `phantoms` (`resolve_trip`): the order from the table's durations
-        (`app.engine.trip`), the route in that order. `NoTrips` when some point cannot reach another."""
-        from .trip import trip
+        (`app.engine.features.trip`), the route in that order. `NoTrips` when some point cannot reach another."""
+        from app.engine.features.trip import trip
 
         fixed = (req.source == "first", req.destination == "last")
         plan, result = trip(self.router.query(), phantoms, options, req.roundtrip, *fixed)
@@ -631,7 +630,7 @@ class Engine:
 
     def isochrone(self, req: IsochroneRequest, phantom: Phantom, ex: ExcludeSet | None) -> IsochroneAnswer:
         """The contour polygon of each limit (largest first), from one search with the largest limit as cutoff."""
-        from .contours import contour_polygons
+        from app.engine.features.contours import contour_polygons
 
         scale = WEIGHT_PER_SECOND if req.metric == "duration" else DIST_PER_METRE  # seconds -> ds, metres -> dm
         units = [int(round(v * scale)) for v in req.limits]
@@ -647,10 +646,11 @@ class Engine:
         return IsochroneAnswer(out[::-1], phantom, settled, info)
 
     def match(self, req: MatchRequest) -> MatchAnswer:
-        """Match a trace (`app.engine.match`): OSRM's checks and limits, `tidy`, the hidden Markov model, one route
+        """Match a trace (`app.engine.features.match`): OSRM's checks and limits, `tidy`, the hidden Markov model,
+        one route
         per matched piece. `NoSegment` when no point has a road within 3 standard deviations, `NoMatch` when no two
         consecutive points could be matched, or the request's waypoints were not all matched into one piece."""
-        from .match import Matcher, Trace, tidy_trace
+        from app.engine.features.match import Matcher, Trace, tidy_trace
 
         lim = self.limits
         n = len(req.coordinates)

@@ -17,12 +17,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from preprocessing.artifacts import Graph
-from preprocessing.jit import kernel
-from preprocessing.measure import measured_max_speed_mps
-from preprocessing.units import COORD_SCALE, EARTH_RADIUS_M
-
-from .data import derived
+from app.engine.data import derived
+from floor.format.artifacts import Graph
+from floor.format.units import COORD_SCALE, EARTH_RADIUS_M
+from floor.kernels.jit import kernel
+from floor.kernels.measure import measured_max_speed_mps
 
 SPEED_MARGIN = 1e-6  # relative: vmax is inflated by this so the bound stays consistent under rounding
 

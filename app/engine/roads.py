@@ -12,12 +12,11 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING
 
-from preprocessing.artifacts import Graph
-
-from .types import Leg
+from app.engine.types import Leg
+from floor.format.artifacts import Graph
 
 if TYPE_CHECKING:  # the guidance package is imported on the first steps request, not at start-up
-    from .guidance import Guide, RouteStep
+    from app.engine.guidance import Guide, RouteStep
 
 
 class RoadGraph:
@@ -44,7 +43,7 @@ class RoadGraph:
         if self._guide is None:
             with self._lock:
                 if self._guide is None:
-                    from .guidance import Guide
+                    from app.engine.guidance import Guide
 
                     self._guide = Guide(self.g, self.mode)
         return self._guide

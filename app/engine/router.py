@@ -2,8 +2,9 @@
 
 `Router(graph)` is built once per process and shared (immutable); `router.query()` hands each thread its own
 `Query`, whose search objects allocate their O(n) arrays once and are reused for every request of that thread. The
-work itself lives beside its kernels: the search space (`app.engine.space`), legs (`app.engine.legs`),
-alternatives, isochrones and tables (`app.engine.alternatives`, `.isochrone`, `.table`). The API calls the engine
+work itself lives beside its kernels: the search space (`app.engine.route.space`), legs (`app.engine.route.legs`),
+alternatives, isochrones and tables (`app.engine.features.alternatives`, `.isochrone`, `.table`). The API calls the
+engine
 through `app.engine.facade.Engine`, which resolves a request once and hands it here.
 
     router = Router(graph)
@@ -22,26 +23,25 @@ from typing import Any
 
 import numpy as np
 
-from preprocessing.artifacts import CH_PREFIX, Graph
-from preprocessing.units import COORD_SCALE
-
-from .algorithms import ALGORITHMS, Algorithm
-from .alternatives import alternative_routes
-from .assemble import Assembler, join_route
-from .cch import Metric
-from .ch import CHSearch
-from .data import chain_index, derived, excludable, freeze, has_ch, has_landmarks, search_graph
-from .errors import InvalidValue, NoRoute, NoSegment
-from .isochrone import own_chain, reached
-from .legs import Legs, Search
-from .roads import RoadGraph
-from .search import CoreSearch, Searcher
-from .snap import MIN_COMPONENT_SIZE, Candidates, Snapper, choose
-from .space import search_space
-from .table import CHTable, table_units
-from .table import table as table_of
-from .types import ExcludeSet, Phantom, Route, RouteOptions, RouteResult, SearchOptions, Table
-from .via_alternatives import ViaSearch
+from app.engine.data import chain_index, derived, excludable, freeze, has_ch, has_landmarks, search_graph
+from app.engine.errors import InvalidValue, NoRoute, NoSegment
+from app.engine.features.alternatives import alternative_routes
+from app.engine.features.isochrone import own_chain, reached
+from app.engine.features.table import CHTable, table_units
+from app.engine.features.table import table as table_of
+from app.engine.roads import RoadGraph
+from app.engine.route.assemble import Assembler, join_route
+from app.engine.route.legs import Legs, Search
+from app.engine.route.space import search_space
+from app.engine.search.algorithms import ALGORITHMS, Algorithm
+from app.engine.search.cch import Metric
+from app.engine.search.ch import CHSearch
+from app.engine.search.searches import CoreSearch, Searcher
+from app.engine.search.via_alternatives import ViaSearch
+from app.engine.snap.snapper import MIN_COMPONENT_SIZE, Candidates, Snapper, choose
+from app.engine.types import ExcludeSet, Phantom, Route, RouteOptions, RouteResult, SearchOptions, Table
+from floor.format.artifacts import CH_PREFIX, Graph
+from floor.format.units import COORD_SCALE
 
 _MISSING = {
     "ch": "a contraction hierarchy: re-run `starroute preprocess` without --no-ch",
@@ -55,7 +55,7 @@ class Router:
     """Shared, immutable routing facade over one graph: snapping index, algorithm registry, per-thread queries.
 
     `max_snap_m` caps every snap radius (None = unlimited). `min_component_size`: smaller strongly connected
-    components are tiny (see `app.engine.snap`). `algorithms` replaces the registry (name -> factory taking the
+    components are tiny (see `app.engine.snap.snapper`). `algorithms` replaces the registry (name -> factory taking the
     graph), e.g. to plug in a reference search in tests.
     """
 
@@ -97,7 +97,8 @@ class Router:
     # -- the metric ------------------------------------------------------------------------------------------------
 
     def set_metric(self, metric: Metric) -> None:
-        """Serve `metric` (`app.engine.cch.Metric`, customized on this graph's search graph) from the next request
+        """Serve `metric` (`app.engine.search.cch.Metric`, customized on this graph's search graph) from the next
+        request
         on: one attribute store, so a request that has started finishes on the hierarchy it began with, and each
         thread's `Query` drops its search objects of the old metric when it next runs. The core searches (Dijkstra,
         A*, ALT, alternatives' and isochrones' searches) and snapping read the graph's own arc arrays: a metric
@@ -107,11 +108,12 @@ class Router:
 
     def derive(self, graph: Graph, closed: np.ndarray | None = None) -> Router:
         """A router over `graph`, this router's graph with other metric arrays (a custom model's,
-        `app.engine.model_metric`): everything that does not depend on the weights is shared (chains, the snapping
+        `app.engine.models.model_metric`): everything that does not depend on the weights is shared (chains, the
+        snapping
         index, the registry, the exclude sets), the rest reads `graph` (searches, seeds, phantoms, legs). `closed`
         (bool per road arc): roads no point snaps onto. Its metric is the CCH's on first use (`set_metric` to give
         one); `restrict` says which algorithms it answers with. A few milliseconds: no index is rebuilt."""
-        from .model_metric import derive_snapper
+        from app.engine.models.model_metric import derive_snapper
 
         t0 = time.perf_counter()
         r = object.__new__(Router)
@@ -247,9 +249,10 @@ class Router:
         }
 
     def forbidden_arcs(self, areas: Any) -> np.ndarray:
-        """int32 ids of the road arcs touching `areas` (`app.engine.areas.Areas`): what a request avoiding them may
+        """int32 ids of the road arcs touching `areas` (`app.engine.features.areas.Areas`): what a request avoiding
+        them may
         not use."""
-        from .areas import forbidden_arcs
+        from app.engine.features.areas import forbidden_arcs
 
         return forbidden_arcs(areas, self.graph)
 
@@ -319,7 +322,7 @@ class Router:
         exclude_mask: int = 0,
         any_edge: bool = False,
     ) -> Candidates:
-        """A coordinate's nearest segment and nearest big-component segment (`app.engine.snap.Candidates`);
+        """A coordinate's nearest segment and nearest big-component segment (`app.engine.snap.snapper.Candidates`);
         `any_edge`: OSRM's `snapping=any`."""
         return self.snapper.candidates(lon, lat, self._radius(radius_m), bearing, exclude_mask, any_edge)
 
@@ -332,7 +335,7 @@ class Router:
         approaches: Sequence[str | None] | None = None,
         any_edge: bool = False,
     ) -> list[Phantom]:
-        """Snap the points of one request together (OSRM's rule, `app.engine.snap.choose`); roads of excluded
+        """Snap the points of one request together (OSRM's rule, `app.engine.snap.snapper.choose`); roads of excluded
         classes (`exclude_mask`, `Router.exclude_set`) are no candidates, nor roads that refuse waypoints unless
         `any_edge` (OSRM's `snapping=any`). `approaches` (OSRM's `curb`, `opposite`,
         `unrestricted` per point) keep the direction of travel that has the point on its right (curb) or left side.
@@ -399,7 +402,7 @@ class Router:
         ]
         phs = [self.snap(float(x) / COORD_SCALE, float(y) / COORD_SCALE) for x, y in ends]
         # points mid-chain too, so partial pieces are exercised, and a leg between two such points (a hierarchy's
-        # leg in one kernel call, `app.engine.ch_leg`, takes phantoms inside a chain; ends are often junctions)
+        # leg in one kernel call, `app.engine.route.ch_leg`, takes phantoms inside a chain; ends are often junctions)
         gf = g.geom_first
         for arc in (a, b):
             c = int(g.arc_geom[arc]) >> 1
@@ -524,7 +527,7 @@ class Query:
         exclude: ExcludeSet | Iterable[str] | None = None,
     ) -> tuple[list[np.ndarray], int]:
         """The network reached from (or, with `reverse`, reaching) `phantom` within each limit (ds of travel time, or
-        dm of distance with `metric` "distance"): `app.engine.isochrone.reached`."""
+        dm of distance with `metric` "distance"): `app.engine.features.isochrone.reached`."""
         r = self.router
         ex = r.exclude_set(exclude)
         # travel time: the weight itself, or (routability) the durations on a searcher of their own
@@ -533,7 +536,7 @@ class Query:
         return reached(r.space, searcher, phantom, limits, metric, timed, reverse, ex.mask if ex else 0)
 
     def _own_chain(self, ph: Phantom, reverse: bool, metric: str, exclude_mask: int) -> list[tuple[np.ndarray, int]]:
-        """The snapped point's own chain per usable direction (`app.engine.isochrone.own_chain`)."""
+        """The snapped point's own chain per usable direction (`app.engine.features.isochrone.own_chain`)."""
         return own_chain(self.router.graph, ph, reverse, metric, exclude_mask)
 
     def table(
@@ -543,7 +546,8 @@ class Query:
         exclude: ExcludeSet | Iterable[str] | None = None,
     ) -> Table:
         """Durations (s) and distances (m) for every source x destination; NaN where unreachable
-        (`app.engine.table.table`: the CH bucket table on the hierarchy without `exclude`, else core searches)."""
+        (`app.engine.features.table.table`: the CH bucket table on the hierarchy without `exclude`, else core
+        searches)."""
         ch_table, mask = self._table_search(exclude)
         return table_of(self.router.legs, ch_table, self.searcher, sources, destinations, mask)
 
@@ -554,7 +558,7 @@ class Query:
         exclude: ExcludeSet | Iterable[str] | None = None,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The same table as int64 weights (ds), distances (dm) and durations (ds), INF_WEIGHT where unreachable
-        (`app.engine.table.table_units`)."""
+        (`app.engine.features.table.table_units`)."""
         ch_table, mask = self._table_search(exclude)
         return table_units(self.router.legs, ch_table, self.searcher, sources, destinations, mask)
 

@@ -7,9 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from preprocessing.units import INF_WEIGHT, WEIGHT_PER_SECOND
+from floor.format.units import INF_WEIGHT, WEIGHT_PER_SECOND
 
-__all__ = ["INF_WEIGHT"]  # re-exported: the engine's sentinel is the format's (`preprocessing.units`)
+__all__ = ["INF_WEIGHT"]  # re-exported: the engine's sentinel is the format's (`floor.format.units`)
 
 
 @dataclass(frozen=True)
@@ -166,7 +166,7 @@ def refuse_options(options: SearchOptions, search: str, exclude_flags: int = 0) 
         and options.exclude_flags == exclude_flags
     ):
         return  # every request's plain case, without the import below
-    from .errors import InvalidValue
+    from app.engine.errors import InvalidValue
 
     if options.forbidden is not None:
         raise InvalidValue(f"areas to avoid need a search that filters arcs, not {search}: use algorithm alt")
@@ -240,7 +240,7 @@ class RouteOptions:
 
     `exclude`: the road classes not to use, resolved (`Router.exclude_set`; a set of class names is resolved when the
     route runs); `forbidden`:
-    arc ids not to use (areas to avoid, `app.engine.areas`); `alternatives`: how many more routes to look for;
+    arc ids not to use (areas to avoid, `app.engine.features.areas`); `alternatives`: how many more routes to look for;
     `trace`: return the settled nodes; `epsilon` >= 1: weighted A* / early stop, cost within epsilon of the optimum;
     `continue_straight`: no u-turn at via points (OSRM's option; None: the profile's default), on edge-based graphs;
     `model`: a custom model's view, whose router (its weights) answers instead of the engine's; `plateaus`: whether
@@ -256,7 +256,7 @@ class RouteOptions:
     trace_limit: int = 100_000
     epsilon: float = 1.0
     continue_straight: bool | None = None
-    model: Any = None  # a custom model's view (`app.engine.model_metric.ModelView`): its router answers
+    model: Any = None  # a custom model's view (`app.engine.models.model_metric.ModelView`): its router answers
     model_info: dict[str, Any] | None = None
     plateaus: bool = True
 

@@ -5,7 +5,7 @@ junction. `Guide.steps(leg)` turns a routed leg into `RouteStep`s: at every junc
 are modelled as OSRM models them (`intersection_analysis`, over `intersection`), the turn taken is classified
 (`turns`, dispatching to one module per OSRM handler, and `lanes`), the leg is cut into steps where an instruction
 is announced (`steps`) and OSRM's post-processing runs (`post_processing`, `collapse_turns`). The API layer
-(`app.api.steps`) only formats the result, with the names exported here.
+(`app.api.osrm.steps`) only formats the result, with the names exported here.
 """
 
 from __future__ import annotations
@@ -15,11 +15,23 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from preprocessing.artifacts import Graph
-from preprocessing.intersections import geo
-from preprocessing.intersections.geo import Coord
-from preprocessing.intersections.graph import LANE_NAMES, GuidanceGraph
-from preprocessing.intersections.intersection import (
+from app.engine.guidance.lanes import LaneHandler
+from app.engine.guidance.overrides import apply_overrides, load_overrides
+from app.engine.guidance.post_processing import post_process
+from app.engine.guidance.steps import (
+    WAYPOINT_ARRIVE,
+    WAYPOINT_DEPART,
+    Maneuver,
+    RouteStep,
+    StepIntersection,
+)
+from app.engine.guidance.turns import TurnAnalysis
+from app.engine.types import Leg
+from floor.format.artifacts import Graph
+from floor.intersections import geo
+from floor.intersections.geo import Coord
+from floor.intersections.graph import LANE_NAMES, GuidanceGraph
+from floor.intersections.intersection import (
     CONTINUE,
     INVALID,
     NO_TURN,
@@ -28,20 +40,7 @@ from preprocessing.intersections.intersection import (
     Intersection,
     turn_direction,
 )
-from preprocessing.intersections.intersection_analysis import Extractor
-
-from ..types import Leg
-from .lanes import LaneHandler
-from .overrides import apply_overrides, load_overrides
-from .post_processing import post_process
-from .steps import (
-    WAYPOINT_ARRIVE,
-    WAYPOINT_DEPART,
-    Maneuver,
-    RouteStep,
-    StepIntersection,
-)
-from .turns import TurnAnalysis
+from floor.intersections.intersection_analysis import Extractor
 
 __all__ = [
     "Guide",

@@ -5,8 +5,9 @@ changes and suppressed directions right before or after a turn, choiceless turns
 
 from __future__ import annotations
 
-from preprocessing.intersections import geo
-from preprocessing.intersections.intersection import (
+from app.engine.guidance.steps import RouteStep, StepIntersection, allowed_turns, has_turn_type, has_waypoint, same_name
+from floor.intersections import geo
+from floor.intersections.intersection import (
     CONTINUE,
     END_OF_ROAD,
     ENTERS,
@@ -21,8 +22,6 @@ from preprocessing.intersections.intersection import (
     has_left,
     has_right,
 )
-
-from .steps import RouteStep, StepIntersection, allowed_turns, has_turn_type, has_waypoint, same_name
 
 
 def same_side(a: RouteStep, b: RouteStep) -> bool:

@@ -7,8 +7,33 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from preprocessing.intersections import geo
-from preprocessing.intersections.intersection import (
+from app.engine.guidance.collapse_scenarios import (
+    bearings_reversed,
+    close_choiceless_after_turn,
+    double_choiceless,
+    is_staggered,
+    is_uturn,
+    name_change_after_suppressed,
+    name_oscillation,
+    preceded_by_name_change,
+    preceded_by_suppressed_direction,
+    straight_followed_by_choiceless,
+    succeeded_by_name_change,
+    succeeded_by_suppressed_direction,
+    suppressed_straight_between,
+)
+from app.engine.guidance.steps import (
+    RouteStep,
+    has_turn_type,
+    has_waypoint,
+    is_traffic_light,
+    next_turn,
+    prev_turn,
+    remove_no_turns,
+    same_name,
+)
+from floor.intersections import geo
+from floor.intersections.intersection import (
     CONTINUE,
     END_OF_ROAD,
     ENTERS,
@@ -27,32 +52,6 @@ from preprocessing.intersections.intersection import (
     TURN,
     UTURN,
     turn_direction,
-)
-
-from .collapse_scenarios import (
-    bearings_reversed,
-    close_choiceless_after_turn,
-    double_choiceless,
-    is_staggered,
-    is_uturn,
-    name_change_after_suppressed,
-    name_oscillation,
-    preceded_by_name_change,
-    preceded_by_suppressed_direction,
-    straight_followed_by_choiceless,
-    succeeded_by_name_change,
-    succeeded_by_suppressed_direction,
-    suppressed_straight_between,
-)
-from .steps import (
-    RouteStep,
-    has_turn_type,
-    has_waypoint,
-    is_traffic_light,
-    next_turn,
-    prev_turn,
-    remove_no_turns,
-    same_name,
 )
 
 MAX_COLLAPSE_DISTANCE = 30.0

@@ -3,7 +3,8 @@ silently, or with a new name, along the main road."""
 
 from __future__ import annotations
 
-from preprocessing.intersections.intersection import (
+from app.engine.guidance.intersection_handler import IntersectionHandler
+from floor.intersections.intersection import (
     INVALID,
     NEW_NAME,
     NO_TURN,
@@ -13,8 +14,6 @@ from preprocessing.intersections.intersection import (
     UTURN,
     Intersection,
 )
-
-from .intersection_handler import IntersectionHandler
 
 
 class DrivewayHandler(IntersectionHandler):

@@ -4,9 +4,9 @@ an intersection (`find_obvious_turn`, OSRM's rules on names, road classes and an
 
 from __future__ import annotations
 
-from preprocessing.intersections import geo
-from preprocessing.intersections.graph import SECONDARY, EdgeData, GuidanceGraph, is_link_to, road_group, strictly_less
-from preprocessing.intersections.intersection import (
+from floor.intersections import geo
+from floor.intersections.graph import SECONDARY, EdgeData, GuidanceGraph, is_link_to, road_group, strictly_less
+from floor.intersections.intersection import (
     CONTINUE,
     FORK,
     FUZZY_ANGLE_DIFFERENCE,
@@ -32,7 +32,7 @@ from preprocessing.intersections.intersection import (
     count_enterable,
     turn_direction,
 )
-from preprocessing.intersections.intersection_analysis import Extractor
+from floor.intersections.intersection_analysis import Extractor
 
 DISTINCTION_RATIO = 2.0
 

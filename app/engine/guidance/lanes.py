@@ -11,8 +11,9 @@ its lane tuple `(lanes in turn, first lane from the right, all lane masks)`: the
 
 from __future__ import annotations
 
-from preprocessing.intersections import geo
-from preprocessing.intersections.graph import (
+from app.engine.guidance.turns import TurnAnalysis
+from floor.intersections import geo
+from floor.intersections.graph import (
     LANE_LEFT,
     LANE_MERGE_TO_LEFT,
     LANE_MERGE_TO_RIGHT,
@@ -25,7 +26,7 @@ from preprocessing.intersections.graph import (
     LANE_STRAIGHT,
     LANE_UTURN,
 )
-from preprocessing.intersections.intersection import (
+from floor.intersections.intersection import (
     CONTINUE,
     ENTERS,
     FORK,
@@ -53,8 +54,6 @@ from preprocessing.intersections.intersection import (
     has_left,
     has_right,
 )
-
-from .turns import TurnAnalysis
 
 # lane tags by direction modifier (UTURN .. SHARP_LEFT)
 TAG_BY_MODIFIER = (LANE_UTURN, LANE_SHARP_RIGHT, LANE_RIGHT, LANE_SLIGHT_RIGHT, LANE_STRAIGHT, LANE_SLIGHT_LEFT,

@@ -3,8 +3,9 @@ forks where only motorway-like roads meet."""
 
 from __future__ import annotations
 
-from preprocessing.intersections import geo
-from preprocessing.intersections.intersection import (
+from app.engine.guidance.intersection_handler import IntersectionHandler, set_turn
+from floor.intersections import geo
+from floor.intersections.intersection import (
     CONTINUE,
     FUZZY_ANGLE_DIFFERENCE,
     LEFT,
@@ -24,8 +25,6 @@ from preprocessing.intersections.intersection import (
     count_enterable,
     turn_direction,
 )
-
-from .intersection_handler import IntersectionHandler, set_turn
 
 
 class MotorwayHandler(IntersectionHandler):

@@ -1,7 +1,7 @@
 """Maneuver overrides (OSRM's `applyOverrides`): a `type=maneuver` relation's instruction replaces the one guidance
 chose, on a route that drives its whole path.
 
-An override is a sequence of guidance edges (its arc path, `preprocessing.maneuvers`, each arc's edge, repeated
+An override is a sequence of guidance edges (its arc path, `preprocessing.osm.maneuvers`, each arc's edge, repeated
 edges once) and an instruction node. As in OSRM, before any post-processing, a route matches when consecutive steps
 start from those edges (a step's `from_id` is the edge arriving at its end; a step repeated from the same edge is
 skipped); the first step of the matched run that begins at the instruction node gets the override's type and/or
@@ -14,17 +14,16 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from preprocessing.intersections.geo import Coord
-from preprocessing.intersections.graph import GuidanceGraph
-from preprocessing.units import MAN_HEADER, MAN_KEEP
-
-from .steps import WAYPOINT_NONE, RouteStep
+from app.engine.guidance.steps import WAYPOINT_NONE, RouteStep
+from floor.format.units import MAN_HEADER, MAN_KEEP
+from floor.intersections.geo import Coord
+from floor.intersections.graph import GuidanceGraph
 
 Override = tuple[tuple[int, ...], int, int, int]  # edge sequence, instruction node, type, direction
 
 
 def unpack(man_seq: np.ndarray) -> list[Override]:
-    """The records of `man_seq` (`preprocessing.maneuvers`): (arc path, instruction node, type, direction)."""
+    """The records of `man_seq` (`preprocessing.osm.maneuvers`): (arc path, instruction node, type, direction)."""
     seq = [int(x) for x in man_seq]
     out = []
     i = 0

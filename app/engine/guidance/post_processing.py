@@ -16,9 +16,20 @@ run by `post_process` in OSRM's order:
 
 from __future__ import annotations
 
-from preprocessing.intersections import geo
-from preprocessing.intersections.geo import Coord
-from preprocessing.intersections.intersection import (
+from app.engine.guidance.collapse_turns import MAX_COLLAPSE_DISTANCE, collapse_segregated, collapse_turns
+from app.engine.guidance.steps import (
+    WAYPOINT_ARRIVE,
+    WAYPOINT_DEPART,
+    Maneuver,
+    RouteStep,
+    has_turn_type,
+    has_waypoint,
+    remove_no_turns,
+    same_name,
+)
+from floor.intersections import geo
+from floor.intersections.geo import Coord
+from floor.intersections.intersection import (
     CONTINUE,
     END_OF_ROAD,
     ENTER_ROTARY,
@@ -42,19 +53,7 @@ from preprocessing.intersections.intersection import (
     has_right,
     turn_direction,
 )
-from preprocessing.intersections.names import requires_announcement
-
-from .collapse_turns import MAX_COLLAPSE_DISTANCE, collapse_segregated, collapse_turns
-from .steps import (
-    WAYPOINT_ARRIVE,
-    WAYPOINT_DEPART,
-    Maneuver,
-    RouteStep,
-    has_turn_type,
-    has_waypoint,
-    remove_no_turns,
-    same_name,
-)
+from floor.intersections.names import requires_announcement
 
 NAME_SEGMENT_CUTOFF_LENGTH = 105.0
 MIN_END_OF_ROAD_INTERSECTIONS = 2

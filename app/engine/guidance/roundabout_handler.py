@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import math
 
-from preprocessing.intersections import geo
-from preprocessing.intersections.intersection import (
+from app.engine.guidance.intersection_handler import IntersectionHandler, set_turn
+from floor.intersections import geo
+from floor.intersections.intersection import (
     ENTER_AND_EXIT_ROTARY,
     ENTER_AND_EXIT_ROUNDABOUT,
     ENTER_AND_EXIT_ROUNDABOUT_INTERSECTION,
@@ -30,9 +31,7 @@ from preprocessing.intersections.intersection import (
     Intersection,
     turn_direction,
 )
-from preprocessing.intersections.intersection_analysis import Extractor
-
-from .intersection_handler import IntersectionHandler, set_turn
+from floor.intersections.intersection_analysis import Extractor
 
 MAX_ROUNDABOUT_RADIUS = 15.0
 MAX_ROUNDABOUT_INTERSECTION_RADIUS = 15.0

@@ -3,8 +3,9 @@ ahead turns as that junction does, and the main road beside it is no fork."""
 
 from __future__ import annotations
 
-from preprocessing.intersections import geo
-from preprocessing.intersections.graph import (
+from app.engine.guidance.intersection_handler import IntersectionHandler
+from floor.intersections import geo
+from floor.intersections.graph import (
     MOTORWAY,
     MOTORWAY_LINK,
     PRIMARY,
@@ -16,7 +17,7 @@ from preprocessing.intersections.graph import (
     TRUNK_LINK,
     EdgeData,
 )
-from preprocessing.intersections.intersection import (
+from floor.intersections.intersection import (
     CONTINUE,
     FORK,
     FUZZY_ANGLE_DIFFERENCE,
@@ -35,9 +36,7 @@ from preprocessing.intersections.intersection import (
     rightmost,
     turn_direction,
 )
-from preprocessing.intersections.walker import DistanceAccumulator, IntersectionFinder, skip_obstacle_selector
-
-from .intersection_handler import IntersectionHandler
+from floor.intersections.walker import DistanceAccumulator, IntersectionFinder, skip_obstacle_selector
 
 MAX_SLIPROAD_THRESHOLD = 250.0
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from preprocessing.intersections.intersection import NO_TURN, SUPPRESSED, UTURN
-from preprocessing.intersections.names import NameRecord, requires_announcement
+from floor.intersections.intersection import NO_TURN, SUPPRESSED, UTURN
+from floor.intersections.names import NameRecord, requires_announcement
 
 WAYPOINT_NONE, WAYPOINT_ARRIVE, WAYPOINT_DEPART = 0, 1, 2
 

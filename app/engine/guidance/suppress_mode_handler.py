@@ -3,9 +3,8 @@ road arrived by, nothing is announced."""
 
 from __future__ import annotations
 
-from preprocessing.intersections.intersection import NO_TURN, Intersection
-
-from .intersection_handler import IntersectionHandler
+from app.engine.guidance.intersection_handler import IntersectionHandler
+from floor.intersections.intersection import NO_TURN, Intersection
 
 
 class SuppressModeHandler(IntersectionHandler):

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import math
 
-from preprocessing.intersections import geo
-from preprocessing.intersections.graph import can_be_seen_as_fork, obvious_by_road_class
-from preprocessing.intersections.intersection import (
+from app.engine.guidance.intersection_handler import IntersectionHandler, set_turn
+from floor.intersections import geo
+from floor.intersections.graph import can_be_seen_as_fork, obvious_by_road_class
+from floor.intersections.intersection import (
     END_OF_ROAD,
     FUZZY_ANGLE_DIFFERENCE,
     GROUP_ANGLE,
@@ -28,8 +29,6 @@ from preprocessing.intersections.intersection import (
     closest_turn,
     turn_direction,
 )
-
-from .intersection_handler import IntersectionHandler, set_turn
 
 INCREASES_BY_FOURTY_PERCENT = 1.4
 

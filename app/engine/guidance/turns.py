@@ -14,8 +14,15 @@ the handlers share, the obvious road of an intersection included, is `intersecti
 
 from __future__ import annotations
 
-from preprocessing.intersections.graph import GuidanceGraph
-from preprocessing.intersections.intersection import (
+from app.engine.guidance.driveway_handler import DrivewayHandler
+from app.engine.guidance.intersection_handler import set_turn
+from app.engine.guidance.motorway_handler import MotorwayHandler
+from app.engine.guidance.roundabout_handler import RoundaboutHandler
+from app.engine.guidance.sliproad_handler import SliproadHandler
+from app.engine.guidance.suppress_mode_handler import SuppressModeHandler
+from app.engine.guidance.turn_handler import TurnHandler
+from floor.intersections.graph import GuidanceGraph
+from floor.intersections.intersection import (
     CONTINUE,
     INVALID,
     OFF_RAMP,
@@ -25,15 +32,7 @@ from preprocessing.intersections.intersection import (
     Intersection,
     turn_direction,
 )
-from preprocessing.intersections.intersection_analysis import Extractor
-
-from .driveway_handler import DrivewayHandler
-from .intersection_handler import set_turn
-from .motorway_handler import MotorwayHandler
-from .roundabout_handler import RoundaboutHandler
-from .sliproad_handler import SliproadHandler
-from .suppress_mode_handler import SuppressModeHandler
-from .turn_handler import TurnHandler
+from floor.intersections.intersection_analysis import Extractor
 
 
 class TurnAnalysis:

@@ -7,7 +7,7 @@
 (function () {
   'use strict';
 
-  var EXCLUDABLE = {  // the class sets each profile lets a request exclude (preprocessing/profiles/*.py EXCLUDABLE)
+  var EXCLUDABLE = {  // the class sets each profile lets a request exclude (preprocessing/osm/profiles/*.py EXCLUDABLE)
     car: [['toll'], ['motorway'], ['ferry']], bike: [['ferry']], bicycle: [['ferry']], foot: [],
     testbot: [['motorway'], ['toll'], ['motorway', 'toll']]
   };

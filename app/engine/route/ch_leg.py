@@ -1,0 +1,195 @@
+"""A hierarchy leg in one kernel call: seeds, search, road path and leg figures (the route hot path).
+
+`Legs.leg` answers a plain leg (the contraction hierarchy on the edge-based graph, no trace, no direction forced at
+a via point, both phantoms seeded by `EdgeMap.seeds` alone) here instead of step by step. `_ch_leg` calls the
+kernels the steps call, in the same order and with the same values: `_edge_seeds` and `_seed_columns` for both
+phantoms (`EdgeMap.seeds`), the lower bound that lets a direct stretch skip the search (`Legs.leg`), `ch._run`
+(`CHSearch.run`), `_road_path` with the seed's whole arc in front when the leg starts on a node
+(`EdgeSpace.road_path`), and `_leg_parts` with the figures `Assembler.search_leg` picks by how the leg leaves and
+enters its phantoms. So the leg is the same to the bit; what goes is the Python between the steps (the seed and
+result objects, a dozen kernel dispatches): about a fifth of an in-process route request on Porto.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from app.engine.route.assemble import AT_FIRST, AT_LAST, BWD, FWD, Assembler, _leg_parts
+from app.engine.route.edges import EdgeMap, _edge_seeds, _road_path, _seed_columns, seed_figures
+from app.engine.search.ch import CHSearch, _run, ch_heap, new_labels
+from app.engine.types import Phantom
+from floor.format.units import CLOSED_DS, INF_WEIGHT
+from floor.kernels.jit import kernel
+
+# Whether `Legs.leg` takes the one-call path. A first start's server answers its first requests before this kernel
+# is compiled: `app.warmup.warm_service` turns it off for its warm-up and on once `warm` has loaded it behind.
+enabled = True
+
+# `_ch_leg`'s status (after `ch._run`'s own: -1 a heap is full, -2 a bad seed node)
+LEG = 0  # the leg's figures follow
+DIRECT_FIRST = 1  # the direct stretch is no dearer than the cheapest seeds: no search ran
+DIRECT = 2  # the search ran; the direct stretch is no dearer than its path
+NO_ROUTE = 3  # the search found no path (or only one over a closed road)
+
+
+@kernel
+def _ch_leg(
+    s_at, s_at_kind, s_fwd, s_fw, s_fd, s_ft, s_bwd, s_bw, s_bd, s_bt, s_lon, s_lat, s_chain, s_seg,
+    t_at, t_at_kind, t_fwd, t_fw, t_fd, t_ft, t_bwd, t_bw, t_bd, t_bt, t_lon, t_lat, t_chain, t_seg,
+    direct_w,
+    road_first_out, road_in_first, road_in_arc, road_weight, road_dist, road_time, copies_first, copies, has_copies,
+    in_first, in_arc, s_tail, arc_turn, arc_turn_time,
+    node_arc, s_head, p_arc_turn, p_arc_turn_time,
+    rank, up_first, up_arcs, down_first, down_arcs, unpack, f_slot, f_lab, b_slot, b_lab, f_keys, f_nodes, b_keys,
+    b_nodes, base, counters, trace,
+    arc_geom, arc_weight, arc_dist, arc_time, gf, glon, glat, yes, no,
+):  # fmt: skip  # pragma: no cover - numba
+    """(status, weight, dist, the kind the leg enters its target by, and `_leg_parts`' figures; None unless the
+    status is LEG). The source's figures are those after its point, the target's those before (as seeds);
+    `direct_w` is the direct stretch's weight (-1: none). `yes` and `no` are True and False from Python: a literal
+    argument would compile the kernels called with it once more (numba specialises on literals)."""
+    s_nodes, s_rows = _edge_seeds(
+        yes, s_at, s_at_kind, s_fwd, s_fw, s_fd, s_ft, s_bwd, s_bw, s_bd, s_bt, road_first_out, road_in_first,
+        road_in_arc, road_weight, road_dist, road_time, copies_first, copies, has_copies, in_first, in_arc, s_tail,
+        arc_turn, arc_turn_time,
+    )  # fmt: skip
+    t_nodes, t_rows = _edge_seeds(
+        no, t_at, t_at_kind, t_fwd, t_fw, t_fd, t_ft, t_bwd, t_bw, t_bd, t_bt, road_first_out, road_in_first,
+        road_in_arc, road_weight, road_dist, road_time, copies_first, copies, has_copies, in_first, in_arc, s_tail,
+        arc_turn, arc_turn_time,
+    )  # fmt: skip
+    sw, sd, st, s_kinds, _s_turns = _seed_columns(s_rows)
+    tw, td, tt, t_kinds, t_turns = _seed_columns(t_rows)
+    status = LEG
+    w = INF_WEIGHT
+    d = INF_WEIGHT
+    t_kind = -1
+    arcs = np.zeros(0, dtype=np.int32)
+    si = ti = -1
+    lower_s = INF_WEIGHT
+    for i in range(sw.shape[0]):
+        lower_s = min(lower_s, sw[i])
+    lower_t = INF_WEIGHT
+    for i in range(tw.shape[0]):
+        lower_t = min(lower_t, tw[i])
+    if direct_w >= 0 and direct_w <= lower_s + lower_t:
+        status = DIRECT_FIRST
+    else:
+        status, w, d, path, si, ti = _run(
+            rank, up_first, up_arcs, down_first, down_arcs, unpack, s_nodes, sw, sd, st, t_nodes, tw, td, tt, f_slot,
+            f_lab, b_slot, b_lab, f_keys, f_nodes, b_keys, b_nodes, base, counters, trace,
+        )  # fmt: skip
+        if status == 0:
+            if direct_w >= 0 and direct_w < CLOSED_DS and (w >= CLOSED_DS or direct_w <= w):
+                status = DIRECT
+            elif w >= CLOSED_DS:
+                status = NO_ROUTE
+            else:
+                status = LEG
+                arcs = path
+    if status != LEG:
+        return status, w, d, t_kind, None
+    road, turns = _road_path(arcs, node_arc, s_head, p_arc_turn, p_arc_turn_time)
+    s_kind = s_kinds[si]
+    n = road.shape[0]
+    lead = 1 if s_kind == AT_FIRST or s_kind == AT_LAST else 0  # started on the seed's whole arc: it goes first
+    road_arcs = np.empty(n + lead, dtype=np.int32)
+    turn_w = np.zeros(n + lead, dtype=np.int64)
+    turn_t = np.zeros(n + lead, dtype=np.int64)
+    if lead:
+        road_arcs[0] = node_arc[s_nodes[si]]
+    for i in range(n):
+        road_arcs[lead + i] = road[i]
+        turn_w[lead + i] = turns[i, 0]
+        turn_t[lead + i] = turns[i, 1]
+    if s_kind == FWD:
+        s_arc, s_w, s_d, s_t = s_fwd, s_fw, s_fd, s_ft
+    elif s_kind == BWD:
+        s_arc, s_w, s_d, s_t = s_bwd, s_bw, s_bd, s_bt
+    else:
+        s_arc, s_w, s_d, s_t = (s_fwd if s_fwd >= 0 else s_bwd), 0, 0, 0
+    t_kind = t_kinds[ti]
+    if t_kind == FWD:
+        t_arc, t_w, t_d, t_t = t_fwd, t_fw, t_fd, t_ft
+    elif t_kind == BWD:
+        t_arc, t_w, t_d, t_t = t_bwd, t_bw, t_bd, t_bt
+    else:
+        t_arc, t_w, t_d, t_t = (t_fwd if t_fwd >= 0 else t_bwd), 0, 0, 0
+    parts = _leg_parts(
+        road_arcs, arc_geom, arc_weight, arc_dist, arc_time, gf, glon, glat, s_lon, s_lat, s_chain, s_seg, s_kind,
+        s_arc, s_w, s_d, s_t, t_lon, t_lat, t_chain, t_seg, t_kind, t_arc, t_w, t_d, t_t, no, turn_w, turn_t,
+        t_turns[ti, 0], t_turns[ti, 1], yes,
+    )  # fmt: skip
+    return status, w, d, t_kind, parts
+
+
+def ch_leg(
+    search: CHSearch,
+    edges: EdgeMap,
+    assembler: Assembler,
+    src: Phantom,
+    src_place: tuple[int, int],
+    tgt: Phantom,
+    tgt_place: tuple[int, int],
+    direct_w: int,
+) -> tuple[int, int, int, int, tuple | None, float]:
+    """`_ch_leg` on `search`'s query arrays, its heaps grown until they suffice: (status, weight, dist, target
+    kind, `_leg_parts`' figures (None unless the status is LEG), microseconds). `*_place` are the phantoms'
+    `EdgeSpace.plain_place`."""
+    t0 = time.perf_counter()
+    while True:
+        query = (*search.query_arrays(), search.next_base(), search.counters, _NO_TRACE)
+        status, w, d, kind, parts = _ch_leg(
+            *_arguments(edges, assembler, query, src, src_place, tgt, tgt_place, direct_w)
+        )
+        if status == -2:
+            raise ValueError("seed node id out of range")
+        if status != -1:
+            break
+        search.grow_heaps()
+    if status != DIRECT_FIRST:
+        search.distance = int(d)
+    return status, int(w), int(d), int(kind), parts, (time.perf_counter() - t0) * 1e6
+
+
+def _arguments(
+    edges: EdgeMap,
+    assembler: Assembler,
+    query: tuple,
+    src: Phantom,
+    src_place: tuple[int, int],
+    tgt: Phantom,
+    tgt_place: tuple[int, int],
+    direct_w: int,
+) -> tuple:
+    """`_ch_leg`'s arguments; `query` is the hierarchy's and a search's arrays, the stamp base, counters, trace."""
+    return (
+        *src_place, *seed_figures(src, True), src.lon, src.lat, src.chain, src.segment,
+        *tgt_place, *seed_figures(tgt, False), tgt.lon, tgt.lat, tgt.chain, tgt.segment,
+        direct_w, *edges.seed_arrays, *edges.path_arrays, *query, *assembler.arrays, True, False,
+    )  # fmt: skip
+
+
+def warm(edges: EdgeMap, assembler: Assembler) -> None:
+    """Compile (or load) `_ch_leg` for the arrays of a graph that has no hierarchy yet: the hierarchy's and the
+    query's arrays are stand-ins of the types a `CHSearch` holds, nothing runs. A first start's compile job warms
+    it on its sample graph while the graph the server will serve is still being built (`app.warmup`)."""
+    import numba
+
+    def frozen(a: np.ndarray) -> np.ndarray:
+        a.setflags(write=False)
+        return a
+
+    one = frozen(np.zeros(1, dtype=np.int32))
+    arcs = frozen(np.zeros((1, 4), dtype=np.int32))
+    pairs = frozen(np.zeros((1, 2), dtype=np.int32))
+    query = (one, one, arcs, one, arcs, pairs, *new_labels(1), *new_labels(1), *ch_heap(2), *ch_heap(2), 0,
+             np.zeros(4, dtype=np.int64), _NO_TRACE)  # fmt: skip
+    ph = Phantom(0.0, 0.0, 0.0, 0.0, 0.0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+    args = _arguments(edges, assembler, query, ph, (0, 0), ph, (0, 0), 0)
+    _ch_leg.compile(tuple(numba.typeof(a) for a in args))
+
+
+_NO_TRACE = np.zeros(0, dtype=np.int32)

@@ -1,0 +1,369 @@
+"""Legs: one search per pair of consecutive waypoints, the stretch along a shared chain, OSRM's `continue_straight`
+at via points, and legs merged into one (OSRM's `waypoints=`).
+
+`Legs` is immutable and shared (it holds the search space, the leg assembler and the snapper); each call takes the
+thread's search object. A leg is a search between the seeds of two phantoms (`app.engine.route.space`), the search path
+mapped to road arcs and assembled into pieces (`app.engine.route.assemble`), unless the direct stretch along the chain
+both phantoms share is at least as cheap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+import numpy as np
+
+from app.engine.errors import NoRoute
+from app.engine.route import ch_leg as one_call
+from app.engine.route.assemble import BWD, FWD, Assembler, leg_of
+from app.engine.route.ch_leg import DIRECT, DIRECT_FIRST, NO_ROUTE, ch_leg
+from app.engine.route.space import SearchSpace
+from app.engine.search.ch import CHSearch
+from app.engine.snap.snapper import Snapper
+from app.engine.types import Leg, Phantom, SearchOptions, SearchResult, SearchStats, SearchTrace, Seeds
+from floor.format.units import CLOSED_DS, INF_WEIGHT
+from floor.kernels.geometry import osrm_distances_m
+
+
+class Search(Protocol):
+    """A point-to-point search (one instance per thread; arrays allocated in `__init__`). Every search takes the
+    same options and refuses, by name, one it cannot honour."""
+
+    def run(self, sources: Seeds, targets: Seeds, options: SearchOptions) -> SearchResult: ...
+
+
+class Legs:
+    """Legs over one graph's search space (immutable, shared by every thread)."""
+
+    def __init__(self, space: SearchSpace, assembler: Assembler, snapper: Snapper) -> None:
+        self.space = space
+        self.assembler = assembler
+        self.snapper = snapper
+
+    def segment_figures(self, leg: Leg) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per segment of the leg's coordinates: distance (m), duration (s) and weight (s of weight) as OSRM's
+        annotations give them, each segment's own time without the turns and node obstacles (the graph's
+        per-segment values, `geom_seg_duration` / `geom_seg_weight`); the snapped ends' partial segments take what
+        their piece has left. A graph without per-segment values, or a matched leg, splits each piece by length
+        (`segment_figures`)."""
+        g = self.space.graph
+        dist, dur, wgt = segment_figures(leg)
+        n = dist.shape[0]
+        p = leg.piece_arc.shape[0]
+        if not g.has("geom_seg_duration") or n == 0 or leg.coord_geom.shape[0] != n + 1:
+            return dist, dur, wgt
+        geom = np.asarray(g.arc_geom)
+        gfirst = np.asarray(g.geom_first)
+        glon, glat = np.asarray(g.geom_lon), np.asarray(g.geom_lat)
+        cg = leg.coord_geom.astype(np.int64)
+        ends = leg.piece_coord_end.astype(np.int64)
+        turn_s = leg.piece_turn_s if leg.piece_turn_s is not None else np.zeros(p)
+        turn_w = leg.piece_turn_weight if leg.piece_turn_weight is not None else np.zeros(p)
+        fixed = np.round(leg.coordinates * 1e7).astype(np.int64)
+        dur, wgt = dur.copy(), wgt.copy()
+        start = 0
+        for k in range(p):
+            end = int(ends[k])
+            if end <= start:
+                start = end
+                continue
+            code = int(geom[int(leg.piece_arc[k])])
+            along = not code & 1
+            p0, p1 = int(gfirst[code >> 1]), int(gfirst[(code >> 1) + 1]) - 1
+            js = np.arange(start, end + 1)
+            step = 1 if along else -1
+            first_pt, last_pt = (p0, p1) if along else (p1, p0)
+
+            def on(j: int, q: int) -> bool:
+                return bool(0 <= q < glon.shape[0] and fixed[j, 0] == glon[q] and fixed[j, 1] == glat[q])
+
+            # the chain point behind each coordinate: counted back from the chain's end where the piece reaches it,
+            # on from its start where the piece leaves it, else the leg's own (a piece inside one chain)
+            if on(end, last_pt):
+                idx = last_pt - step * (end - js)
+            elif on(start, first_pt):
+                idx = first_pt + step * (js - start)
+            else:
+                idx = cg[start : end + 1].copy()
+            at_point = [on(int(j), int(q)) for j, q in zip(js, idx, strict=True)]
+            obstacle_col, seg_col = (2, 0) if along else (3, 1)
+            at_vertex = -1  # the leg starts on a shape point: its obstacle is in the piece, in no segment
+            if k == 0:
+                for q in (int(idx[0]), int(idx[0]) + step):
+                    if p0 <= q <= p1 and (len(idx) < 2 or q != idx[1]) and on(start, q):
+                        at_vertex = q
+                        break
+            for table, piece_total, turn, out in (
+                (g.geom_seg_duration, leg.piece_duration_s, turn_s, dur),
+                (g.geom_seg_weight, leg.piece_weight, turn_w, wgt),
+            ):
+                left = round(float(piece_total[k] - turn[k]) * 10)
+                if at_vertex >= 0:
+                    left -= int(table[at_vertex, obstacle_col])
+                partial = []
+                for i in range(start, end):
+                    j = i - start
+                    if i + 1 < n and at_point[j + 1]:  # the obstacle at a point passed (the leg's last is not)
+                        left -= int(table[idx[j + 1], obstacle_col])
+                    if not (at_point[j] and at_point[j + 1] and abs(int(idx[j + 1]) - int(idx[j])) == 1):
+                        partial.append(i)
+                        continue
+                    own = int(table[max(idx[j], idx[j + 1]), seg_col])
+                    out[i] = own / 10.0
+                    left -= own
+                if partial:
+                    share = dist[partial] / max(float(dist[partial].sum()), 1e-9)
+                    out[partial] = max(left, 0) * share / 10.0
+            start = end
+        return dist, dur, wgt
+
+    def osm_nodes(self, leg: Leg) -> np.ndarray:
+        """The OSM node id behind each coordinate of `leg` (`Leg.coord_geom`; 0 where the graph has none)."""
+        return np.asarray(self.space.graph.geom_osm_id)[leg.coord_geom]
+
+    def direct(self, src: Phantom, tgt: Phantom) -> tuple[int, int, int, int] | None:
+        """(weight, dist, FWD|BWD, travel time) of the best stretch along the chain both phantoms share, or None."""
+        if src.chain != tgt.chain:
+            return None
+        os_, ot = self.snapper.offset_m(src), self.snapper.offset_m(tgt)
+        sfb, _, sbb, _ = src.times()
+        tfb, _, tbb, _ = tgt.times()
+        best = None
+        if src.fwd_arc >= 0 and tgt.fwd_arc >= 0 and ot >= os_:
+            best = (tgt.fwd_weight_before - src.fwd_weight_before, tgt.fwd_dist_before - src.fwd_dist_before, FWD,
+                    tfb - sfb)  # fmt: skip
+        if src.bwd_arc >= 0 and tgt.bwd_arc >= 0 and ot <= os_:
+            b = (tgt.bwd_weight_before - src.bwd_weight_before, tgt.bwd_dist_before - src.bwd_dist_before, BWD,
+                 tbb - sbb)  # fmt: skip
+            if best is None or b[0] < best[0]:
+                best = b
+        if best is None:
+            return None
+        return max(best[0], 0), max(best[1], 0), best[2], max(best[3], 0)
+
+    def route_legs(
+        self,
+        search: Search,
+        algorithm: str,
+        phantoms: Sequence[Phantom],
+        options: SearchOptions,
+        continue_straight: bool,
+    ) -> tuple[list[Leg], list[SearchTrace]]:
+        """The legs through `phantoms` in order, and the traces of their searches (when `options.trace`); with
+        `continue_straight` on an edge-based graph, no leg turns back at a via point."""
+        if continue_straight and self.space.edge_based and len(phantoms) > 2:
+            return self._straight_legs(search, algorithm, phantoms, options)
+        legs, traces = [], []
+        for i in range(len(phantoms) - 1):
+            leg, trace, _ = self.leg(search, algorithm, i, phantoms[i], phantoms[i + 1], options)
+            legs.append(leg)
+            if trace is not None:
+                traces.append(trace)
+        return legs, traces
+
+    def _straight_legs(
+        self, search: Search, algorithm: str, phantoms: Sequence[Phantom], options: SearchOptions
+    ) -> tuple[list[Leg], list[SearchTrace]]:
+        """Legs through via points without turning back there (OSRM's `continue_straight`): a leg leaves a via point
+        as the previous one arrived (`_via_states`: FWD or BWD along its road, or along one of the roads at a via
+        point on a road node). Dynamic programming over the state a leg arrives in at each via point, one search per
+        (leaving, arriving) state pair; the first state on ties."""
+        k = len(phantoms)
+        # best[(j, d)] = (total weight, legs, traces) arriving at the current via point in its state j, direction d
+        # (None: the route's start)
+        best: dict[tuple[int, int | None] | None, tuple[int, list[Leg], list[SearchTrace]]] = {None: (0, [], [])}
+        places: list[Phantom] = []
+        for i in range(k - 1):
+            last = i == k - 2
+            there, targets = ([phantoms[-1]], [(0, None)]) if last else self._via_states(phantoms[i + 1])
+            nxt: dict[tuple[int, int | None] | None, tuple[int, list[Leg], list[SearchTrace]]] = {}
+            for key_in, (w0, legs0, tr0) in best.items():
+                src, s_dir = (phantoms[i], None) if key_in is None else (places[key_in[0]], key_in[1])
+                for j, t_dir in targets:
+                    try:
+                        leg, trace, arrive = self.leg(search, algorithm, i, src, there[j], options, s_dir=s_dir,
+                                                      t_dir=t_dir)  # fmt: skip
+                    except NoRoute:
+                        continue
+                    key = None if last else (j, arrive)
+                    total = w0 + leg.weight
+                    if key not in nxt or total < nxt[key][0]:
+                        nxt[key] = (total, [*legs0, leg], [*tr0, *([trace] if trace is not None else [])])
+            if not nxt:
+                raise NoRoute(f"no route from waypoint {i} to waypoint {i + 1} without turning back at a via point")
+            best, places = nxt, there
+        _, legs, traces = min(best.values(), key=lambda v: v[0])
+        return legs, traces
+
+    def _via_states(self, ph: Phantom) -> tuple[list[Phantom], list[tuple[int, int | None]]]:
+        """The places a route may pass a via point on under `continue_straight`, and its states there in order
+        (place index, direction FWD/BWD): the phantom itself, both ways along its road; on a road node with candidate
+        roads (`Phantom.at_chains`), OSRM's candidates there instead, a phantom at the node's end of each road
+        meeting there, leaving the node along it first (a turn at the via point then counts in the leg that arrives:
+        OSRM's search keeps a seed over an equal path), then arriving. A road whose projection only rounds onto the
+        node is left out."""
+        at, _ = self.space.at_chain_end(ph)
+        if at < 0 or ph.at_chains is None:
+            return [ph], [(0, FWD), (0, BWD)]
+        ch = self.space.chains
+        here = {at, *self.space.same_place(at).tolist()}
+        places: list[Phantom] = []
+        leaving: list[tuple[int, int | None]] = []
+        arriving: list[tuple[int, int | None]] = []
+        for c in ph.at_chains:
+            first = int(ch.first_node[c]) in here
+            if not first and int(ch.last_node[c]) not in here:
+                continue
+            places.append(self.snapper.at_end(ph.input_lon, ph.input_lat, c, not first))
+            leaving.append((len(places) - 1, FWD if first else BWD))
+            arriving.append((len(places) - 1, BWD if first else FWD))
+        return places, leaving + arriving
+
+    def leg(
+        self,
+        search: Search,
+        algorithm: str,
+        i: int,
+        src: Phantom,
+        tgt: Phantom,
+        options: SearchOptions,
+        s_dir: int | None = None,
+        t_dir: int | None = None,
+    ) -> tuple[Leg, SearchTrace | None, int | None]:
+        """One leg (and its trace); `s_dir`/`t_dir` (FWD/BWD) keep only the seeds leaving / arriving that way along
+        the phantoms' roads (seeds on a junction node always stay); with the direction the leg arrives in (FWD/BWD,
+        None on a junction node)."""
+        space = self.space
+        dr = self.direct(src, tgt)
+        plain = s_dir is None and t_dir is None and not options.trace
+        if plain and one_call.enabled and isinstance(search, CHSearch) and space.edge_based:
+            places = space.plain_place(src), space.plain_place(tgt)  # type: ignore[attr-defined]
+            if places[0] is not None and places[1] is not None:
+                return self._ch_leg(search, algorithm, i, src, tgt, options, dr, places[0], places[1])
+        s = space.seeds(src, True)
+        t = space.seeds(tgt, False)
+        if s_dir is not None or t_dir is not None:
+            s, t = s.only(s_dir), t.only(t_dir)
+            if dr is not None and ((s_dir is not None and dr[2] != s_dir) or (t_dir is not None and dr[2] != t_dir)):
+                dr = None
+            if len(s.kinds) == 0 or len(t.kinds) == 0:
+                raise NoRoute(f"no route from waypoint {i} to waypoint {i + 1}")
+        # no path through the network can beat the direct stretch when its weight is below the cheapest seeds
+        lower = min(s.seeds.weights.tolist(), default=INF_WEIGHT) + min(t.seeds.weights.tolist(), default=INF_WEIGHT)
+        if dr is not None and dr[0] <= lower:
+            if dr[0] >= CLOSED_DS:  # the stretch crosses a road a speed file closed
+                raise NoRoute(f"no route from waypoint {i} to waypoint {i + 1}")
+            return self.assembler.direct_leg(src, tgt, dr[2], SearchStats(algorithm)), None, dr[2]
+        res = search.run(s.seeds, t.seeds, options)
+        if dr is not None and dr[0] < CLOSED_DS and (res.weight >= CLOSED_DS or dr[0] <= res.weight):
+            return self.assembler.direct_leg(src, tgt, dr[2], res.stats), res.trace, dr[2]
+        if res.weight >= CLOSED_DS:  # unreachable (INF_WEIGHT), or only over a closed road
+            raise NoRoute(f"no route from waypoint {i} to waypoint {i + 1}")
+        arcs, turns = space.road_path(res.arcs, s, res.source_seed)
+        kind = int(t.kinds[res.target_seed])
+        leg = self.assembler.search_leg(
+            src, int(s.kinds[res.source_seed]), arcs, tgt, kind, res.stats, turns, tuple(t.turns[res.target_seed])
+        )
+        assert leg.weight == res.weight, f"{algorithm}: path weighs {leg.weight} ds, the search reported {res.weight}"
+        return leg, res.trace, (kind if kind in (FWD, BWD) else None)
+
+    def _ch_leg(
+        self,
+        search: CHSearch,
+        algorithm: str,
+        i: int,
+        src: Phantom,
+        tgt: Phantom,
+        options: SearchOptions,
+        dr: tuple[int, int, int, int] | None,
+        src_place: tuple[int, int],
+        tgt_place: tuple[int, int],
+    ) -> tuple[Leg, SearchTrace | None, int | None]:
+        """`leg` in one kernel call (`app.engine.route.ch_leg`): the same leg, stretch or `NoRoute`."""
+        search.check(options)
+        edges = self.space.edges  # type: ignore[attr-defined]
+        status, w, _, kind, parts, micros = ch_leg(
+            search, edges, self.assembler, src, src_place, tgt, tgt_place, -1 if dr is None else dr[0]
+        )
+        if status == DIRECT_FIRST:
+            assert dr is not None
+            if dr[0] >= CLOSED_DS:  # the stretch crosses a road a speed file closed
+                raise NoRoute(f"no route from waypoint {i} to waypoint {i + 1}")
+            return self.assembler.direct_leg(src, tgt, dr[2], SearchStats(algorithm)), None, dr[2]
+        counters = search.counters
+        stats = SearchStats("ch", int(counters[0]), int(counters[1]), micros)
+        if status == DIRECT:
+            assert dr is not None
+            return self.assembler.direct_leg(src, tgt, dr[2], stats), None, dr[2]
+        if status == NO_ROUTE:
+            raise NoRoute(f"no route from waypoint {i} to waypoint {i + 1}")
+        assert parts is not None  # status LEG
+        leg = leg_of(parts, stats, src, tgt, True)
+        assert leg.weight == w, f"{algorithm}: path weighs {leg.weight} ds, the search reported {w}"
+        return leg, None, (kind if kind in (FWD, BWD) else None)
+
+
+def merge_legs(legs: Sequence[Leg]) -> Leg:
+    """One leg through several consecutive legs (OSRM's `waypoints=`): figures added, coordinates and pieces joined,
+    the pieces' weights kept beside their durations."""
+    if len(legs) == 1:
+        return legs[0]
+    coords = [legs[0].coordinates]
+    ends = [legs[0].piece_coord_end]
+    offset = legs[0].coordinates.shape[0] - 1
+    for leg in legs[1:]:
+        coords.append(leg.coordinates[1:])
+        ends.append(leg.piece_coord_end + offset)
+        offset += leg.coordinates.shape[0] - 1
+    stats = SearchStats(legs[0].stats.algorithm)
+    for leg in legs:
+        stats.settled += leg.stats.settled
+        stats.relaxed += leg.stats.relaxed
+        stats.micros += leg.stats.micros
+    return Leg(
+        weight=sum(leg.weight for leg in legs),
+        duration_s=sum(leg.duration_s for leg in legs),
+        distance_m=sum(leg.distance_m for leg in legs),
+        coordinates=np.concatenate(coords),
+        piece_arc=np.concatenate([leg.piece_arc for leg in legs]),
+        piece_distance_m=np.concatenate([leg.piece_distance_m for leg in legs]),
+        piece_duration_s=np.concatenate([leg.piece_duration_s for leg in legs]),
+        piece_coord_end=np.concatenate(ends),
+        stats=stats,
+        source=legs[0].source,
+        target=legs[-1].target,
+        piece_weight=np.concatenate([leg.piece_weight for leg in legs]),
+        coord_geom=np.concatenate([legs[0].coord_geom] + [leg.coord_geom[1:] for leg in legs[1:]]),
+        piece_turn_s=_joined(legs, "piece_turn_s"),
+        piece_turn_weight=_joined(legs, "piece_turn_weight"),
+    )
+
+
+def _joined(legs: Sequence[Leg], name: str) -> np.ndarray | None:
+    """The legs' per-piece turn figures `name` joined (zeros for a leg without them); None when no leg has any."""
+    if all(getattr(leg, name) is None for leg in legs):
+        return None
+    parts = [getattr(leg, name) for leg in legs]
+    return np.concatenate(
+        [p if p is not None else np.zeros(leg.piece_arc.shape[0]) for p, leg in zip(parts, legs, strict=True)]
+    )
+
+
+def segment_figures(leg: Leg) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per segment of the leg's coordinates (one value per pair of consecutive points): distance (m), duration (s)
+    and weight (s of weight): the distance is the segment's own (OSRM's formula, as its annotations), duration and
+    weight are each piece's figures split over its segments by length."""
+    coords = leg.coordinates
+    nseg = coords.shape[0] - 1
+    if nseg <= 0 or leg.piece_arc.shape[0] == 0:
+        empty = np.zeros(0)
+        return empty, empty, empty
+    seg_len = osrm_distances_m(coords[:-1, 0], coords[:-1, 1], coords[1:, 0], coords[1:, 1])
+    piece = np.searchsorted(leg.piece_coord_end, np.arange(nseg), side="right")
+    piece = np.minimum(piece, leg.piece_arc.shape[0] - 1)
+    per_piece = np.bincount(piece, weights=seg_len, minlength=leg.piece_arc.shape[0])
+    count = np.bincount(piece, minlength=leg.piece_arc.shape[0])
+    frac = np.where(per_piece[piece] > 0, seg_len / np.where(per_piece[piece] > 0, per_piece[piece], 1.0), 0.0)
+    frac = np.where(per_piece[piece] > 0, frac, 1.0 / np.maximum(count[piece], 1))
+    return seg_len, leg.piece_duration_s[piece] * frac, leg.piece_weight[piece] * frac
