@@ -87,7 +87,7 @@ def print_summary(out: Path, stages: dict[str, dict[str, float]], hint: bool = T
 def summary_lines(out: Path, stages: dict[str, dict[str, float]] | None = None) -> list[str]:
     """A graph directory in a dozen lines: counts, hierarchies, turns, what was dropped, stage times (the
     manifest's when `stages` is None)."""
-    from floor.format.artifacts import read_manifest
+    from floor.format.manifest import read_manifest
 
     mf = read_manifest(out)
     stages = mf.get("stages", {}) if stages is None else stages
@@ -105,7 +105,8 @@ def summary_lines(out: Path, stages: dict[str, dict[str, float]] | None = None) 
         )
     if "landmarks" in mf:
         lines.append(f"landmarks   {mf['landmarks'].get('count', 0)}")
-    from floor.format.artifacts import FormatError, read_metric
+    from floor.format.arrays import FormatError
+    from floor.format.metrics import read_metric
 
     try:
         metric = read_metric(out, mf)
@@ -195,7 +196,8 @@ def _abandon() -> None:
 def _up_to_date(output: Path, args: argparse.Namespace) -> bool:
     """Whether `output` already holds what this `preprocess` would build: the same extract (name, size, sha256),
     profile, hierarchy, landmark count, search graph and driving side."""
-    from floor.format.artifacts import FormatError, read_manifest
+    from floor.format.arrays import FormatError
+    from floor.format.manifest import read_manifest
 
     if not (output.is_dir() and args.input.is_file() and _graph_matches(output, args.input, args.profile)):
         return False
@@ -251,7 +253,8 @@ def cmd_preprocess(args: argparse.Namespace) -> int:
 
 def _graph_matches(graph_dir: Path, extract: Path, profile: str) -> bool:
     """Whether `graph_dir` holds a graph of this extract and profile (name, size and checksum of the source)."""
-    from floor.format.artifacts import FormatError, read_manifest
+    from floor.format.arrays import FormatError
+    from floor.format.manifest import read_manifest
     from preprocessing.pipeline import sha256_file
 
     try:
@@ -420,7 +423,8 @@ def cmd_matrix(args: argparse.Namespace) -> int:
 
 
 def cmd_info(args: argparse.Namespace) -> int:
-    from floor.format.artifacts import FormatError, read_manifest
+    from floor.format.arrays import FormatError
+    from floor.format.manifest import read_manifest
 
     try:
         mf = read_manifest(args.graph_dir)
@@ -436,7 +440,7 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 def cmd_customize(args: argparse.Namespace) -> int:
     from app.stoppable import run_until_signal
-    from floor.format.artifacts import FormatError
+    from floor.format.arrays import FormatError
     from preprocessing.customize import customize, reset
     from preprocessing.osm.speeds import MetricFileError
 

@@ -105,7 +105,7 @@ def run_case(spec: str, queries: int) -> dict:
     from app.engine.features.table import CHTable
     from app.engine.search.ch import CHSearch
     from app.engine.types import Seeds
-    from floor.format.artifacts import graph_in_memory, load_graph
+    from floor.format.graph import graph_in_memory, load_graph
     from preprocessing.contract import build_ch
 
     kind, _, arg = spec.partition(":")

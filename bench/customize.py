@@ -46,7 +46,7 @@ RUNS = 3  # each command's wall time is the median of this many runs
 
 def speed_file(graph: Path, out: Path, fraction: float, seed: int) -> int:
     """The seeded speed file (module docstring); returns its line count."""
-    from floor.format.artifacts import load_graph
+    from floor.format.graph import load_graph
     from preprocessing.metric import arc_segments
 
     arrays = dict(load_graph(graph, metric=False).arrays)
@@ -125,7 +125,7 @@ def main() -> None:
         tmp = Path(tmp_s)
         g = tmp / "graph"
         shutil.copytree(args.graph, g, symlinks=True)
-        from floor.format.artifacts import clear_metric
+        from floor.format.metrics import clear_metric
 
         clear_metric(g)
         speeds = tmp / "speeds.csv"
@@ -148,7 +148,7 @@ def main() -> None:
         ps, bs = start_starroute(g, workers=2, env={"STARROUTE_ADMIN_TOKEN": "bench"})
         try:
             rng = np.random.default_rng(args.seed)
-            from floor.format.artifacts import load_graph
+            from floor.format.graph import load_graph
 
             gg = load_graph(g, metric=False)
             main_nodes = np.flatnonzero(np.asarray(gg.node_component) == 0)

@@ -52,7 +52,9 @@ import numpy as np  # noqa: E402
 
 from bench.osrm_peer import ensure_osrm, prepare_osrm  # noqa: E402
 from bench.servers import start_osrm, start_starroute, stop  # noqa: E402
-from floor.format.artifacts import FormatError, load_graph, read_manifest  # noqa: E402
+from floor.format.arrays import FormatError  # noqa: E402
+from floor.format.graph import load_graph  # noqa: E402
+from floor.format.manifest import read_manifest  # noqa: E402
 from floor.format.units import (  # noqa: E402
     COORD_SCALE,
     EARTH_RADIUS_M,

@@ -66,7 +66,7 @@ class Trace:
 
 def truth_routes(graph: Path, base: str, k: int, seed: int) -> list[TruthRoute]:
     """`k` seeded routes of 2-20 km between largest-component nodes, as the server at `base` drives them."""
-    from floor.format.artifacts import load_graph
+    from floor.format.graph import load_graph
 
     g = load_graph(graph)
     main = np.flatnonzero(np.asarray(g.node_component) == 0)

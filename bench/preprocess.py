@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from floor.format.artifacts import read_manifest  # noqa: E402
+from floor.format.manifest import read_manifest
 from floor.report import Reporter  # noqa: E402
 from preprocessing.pipeline import preprocess  # noqa: E402
 

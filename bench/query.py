@@ -36,7 +36,7 @@ from app.engine.data import has_ch, has_landmarks, load, search_graph  # noqa: E
 from app.engine.geo import node_geo  # noqa: E402
 from app.engine.search.algorithms import ALGORITHMS  # noqa: E402
 from app.engine.types import Seeds  # noqa: E402
-from floor.format.artifacts import Graph  # noqa: E402
+from floor.format.graph import Graph
 from floor.format.units import COORD_SCALE  # noqa: E402
 
 STAGE = {"alt": "landmarks (ALT)", "ch": "contract (CH)"}

@@ -41,7 +41,7 @@ import numpy as np  # noqa: E402
 from bench.http_load import find_extract  # noqa: E402
 from bench.osrm_peer import ensure_osrm, prepare_osrm  # noqa: E402
 from bench.servers import start_osrm, start_starroute, stop  # noqa: E402
-from floor.format.artifacts import Graph, load_graph  # noqa: E402
+from floor.format.graph import Graph, load_graph  # noqa: E402
 from floor.format.units import COORD_SCALE, FLAG_FERRY, FLAG_ROUNDABOUT, ROAD_CLASS_CODE  # noqa: E402
 from floor.kernels.geometry import haversine_m  # noqa: E402
 

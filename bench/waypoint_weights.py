@@ -30,7 +30,7 @@ from bench.servers import start_osrm, start_starroute, stop  # noqa: E402
 
 def triples(graph: Path, k: int, seed: int) -> list[str]:
     """`k` seeded three-point coordinate strings near nodes of the largest component."""
-    from floor.format.artifacts import load_graph
+    from floor.format.graph import load_graph
 
     g = load_graph(graph)
     main = np.flatnonzero(np.asarray(g.node_component) == 0)

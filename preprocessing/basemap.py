@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from floor.format.artifacts import ARRAYS as FORMAT_ARRAYS
+from floor.format.arrays import ARRAYS as FORMAT_ARRAYS
 
 GRID = 1 << 30  # Web Mercator world -> int32 grid units
 AUTO_MAX_BYTES = 64 << 20  # `--basemap` by default up to this extract size (a city, a small country)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from floor.format.artifacts import SPECS
+from floor.format.arrays import SPECS
 from floor.format.road_classification import osrm_compression
 from floor.format.units import COORD_SCALE, NODE_COMPRESSED, NODE_MINOR_STOP, NODE_SHORT_LEG_STOP, NODE_TURNING
 from floor.kernels.geometry import hilbert_index, osrm_distances_m

@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from floor.format.artifacts import Graph
+from floor.format.graph import Graph
 from floor.kernels.heap import heap_pop, heap_push
 from floor.kernels.jit import BOOL, F64, I32, I64, NONE, arr, kernel, tup
 

@@ -1,7 +1,7 @@
 """`starroute customize`: a new metric for a built graph from OSRM's speed and turn penalty files, written beside it.
 
 read the files (a malformed one stops everything here, nothing written) -> load the graph's preprocessed metric ->
-`preprocessing.metric.new_metric` (road arcs, turns, search arcs) -> `floor.format.artifacts.save_metric` (atomic;
+`preprocessing.metric.new_metric` (road arcs, turns, search arcs) -> `floor.format.metrics.save_metric` (atomic;
 a running server applies it on SIGHUP). That much is plain numpy: the command never imports numba, and takes a
 third of a second on a city. The search stages follow from the weights and come after (`complete_metric`, or
 `stages=True` at once): the hierarchy customized on the new weights, and the landmark tables again if any arc got
@@ -22,21 +22,15 @@ from typing import Any
 
 import numpy as np
 
-from floor.format.artifacts import (
-    CH_PREFIX,
-    METRIC_MANIFEST_KEYS,
-    FormatError,
-    Graph,
-    built_on_search_graph,
+from floor.format.arrays import CH_PREFIX, METRIC_MANIFEST_KEYS, FormatError, built_on_search_graph, search_view_arrays
+from floor.format.graph import Graph, graph_in_memory, load_graph
+from floor.format.metrics import (
     clear_metric,
-    graph_in_memory,
-    load_graph,
     load_metric_arrays,
     metric_pending,
     read_metric,
     save_metric,
     save_metric_stages,
-    search_view_arrays,
 )
 from floor.format.units import CLOSED_DS
 from floor.kernels.measure import measured_max_speed_mps

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from floor.format.artifacts import Graph
+from floor.format.graph import Graph
 from floor.format.units import COORD_SCALE, EARTH_RADIUS_M
 
 

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from floor.format.artifacts import Graph
+from floor.format.graph import Graph
 from floor.format.units import INF_WEIGHT, LM_NONE
 from floor.kernels.heap import heap_pop, heap_push
 from floor.kernels.jit import kernel

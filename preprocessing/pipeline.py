@@ -10,7 +10,7 @@ engine customizes new metrics on it, and the excludable class sets become metric
 hierarchy each (`chx{i}_`, still built with `cch=False`).
 
 Each stage logs, is timed and records peak memory in the manifest. The graph directory is written atomically by
-`floor.format.artifacts`, so an error or Ctrl-C at any point leaves no half-written output.
+`floor.format.graph`, so an error or Ctrl-C at any point leaves no half-written output.
 """
 
 from __future__ import annotations
@@ -26,15 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from floor.format.artifacts import (
-    CH_PREFIX,
-    FormatError,
-    ch_names,
-    exclude_prefix,
-    graph_in_memory,
-    save_graph,
-    search_view_arrays,
-)
+from floor.format.arrays import CH_PREFIX, FormatError, ch_names, exclude_prefix, search_view_arrays
+from floor.format.graph import graph_in_memory, save_graph
 from floor.format.units import COORD_SCALE
 from floor.kernels.measure import measured_max_speed_mps
 from floor.report import Reporter

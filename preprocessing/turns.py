@@ -22,8 +22,8 @@ of the road arriving (`floor.intersections`, which guidance reads too), at the n
 keeps (`node_flags`, `road_classification.osrm_compression`); a hairpin whose perceived angle comes near 0 is a
 u-turn there, as in OSRM.
 
-Arrays (prefix `eb_`, N search nodes, T turns; declared in `floor.format.artifacts.ARRAYS`), each named as its
-road-graph twin so the search stages read the view (`floor.format.artifacts.search_view_arrays`, the engine's
+Arrays (prefix `eb_`, N search nodes, T turns; declared in `floor.format.arrays.ARRAYS`), each named as its
+road-graph twin so the search stages read the view (`floor.format.arrays.search_view_arrays`, the engine's
 `app.engine.data.search_graph`) like any graph: `eb_first_out` [N+1],
 `eb_arc_tail`/`eb_arc_head` [T], `eb_arc_weight` (turn + head arc weight, ds), `eb_arc_dist` (head arc's dm),
 `eb_arc_flags`/`eb_arc_class` (head arc's), `eb_in_first_out`/`eb_in_arc`, `eb_node_lon`/`eb_node_lat` (the road arc's
@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from floor.format.artifacts import EB_PREFIX
+from floor.format.arrays import EB_PREFIX
 from floor.format.road_classification import chain_arcs, compressed_nodes, travel_modes
 from floor.format.units import (
     COORD_SCALE,
@@ -285,7 +285,7 @@ def _view_chunk(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """`osrm_turn_views` of the turns `order[lo:hi]` (`_VIEW_STATE`, set before forking): (their indices, got,
     angle, roads, u-turn, against a roundabout, stop sign left out)."""
-    from floor.format.artifacts import graph_in_memory
+    from floor.format.graph import graph_in_memory
     from floor.intersections.graph import GuidanceGraph
     from floor.intersections.intersection_analysis import Extractor
 

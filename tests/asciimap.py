@@ -42,7 +42,7 @@ from xml.sax.saxutils import quoteattr
 
 import numpy as np
 
-from floor.format.artifacts import Graph, load_graph
+from floor.format.graph import Graph, load_graph
 from floor.format.units import COORD_SCALE, INF_WEIGHT
 from floor.kernels.geometry import osrm_distance_m, osrm_distances_m
 from preprocessing.pipeline import preprocess

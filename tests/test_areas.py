@@ -15,7 +15,7 @@ import pytest
 
 from app.engine.errors import InvalidValue
 from app.engine.features.areas import Areas, forbidden_arcs, parse_areas, parse_compact
-from floor.format.artifacts import Graph, graph_in_memory
+from floor.format.graph import Graph, graph_in_memory
 from floor.format.units import COORD_SCALE
 from preprocessing.graph import arrays_from_arcs, finalize_arrays
 

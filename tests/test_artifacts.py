@@ -1,11 +1,11 @@
-"""The in-memory graph (`floor.format.artifacts.Graph`): its arrays are attributes, whatever changes the mapping."""
+"""The in-memory graph (`floor.format.graph.Graph`): its arrays are attributes, whatever changes the mapping."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from floor.format.artifacts import graph_in_memory
+from floor.format.graph import graph_in_memory
 
 
 def test_arrays_are_attributes_through_every_change() -> None:

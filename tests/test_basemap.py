@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from app.engine.maps.basemap import tile_areas
-from floor.format.artifacts import load_graph
+from floor.format.graph import load_graph
 from preprocessing.basemap import ARRAYS, AUTO_MAX_BYTES, GRID, KINDS, build_basemap, kind_of, wanted
 from tests.api_server import shared
 from tests.conftest import BUNDLED

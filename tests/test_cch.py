@@ -20,8 +20,9 @@ from app.engine.search.cch import Metric, customize, has_cch
 from app.engine.search.ch import CHSearch
 from app.engine.search.reference import DijkstraSearch
 from app.engine.types import INF_WEIGHT
-from floor.format.artifacts import FormatError, Graph, graph_in_memory
+from floor.format.arrays import FormatError
 from floor.format.checks import check_cch
+from floor.format.graph import Graph, graph_in_memory
 from preprocessing.cch import build_cch, chordal_supergraph, undirected
 from preprocessing.contract import build_ch
 from preprocessing.graph import arrays_from_arcs

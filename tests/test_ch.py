@@ -20,7 +20,7 @@ from app.engine.errors import GraphError
 from app.engine.features.table import CHTable
 from app.engine.search.ch import NO_CH_MESSAGE, CHSearch
 from app.engine.types import INF_WEIGHT, Seeds
-from floor.format.artifacts import Graph, graph_in_memory
+from floor.format.graph import Graph, graph_in_memory
 from preprocessing.contract import build_ch
 from preprocessing.graph import arrays_from_arcs
 from tests.conftest import all_extracts
@@ -371,7 +371,7 @@ def check_real_graph(g: Graph, pairs: int, seed: int = 5) -> None:
 
 
 def test_real_extract_andorra(graph_cache) -> None:  # type: ignore[no-untyped-def]
-    from floor.format.artifacts import load_graph
+    from floor.format.graph import load_graph
 
     g = search_graph(load_graph(graph_cache("andorra.osm.pbf", "car", ch=True, landmarks=_landmarks())))
     meta = g.manifest["ch"]
@@ -384,7 +384,7 @@ def test_real_extract_andorra(graph_cache) -> None:  # type: ignore[no-untyped-d
 @pytest.mark.parametrize("profile", ("car", "foot"))
 @pytest.mark.parametrize("name", all_extracts())
 def test_real_extracts_2000_pairs(graph_cache, name: str, profile: str) -> None:  # type: ignore[no-untyped-def]
-    from floor.format.artifacts import load_graph
+    from floor.format.graph import load_graph
 
     check_real_graph(search_graph(load_graph(graph_cache(name, profile, ch=True, landmarks=_landmarks()))), pairs=2000)
 

@@ -20,8 +20,8 @@ from app.engine.models.custom_model import ArcContext, evaluate, evaluate_slowly
 from app.engine.models.model_metric import PRIORITY_CAP_DS, ModelCache, model_weights
 from app.engine.router import Router
 from app.engine.search.reference import DijkstraSearch
-from floor.format.artifacts import Graph
 from floor.format.encoded_values import ENCODED_VALUES, NO_LIMIT_U8
+from floor.format.graph import Graph
 from floor.format.units import CLOSED_DS, COORD_SCALE, FLAG_MOTORWAY, ROAD_CLASSES
 from tests import api_server
 

@@ -19,8 +19,10 @@ import numpy as np
 import pytest
 
 from app.engine.types import RouteOptions
-from floor.format.artifacts import METRIC_LINK, load_graph, read_metric
+from floor.format.arrays import METRIC_LINK
 from floor.format.checks import check_segments
+from floor.format.graph import load_graph
+from floor.format.metrics import read_metric
 from floor.format.units import CLOSED_DS
 from preprocessing.customize import customize, reset
 from preprocessing.metric import arc_segments, new_metric
@@ -221,7 +223,7 @@ def test_the_command_leaves_the_search_stages_to_the_first_load(drawn: asciimap.
     adds them to the metric's directory, every later load maps them, and the answers are Dijkstra's."""
     from app.engine.data import load
     from app.engine.router import Router
-    from floor.format.artifacts import save_metric_stages
+    from floor.format.metrics import save_metric_stages
     from preprocessing.customize import complete_metric
 
     g = tmp_path / "g"
@@ -389,7 +391,7 @@ def test_a_served_engine_takes_a_new_metric_as_a_fresh_one_would(
     from app.engine.errors import NoRoute
     from app.engine.facade import Engine
     from app.engine.router import Router
-    from floor.format.artifacts import Graph
+    from floor.format.graph import Graph
 
     g = tmp_path / "g"
     shutil.copytree(bundled_graph, g)

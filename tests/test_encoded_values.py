@@ -12,7 +12,7 @@ import numpy as np
 import osmium
 import pytest
 
-from floor.format.artifacts import FormatError, graph_in_memory, load_graph
+from floor.format.arrays import FormatError
 from floor.format.checks import check_graph
 from floor.format.encoded_values import (
     ENCODED_VALUES,
@@ -26,6 +26,7 @@ from floor.format.encoded_values import (
     arc_values,
     has_value,
 )
+from floor.format.graph import graph_in_memory, load_graph
 from preprocessing.graph import arrays_from_arcs
 from preprocessing.osm import way_values as wv
 from tests import asciimap

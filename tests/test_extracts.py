@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from floor.format.artifacts import load_graph
+from floor.format.graph import load_graph
 from floor.format.units import COORD_SCALE
 from tests.conftest import all_extracts
 

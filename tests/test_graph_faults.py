@@ -18,9 +18,11 @@ import numpy as np
 import psutil
 import pytest
 
-from floor.format import artifacts
-from floor.format.artifacts import MANIFEST, FormatError, fingerprint, load_graph, save_graph
+import floor.format.graph as graph_format
+from floor.format.arrays import MANIFEST, FormatError
+from floor.format.graph import load_graph, save_graph
 from floor.format.integrity import DIGEST
+from floor.format.manifest import fingerprint
 from tests import api_server
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -224,7 +226,7 @@ def test_a_graph_is_swapped_for_another_in_one_rename(
         if not (out / MANIFEST).is_file():
             gaps.append((str(src), str(dst)))
 
-    monkeypatch.setattr(artifacts.os, "replace", watched)
+    monkeypatch.setattr(graph_format.os, "replace", watched)
     save_graph(out, dict(g.arrays), {**g.manifest, "built_at": "another"}, force=True)
     assert gaps == []
     assert json.loads((out / MANIFEST).read_text())["built_at"] == "another"

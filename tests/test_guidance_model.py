@@ -18,7 +18,8 @@ from app.api.osrm.handlers import handle
 from app.api.service import Service
 from app.engine.guidance import classify
 from app.settings import Settings
-from floor.format.artifacts import FORMAT_VERSION, load_graph
+from floor.format.arrays import FORMAT_VERSION
+from floor.format.graph import load_graph
 from floor.format.units import FLAG_CIRCULAR, FLAG_SPLIT, FLAG_TUNNEL
 from floor.intersections.intersection import Road
 from preprocessing.pipeline import preprocess

@@ -17,7 +17,7 @@ from app.engine.geo import gc_distance_m, node_geo
 from app.engine.search.reference import DijkstraSearch, dijkstra_weights
 from app.engine.search.searches import CoreSearch
 from app.engine.types import INF_WEIGHT, Seeds
-from floor.format.artifacts import Graph, graph_in_memory
+from floor.format.graph import Graph, graph_in_memory
 from floor.kernels.geometry import haversine_m
 from preprocessing.graph import arrays_from_arcs
 from preprocessing.landmarks import LM_NONE, build_landmarks

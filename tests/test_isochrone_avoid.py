@@ -22,7 +22,7 @@ from app.engine.features.isochrone import point_pieces, reached_arc_pieces, reac
 from app.engine.router import Router
 from app.engine.search.reference import DijkstraSearch
 from app.engine.types import INF_WEIGHT, RouteOptions, Seeds
-from floor.format.artifacts import graph_in_memory
+from floor.format.graph import graph_in_memory
 from floor.kernels.geometry import haversine_m
 from tests import api_server
 from tests.test_heuristics import reversed_graph

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from floor.format.artifacts import load_graph
+from floor.format.graph import load_graph
 from floor.kernels.geometry import osrm_distances_m
 from floor.kernels.measure import osrm_lengths_m
 

@@ -18,7 +18,9 @@ import pytest
 
 from app.cli import Stopped
 from app.cli import run as cli_run
-from floor.format.artifacts import FORMAT_VERSION, FormatError, load_graph, read_manifest
+from floor.format.arrays import FORMAT_VERSION, FormatError
+from floor.format.graph import load_graph
+from floor.format.manifest import read_manifest
 from tests.conftest import BUNDLED as MONACO
 from tests.conftest import ROOT
 
@@ -210,9 +212,9 @@ def test_loader_refuses_version_and_fingerprint_mismatch(tmp_path: Path) -> None
 
 
 def test_interrupt_while_writing_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import floor.format.artifacts as artifacts
+    import floor.format.arrays as arrays
 
-    real_save = artifacts.save_array
+    real_save = arrays.save_array
     calls = {"n": 0}
 
     def save_then_interrupt(*a, **k):
@@ -221,7 +223,7 @@ def test_interrupt_while_writing_leaves_nothing(tmp_path: Path, monkeypatch: pyt
             raise KeyboardInterrupt  # Ctrl-C half-way through writing the arrays
         return real_save(*a, **k)
 
-    monkeypatch.setattr(artifacts, "save_array", save_then_interrupt)
+    monkeypatch.setattr(arrays, "save_array", save_then_interrupt)
     out = tmp_path / "out"
     res = run(str(MONACO), "-o", str(out), "--no-ch", "--landmarks", "0")
     assert res.exit_code == 130 and "no graph was written" in res.output
@@ -245,12 +247,12 @@ def test_graph_directory_is_readable_by_other_users(tmp_path: Path) -> None:
 
 
 def test_failed_write_leaves_no_new_parent_folders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import floor.format.artifacts as artifacts
+    import floor.format.arrays as arrays
 
     def fail(*a, **k):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(artifacts, "save_array", fail)
+    monkeypatch.setattr(arrays, "save_array", fail)
     res = run(str(MONACO), "-o", str(tmp_path / "graphs" / "deep" / "g"), "--no-ch", "--landmarks", "0")
     assert res.exit_code == 130
     assert leftovers(tmp_path) == []

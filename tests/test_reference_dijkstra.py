@@ -9,7 +9,7 @@ import pytest
 from app.engine.data import search_graph  # the graph the searches run on (edge-based where turns are on)
 from app.engine.search.reference import DijkstraSearch
 from app.engine.types import INF_WEIGHT, Seeds
-from floor.format.artifacts import load_graph
+from floor.format.graph import load_graph
 from preprocessing.export import to_networkx
 
 

@@ -23,7 +23,7 @@ from app.engine.errors import GraphError, InvalidValue, NoRoute
 from app.engine.router import Router
 from app.engine.search.algorithms import ALGORITHMS
 from app.engine.types import INF_WEIGHT, Leg, Phantom, Route, SearchResult, SearchStats, Seeds
-from floor.format.artifacts import Graph, save_graph
+from floor.format.graph import Graph, save_graph
 from floor.format.units import COORD_SCALE
 from floor.kernels.geometry import osrm_distance_m
 from tests.test_snap import at, build_map, to_lonlat

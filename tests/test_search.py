@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from app.engine.search.reference import DijkstraSearch, dijkstra_weights
 from app.engine.search.searches import CoreSearch
 from app.engine.types import INF_WEIGHT, SearchResult, Seeds
-from floor.format.artifacts import Graph, graph_in_memory
+from floor.format.graph import Graph, graph_in_memory
 from floor.kernels.geometry import haversine_m
 from preprocessing.export import to_networkx
 from preprocessing.graph import arrays_from_arcs

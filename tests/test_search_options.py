@@ -17,7 +17,7 @@ from app.engine.search.ch import CHSearch
 from app.engine.search.reference import DijkstraSearch
 from app.engine.search.searches import CoreSearch, SearchOptions
 from app.engine.types import INF_WEIGHT, Seeds
-from floor.format.artifacts import Graph, graph_in_memory
+from floor.format.graph import Graph, graph_in_memory
 from floor.format.units import FLAG_FERRY, FLAG_MOTORWAY, FLAG_TOLL
 from preprocessing.contract import build_ch
 from preprocessing.export import to_networkx

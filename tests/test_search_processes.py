@@ -23,7 +23,7 @@ from app.engine.errors import NoRoute, Timeout
 from app.engine.facade import IsochroneRequest, RouteRequest, Waypoints
 from app.settings import Settings
 from app.warmup import warm_search_process
-from floor.format.artifacts import load_graph
+from floor.format.graph import load_graph
 from preprocessing.customize import customize
 from preprocessing.metric import arc_segments
 

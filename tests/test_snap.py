@@ -18,7 +18,7 @@ from app.engine.data import chain_index
 from app.engine.errors import InvalidValue, NoSegment
 from app.engine.snap.snapper import Snapper, _project, choose, haversine
 from app.engine.types import Phantom, new_phantom
-from floor.format.artifacts import Graph, graph_in_memory
+from floor.format.graph import Graph, graph_in_memory
 from floor.format.units import COORD_SCALE, FLAG_FERRY
 from floor.kernels.geometry import osrm_distance_m
 from floor.kernels.measure import measured_max_speed_mps

@@ -23,7 +23,9 @@ import pytest
 
 from app.engine.data import chain_index
 from bench import osrm_modes
-from floor.format.artifacts import MANIFEST, fingerprint, load_graph
+from floor.format.arrays import MANIFEST
+from floor.format.graph import load_graph
+from floor.format.manifest import fingerprint
 from floor.format.units import TRAVEL_MODE_CODE, TRAVEL_MODES
 from floor.intersections.graph import GuidanceGraph
 from preprocessing.osm.profiles import bike, car, foot, testbot

@@ -327,7 +327,7 @@ def test_refusals(client: httpx.Client, points: list[tuple[float, float]]) -> No
 def test_unreachable_points_answer_no_trips(client: httpx.Client, bundled_graph: Path) -> None:
     """A point held (tight radius) on a piece of road the others cannot reach or leave for: `NoTrips`, where the
     table answers null for the same pair (OSRM 26: no trip per component, one refusal)."""
-    from floor.format.artifacts import load_graph
+    from floor.format.graph import load_graph
 
     g = load_graph(bundled_graph)
     comp = np.asarray(g.node_component)

@@ -23,7 +23,8 @@ from app.engine.data import load
 from app.engine.errors import NoRoute
 from app.engine.router import Router
 from app.engine.search.algorithms import ALGORITHMS
-from floor.format.artifacts import graph_in_memory, search_view_arrays
+from floor.format.arrays import search_view_arrays
+from floor.format.graph import graph_in_memory
 from preprocessing.graph import arrays_from_arcs
 from preprocessing.osm.profiles import car, testbot
 from preprocessing.osm.profiles.base import Turns, sigmoid_turn_s

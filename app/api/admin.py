@@ -111,7 +111,7 @@ async def post_metric(
         return orphaned
     body = await request.body()
     t0 = time.perf_counter()
-    from floor.format.artifacts import FormatError
+    from floor.format.arrays import FormatError
     from preprocessing.customize import customize
     from preprocessing.osm.speeds import MetricFileError
 
@@ -173,7 +173,7 @@ async def delete_metric(request: Request) -> Response:
     orphaned = _orphaned(service)
     if orphaned is not None:
         return orphaned
-    from floor.format.artifacts import FormatError
+    from floor.format.arrays import FormatError
     from preprocessing.customize import reset
 
     t0 = time.perf_counter()

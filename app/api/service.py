@@ -46,7 +46,7 @@ from app.settings import Settings
 from floor.kernels.jit import compile_seconds
 
 if TYPE_CHECKING:
-    from floor.format.artifacts import Graph
+    from floor.format.graph import Graph
 
 T = TypeVar("T")
 log = logging.getLogger("starroute")

@@ -16,8 +16,9 @@ import numpy as np
 
 from app.engine.errors import GraphError
 from app.engine.types import ExcludeSet
-from floor.format.artifacts import FormatError, Graph, built_on_search_graph, load_graph, search_view_arrays
-from floor.format.artifacts import same_build as same_manifest_build
+from floor.format.arrays import FormatError, built_on_search_graph, search_view_arrays
+from floor.format.graph import Graph, load_graph
+from floor.format.manifest import same_build as same_manifest_build
 from floor.format.road_classification import osrm_edge_flip
 from floor.format.units import COORD_SCALE, FLAG_FERRY, TRAVEL_MODE_CODE
 

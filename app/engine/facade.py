@@ -27,7 +27,8 @@ from app.engine.roads import RoadGraph
 from app.engine.router import Router
 from app.engine.snap.snapper import MIN_COMPONENT_SIZE
 from app.engine.types import ExcludeSet, Leg, Phantom, Route, RouteOptions, RouteResult, SearchTrace, Table
-from floor.format.artifacts import Graph, Manifest
+from floor.format.graph import Graph
+from floor.format.manifest import Manifest
 from floor.format.units import DIST_PER_METRE, WEIGHT_PER_SECOND
 from floor.kernels.jit import thread_compile_seconds
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from app.engine.data import derived
-from floor.format.artifacts import Graph
+from floor.format.graph import Graph
 from floor.format.units import COORD_SCALE, EARTH_RADIUS_M
 from floor.kernels.jit import kernel
 from floor.kernels.measure import measured_max_speed_mps

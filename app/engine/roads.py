@@ -13,7 +13,7 @@ import threading
 from typing import TYPE_CHECKING
 
 from app.engine.types import Leg
-from floor.format.artifacts import Graph
+from floor.format.graph import Graph
 
 if TYPE_CHECKING:  # the guidance package is imported on the first steps request, not at start-up
     from app.engine.guidance import Guide, RouteStep

@@ -40,7 +40,8 @@ from app.engine.search.searches import CoreSearch, Searcher
 from app.engine.search.via_alternatives import ViaSearch
 from app.engine.snap.snapper import MIN_COMPONENT_SIZE, Candidates, Snapper, choose
 from app.engine.types import ExcludeSet, Phantom, Route, RouteOptions, RouteResult, SearchOptions, Table
-from floor.format.artifacts import CH_PREFIX, Graph
+from floor.format.arrays import CH_PREFIX
+from floor.format.graph import Graph
 from floor.format.units import COORD_SCALE
 
 _MISSING = {
@@ -113,8 +114,6 @@ class Router:
         index, the registry, the exclude sets), the rest reads `graph` (searches, seeds, phantoms, legs). `closed`
         (bool per road arc): roads no point snaps onto. Its metric is the CCH's on first use (`set_metric` to give
         one); `restrict` says which algorithms it answers with. A few milliseconds: no index is rebuilt."""
-        from app.engine.models.model_metric import derive_snapper
-
         t0 = time.perf_counter()
         r = object.__new__(Router)
         r.graph = freeze(graph)
@@ -130,7 +129,7 @@ class Router:
             edges.road_time = np.asarray(r.graph.arc_duration)
             edges.arc_turn = np.asarray(r.search_graph.arc_turn)
             edges.arc_turn_time = np.asarray(r.search_graph.arc_turn_duration)
-        r.snapper = derive_snapper(self.snapper, r.graph, closed)
+        r.snapper = self.snapper.with_metric(r.graph, closed)
         r.legs = Legs(r.space, Assembler(r.graph), r.snapper)
         r._missing = dict(self._missing)
         r._factories = dict(self._factories)

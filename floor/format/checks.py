@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from floor.format.artifacts import CH_PREFIX, EB_PREFIX, FormatError, ch_names
+from floor.format.arrays import CH_PREFIX, EB_PREFIX, FormatError, ch_names
 from floor.format.encoded_values import ENCODED_VALUES, MAX_SPEED_NONE_KMH, NO_LIMIT_U8
 from floor.format.units import CLOSED_DS, TRAVEL_MODES
 

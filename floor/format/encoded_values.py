@@ -1,7 +1,7 @@
 """GraphHopper's encoded values per road arc: what a custom model's conditions may test (`road_class == MOTORWAY`,
 `max_height < 4`), with GraphHopper's names, constants and units, and where each is stored.
 
-The format: one small array per value over the road arcs (declared in `floor.format.artifacts`), written by the
+The format: one small array per value over the road arcs (declared in `floor.format.arrays`), written by the
 build from the OSM tags, or derived from an array every graph has (`arc_class`, `arc_lane_count`). `arc_values`
 decodes any of them into what a condition compares: an int code per arc for an enum (the index of its constant in
 `EncodedValue.constants`), a float for a number (`inf` when the way states no limit, as GraphHopper's

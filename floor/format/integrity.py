@@ -3,7 +3,8 @@ checks in well under a second), the state of each mapped file (to notice one tru
 running server before a page of it is touched), stale temporaries of killed runs, a full disk said in one sentence,
 and a directory swapped for another in one rename.
 
-`floor.format.artifacts` (the format's owner) is the only caller; nothing here knows the format.
+`floor.format` (the format's owner: its `arrays`, `graph` and `metrics` modules) is the only caller; nothing here
+knows the format.
 """
 
 from __future__ import annotations

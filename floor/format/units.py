@@ -1,6 +1,6 @@
 """Units, fixed-point scales, sentinels and on-disk codes shared by every stage and the engine (one place each).
 
-The format module (`floor.format.artifacts`) says which array holds which unit; the codes here (`arc_flags` bits,
+The format (`floor.format.arrays`) says which array holds which unit; the codes here (`arc_flags` bits,
 `arc_class` road classes) are stored on disk, so they are append-only.
 """
 

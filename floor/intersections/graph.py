@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from floor.format.artifacts import Graph
+from floor.format.graph import Graph
 from floor.format.road_classification import (  # noqa: F401 (priority classes guidance modules import from here)
     CLASS_BITS,
     CLASS_MASK,

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from floor.format.artifacts import ARRAYS as FORMAT_ARRAYS
+from floor.format.arrays import ARRAYS as FORMAT_ARRAYS
 
 MIN_DS = 100  # 10 s: gates (60 s) yes, traffic signals (2 s) and stop signs no
 

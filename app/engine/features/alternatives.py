@@ -35,7 +35,7 @@ from app.engine.route.space import SearchSpace, SeedSet
 from app.engine.search.searches import Searcher
 from app.engine.search.via_alternatives import ViaSearch
 from app.engine.types import Phantom, Route, SearchOptions, SearchStats
-from floor.format.artifacts import Graph
+from floor.format.graph import Graph
 from floor.format.units import INF_WEIGHT
 from floor.kernels.jit import kernel
 

@@ -53,7 +53,7 @@ import numpy as np
 
 from app.engine.data import derived
 from app.engine.errors import InvalidValue
-from floor.format.artifacts import Graph
+from floor.format.graph import Graph
 from floor.format.units import COORD_SCALE
 from floor.kernels.jit import BOOL, I64, kernel
 

@@ -18,7 +18,7 @@ from app.engine.geo import gc_distance_m
 from app.engine.route.space import SearchSpace
 from app.engine.search.searches import Searcher
 from app.engine.types import Phantom, SearchOptions, Seeds
-from floor.format.artifacts import Graph
+from floor.format.graph import Graph
 from floor.format.units import COORD_SCALE
 from floor.kernels.geometry import haversine_m
 from floor.kernels.jit import kernel

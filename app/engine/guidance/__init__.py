@@ -27,7 +27,7 @@ from app.engine.guidance.steps import (
 )
 from app.engine.guidance.turns import TurnAnalysis
 from app.engine.types import Leg
-from floor.format.artifacts import Graph
+from floor.format.graph import Graph
 from floor.intersections import geo
 from floor.intersections.geo import Coord
 from floor.intersections.graph import LANE_NAMES, GuidanceGraph

@@ -16,7 +16,7 @@ import numpy as np
 from app.engine.maps.tiles import BUFFER, EXTENT, check_tile
 
 if TYPE_CHECKING:
-    from floor.format.artifacts import Graph
+    from floor.format.graph import Graph
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from floor.format.units import COORD_SCALE, DIST_PER_METRE, FLAG_FERRY, ROAD_CLA
 
 if TYPE_CHECKING:
     from app.engine.router import Router
-    from floor.format.artifacts import Graph
+    from floor.format.graph import Graph
 
 MAX_ZOOM = 22
 EXTENT = 4096  # tile coordinate grid (the MVT default)

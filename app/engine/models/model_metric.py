@@ -26,7 +26,6 @@ Each is exact on the model's metric. Built metrics are kept per model key in a b
 
 from __future__ import annotations
 
-import copy
 import logging
 import os
 import threading
@@ -43,7 +42,7 @@ from app.engine.errors import InvalidValue
 from app.engine.geo import node_geo
 from app.engine.models.custom_model import ArcContext, CustomModel, closer, evaluate
 from app.engine.search.cch import Metric, closed_arcs, customize, has_cch
-from floor.format.artifacts import Graph
+from floor.format.graph import Graph
 from floor.format.units import CLOSED_DS
 
 if TYPE_CHECKING:
@@ -286,19 +285,6 @@ class ModelCache:
     def info(self) -> dict[str, Any]:
         with self._lock:
             return {"size": self.size, "models": list(self._views), "built": self.built}
-
-
-def derive_snapper(snapper: Any, graph: Graph, closed: np.ndarray | None) -> Any:
-    """`snapper` over `graph` (other weights, same shape): the same index, phantoms priced on the new arrays, and
-    no point snapped onto a `closed` road arc."""
-    s = copy.copy(snapper)
-    s.graph = graph
-    s._arc_time = graph.arc_duration
-    if graph.has("geom_seg_weight") and graph.has("geom_seg_duration"):  # a phantom's part of its segment
-        s._seg_weight, s._seg_time = graph.geom_seg_weight, graph.geom_seg_duration
-    s._closed = closed
-    s._masked = {k: v for k, v in snapper._masked.items() if not v[2]} if closed is None else {}
-    return s
 
 
 def _log_failure(done: Future[None]) -> None:

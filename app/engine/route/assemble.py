@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from app.engine.types import Leg, Phantom, Route, SearchStats
-from floor.format.artifacts import Graph
+from floor.format.graph import Graph
 from floor.format.units import COORD_SCALE, WEIGHT_PER_SECOND
 from floor.kernels.geometry import osrm_distance_m
 from floor.kernels.jit import kernel

@@ -18,7 +18,7 @@ from typing import NamedTuple
 import numpy as np
 
 from app.engine.types import Phantom, Seeds
-from floor.format.artifacts import Graph
+from floor.format.graph import Graph
 from floor.kernels.geometry import csr_offsets
 from floor.kernels.jit import kernel
 

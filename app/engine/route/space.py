@@ -24,7 +24,7 @@ from app.engine.route.assemble import AT_FIRST, AT_LAST, BWD, FWD
 from app.engine.route.edges import EdgeMap, FlatSeeds, _edge_seeds, _seed_columns, seed_figures
 from app.engine.snap.osrm_snap import chain_end_kind
 from app.engine.types import Phantom, Seeds
-from floor.format.artifacts import Graph
+from floor.format.graph import Graph
 from floor.format.units import COORD_SCALE, OSRM_COORD_SCALE
 from floor.kernels.jit import kernel
 

@@ -25,7 +25,8 @@ import numpy as np
 from app.engine.data import freeze
 from app.engine.errors import GraphError
 from app.engine.types import ExcludeSet
-from floor.format.artifacts import CH_PREFIX, Graph
+from floor.format.arrays import CH_PREFIX
+from floor.format.graph import Graph
 from floor.format.units import CLOSED_DS
 from floor.kernels.cch_customize import customize_arrays
 

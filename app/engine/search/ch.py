@@ -34,7 +34,7 @@ import numpy as np
 
 from app.engine.errors import GraphError
 from app.engine.types import INF_WEIGHT, SearchOptions, SearchResult, SearchStats, SearchTrace, Seeds, refuse_options
-from floor.format.artifacts import CH_PREFIX, ch_names
+from floor.format.arrays import CH_PREFIX, ch_names
 from floor.kernels.heap import heap_pop, heap_push, new_heap
 from floor.kernels.jit import I32, I64, NONE, arr, kernel, tup
 

@@ -22,7 +22,7 @@ import time
 import numpy as np
 
 from app.engine.types import INF_WEIGHT, SearchOptions, SearchResult, SearchStats, Seeds, refuse_options
-from floor.format.artifacts import Graph
+from floor.format.graph import Graph
 from floor.kernels.heap import heap_pop, heap_push, new_heap
 from floor.kernels.jit import kernel
 

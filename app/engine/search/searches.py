@@ -22,7 +22,7 @@ from app.engine.geo import node_geo
 from app.engine.search import core
 from app.engine.search.algorithms import ALGORITHMS, Algorithm
 from app.engine.types import INF_WEIGHT, SearchOptions, SearchResult, SearchStats, SearchTrace, Seeds
-from floor.format.artifacts import Graph
+from floor.format.graph import Graph
 from floor.kernels.jit import entry
 
 STAMP_LIMIT = (2**31 - 8) // 3  # queries per searcher before its stamp arrays are cleared once

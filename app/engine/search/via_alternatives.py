@@ -53,7 +53,7 @@ from app.engine.search.ch import (
     unpack_path,
 )
 from app.engine.types import INF_WEIGHT, Seeds
-from floor.format.artifacts import CH_PREFIX
+from floor.format.arrays import CH_PREFIX
 from floor.kernels.heap import heap_push
 from floor.kernels.jit import kernel
 

@@ -21,6 +21,7 @@ is.
 
 from __future__ import annotations
 
+import copy
 import math
 import time
 from collections.abc import Sequence
@@ -35,7 +36,7 @@ from app.engine.geo import gc_distance_m
 from app.engine.snap.osrm_snap import _chain_offset, _osrm_pick, _phantom_figures, chain_end_kind
 from app.engine.snap.snap_input import check_bearing, check_coordinate, check_radius
 from app.engine.types import Phantom, new_phantom
-from floor.format.artifacts import Graph
+from floor.format.graph import Graph
 from floor.format.units import COORD_SCALE, EARTH_RADIUS_M
 from floor.kernels.geometry import hilbert_index, osrm_fixed
 from floor.kernels.heap import heap_pop, heap_push
@@ -573,12 +574,24 @@ class Snapper:
         if self._no_start is None:
             self._masked[(0, True)] = (ch.fwd_arc, ch.bwd_arc, False)
         self._masked[(0, False)] = (ch.fwd_arc, ch.bwd_arc, False)
-        self._closed: np.ndarray | None = None  # bool per arc: roads a custom model closed (`derive_snapper`)
+        self._closed: np.ndarray | None = None  # bool per arc: roads a custom model closed (`with_metric`)
         self.build_seconds = time.perf_counter() - t0
+
+    def with_metric(self, graph: Graph, closed: np.ndarray | None) -> Snapper:
+        """This snapper over `graph` (other weights, same shape): the same index, phantoms priced on the new arrays,
+        and no point snapped onto a `closed` road arc (bool per arc, a custom model's closed roads)."""
+        s = copy.copy(self)
+        s.graph = graph
+        s._arc_time = graph.arc_duration
+        if graph.has("geom_seg_weight") and graph.has("geom_seg_duration"):  # a phantom's part of its segment
+            s._seg_weight, s._seg_time = graph.geom_seg_weight, graph.geom_seg_duration
+        s._closed = closed
+        s._masked = {k: v for k, v in self._masked.items() if not v[2]} if closed is None else {}
+        return s
 
     def _kernel_arrays(self) -> tuple[np.ndarray, ...]:
         """The one-call kernels' array arguments (`_snap_point`, `_nearest_point`): the index, built once, then the
-        metric's arrays, read now (a copy for another metric, `model_metric.derive_snapper`, has its own)."""
+        metric's arrays, read now (a copy for another metric, `with_metric`, has its own)."""
         g = self.graph
         return (
             *self._index_arrays, g.arc_weight, g.arc_dist, g.arc_name, g.node_osm_id, self._arc_time, self._seg_weight,
