@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from app.engine.guidance.handlers.turns import TurnAnalysis
 from app.engine.guidance.lanes import LaneHandler
 from app.engine.guidance.overrides import apply_overrides, load_overrides
 from app.engine.guidance.post_processing import post_process
@@ -25,7 +26,6 @@ from app.engine.guidance.steps import (
     RouteStep,
     StepIntersection,
 )
-from app.engine.guidance.turns import TurnAnalysis
 from app.engine.types import Leg
 from floor.format.graph import Graph
 from floor.intersections import geo

@@ -11,7 +11,7 @@ its lane tuple `(lanes in turn, first lane from the right, all lane masks)`: the
 
 from __future__ import annotations
 
-from app.engine.guidance.turns import TurnAnalysis
+from app.engine.guidance.handlers.turns import TurnAnalysis
 from floor.intersections import geo
 from floor.intersections.graph import (
     LANE_LEFT,

@@ -3,7 +3,7 @@ ahead turns as that junction does, and the main road beside it is no fork."""
 
 from __future__ import annotations
 
-from app.engine.guidance.intersection_handler import IntersectionHandler
+from app.engine.guidance.handlers.intersection_handler import IntersectionHandler
 from floor.intersections import geo
 from floor.intersections.graph import (
     MOTORWAY,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from app.engine.guidance.intersection_handler import IntersectionHandler, set_turn
+from app.engine.guidance.handlers.intersection_handler import IntersectionHandler, set_turn
 from floor.intersections import geo
 from floor.intersections.graph import can_be_seen_as_fork, obvious_by_road_class
 from floor.intersections.intersection import (

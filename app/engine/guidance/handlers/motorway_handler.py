@@ -3,7 +3,7 @@ forks where only motorway-like roads meet."""
 
 from __future__ import annotations
 
-from app.engine.guidance.intersection_handler import IntersectionHandler, set_turn
+from app.engine.guidance.handlers.intersection_handler import IntersectionHandler, set_turn
 from floor.intersections import geo
 from floor.intersections.intersection import (
     CONTINUE,

@@ -14,13 +14,13 @@ the handlers share, the obvious road of an intersection included, is `intersecti
 
 from __future__ import annotations
 
-from app.engine.guidance.driveway_handler import DrivewayHandler
-from app.engine.guidance.intersection_handler import set_turn
-from app.engine.guidance.motorway_handler import MotorwayHandler
-from app.engine.guidance.roundabout_handler import RoundaboutHandler
-from app.engine.guidance.sliproad_handler import SliproadHandler
-from app.engine.guidance.suppress_mode_handler import SuppressModeHandler
-from app.engine.guidance.turn_handler import TurnHandler
+from app.engine.guidance.handlers.driveway_handler import DrivewayHandler
+from app.engine.guidance.handlers.intersection_handler import set_turn
+from app.engine.guidance.handlers.motorway_handler import MotorwayHandler
+from app.engine.guidance.handlers.roundabout_handler import RoundaboutHandler
+from app.engine.guidance.handlers.sliproad_handler import SliproadHandler
+from app.engine.guidance.handlers.suppress_mode_handler import SuppressModeHandler
+from app.engine.guidance.handlers.turn_handler import TurnHandler
 from floor.intersections.graph import GuidanceGraph
 from floor.intersections.intersection import (
     CONTINUE,

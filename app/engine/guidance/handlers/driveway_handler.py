@@ -3,7 +3,7 @@ silently, or with a new name, along the main road."""
 
 from __future__ import annotations
 
-from app.engine.guidance.intersection_handler import IntersectionHandler
+from app.engine.guidance.handlers.intersection_handler import IntersectionHandler
 from floor.intersections.intersection import (
     INVALID,
     NEW_NAME,

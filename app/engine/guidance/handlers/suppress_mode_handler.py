@@ -3,7 +3,7 @@ road arrived by, nothing is announced."""
 
 from __future__ import annotations
 
-from app.engine.guidance.intersection_handler import IntersectionHandler
+from app.engine.guidance.handlers.intersection_handler import IntersectionHandler
 from floor.intersections.intersection import NO_TURN, Intersection
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from app.engine.guidance.intersection_handler import IntersectionHandler, set_turn
+from app.engine.guidance.handlers.intersection_handler import IntersectionHandler, set_turn
 from floor.intersections import geo
 from floor.intersections.intersection import (
     ENTER_AND_EXIT_ROTARY,
