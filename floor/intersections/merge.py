@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from floor.intersections import geo
 from floor.intersections.coordinates import sample
@@ -24,10 +23,7 @@ from floor.intersections.intersection import (
     Road,
     closest_turn,
 )
-from floor.intersections.walker import IntersectionFinder, LengthLimitedAccumulator, straightmost_selector
-
-if TYPE_CHECKING:
-    from floor.intersections.intersection_analysis import Extractor
+from floor.intersections.walker import Extractor, IntersectionFinder, LengthLimitedAccumulator, straightmost_selector
 
 MERGABLE_ANGLE_DIFFERENCE = 95.0
 

@@ -7,7 +7,7 @@ accumulators that collect what a walk passes and the selectors that choose the r
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from floor.intersections import geo
 from floor.intersections.coordinates import trim_to_length
@@ -23,8 +23,18 @@ from floor.intersections.intersection import (
     closest_turn,
 )
 
-if TYPE_CHECKING:
-    from floor.intersections.intersection_analysis import Extractor
+
+class Extractor(Protocol):
+    """What a walk asks of the intersection extractor (`intersection_analysis.Extractor`, which builds on this
+    module: the walkers see it through this protocol, so the two import in one direction)."""
+
+    gg: GuidanceGraph
+
+    def connected_roads(self, via: int, use_close: bool = False) -> Intersection: ...
+
+    def skip_degree_two(self, node: int, edge: int) -> tuple[int, int]: ...
+
+    def traverse(self, node: int, edge: int, acc: object, selector: Callable) -> tuple[int, int] | None: ...
 
 
 class LengthLimitedAccumulator:
