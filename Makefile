@@ -15,7 +15,7 @@ IN_VENV := PATH="$(CURDIR)/.venv/bin:$$PATH" VIRTUAL_ENV="$(CURDIR)/.venv"
 help:
 	@echo "make run     set up .venv, then serve the bundled Monaco map at http://127.0.0.1:5000/ (ARGS='--port 5001'"
 	@echo "             passes options to starroute serve; Ctrl-C stops it)"
-	@echo "make test    set up .venv with the test tools, then python3 -m pytest -q (PYTEST_ARGS='-q tests/test_api.py')"
+	@echo "make test    set up .venv with the test tools, then python3 -m pytest -q (PYTEST_ARGS='-q tests/http/test_api.py')"
 	@echo "make bench   bench/query.py on Monaco: every algorithm vs networkx (BENCH_ARGS='--pairs 5000' for its options)"
 	@echo "make lint    ruff check, ruff format --check, mypy (as .ci/run)"
 	@echo "make image   the Docker image $(IMAGE): docker build, or ../shared/tools/build_image.sh without a daemon"

@@ -32,8 +32,8 @@ sys.path.insert(0, str(HERE.parent))
 import numpy as np  # noqa: E402
 
 from bench.customize import compare, durations, timed  # noqa: E402
-from bench.osrm_peer import ensure_osrm, prepare_osrm  # noqa: E402
-from bench.servers import start_osrm, stop  # noqa: E402
+from harness.osrm_peer import ensure_osrm, prepare_osrm  # noqa: E402
+from harness.servers import start_osrm, stop  # noqa: E402
 
 LIMIT_50 = {"speed": [{"if": "true", "limit_to": "50"}]}
 

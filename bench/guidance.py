@@ -5,7 +5,7 @@
 
 For each extract (names are looked up in ../shared/data/osm and data/): starroute's car graph is built once into
 `--work` (with CH, reused while its format and source are unchanged), OSRM's dataset once with osrm-extract /
-osrm-contract and car.lua (`bench/osrm_peer.py`). Both servers are started on free loopback ports
+osrm-contract and car.lua (`harness/osrm_peer.py`). Both servers are started on free loopback ports
 (`python -m app.server`, `osrm-routed`) and get the same `--routes` requests
 `/route/v1/driving/A;B?steps=true&overview=full&geometries=geojson`.
 
@@ -50,8 +50,6 @@ sys.path.insert(0, str(ROOT))
 import httpx  # noqa: E402
 import numpy as np  # noqa: E402
 
-from bench.osrm_peer import ensure_osrm, prepare_osrm  # noqa: E402
-from bench.servers import start_osrm, start_starroute, stop  # noqa: E402
 from floor.format.arrays import FormatError  # noqa: E402
 from floor.format.graph import load_graph  # noqa: E402
 from floor.format.manifest import read_manifest  # noqa: E402
@@ -62,6 +60,8 @@ from floor.format.units import (  # noqa: E402
     FLAG_ROUNDABOUT,
     ROAD_CLASS_CODE,  # noqa: E402
 )
+from harness.osrm_peer import ensure_osrm, prepare_osrm  # noqa: E402
+from harness.servers import start_osrm, start_starroute, stop  # noqa: E402
 
 EXTRACT_DIRS = (ROOT.parent / "shared" / "data" / "osm", ROOT / "data")
 STREET_CLASSES = (
@@ -289,7 +289,7 @@ def main() -> None:
     args.work.mkdir(parents=True, exist_ok=True)
     bin_dir = ensure_osrm(args.osrm_dir)
     if bin_dir is None:
-        raise SystemExit("osrm-routed is not available (see bench/osrm_peer.py)")
+        raise SystemExit("osrm-routed is not available (see harness/osrm_peer.py)")
     dump = open(args.dump, "w", encoding="utf-8") if args.dump else None  # noqa: SIM115
     results = []
     try:

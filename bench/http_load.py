@@ -36,13 +36,13 @@ sys.path.insert(0, str(HERE.parent))
 import httpx  # noqa: E402
 import numpy as np  # noqa: E402
 
-from bench.osrm_corpus import _diff, _shape  # noqa: E402  (one shape comparison for both oracles)
+from harness.osrm_corpus import _diff, _shape  # noqa: E402  (one shape comparison for both oracles)
 
 ROOT = HERE.parent
 
 from app.engine.data import load  # noqa: E402
-from bench.osrm_peer import ensure_osrm, prepare_osrm  # noqa: E402
-from bench.servers import start_osrm, start_starroute, stop  # noqa: E402
+from harness.osrm_peer import ensure_osrm, prepare_osrm  # noqa: E402
+from harness.servers import start_osrm, start_starroute, stop  # noqa: E402
 
 EXTRACT_DIRS = (ROOT.parent / "shared" / "data" / "osm", ROOT / "data")
 

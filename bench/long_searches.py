@@ -23,8 +23,8 @@ sys.path.insert(0, str(HERE.parent))
 
 from app.engine.data import load  # noqa: E402
 from bench.http_load import native_paths, osrm_paths, random_pairs  # noqa: E402
-from bench.servers import start_starroute, stop  # noqa: E402
 from bench.versus_osrm import wrk, wrk_result, wrk_start  # noqa: E402
+from harness.servers import start_starroute, stop  # noqa: E402
 
 WAYS = {"search processes": "1", "thread pool": "0"}
 

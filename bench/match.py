@@ -22,13 +22,10 @@ table gives per cell the mean fraction and per server the median latency per tra
 from __future__ import annotations
 
 import argparse
-import math
-import random
 import statistics
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -36,135 +33,10 @@ sys.path.insert(0, str(HERE.parent))
 
 import httpx  # noqa: E402
 import numpy as np  # noqa: E402
-from numba import njit  # noqa: E402
 
-from bench.osrm_peer import ensure_osrm, prepare_osrm  # noqa: E402
-from bench.servers import start_osrm, start_starroute, stop  # noqa: E402
-
-EARTH_M_PER_DEG = 6371008.8 * math.pi / 180
-TOLERANCE_M = 3.0
-MAX_POINTS = 100
-T0 = 1_700_000_000  # the traces' first timestamp
-
-
-@dataclass
-class TruthRoute:
-    """A route as driven: coordinates [k, 2] (lon, lat) and the time (s) at each."""
-
-    coords: np.ndarray
-    times: np.ndarray
-
-
-@dataclass
-class Trace:
-    """A synthetic GPS trace and the stretch of its route it covers."""
-
-    points: np.ndarray  # [n, 2] lon, lat with noise
-    timestamps: list[int]
-    truth: np.ndarray  # [k, 2] the route between the first and the last sample
-
-
-def truth_routes(graph: Path, base: str, k: int, seed: int) -> list[TruthRoute]:
-    """`k` seeded routes of 2-20 km between largest-component nodes, as the server at `base` drives them."""
-    from floor.format.graph import load_graph
-
-    g = load_graph(graph)
-    main = np.flatnonzero(np.asarray(g.node_component) == 0)
-    rng = random.Random(seed)
-    out: list[TruthRoute] = []
-    with httpx.Client(base_url=base, timeout=60) as c:
-        while len(out) < k:
-            a, b = (int(main[rng.randrange(len(main))]) for _ in range(2))
-            coords = ";".join(f"{g.node_lon[v] / 1e7:.6f},{g.node_lat[v] / 1e7:.6f}" for v in (a, b))
-            params = {"overview": "full", "geometries": "geojson", "annotations": "duration"}
-            body = c.get(f"/route/v1/driving/{coords}", params=params).json()
-            if body.get("code") != "Ok" or not 2000 <= body["routes"][0]["distance"] <= 20000:
-                continue
-            r = body["routes"][0]
-            xy = np.array(r["geometry"]["coordinates"], dtype=np.float64)
-            dur = np.concatenate([d for leg in r["legs"] for d in [leg["annotation"]["duration"]]])
-            if len(dur) != len(xy) - 1:
-                continue
-            out.append(TruthRoute(xy, np.concatenate([[0.0], np.cumsum(dur)])))
-    return out
-
-
-def _at(route: TruthRoute, t: np.ndarray) -> np.ndarray:
-    """Positions (lon, lat) along the route at times `t` (s)."""
-    return np.stack([np.interp(t, route.times, route.coords[:, i]) for i in (0, 1)], axis=1)
-
-
-def varied(route: TruthRoute, rng: np.random.Generator) -> TruthRoute:
-    """The route driven at other speeds than the profile's: the whole trip at a factor of 0.7 to 1.3 of them, each
-    segment again at a log-normal factor (sigma 0.25), so a transition model cannot lean on the profile's speeds."""
-    seg = np.diff(route.times) / rng.uniform(0.7, 1.3) / rng.lognormal(0.0, 0.25, len(route.times) - 1)
-    return TruthRoute(route.coords, np.concatenate([[0.0], np.cumsum(seg)]))
-
-
-def make_trace(route: TruthRoute, interval: int, noise_m: float, rng: np.random.Generator) -> Trace:
-    """A trace sampled every `interval` s (a random window of at most 100 points) with Gaussian noise."""
-    total = float(route.times[-1])
-    span = min(total, interval * (MAX_POINTS - 1))
-    start = float(rng.integers(0, int(total - span) + 1))
-    t = start + np.arange(0.0, span + 1e-9, interval)
-    exact = _at(route, t)
-    lat0 = math.radians(float(exact[:, 1].mean()))
-    dx = rng.normal(0.0, noise_m, len(t)) / (EARTH_M_PER_DEG * math.cos(lat0))
-    dy = rng.normal(0.0, noise_m, len(t)) / EARTH_M_PER_DEG
-    points = exact + np.stack([dx, dy], axis=1)
-    inside = (route.times > t[0]) & (route.times < t[-1])
-    truth = np.concatenate([exact[:1], route.coords[inside], exact[-1:]])
-    return Trace(points, [T0 + int(round(x)) for x in t], truth)
-
-
-def _densify(xy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Points every <= 1 m along a polyline in metres, and the length each stands for."""
-    pts, lens = [], []
-    for a, b in zip(xy[:-1], xy[1:], strict=True):
-        seg = float(np.hypot(*(b - a)))
-        k = max(1, math.ceil(seg))
-        f = (np.arange(k) + 0.5) / k
-        pts.append(a + f[:, None] * (b - a))
-        lens.append(np.full(k, seg / k))
-    if not pts:
-        return np.zeros((0, 2)), np.zeros(0)
-    return np.concatenate(pts), np.concatenate(lens)
-
-
-@njit(cache=True)
-def _covered(a: np.ndarray, b: np.ndarray, tol: float) -> np.ndarray:  # pragma: no cover - numba
-    """Per point of `a`, whether a point of `b` lies within `tol` (b sorted by x)."""
-    out = np.zeros(a.shape[0], dtype=np.bool_)
-    bx = b[:, 0]
-    for i in range(a.shape[0]):
-        lo = np.searchsorted(bx, a[i, 0] - tol)
-        j = lo
-        while j < b.shape[0] and bx[j] <= a[i, 0] + tol:
-            if (b[j, 0] - a[i, 0]) ** 2 + (b[j, 1] - a[i, 1]) ** 2 <= tol * tol:
-                out[i] = True
-                break
-            j += 1
-    return out
-
-
-def mismatch(truth: np.ndarray, matched: list[np.ndarray]) -> float:
-    """Newson and Krumm's route mismatch fraction of `matched` polylines (lon, lat) against `truth`."""
-    lat0 = math.radians(float(truth[:, 1].mean()))
-    scale = np.array([EARTH_M_PER_DEG * math.cos(lat0), EARTH_M_PER_DEG])
-    t_pts, t_len = _densify(truth * scale)
-    parts = [_densify(m * scale) for m in matched if len(m) > 1]
-    m_pts = np.concatenate([p[0] for p in parts]) if parts else np.zeros((0, 2))
-    m_len = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0)
-    total = float(t_len.sum())
-    if total <= 0:
-        return 0.0
-    if len(m_pts) == 0:
-        return 1.0
-    ms = m_pts[np.argsort(m_pts[:, 0])]
-    ts = t_pts[np.argsort(t_pts[:, 0])]
-    missed = float(t_len[~_covered(t_pts, ms, TOLERANCE_M)].sum())
-    added = float(m_len[~_covered(m_pts, ts, TOLERANCE_M)].sum())
-    return (missed + added) / total
+from harness.osrm_peer import ensure_osrm, prepare_osrm  # noqa: E402
+from harness.servers import start_osrm, start_starroute, stop  # noqa: E402
+from harness.traces import Trace, TruthRoute, make_trace, mismatch, truth_routes, varied  # noqa: E402
 
 
 def match_request(c: httpx.Client, trace: Trace, radius: float | None) -> tuple[float, list[np.ndarray] | None]:

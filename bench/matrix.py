@@ -52,8 +52,8 @@ import httpx  # noqa: E402
 import numpy as np  # noqa: E402
 import psutil  # noqa: E402
 
-from bench.osrm_peer import ensure_osrm, prepare_osrm  # noqa: E402
-from bench.servers import free_port, start_osrm, start_starroute, stop  # noqa: E402
+from harness.osrm_peer import ensure_osrm, prepare_osrm  # noqa: E402
+from harness.servers import free_port, start_osrm, start_starroute, stop  # noqa: E402
 
 ROOT = HERE.parent
 PORTO = ROOT.parent / "shared" / "data" / "osm" / "porto_portugal.osm.pbf"

@@ -34,9 +34,9 @@ from app.engine.errors import EngineError  # noqa: E402
 from app.engine.router import Router  # noqa: E402
 from app.engine.types import RouteOptions  # noqa: E402
 from bench.http_load import find_extract  # noqa: E402
-from bench.osrm_peer import ensure_osrm, prepare_osrm  # noqa: E402
-from bench.servers import start_osrm, start_starroute, stop  # noqa: E402
 from floor.format.units import COORD_SCALE  # noqa: E402
+from harness.osrm_peer import ensure_osrm, prepare_osrm  # noqa: E402
+from harness.servers import start_osrm, start_starroute, stop  # noqa: E402
 
 
 def random_points(router: Router, n: int, seed: int) -> list[tuple[float, float]]:

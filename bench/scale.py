@@ -30,9 +30,9 @@ import httpx  # noqa: E402
 
 from app.engine.data import load  # noqa: E402
 from bench.http_load import osrm_paths, random_pairs, run_wrk  # noqa: E402
-from bench.osrm_peer import ensure_osrm  # noqa: E402
-from bench.servers import start_osrm, start_starroute, stop  # noqa: E402
 from bench.soak import memory  # noqa: E402
+from harness.osrm_peer import ensure_osrm  # noqa: E402
+from harness.servers import start_osrm, start_starroute, stop  # noqa: E402
 
 ROOT = HERE.parent
 TILER = ROOT.parent / "shared" / "tools" / "tile_extracts.py"

@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.servers import free_port, http_status, stop  # noqa: E402
+from harness.servers import free_port, http_status, stop  # noqa: E402
 
 
 def once(command: list[str], env: dict[str, str], show: bool, timeout: float = 600.0) -> float:

@@ -33,7 +33,7 @@ import psutil  # noqa: E402
 
 from app.engine.data import load  # noqa: E402
 from bench.http_load import parse_wrk, random_pairs  # noqa: E402
-from bench.servers import start_starroute, stop  # noqa: E402
+from harness.servers import start_starroute, stop  # noqa: E402
 
 # wrk runs `request`/`response` in each thread's own Lua state; `done` reads every thread's counters back (globals)
 LUA = """local paths = {%s}

@@ -38,8 +38,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.osrm_peer import ensure_osrm  # noqa: E402
-from bench.servers import free_port, http_status  # noqa: E402
+from harness.osrm_peer import ensure_osrm  # noqa: E402
+from harness.servers import free_port, http_status  # noqa: E402
 
 MONACO = ROOT / "data" / "monaco.osm.pbf"
 FROM, TO = "7.4197,43.7311", "7.4246,43.7384"
@@ -92,7 +92,7 @@ def timed(argv: list[str], env: dict[str, str], cwd: Path) -> float:
 
 def until_answers(argv: list[str], url: str, env: dict[str, str], cwd: Path, timeout: float = 300.0) -> float:
     """Wall seconds from starting a server to its first good answer at `url`; then SIGTERM. Polled every 10 ms with
-    the standard library's client (`bench.servers.http_status`: `httpx.get` cost 20 ms of CPU a poll, two thirds
+    the standard library's client (`harness.servers.http_status`: `httpx.get` cost 20 ms of CPU a poll, two thirds
     of one of the 2 cores the start-up compiles on, and read 21.7 s where a 0.2 s poll by curl read 15.5 s)."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)

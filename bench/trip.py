@@ -5,7 +5,7 @@
 
 GRAPH_DIR is a starroute car graph (`starroute preprocess EXTRACT --output GRAPH_DIR`); OSRM's dataset is built once
 from the same extract (the graph's source unless `--extract`) with osrm-extract / osrm-contract and car.lua
-(`bench/osrm_peer.py`). Both servers run on free loopback ports, one worker each (osrm-routed `-t 1`), in this run.
+(`harness/osrm_peer.py`). Both servers run on free loopback ports, one worker each (osrm-routed `-t 1`), in this run.
 
 The points: seeded random points *on* roads, so both engines snap them to the same segment: the middle stretch
 (25..75 %) of a random segment at least 10 m long of a named-street arc (motorway .. living_street, no roundabout,
@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import random
 import statistics
 import sys
 import tempfile
@@ -39,47 +38,12 @@ import httpx  # noqa: E402
 import numpy as np  # noqa: E402
 
 from bench.http_load import find_extract  # noqa: E402
-from bench.osrm_peer import ensure_osrm, prepare_osrm  # noqa: E402
-from bench.servers import start_osrm, start_starroute, stop  # noqa: E402
 from floor.format.graph import Graph, load_graph  # noqa: E402
-from floor.format.units import COORD_SCALE, FLAG_FERRY, FLAG_ROUNDABOUT, ROAD_CLASS_CODE  # noqa: E402
-from floor.kernels.geometry import haversine_m  # noqa: E402
+from harness.osrm_peer import ensure_osrm, prepare_osrm  # noqa: E402
+from harness.points import road_points  # noqa: E402
+from harness.servers import start_osrm, start_starroute, stop  # noqa: E402
 
-STREETS = (
-    "motorway", "motorway_link", "trunk", "trunk_link", "primary", "primary_link", "secondary", "secondary_link",
-    "tertiary", "tertiary_link", "unclassified", "residential", "living_street",
-)  # fmt: skip
-MIN_SEGMENT_M = 10.0
 SAME = 0.0005  # tours within 0.05 % count as equal
-
-
-def road_points(graph: Graph | Path, n: int, seed: int) -> list[tuple[float, float]]:
-    """`n` seeded points on named-street segments of the largest component, each inside the middle half of a
-    segment at least 10 m long (so every engine snaps it to that segment); degrees, 6 decimals."""
-    g = load_graph(graph) if isinstance(graph, Path) else graph
-    rng = random.Random(seed)
-    comp = np.asarray(g.node_component)
-    codes = np.array([ROAD_CLASS_CODE[c] for c in STREETS])
-    flags = np.asarray(g.arc_flags)
-    ok = (
-        np.isin(np.asarray(g.arc_class), codes)
-        & (comp[np.asarray(g.arc_tail)] == 0)
-        & (comp[np.asarray(g.arc_head)] == 0)
-        & ((flags & (FLAG_FERRY | FLAG_ROUNDABOUT)) == 0)
-    )
-    arcs = np.flatnonzero(ok)
-    gf, glon, glat = np.asarray(g.geom_first), np.asarray(g.geom_lon), np.asarray(g.geom_lat)
-    out: list[tuple[float, float]] = []
-    while len(out) < n:
-        chain = int(g.arc_geom[int(arcs[rng.randrange(arcs.shape[0])])]) >> 1
-        i = rng.randrange(int(gf[chain]), int(gf[chain + 1]) - 1)
-        a = (float(glon[i]) / COORD_SCALE, float(glat[i]) / COORD_SCALE)
-        b = (float(glon[i + 1]) / COORD_SCALE, float(glat[i + 1]) / COORD_SCALE)
-        if float(haversine_m(a[0], a[1], b[0], b[1])) < MIN_SEGMENT_M:
-            continue
-        t = rng.uniform(0.25, 0.75)
-        out.append((round(a[0] + t * (b[0] - a[0]), 6), round(a[1] + t * (b[1] - a[1]), 6)))
-    return out
 
 
 def trip_path(points: list[tuple[float, float]]) -> str:
@@ -164,7 +128,7 @@ def main() -> None:
     args = ap.parse_args()
     bin_dir = ensure_osrm(args.osrm_dir)
     if bin_dir is None:
-        raise SystemExit("osrm-routed is not available (see bench/osrm_peer.py)")
+        raise SystemExit("osrm-routed is not available (see harness/osrm_peer.py)")
     graph = load_graph(args.graph)
     extract = args.extract or find_extract(graph)
     if extract is None:

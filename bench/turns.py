@@ -26,9 +26,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from app.engine.data import load  # noqa: E402
 from app.engine.errors import EngineError  # noqa: E402
 from app.engine.router import Router  # noqa: E402
-from bench.osrm_peer import ensure_osrm  # noqa: E402
-from bench.servers import start_osrm, stop  # noqa: E402
 from floor.report import Reporter  # noqa: E402
+from harness.osrm_peer import ensure_osrm  # noqa: E402
+from harness.servers import start_osrm, stop  # noqa: E402
 from preprocessing.pipeline import preprocess  # noqa: E402
 
 

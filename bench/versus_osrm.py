@@ -5,7 +5,7 @@
         [--baseline SRC_DIR]
 
 Starts `python -m app.server GRAPH_DIR --workers W` and osrm-routed `-t W` (the `osrm-bindings` wheel, car.lua, CH,
-built once per extract by `bench.osrm_peer`) on loopback ports, both running throughout, and measures with Debian's
+built once per extract by `harness.osrm_peer`) on loopback ports, both running throughout, and measures with Debian's
 wrk, each kind `--rounds` times with the two servers back to back in every round (the median is shown; whatever
 else the machine does then hits both alike):
 - **route**: `/route/v1/driving/a;b` over `--pairs` seeded random pairs, wrk `-c --connections`: req/s, p50, p99;
@@ -45,8 +45,8 @@ import httpx  # noqa: E402
 
 from app.engine.data import load  # noqa: E402
 from bench.http_load import LUA, LUA_ENGINE, find_extract, native_paths, osrm_paths, parse_wrk, random_pairs  # noqa: E402
-from bench.osrm_peer import ensure_osrm, prepare_osrm  # noqa: E402
-from bench.servers import start_osrm, start_starroute, stop  # noqa: E402
+from harness.osrm_peer import ensure_osrm, prepare_osrm  # noqa: E402
+from harness.servers import start_osrm, start_starroute, stop  # noqa: E402
 
 KINDS = ("route", "table", "alternatives", "nearest", "mixed", "floor")
 FLOOR_PATH = "/route/v1/driving/1,2;x"  # malformed: both servers answer 400 InvalidQuery without any search

@@ -24,8 +24,8 @@ sys.path.insert(0, str(HERE.parent))
 import httpx  # noqa: E402
 import numpy as np  # noqa: E402
 
-from bench.osrm_peer import ensure_osrm, prepare_osrm  # noqa: E402
-from bench.servers import start_osrm, start_starroute, stop  # noqa: E402
+from harness.osrm_peer import ensure_osrm, prepare_osrm  # noqa: E402
+from harness.servers import start_osrm, start_starroute, stop  # noqa: E402
 
 
 def triples(graph: Path, k: int, seed: int) -> list[str]:

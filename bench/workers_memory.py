@@ -22,9 +22,9 @@ sys.path.insert(0, str(HERE.parent))
 
 from app.engine.data import load  # noqa: E402
 from bench.http_load import osrm_paths, random_pairs  # noqa: E402
-from bench.servers import start_starroute, stop  # noqa: E402
 from bench.soak import process_memory  # noqa: E402
 from bench.versus_osrm import wrk  # noqa: E402
+from harness.servers import start_starroute, stop  # noqa: E402
 
 
 def mixed_paths(graph: Path, seed: int) -> list[str]:

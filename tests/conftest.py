@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.graph_builds import Key, build, lower_priority
+from harness.graph_builds import Key, build, lower_priority
 
 ROOT = Path(__file__).resolve().parent.parent
 # Every app's lifespan would start search processes (app.api.search_processes); tests of them ask for their own.
@@ -127,12 +127,12 @@ def all_extracts() -> list[str]:
 
 @pytest.fixture(scope="session")
 def osrm_base():  # type: ignore[no-untyped-def]
-    """Base URL of osrm-routed (the `osrm-bindings` wheel, `bench/osrm_peer.py`) on the bundled Monaco, for the
+    """Base URL of osrm-routed (the `osrm-bindings` wheel, `harness/osrm_peer.py`) on the bundled Monaco, for the
     tests that compare with it; started once for the session, skipped with the reason where it cannot be installed."""
     import tempfile
 
-    from bench.osrm_peer import ensure_osrm, prepare_osrm
-    from bench.servers import start_osrm, stop
+    from harness.osrm_peer import ensure_osrm, prepare_osrm
+    from harness.servers import start_osrm, stop
 
     work = Path(tempfile.gettempdir()) / "starroute-osrm"
     bin_dir = ensure_osrm(work)

@@ -10,7 +10,7 @@ For every vendored file that comes from one of the tarballs it writes, beside th
   the npm registry publishes: `npm view <pkg>@<version> dist.integrity`), the file's path in the tarball and its
   sha256 there, and the source-map comment removed from its end (if any): shipped + `stripped` == published.
 
-tests/test_vendor.py checks both without a network: the shipped bytes against SHA256SUMS, and the shipped bytes
+tests/unit/test_vendor.py checks both without a network: the shipped bytes against SHA256SUMS, and the shipped bytes
 with the removed comment put back against the published file's sha256.
 """
 

@@ -10,7 +10,7 @@ kernels mark every junction where a pair of roads passes the merge detector's ch
 walks, names equal or not yet compared), and every junction whose short road leads to one (the bearing corrections
 of `merged_geometries`): the turn stage gives those, and the junctions with a conditional stop sign, to the Python
 model. Every float operation is the Python model's, in the same order, on the same libm, so the results are
-bit-identical (`bench.turn_stage --compare` checks it on real extracts, `tests/test_turn_views.py` on Monaco).
+bit-identical (`bench.turn_stage --compare` checks it on real extracts, `tests/unit/test_turn_views.py` on Monaco).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
 Porto), so the two measures it needs live here rather than beside the kernels in `floor.kernels.geometry`:
 `osrm_lengths_m`, OSRM's segment length bit for bit the same as the kernel `geometry.osrm_distances_m` (the same
 operations in the same order, and one table of the cheap ruler per 0.05-degree band, `OSRM_RULERS`, which the
-kernels read too; `tests/test_measure.py` compares every segment of real extracts), and the measured top speed that
+kernels read too; `tests/unit/test_measure.py` compares every segment of real extracts), and the measured top speed that
 bounds the A* heuristics.
 """
 
