@@ -206,16 +206,17 @@ def test_a_first_serve_compiles_what_it_needs_first(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, target: str, workers: int, expected: list[Any]
 ) -> None:
     from app import cli
+    from app.cli import serve
 
     calls: list[Any] = []
     monkeypatch.setattr(warmup, "is_compiled", lambda part: False)
     monkeypatch.setattr(warmup, "compile_all", lambda **kw: calls.append("compile_all"))
     monkeypatch.setattr(warmup, "start_first_engine_job", lambda: calls.append("first job"))
     monkeypatch.setattr(warmup, "stop_compile_jobs", lambda: calls.append("stop"))
-    monkeypatch.setattr(cli, "_serve", lambda args, t, extract: calls.append(("serve", extract)) or 0)
+    monkeypatch.setattr(serve, "_serve", lambda args, t, extract: calls.append(("serve", extract)) or 0)
     path = tmp_path / ("monaco.osm.pbf" if target == "extract" else "graph")
     args = cli.parser().parse_args(["serve", str(path), "--workers", str(workers)])
-    assert cli.cmd_serve(args) == 0
+    assert serve.cmd_serve(args) == 0
     assert calls == expected
 
 
