@@ -428,32 +428,31 @@ def _build(
     newid[order] = np.arange(n)
     node_src = node_src[order]
 
-    arrays = finalize_arrays(
-        node_lon=nodes.lon[node_src],
-        node_lat=nodes.lat[node_src],
-        node_osm_id=nodes.osm_id[node_src],
-        arc_tail=newid[tail],
-        arc_head=newid[head],
-        arc_weight=weight,
-        arc_duration=duration,
-        arc_head_penalty=head_pen,
-        arc_dist=dist_dm[arc_chain],
-        arc_geom=(2 * arc_chain + rev).astype(np.int32),
-        arc_name=ways.name[aw],
-        arc_ref=ways.ref[aw],
-        arc_class=ways.road_class[aw],
-        arc_flags=flags,
-        arc_lanes=arc_lanes,
-        arc_signs=signs[aw],
-        arc_lane_count=lane_count[aw],
-        arc_way=ways.osm_id[aw],
-        arc_values=per_arc,
-        geom_first=geom_first,
-        geom_lon=geom_lon,
-        geom_lat=geom_lat,
-        geom_osm_id=geom_osm_id,
-        strings=ways.strings,
-    )
+    node_arrays = {
+        "node_lon": nodes.lon[node_src],
+        "node_lat": nodes.lat[node_src],
+        "node_osm_id": nodes.osm_id[node_src],
+    }
+    arc_arrays = {
+        "arc_tail": newid[tail],
+        "arc_head": newid[head],
+        "arc_weight": weight,
+        "arc_duration": duration,
+        "arc_head_penalty": head_pen,
+        "arc_dist": dist_dm[arc_chain],
+        "arc_geom": (2 * arc_chain + rev).astype(np.int32),
+        "arc_name": ways.name[aw],
+        "arc_ref": ways.ref[aw],
+        "arc_class": ways.road_class[aw],
+        "arc_flags": flags,
+        "arc_lanes": arc_lanes,
+        "arc_signs": signs[aw],
+        "arc_lane_count": lane_count[aw],
+        "arc_way": ways.osm_id[aw],
+        **per_arc,
+    }
+    geometry = {"geom_first": geom_first, "geom_lon": geom_lon, "geom_lat": geom_lat, "geom_osm_id": geom_osm_id}
+    arrays = finalize_arrays(node_arrays, arc_arrays, geometry, ways.strings)
     seg_args = (pos, geom_first, fmask, bmask, pen_f, pen_b, on_arcs)
     arrays["geom_seg_weight"] = point_segments(seg_fw, seg_bw, *seg_args)
     arrays["geom_seg_duration"] = point_segments(seg_ft, seg_bt, *seg_args)

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -82,6 +82,39 @@ from preprocessing.ch_kernels import (
 )
 
 
+class Lists(NamedTuple):
+    """The dynamic adjacency's per-list rows in the pool: first slot, length, capacity (2 lists per node)."""
+
+    start: np.ndarray
+    length: np.ndarray
+    cap: np.ndarray
+
+
+class Order(NamedTuple):
+    """The contraction order's state: per node its level and priority, the uncontracted nodes, contracted = -1."""
+
+    level: np.ndarray
+    prio: np.ndarray
+    remaining: np.ndarray
+    flag: np.ndarray
+
+
+class Witness(NamedTuple):
+    """A witness search's rows (distances and stamps), heap keys and heap nodes, reused by every search."""
+
+    dist: np.ndarray
+    keys: np.ndarray
+    nodes: np.ndarray
+
+
+class Ranks(NamedTuple):
+    """What the contraction writes per node: its rank, and the CSR offsets of its upward and downward arcs."""
+
+    rank: np.ndarray
+    up_first: np.ndarray
+    down_first: np.ndarray
+
+
 @kernel
 def _contract_rounds(
     max_nodes: int,
@@ -89,22 +122,13 @@ def _contract_rounds(
     lim_s: int,
     pool: np.ndarray,
     rec: np.ndarray,
-    lst_start: np.ndarray,
-    lst_len: np.ndarray,
-    lst_cap: np.ndarray,
-    st: np.ndarray,
-    level: np.ndarray,
-    prio: np.ndarray,
-    remaining: np.ndarray,
-    flag: np.ndarray,
-    wd: np.ndarray,
-    wk: np.ndarray,
-    wn: np.ndarray,
-    rank: np.ndarray,
-    up_first: np.ndarray,
-    down_first: np.ndarray,
     pend: np.ndarray,
+    st: np.ndarray,
     batch: np.ndarray,
+    lists: Lists,
+    order: Order,
+    witness: Witness,
+    out: Ranks,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Contract rounds of independent nodes until `max_nodes` more are done; returns (pool, rec, pend).
 
@@ -113,6 +137,10 @@ def _contract_rounds(
     the next round), contracts it, and finally re-estimates each neighbour of the round once.
     `remaining[:st[ST_LEFT]]` lists the uncontracted nodes; `flag` is -1 for contracted nodes.
     """
+    lst_start, lst_len, lst_cap = lists
+    level, prio, remaining, flag = order
+    wd, wk, wn = witness
+    rank, up_first, down_first = out
     goal = st[ST_DONE] + max_nodes
     while st[ST_LEFT] > 0 and st[ST_DONE] < goal:
         nrem = st[ST_LEFT]
@@ -245,29 +273,13 @@ def build_ch(
     t0 = time.perf_counter()
     if progress is not None:
         progress(0, n)
+    lists = Lists(lst_start, lst_len, lst_cap)
+    order = Order(level, prio, remaining, flag)
+    witness = Witness(wd, wk, wn)
+    out = Ranks(rank, up_first, down_first)
     while st[ST_DONE] < n:
         pool, rec, pend = _contract_rounds(
-            chunk,
-            witness_settle_limit,
-            priority_settle_limit,
-            pool,
-            rec,
-            lst_start,
-            lst_len,
-            lst_cap,
-            st,
-            level,
-            prio,
-            remaining,
-            flag,
-            wd,
-            wk,
-            wn,
-            rank,
-            up_first,
-            down_first,
-            pend,
-            batch,
+            chunk, witness_settle_limit, priority_settle_limit, pool, rec, pend, st, batch, lists, order, witness, out
         )
         if progress is not None:
             progress(int(st[ST_DONE]), n)

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 import numpy as np
 import numpy.typing as npt
 
+from floor.format.arrays import SPECS
 from floor.format.units import COORD_SCALE
 from floor.kernels.geometry import csr_offsets
 from floor.kernels.jit import kernel
@@ -102,88 +103,54 @@ def pack_strings(strings: list[str]) -> tuple[np.ndarray, np.ndarray]:
     return offsets, blob
 
 
+# the core arrays by part, in the order they are stored, and the per-arc arrays a caller may leave out
+NODE_ARRAYS = ("node_lon", "node_lat", "node_osm_id")
+ARC_ARRAYS = (
+    "arc_tail", "arc_head", "arc_weight", "arc_duration", "arc_dist", "arc_geom", "arc_name", "arc_ref", "arc_class",
+    "arc_flags", "arc_lanes", "arc_signs", "arc_lane_count", "arc_way", "arc_head_penalty",
+)  # fmt: skip
+GEOM_ARRAYS = ("geom_first", "geom_lon", "geom_lat", "geom_osm_id")
+ZERO_WHEN_ABSENT = ("arc_lanes", "arc_signs", "arc_lane_count", "arc_head_penalty")
+
+
 def finalize_arrays(
-    *,
-    node_lon: np.ndarray,
-    node_lat: np.ndarray,
-    node_osm_id: np.ndarray,
-    arc_tail: np.ndarray,
-    arc_head: np.ndarray,
-    arc_weight: np.ndarray,
-    arc_dist: np.ndarray,
-    arc_geom: np.ndarray,
-    arc_name: np.ndarray,
-    arc_ref: np.ndarray,
-    arc_class: np.ndarray,
-    arc_flags: np.ndarray,
-    geom_first: np.ndarray,
-    geom_lon: np.ndarray,
-    geom_lat: np.ndarray,
+    nodes: Mapping[str, np.ndarray],
+    arcs: Mapping[str, np.ndarray],
+    geometry: Mapping[str, np.ndarray],
     strings: list[str],
-    arc_lanes: np.ndarray | None = None,
-    arc_signs: np.ndarray | None = None,
-    arc_lane_count: np.ndarray | None = None,
-    arc_way: np.ndarray | None = None,
-    arc_duration: np.ndarray | None = None,
-    geom_osm_id: np.ndarray | None = None,
-    arc_head_penalty: np.ndarray | None = None,
-    arc_values: Mapping[str, np.ndarray] | None = None,
 ) -> dict[str, np.ndarray]:
     """Sort arcs by (tail, head, weight, geometry), build both CSRs and the SCC labels: the core array dict.
 
-    `arc_lanes` (turn:lanes string id of the arc's direction), `arc_signs` (signage string id) and
-    `arc_lane_count` (OSRM's number of lanes) are the guidance attributes; absent, they are 0 (none). `arc_way` is
-    the OSM way id of each arc (turn restrictions name ways); absent, arc i is way i + 1. `arc_duration` is the
-    travel time when the weight is not (routability); absent, the weight. `geom_osm_id` is the OSM node id of each
-    shape point; absent, 0 (unknown: synthetic graphs). `arc_head_penalty` is the obstacle at the arc's head that
-    the turns out of it charge (`preprocessing.build`); absent, 0. `arc_values`: more per-arc arrays by name (the
-    encoded values, `preprocessing.osm.way_values`), sorted with the arcs and stored as given; absent, none."""
-    n = int(len(node_lon))
-    m = len(arc_tail)
-    if arc_lanes is None:
-        arc_lanes = np.zeros(m, dtype=np.int32)
-    if arc_signs is None:
-        arc_signs = np.zeros(m, dtype=np.int32)
-    if arc_lane_count is None:
-        arc_lane_count = np.zeros(m, dtype=np.uint8)
-    if arc_way is None:
-        arc_way = np.arange(1, m + 1, dtype=np.int64)
-    if arc_duration is None:
-        arc_duration = arc_weight
-    if geom_osm_id is None:
-        geom_osm_id = np.zeros(len(geom_lon), dtype=np.int64)
-    if arc_head_penalty is None:
-        arc_head_penalty = np.zeros(m, dtype=np.int32)
-    order = np.lexsort((arc_geom, arc_weight, arc_head, arc_tail))
-    tail = np.asarray(arc_tail, dtype=np.int32)[order]
-    head = np.asarray(arc_head, dtype=np.int32)[order]
-    arrays: dict[str, np.ndarray] = {
-        "node_lon": np.asarray(node_lon, dtype=np.int32),
-        "node_lat": np.asarray(node_lat, dtype=np.int32),
-        "node_osm_id": np.asarray(node_osm_id, dtype=np.int64),
-        "node_component": strong_components(n, tail, head),
-        "first_out": csr_offsets(tail, n),
-        "arc_tail": tail,
-        "arc_head": head,
-        "arc_weight": np.asarray(arc_weight, dtype=np.int32)[order],
-        "arc_duration": np.asarray(arc_duration, dtype=np.int32)[order],
-        "arc_dist": np.asarray(arc_dist, dtype=np.int32)[order],
-        "arc_geom": np.asarray(arc_geom, dtype=np.int32)[order],
-        "arc_name": np.asarray(arc_name, dtype=np.int32)[order],
-        "arc_ref": np.asarray(arc_ref, dtype=np.int32)[order],
-        "arc_class": np.asarray(arc_class, dtype=np.uint8)[order],
-        "arc_flags": np.asarray(arc_flags, dtype=np.uint8)[order],
-        "arc_lanes": np.asarray(arc_lanes, dtype=np.int32)[order],
-        "arc_signs": np.asarray(arc_signs, dtype=np.int32)[order],
-        "arc_lane_count": np.asarray(arc_lane_count, dtype=np.uint8)[order],
-        "arc_way": np.asarray(arc_way, dtype=np.int64)[order],
-        "arc_head_penalty": np.asarray(arc_head_penalty, dtype=np.int32)[order],
-        "geom_first": np.asarray(geom_first, dtype=np.int64),
-        "geom_lon": np.asarray(geom_lon, dtype=np.int32),
-        "geom_lat": np.asarray(geom_lat, dtype=np.int32),
-        "geom_osm_id": np.asarray(geom_osm_id, dtype=np.int64),
-    }
-    for name, values in (arc_values or {}).items():
+    Each part maps the format's array names to values (`NODE_ARRAYS`, `ARC_ARRAYS`, `GEOM_ARRAYS`), cast to the
+    format's dtypes. Arcs may leave out the guidance attributes `arc_lanes` (turn:lanes string id of the arc's
+    direction), `arc_signs` (signage string id), `arc_lane_count` (OSRM's number of lanes), and `arc_head_penalty`
+    (the obstacle at the arc's head the turns out of it charge, `preprocessing.build`): 0, none; `arc_way` (the OSM
+    way id turn restrictions name): arc i is way i + 1; `arc_duration` (the travel time when the weight is not,
+    routability): the weight. `geom_osm_id` (the OSM node id of each shape point) absent is 0, unknown (synthetic
+    graphs). Any other per-arc array (the encoded values, `preprocessing.osm.way_values`) is sorted with the arcs and
+    stored as given."""
+    n = len(nodes["node_lon"])
+    m = len(arcs["arc_tail"])
+    arcs = dict(arcs)
+    arcs.setdefault("arc_duration", arcs["arc_weight"])
+    arcs.setdefault("arc_way", np.arange(1, m + 1, dtype=np.int64))
+    for name in ZERO_WHEN_ABSENT:
+        arcs.setdefault(name, np.zeros(m, dtype=SPECS[name].dtype))
+    geometry = dict(geometry)
+    geometry.setdefault("geom_osm_id", np.zeros(len(geometry["geom_lon"]), dtype=np.int64))
+    assert set(nodes) == set(NODE_ARRAYS) and set(geometry) == set(GEOM_ARRAYS), (sorted(nodes), sorted(geometry))
+    order = np.lexsort(tuple(arcs[k] for k in ("arc_geom", "arc_weight", "arc_head", "arc_tail")))
+    tail = np.asarray(arcs["arc_tail"], dtype=np.int32)[order]
+    head = np.asarray(arcs["arc_head"], dtype=np.int32)[order]
+    arrays: dict[str, np.ndarray] = {k: np.asarray(nodes[k], dtype=SPECS[k].dtype) for k in NODE_ARRAYS}
+    arrays["node_component"] = strong_components(n, tail, head)
+    arrays["first_out"] = csr_offsets(tail, n)
+    for k in ARC_ARRAYS:
+        arrays[k] = np.asarray(arcs[k], dtype=SPECS[k].dtype)[order]
+    arrays.update({k: np.asarray(geometry[k], dtype=SPECS[k].dtype) for k in GEOM_ARRAYS})
+    for name, values in arcs.items():
+        if name in ARC_ARRAYS:
+            continue
         assert name not in arrays and len(values) == m, f"{name}: a new array, one value per arc"
         arrays[name] = np.asarray(values)[order]
     in_arc = np.lexsort((np.arange(len(head)), head)).astype(np.int32)
@@ -224,21 +191,16 @@ def arrays_from_arcs(
     glat = np.empty(2 * m, dtype=np.int32)
     glon[0::2], glon[1::2] = ilon[tail], ilon[head]
     glat[0::2], glat[1::2] = ilat[tail], ilat[head]
-    return finalize_arrays(
-        node_lon=ilon,
-        node_lat=ilat,
-        node_osm_id=np.arange(n, dtype=np.int64) + 1,
-        arc_tail=tail,
-        arc_head=head,
-        arc_weight=np.asarray(weight),
-        arc_dist=np.asarray(dist),
-        arc_geom=(2 * np.arange(m)).astype(np.int32),
-        arc_name=np.zeros(m, dtype=np.int32),
-        arc_ref=np.zeros(m, dtype=np.int32),
-        arc_class=np.zeros(m, dtype=np.uint8),
-        arc_flags=np.zeros(m, dtype=np.uint8),
-        geom_first=geom_first,
-        geom_lon=glon,
-        geom_lat=glat,
-        strings=[""],
-    )
+    nodes: dict[str, np.ndarray] = {"node_lon": ilon, "node_lat": ilat, "node_osm_id": np.arange(n, dtype=np.int64) + 1}
+    arcs: dict[str, np.ndarray] = {
+        "arc_tail": tail,
+        "arc_head": head,
+        "arc_weight": np.asarray(weight),
+        "arc_dist": np.asarray(dist),
+        "arc_geom": (2 * np.arange(m)).astype(np.int32),
+        "arc_name": np.zeros(m, dtype=np.int32),
+        "arc_ref": np.zeros(m, dtype=np.int32),
+        "arc_class": np.zeros(m, dtype=np.uint8),
+        "arc_flags": np.zeros(m, dtype=np.uint8),
+    }
+    return finalize_arrays(nodes, arcs, {"geom_first": geom_first, "geom_lon": glon, "geom_lat": glat}, [""])

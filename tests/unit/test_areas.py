@@ -208,22 +208,20 @@ def chain_graph(chains: list[list[tuple[float, float]]], oneway: frozenset[int] 
             tail.append(2 * c + 1), head.append(2 * c), geom.append(2 * c + 1)
     m = len(tail)
     arrays = finalize_arrays(
-        node_lon=node_lon,
-        node_lat=node_lat,
-        node_osm_id=np.arange(2 * k, dtype=np.int64) + 1,
-        arc_tail=np.array(tail),
-        arc_head=np.array(head),
-        arc_weight=np.ones(m, dtype=np.int32),
-        arc_dist=np.zeros(m, dtype=np.int32),
-        arc_geom=np.array(geom),
-        arc_name=np.zeros(m, dtype=np.int32),
-        arc_ref=np.zeros(m, dtype=np.int32),
-        arc_class=np.zeros(m, dtype=np.uint8),
-        arc_flags=np.zeros(m, dtype=np.uint8),
-        geom_first=geom_first,
-        geom_lon=geom_lon,
-        geom_lat=geom_lat,
-        strings=[""],
+        {"node_lon": node_lon, "node_lat": node_lat, "node_osm_id": np.arange(2 * k, dtype=np.int64) + 1},
+        {
+            "arc_tail": np.array(tail),
+            "arc_head": np.array(head),
+            "arc_weight": np.ones(m, dtype=np.int32),
+            "arc_dist": np.zeros(m, dtype=np.int32),
+            "arc_geom": np.array(geom),
+            "arc_name": np.zeros(m, dtype=np.int32),
+            "arc_ref": np.zeros(m, dtype=np.int32),
+            "arc_class": np.zeros(m, dtype=np.uint8),
+            "arc_flags": np.zeros(m, dtype=np.uint8),
+        },
+        {"geom_first": geom_first, "geom_lon": geom_lon, "geom_lat": geom_lat},
+        [""],
     )
     return graph_in_memory(arrays, {"max_speed_mps": 20.0})
 

@@ -84,22 +84,24 @@ def build_map(
                 geom.append(2 * c + 1), flags.append(fl)
     m = len(tail)
     arrays = finalize_arrays(
-        node_lon=np.array([round(pts[ch][0] * COORD_SCALE) for ch in node_letters]),
-        node_lat=np.array([round(pts[ch][1] * COORD_SCALE) for ch in node_letters]),
-        node_osm_id=np.arange(len(node_letters)) + 100,
-        arc_tail=np.array(tail),
-        arc_head=np.array(head),
-        arc_weight=np.array(weight),
-        arc_dist=np.array(dist),
-        arc_geom=np.array(geom),
-        arc_name=np.ones(m, dtype=np.int32),
-        arc_ref=np.zeros(m, dtype=np.int32),
-        arc_class=np.zeros(m, dtype=np.uint8),
-        arc_flags=np.array(flags, dtype=np.uint8),
-        geom_first=np.array(gfirst),
-        geom_lon=np.array(glon),
-        geom_lat=np.array(glat),
-        strings=["", "Main Street"],
+        {
+            "node_lon": np.array([round(pts[ch][0] * COORD_SCALE) for ch in node_letters]),
+            "node_lat": np.array([round(pts[ch][1] * COORD_SCALE) for ch in node_letters]),
+            "node_osm_id": np.arange(len(node_letters)) + 100,
+        },
+        {
+            "arc_tail": np.array(tail),
+            "arc_head": np.array(head),
+            "arc_weight": np.array(weight),
+            "arc_dist": np.array(dist),
+            "arc_geom": np.array(geom),
+            "arc_name": np.ones(m, dtype=np.int32),
+            "arc_ref": np.zeros(m, dtype=np.int32),
+            "arc_class": np.zeros(m, dtype=np.uint8),
+            "arc_flags": np.array(flags, dtype=np.uint8),
+        },
+        {"geom_first": np.array(gfirst), "geom_lon": np.array(glon), "geom_lat": np.array(glat)},
+        ["", "Main Street"],
     )
     return graph_in_memory(arrays, {"profile": "testbot", "max_speed_mps": measured_max_speed_mps(arrays)}), pts
 
