@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import numpy as np
 
@@ -100,33 +100,41 @@ def way_name(tags: Mapping[str, str]) -> str:
     return ""
 
 
+class Direction(NamedTuple):
+    """One direction of a way as a profile judged it: open or closed, its speed (km/h), travel mode, and whether a
+    route entering it pays the restricted-road turn weight (car.lua's `forward_restricted`)."""
+
+    open: bool
+    kmh: float
+    mode: str = "driving"
+    restricted: bool = False
+
+
 def directed_way(
     tags: Mapping[str, str],
-    *,
-    forward: bool,
-    backward: bool,
-    forward_kmh: float,
-    backward_kmh: float,
+    fwd: Direction,
+    bwd: Direction,
     road_class: str,
+    *,
     duration_s: float | None = None,
-    forward_mode: str = "driving",
-    backward_mode: str = "driving",
     ferry: bool = False,
     toll: bool = False,
-    forward_restricted: bool = False,
-    backward_restricted: bool = False,
     with_turn_lanes: bool = False,
     with_destinations: bool = False,
     classes_differ: bool = False,
     sidepath_names: bool = True,
 ) -> WayResult:
-    """The WayResult every profile returns: a closed direction gets speed 0, no duration and mode "inaccessible";
-    name, canonical `ref`, the roundabout flag and the guidance attributes (lane count, exits, pronunciation,
-    tunnel, circular; turn lanes per direction if `with_turn_lanes`, destinations of a oneway if
-    `with_destinations`, as OSRM's car.lua reads both and foot.lua only destinations) come from the tags.
-    `classes_differ`: the directions carry different classes in a way not given here (`toll:forward`); with
-    different speeds, modes, turn lanes or restrictions it makes the way split (OSRM's `is_split`).
-    `sidepath_names`: an unnamed sidepath takes its street's name (`way_name`; every profile but testbot)."""
+    """The WayResult every profile returns from the two directions it judged (`fwd`, `bwd`): a closed direction gets
+    speed 0, no duration and mode "inaccessible"; name, canonical `ref`, the roundabout flag and the guidance
+    attributes (lane count, exits, pronunciation, tunnel, circular; turn lanes per direction if `with_turn_lanes`,
+    destinations of a oneway if `with_destinations`, as OSRM's car.lua reads both and foot.lua only destinations)
+    come from the tags. `classes_differ`: the directions carry different classes in a way not given here
+    (`toll:forward`); with different speeds, modes, turn lanes or restrictions it makes the way split (OSRM's
+    `is_split`). `sidepath_names`: an unnamed sidepath takes its street's name (`way_name`; every profile but
+    testbot)."""
+    forward, backward = fwd.open, bwd.open
+    forward_kmh, backward_kmh, forward_mode, backward_mode = fwd.kmh, bwd.kmh, fwd.mode, bwd.mode
+    forward_restricted, backward_restricted = fwd.restricted, bwd.restricted
     fwd_oneway = forward and not backward
     rev_oneway = backward and not forward
     lanes_f, lanes_b = turn_lanes(tags, fwd_oneway, rev_oneway) if with_turn_lanes else ("", "")

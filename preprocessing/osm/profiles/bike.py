@@ -38,6 +38,7 @@ import numpy as np
 from preprocessing.osm.profiles import tags as T
 from preprocessing.osm.profiles.base import (
     OBSTACLE_DIRECTIONS,
+    Direction,
     NodeResult,
     Turns,
     WayResult,
@@ -337,14 +338,10 @@ def process_way(tags: Mapping[str, str]) -> WayResult | None:
 
     return directed_way(
         tags,
-        forward=open_[0],
-        backward=open_[1],
-        forward_kmh=speed[0],
-        backward_kmh=speed[1],
-        road_class=road_class,
+        Direction(open_[0], speed[0], mode[0]),
+        Direction(open_[1], speed[1], mode[1]),
+        road_class,
         duration_s=duration,
-        forward_mode=mode[0],
-        backward_mode=mode[1],
         ferry=ferry,
     )
 

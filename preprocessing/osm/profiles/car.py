@@ -44,6 +44,7 @@ import numpy as np
 from preprocessing.osm.profiles import tags as T
 from preprocessing.osm.profiles.base import (
     OBSTACLE_DIRECTIONS,
+    Direction,
     NodeResult,
     Turns,
     WayResult,
@@ -449,18 +450,12 @@ def process_way(tags: Mapping[str, str]) -> WayResult | None:
     toll_f, toll_b = T.forward_backward_by_key(tags, "toll")
     result = directed_way(
         tags,
-        forward=fwd_ok,
-        backward=bwd_ok,
-        forward_kmh=fwd_kmh,
-        backward_kmh=bwd_kmh,
-        road_class=road_class,
+        Direction(fwd_ok, fwd_kmh, mode, fwd_restricted),
+        Direction(bwd_ok, bwd_kmh, mode, bwd_restricted),
+        road_class,
         duration_s=duration,
-        forward_mode=mode,
-        backward_mode=mode,
         ferry=ferry,
         toll=toll_f == "yes" or toll_b == "yes",
-        forward_restricted=fwd_restricted,
-        backward_restricted=bwd_restricted,
         with_turn_lanes=True,
         with_destinations=True,
         classes_differ=(toll_f == "yes") != (toll_b == "yes"),

@@ -26,7 +26,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from preprocessing.osm.profiles import tags as T
-from preprocessing.osm.profiles.base import NodeResult, Turns, WayResult, directed_way, turn_weight_same
+from preprocessing.osm.profiles.base import Direction, NodeResult, Turns, WayResult, directed_way, turn_weight_same
 
 NAME = "foot"
 MODE = "walking"
@@ -183,14 +183,10 @@ def process_way(tags: Mapping[str, str]) -> WayResult | None:
 
     return directed_way(
         tags,
-        forward=open_[0],
-        backward=open_[1],
-        forward_kmh=speed[0],
-        backward_kmh=speed[1],
-        road_class=road_class,
+        Direction(open_[0], speed[0], mode),
+        Direction(open_[1], speed[1], mode),
+        road_class,
         duration_s=duration,
-        forward_mode=mode,
-        backward_mode=mode,
         ferry=ferry,
         with_destinations=True,
     )

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from preprocessing.osm.profiles import tags as T
-from preprocessing.osm.profiles.base import NodeResult, Turns, WayResult, directed_way, turn_weight_same
+from preprocessing.osm.profiles.base import Direction, NodeResult, Turns, WayResult, directed_way, turn_weight_same
 
 NAME = "testbot"
 MODE = "driving"
@@ -95,14 +95,10 @@ def process_way(tags: Mapping[str, str]) -> WayResult | None:
 
     return directed_way(
         tags,
-        forward=open_[0],
-        backward=open_[1],
-        forward_kmh=fwd,
-        backward_kmh=bwd,
-        road_class=highway or route or "other",
+        Direction(open_[0], fwd, mode[0]),
+        Direction(open_[1], bwd, mode[1]),
+        highway or route or "other",
         duration_s=duration,
-        forward_mode=mode[0],
-        backward_mode=mode[1],
         ferry=route == "ferry",
         toll=tags.get("toll") == "yes",
         sidepath_names=False,  # testbot.lua sets `name` alone
