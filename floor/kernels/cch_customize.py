@@ -27,9 +27,10 @@ are stored int32 with `INF32` for "no path"; sums are formed in int64 and refuse
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
+from numba import types as nt
 
 from floor.kernels.jit import BOOL, I32, NONE, U8, arr, kernel
 
@@ -231,42 +232,43 @@ def customize_arrays(
         keep_b[:] = bw != INF32
     sec["perfect"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    out = _layout(rank, first, chead, fw, fd, ft, fa, fb, bw, bd, bt, ba, bb, keep_f.view(bool), keep_b.view(bool))
+    fwd, bwd = Side(fw, fd, ft, fa, fb), Side(bw, bd, bt, ba, bb)
+    out = _layout(rank, first, chead, fwd, bwd, keep_f.view(bool), keep_b.view(bool))
     sec["layout"] = time.perf_counter() - t0
     return out
 
 
-_LAYOUT_SIG = NONE(
-    _RO32, _RO32, _V32, _V32, _V32, _V32, _V32, _V32, _V32, _V32, _V32, _V32, _RO8, _RO8,
-    arr(I32, 2), arr(I32, 2), arr(I32, 2), _V32, _V32, _V32,
-)  # fmt: skip
+class Side(NamedTuple):
+    """One direction's arcs of the customized hierarchy, per CCH arc: weight, distance, duration, and what it unpacks
+    into (an original arc id and -1, or the two halves' CCH arc ids)."""
+
+    weight: np.ndarray
+    dist: np.ndarray
+    time: np.ndarray
+    first: np.ndarray
+    second: np.ndarray
+
+
+class Layout(NamedTuple):
+    """The `ch_*` rows step 4 fills: upward arcs, downward arcs, unpacking."""
+
+    up_arcs: np.ndarray
+    down_arcs: np.ndarray
+    unpack: np.ndarray
+
+
+_SIDE = nt.NamedUniTuple(_V32, 5, Side)
+_ROWS = nt.NamedUniTuple(arr(I32, 2), 3, Layout)
+_LAYOUT_SIG = NONE(_RO32, _RO32, _SIDE, _SIDE, _RO8, _RO8, _ROWS, _V32, _V32, _V32)
 
 
 @kernel(_LAYOUT_SIG)
-def _fill_layout(
-    first,
-    chead,
-    fw,
-    fd,
-    ft,
-    fa,
-    fb,
-    bw,
-    bd,
-    bt,
-    ba,
-    bb,
-    keep_f,
-    keep_b,
-    up_arcs,
-    down_arcs,
-    unpack,
-    up_id,
-    down_id,
-    bad,
-):  # pragma: no cover - numba
+def _fill_layout(first, chead, fwd, bwd, keep_f, keep_b, rows, up_id, down_id, bad):  # pragma: no cover - numba
     """Step 4's one pass: the kept arcs' rows and unpacking (`up_id`/`down_id` already numbered); `bad[0]` = 1 when a
     kept arc would unpack into one that was dropped."""
+    fw, fd, ft, fa, fb = fwd
+    bw, bd, bt, ba, bb = bwd
+    up_arcs, down_arcs, unpack = rows
     n = first.shape[0] - 1
     nup = up_arcs.shape[0]
     for x in range(n):
@@ -329,21 +331,7 @@ def _number_layout(first, keep_f, keep_b, up_first, down_first, up_id, down_id):
 
 
 def _layout(
-    rank: np.ndarray,
-    first: np.ndarray,
-    chead: np.ndarray,
-    fw: np.ndarray,
-    fd: np.ndarray,
-    ft: np.ndarray,
-    fa: np.ndarray,
-    fb: np.ndarray,
-    bw: np.ndarray,
-    bd: np.ndarray,
-    bt: np.ndarray,
-    ba: np.ndarray,
-    bb: np.ndarray,
-    keep_f: np.ndarray,
-    keep_b: np.ndarray,
+    rank: np.ndarray, first: np.ndarray, chead: np.ndarray, fwd: Side, bwd: Side, keep_f: np.ndarray, keep_b: np.ndarray
 ) -> dict[str, np.ndarray]:
     """Step 4: the kept arcs in the `ch_*` layout (CSR by lower rank both ways, already sorted by higher rank), in
     two kernel passes: numbering, then the rows."""
@@ -360,9 +348,7 @@ def _layout(
     down_arcs = np.empty((ndown, 4), dtype=np.int32)
     unpack = np.empty((nup + ndown, 2), dtype=np.int32)
     bad = np.zeros(1, dtype=np.int32)
-    _fill_layout(
-        first, chead, fw, fd, ft, fa, fb, bw, bd, bt, ba, bb, kf, kb, up_arcs, down_arcs, unpack, up_id, down_id, bad
-    )
+    _fill_layout(first, chead, fwd, bwd, kf, kb, Layout(up_arcs, down_arcs, unpack), up_id, down_id, bad)
     assert bad[0] == 0, "a kept arc unpacks into kept arcs"
     order = np.empty(n, dtype=np.int32)
     order[rank] = np.arange(n, dtype=np.int32)
