@@ -15,9 +15,10 @@ bit-identical (`bench.turn_stage --compare` checks it on real extracts, `tests/u
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
+from numba import types as nt
 
 from floor.format.road_classification import (
     CONNECTIVITY,
@@ -267,15 +268,60 @@ def _may_merge(adj_first: np.ndarray, adj_half: np.ndarray, is_inter: np.ndarray
 
 
 # -- the view from the road arriving (Extractor.view) and the turns' numbers --------------------------------------
-@kernel(tup(BA, FA, IA, BA, BA, BA)(IA, IA, IA, IA, IA, IA, BA, IA, IA, IA, IA, IA, IA, IA, IA2, FA, FA, IA, IA, IA,
-                                     BA))  # fmt: skip
-def _turn_views(fa: np.ndarray, ta: np.ndarray, order_t: np.ndarray, arc_geom: np.ndarray, adj_first: np.ndarray,
-                adj_half: np.ndarray, is_inter: np.ndarray, first_node: np.ndarray, last_node: np.ndarray,
-                fwd: np.ndarray, bwd: np.ndarray, geom_first: np.ndarray, gx: np.ndarray, gy: np.ndarray,
-                attr: np.ndarray, init: np.ndarray, perc: np.ndarray, tgt: np.ndarray, rev: np.ndarray,
-                npts: np.ndarray, python: np.ndarray) -> tuple[np.ndarray, ...]:  # fmt: skip
+class Junctions(NamedTuple):
+    """OSRM's compressed graph at its junctions: per node its adjacency (`adj_first` into `adj_half`, the half edges
+    leaving it), whether it is an intersection, and per edge its first and last node."""
+
+    adj_first: np.ndarray
+    adj_half: np.ndarray
+    is_inter: np.ndarray
+    first_node: np.ndarray
+    last_node: np.ndarray
+
+
+class Shapes(NamedTuple):
+    """The compressed edges' shapes: per edge its road arcs both ways, and the points (`geom_first` into `gx`/`gy`)."""
+
+    fwd: np.ndarray
+    bwd: np.ndarray
+    geom_first: np.ndarray
+    gx: np.ndarray
+    gy: np.ndarray
+
+
+class EdgeViews(NamedTuple):
+    """Per half edge what the views read: its attributes row, initial and perceived bearings, target node,
+    reverse half and point count."""
+
+    attr: np.ndarray
+    init: np.ndarray
+    perc: np.ndarray
+    tgt: np.ndarray
+    rev: np.ndarray
+    npts: np.ndarray
+
+
+class Roads(NamedTuple):
+    """A view's roads, written by `_view`: edge id, angle, adjusted angle, refused against a roundabout's flow."""
+
+    eid: np.ndarray
+    ang: np.ndarray
+    adj: np.ndarray
+    rb: np.ndarray
+
+
+JUNCTIONS = nt.NamedTuple([IA, IA, BA, IA, IA], Junctions)
+SHAPES = nt.NamedUniTuple(IA, 5, Shapes)
+EDGE_VIEWS = nt.NamedTuple([IA2, FA, FA, IA, IA, IA], EdgeViews)
+ROADS = nt.NamedTuple([IA, FA, FA, BA], Roads)
+
+
+@kernel(tup(BA, FA, IA, BA, BA, BA)(IA, IA, IA, IA, JUNCTIONS, SHAPES, EDGE_VIEWS, BA))
+def _turn_views(fa: np.ndarray, ta: np.ndarray, order_t: np.ndarray, arc_geom: np.ndarray, junctions: Junctions,
+                shapes: Shapes, edges: EdgeViews, python: np.ndarray) -> tuple[np.ndarray, ...]:  # fmt: skip
     """`osrm_turn_views`' numbers for the turns `fa -> ta` (taken in `order_t`, grouped by from arc) at junctions
     the kernels cover; `todo` marks the turns left to the Python model (`python[node]`)."""
+    adj_first, adj_half, is_inter, first_node, last_node = junctions
     k = len(fa)
     got, todo = np.zeros(k, np.bool_), np.zeros(k, np.bool_)
     angle, roads, u_turn = np.zeros(k, np.float64), np.zeros(k, np.int64), np.zeros(k, np.bool_)
@@ -302,9 +348,8 @@ def _turn_views(fa: np.ndarray, ta: np.ndarray, order_t: np.ndarray, arc_geom: n
                     cap = 2 * (hi - lo + 1)
                     r_eid, r_ang, r_adj = np.empty(cap, np.int64), np.empty(cap, np.float64), np.empty(cap, np.float64)
                     r_rb = np.zeros(cap, np.bool_)
-                size = _view(via, v, last ^ 1, buf, cnt, adj_first, adj_half, first_node, last_node, fwd, bwd,
-                             geom_first, gx, gy, attr, init, perc, tgt, rev, npts, r_eid, r_ang, r_adj,
-                             r_rb)  # fmt: skip
+                scratch = Roads(r_eid, r_ang, r_adj, r_rb)
+                size = _view(via, v, last ^ 1, buf, cnt, junctions, shapes, edges, scratch)
         if size < 0:
             todo[j] = True
             continue
@@ -322,37 +367,25 @@ def _turn_views(fa: np.ndarray, ta: np.ndarray, order_t: np.ndarray, arc_geom: n
     return got, angle, roads, u_turn, against, todo
 
 
-@kernel(I64(I64, I64, I64, IA, I64, IA, IA, IA, IA, IA, IA, IA, IA, IA, IA2, FA, FA, IA, IA, IA, IA, FA, FA, BA),
-        inner=True)  # fmt: skip
+@kernel(I64(I64, I64, I64, IA, I64, JUNCTIONS, SHAPES, EDGE_VIEWS, ROADS), inner=True)
 def _view(
     via: int,
     v: int,
     back: int,
     halves: np.ndarray,
     cnt: int,
-    adj_first: np.ndarray,
-    adj_half: np.ndarray,
-    first_node: np.ndarray,
-    last_node: np.ndarray,
-    fwd: np.ndarray,
-    bwd: np.ndarray,
-    geom_first: np.ndarray,
-    gx: np.ndarray,
-    gy: np.ndarray,
-    attr: np.ndarray,
-    init: np.ndarray,
-    perc: np.ndarray,
-    tgt: np.ndarray,
-    rev: np.ndarray,
-    npts: np.ndarray,
-    r_eid: np.ndarray,
-    r_ang: np.ndarray,
-    r_adj: np.ndarray,
-    r_rb: np.ndarray,
+    junctions: Junctions,
+    shapes: Shapes,
+    edges: EdgeViews,
+    roads: Roads,
 ) -> int:
     """`Extractor.view` from edge `via` (half edges `halves[:cnt]`) at junction v with no road merged: the roads in
     view order into `r_eid` / `r_ang` (their angles); returns their number. `r_rb[k - lo]`: whether isTurnAllowed
     refuses the road at adjacency slot k as a turn against a roundabout's flow (`Extractor.against_roundabout`)."""
+    adj_first, adj_half, _, first_node, last_node = junctions
+    fwd, bwd, geom_first, gx, gy = shapes
+    attr, init, perc, tgt, rev, npts = edges
+    r_eid, r_ang, r_adj, r_rb = roads
     lo, hi = adj_first[v], adj_first[v + 1]
     sb = lo
     while adj_half[sb] != back:
@@ -594,6 +627,8 @@ def turn_views(
         python |= python_nodes
     head = arrays["arc_head"]
     order_t = np.lexsort((ta, fa, head[fa]))
+    junctions = Junctions(adj_first, adj_half, is_inter, first_node, last_node)
+    shapes = Shapes(fwd, bwd, geom_first, gx, gy)
+    edges = EdgeViews(attr, init, perc, tgt, rev, npts)
     return _turn_views(fa.astype(np.int64), ta.astype(np.int64), order_t, arrays["arc_geom"].astype(np.int64),
-                       adj_first, adj_half, is_inter, first_node, last_node, fwd, bwd, geom_first, gx, gy, attr,
-                       init, perc, tgt, rev, npts, python)  # fmt: skip
+                       junctions, shapes, edges, python)  # fmt: skip
