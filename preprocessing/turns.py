@@ -13,7 +13,9 @@ back to their road arc (`eb_node_arc`).
 
 U-turns follow OSRM (`isTurnAllowed`): only at dead ends (one road), where at most one road may be arrived on, where
 only one exit is allowed, at turning obstacles (`node_flags`), where a turn lane of the road arriving has a u-turn
-arrow, and at barriers (each barrier copy is a dead end here). Nor, as in OSRM, a turn against a roundabout's flow: a
+arrow, and at barriers (each barrier copy is a dead end here); a u-turn there is every turn back to the node the route
+came from, along the same road or another one joining the two nodes (OSRM's `from.node == destination_node`). Nor, as in
+OSRM, a turn against a roundabout's flow: a
 way crossing a roundabout node does not turn onto its own continuation there when that leaves within the sector
 between the roundabout arriving and the road arrived on (`Extractor.against_roundabout`); it drives round.
 
@@ -125,12 +127,15 @@ def turn_table(
     via = head[fa]
     u_turn = (tail[fa] == head[ta]) & ((geom[fa] >> 1) == (geom[ta] >> 1))
     # OSRM's isTurnAllowed for u-turns: dead ends, at most one road to arrive on, one allowed exit (restrictions
-    # counted), turning obstacles, a turn lane with a u-turn arrow on the road arriving
-    exits = np.bincount(fa[keep & ~u_turn], minlength=m)[fa] + (u_turn & keep)
+    # counted), turning obstacles, a turn lane with a u-turn arrow on the road arriving. OSRM asks it of every turn
+    # back to the node the route came from (`from.node == destination_node`), along the same road or another one
+    # joining the same two nodes (two parallel ways, a loop of two roads)
+    back = tail[fa] == head[ta]
+    exits = np.bincount(fa[keep], minlength=m)[fa]
     node_flags = arrays.get("node_flags")
     turning = (node_flags & NODE_TURNING) != 0 if node_flags is not None else np.zeros(len(roads), dtype=bool)
     u_ok = (roads[via] == 1) | (arriving[via] <= 1) | (exits == 1) | turning[via] | _u_turn_lanes(arrays)[fa]
-    dropped = u_turn & keep & ~u_ok
+    dropped = back & keep & ~u_ok
     report["u_turns_not_allowed"] = int(dropped.sum())
     keep &= ~dropped
     fa, ta, u_turn, via = fa[keep], ta[keep], u_turn[keep], via[keep]
