@@ -35,18 +35,12 @@ from app.engine.errors import InvalidValue, NoSegment
 from app.engine.geo import gc_distance_m
 from app.engine.snap.osrm_snap import _chain_offset, _osrm_pick, _phantom_figures, chain_end_kind
 from app.engine.snap.snap_input import check_bearing, check_coordinate, check_radius
-from app.engine.types import Phantom, new_phantom
+from app.engine.types import HotPath, Phantom, new_phantom
 from floor.format.graph import Graph
 from floor.format.units import COORD_SCALE, EARTH_RADIUS_M
 from floor.kernels.geometry import hilbert_index, osrm_fixed
 from floor.kernels.heap import heap_pop, heap_push
 from floor.kernels.jit import kernel
-
-# Whether `Snapper.candidates` snaps a point in one kernel call (`_snap_point`) or step by step (`_steps`, the same
-# candidates), and `Snapper.nearest` likewise (`_nearest_point`). A first start's server answers its first requests
-# before those kernels are compiled: `app.warmup.warm_service` turns it off for its warm-up and on once the background
-# warm-up has loaded them.
-one_call = True
 
 FANOUT = 16  # entries per leaf and children per inner node
 OSRM_NEAR_CHAINS = 8  # chains a point's nearest is chosen from in OSRM's order (`_nearest_osrm`)
@@ -536,10 +530,13 @@ class Snapper:
     """
 
     def __init__(
-        self, graph: Graph, chains: ChainIndex | None = None, min_component_size: int = MIN_COMPONENT_SIZE
-    ) -> None:
+        self, graph: Graph, chains: ChainIndex | None = None, min_component_size: int = MIN_COMPONENT_SIZE,
+        hot_path: HotPath | None = None,
+    ) -> None:  # fmt: skip
         t0 = time.perf_counter()
         self.graph = graph
+        # one kernel call per point (`_snap_point`, `_nearest_point`) or step by step (`_steps`): the router's switch
+        self.hot_path = hot_path if hot_path is not None else HotPath()
         self.chains = chains if chains is not None else chain_index(graph)
         self.min_component_size = int(min_component_size)
         self._glon = graph.geom_lon
@@ -639,7 +636,7 @@ class Snapper:
         bearing = check_bearing(bearing)
         limit = math.inf if radius is None else radius * 1.01 + 1.0  # local frame vs haversine slack
         dirs = self._dir_arcs(exclude_mask, not any_edge)
-        found = (self._one_call if one_call else self._steps)(qlon, qlat, radius, limit, bearing, dirs)
+        found = (self._one_call if self.hot_path.fused else self._steps)(qlon, qlat, radius, limit, bearing, dirs)
         if not found:
             raise NoSegment(self._no_segment_message(qlon, qlat, radius, bearing, dirs))
         best = min(found, key=lambda x: (x[0], x[2].chain))
@@ -704,7 +701,7 @@ class Snapper:
 
     def warm(self) -> None:
         """Load (or compile) `_snap_point` and `_nearest_point`: one point snapped, and its nearest, in one call
-        each, whatever `one_call` says."""
+        each, whatever the switch (`hot_path`) says."""
         if self._glon.shape[0]:
             lon, lat = float(self._glon[0]) / COORD_SCALE, float(self._glat[0]) / COORD_SCALE
             self._one_call(lon, lat, None, math.inf, None, self._dir_arcs(0))
@@ -807,7 +804,7 @@ class Snapper:
             raise InvalidValue(f"number must be an integer >= 1, not {number!r}")
         limit = math.inf if radius is None else radius * 1.01 + 1.0
         dirs = self._dir_arcs(exclude_mask)
-        if one_call:
+        if self.hot_path.fused:
             out = self._nearest_one_call(qlon, qlat, int(number), limit, bearing, dirs)
         else:
             hits: list[tuple[float, int, int, float]] = []
