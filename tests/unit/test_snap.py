@@ -16,7 +16,8 @@ import pytest
 
 from app.engine.data import chain_index
 from app.engine.errors import InvalidValue, NoSegment
-from app.engine.snap.snapper import Snapper, _project, choose, haversine
+from app.engine.snap.index import _project
+from app.engine.snap.snapper import Snapper, choose, haversine
 from app.engine.types import Phantom, new_phantom
 from floor.format.graph import Graph, graph_in_memory
 from floor.format.units import COORD_SCALE, FLAG_FERRY
