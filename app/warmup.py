@@ -310,11 +310,8 @@ def warm_service(
         if service.engine is None:
             service.open()  # imports the engine (its kernels load when first run)
         if later:
-            from app.engine.route import ch_leg
-            from app.engine.snap import snapper as snap
-
-            ch_leg.enabled = False  # legs step by step until `rest` has the one-call leg's kernel
-            snap.one_call = False  # ... and snapping likewise
+            # legs and snapping step by step until `rest` has loaded their fused kernels
+            service.opened.router.hot_path.fused = False
             first = (service.opened.router.default_algorithm,)
             phantoms = asyncio.run(_exercise_routing(service, first, trips=False))
         else:
@@ -359,16 +356,14 @@ def warm_service(
 
 def _warm_one_calls(service: Any) -> None:
     """Load (or compile) the hierarchy's one-call leg and one-call snapping for the served graph, then let the legs
-    and the snapper take them."""
+    and the snapper take them (the router's `hot_path` switch)."""
     from app.engine.route import ch_leg
-    from app.engine.snap import snapper as snap
 
     router = service.opened.router
     router.snapper.warm()
-    snap.one_call = True
     if router.space.edge_based:
         ch_leg.warm(router.space.edges, router.legs.assembler)
-    ch_leg.enabled = True
+    router.hot_path.fused = True
 
 
 # -- compiling everything ahead of use ------------------------------------------------------------------------------
@@ -516,11 +511,10 @@ def _first_requests(work: Path) -> None:
     def service_on(graph: Path) -> Any:
         service = Service(Settings(graph_dir=graph, request_time_limit_s=3600))  # no limit while compiling
         service.open()
+        # the parent's first requests snap and run legs step by step: those kernels first, the fused ones last
+        service.opened.router.hot_path.fused = False
         return service
 
-    from app.engine.snap import snapper as snap
-
-    snap.one_call = False  # the parent's first requests snap step by step: those kernels first, `_snap_point` last
     osm = write_sample_map(work / "sample.osm")
     plain = service_on(preprocess(osm, work / "plain", ch=False, landmarks=0, force=True, quiet=True))
     sample = plain.opened.sample_points()

@@ -39,7 +39,7 @@ from app.engine.search.ch import CHSearch
 from app.engine.search.searches import CoreSearch, Searcher
 from app.engine.search.via_alternatives import ViaSearch
 from app.engine.snap.snapper import MIN_COMPONENT_SIZE, Candidates, Snapper, choose
-from app.engine.types import ExcludeSet, Phantom, Route, RouteOptions, RouteResult, SearchOptions, Table
+from app.engine.types import ExcludeSet, HotPath, Phantom, Route, RouteOptions, RouteResult, SearchOptions, Table
 from floor.format.arrays import CH_PREFIX
 from floor.format.graph import Graph
 from floor.format.units import COORD_SCALE
@@ -74,8 +74,9 @@ class Router:
         self.max_snap_m = max_snap_m
         self.chains = chain_index(graph, self.search_graph if self.search_graph is not self.graph else None)
         self.space = search_space(self.graph, self.search_graph, self.chains)
-        self.snapper = Snapper(graph, self.chains, min_component_size)
-        self.legs = Legs(self.space, Assembler(graph), self.snapper)
+        self.hot_path = HotPath()  # the fused kernels on or off (`app.warmup`), shared with the routers derived
+        self.snapper = Snapper(graph, self.chains, min_component_size, self.hot_path)
+        self.legs = Legs(self.space, Assembler(graph), self.snapper, self.hot_path)
         self._missing: dict[str, str] = {}
         factories: dict[str, Algorithm | SearchFactory] = {}
         if algorithms is None:
@@ -129,8 +130,9 @@ class Router:
             edges.road_time = np.asarray(r.graph.arc_duration)
             edges.arc_turn = np.asarray(r.search_graph.arc_turn)
             edges.arc_turn_time = np.asarray(r.search_graph.arc_turn_duration)
+        r.hot_path = self.hot_path
         r.snapper = self.snapper.with_metric(r.graph, closed)
-        r.legs = Legs(r.space, Assembler(r.graph), r.snapper)
+        r.legs = Legs(r.space, Assembler(r.graph), r.snapper, r.hot_path)
         r._missing = dict(self._missing)
         r._factories = dict(self._factories)
         r.tables = self.tables

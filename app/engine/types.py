@@ -12,6 +12,16 @@ from floor.format.units import INF_WEIGHT, WEIGHT_PER_SECOND
 __all__ = ["INF_WEIGHT"]  # re-exported: the engine's sentinel is the format's (`floor.format.units`)
 
 
+@dataclass
+class HotPath:
+    """The one hot-path switch: whether a plain hierarchy leg (`app.engine.route.ch_leg`) and snapping
+    (`Snapper`'s `_snap_point` / `_nearest_point`) run as one fused kernel call each, or step by step (the same answers
+    from kernels a first start compiles sooner). One object per router, shared by the routers derived from it, its
+    snapper and its legs; `app.warmup` turns it off until the fused kernels are loaded (`Router.hot_path`)."""
+
+    fused: bool = True
+
+
 @dataclass(frozen=True)
 class Phantom:
     """A coordinate snapped onto a geometry chain (OSRM's phantom node).

@@ -38,12 +38,8 @@ def test_a_first_request_after_warm_up_compiles_and_loads_nothing(
 ) -> None:
     from app.api.osrm import handlers as osrm
     from app.api.service import Service
-    from app.engine.route import ch_leg
-    from app.engine.snap import snapper as snap
 
     monkeypatch.setattr(warmup, "_start_background", lambda fn: None)  # only what runs before "ready"
-    monkeypatch.setattr(ch_leg, "enabled", True)  # the warm-up turns it off until its background part: restored after
-    monkeypatch.setattr(snap, "one_call", True)  # likewise
     service = warmup.warm_service(Service(Settings(graph_dir=bundled_graph)), say=lambda m: None, background=True)
     try:
         before = kernel_overloads()
@@ -73,22 +69,20 @@ def test_background_warm_up_runs_the_rest_and_marks_the_cache(
 
     rest: list[Any] = []
     monkeypatch.setattr(warmup, "_start_background", rest.append)
-    monkeypatch.setattr(ch_leg, "enabled", True)
-    monkeypatch.setattr(snap, "one_call", True)
     marked: list[str] = []
     monkeypatch.setattr(warmup, "mark_compiled", marked.append)
     service = warmup.warm_service(Service(Settings(graph_dir=bundled_graph)), say=lambda m: None, background=True)
     try:
         assert len(rest) == 1 and not marked  # the cache is marked complete only once the rest ran
-        assert not ch_leg.enabled  # legs step by step until the rest has loaded the one-call leg
-        assert not snap.one_call  # and snapping
+        # legs and snapping step by step until the rest has loaded their fused kernels (the router's one switch)
+        assert not service.opened.router.hot_path.fused
         before = kernel_overloads()
         worker = threading.Thread(target=rest[0])  # it lowers its own thread's priority
         worker.start()
         worker.join()
         assert marked == ["engine"]
-        assert ch_leg.enabled and ch_leg._ch_leg.signatures
-        assert snap.one_call and snap._snap_point.signatures and snap._nearest_point.signatures
+        assert service.opened.router.hot_path.fused and ch_leg._ch_leg.signatures
+        assert snap._snap_point.signatures and snap._nearest_point.signatures
         assert kernel_overloads() != before  # the other algorithms, trips and options loaded only now
     finally:
         service.close()
@@ -98,14 +92,10 @@ def test_a_server_start_maps_the_graph_once(bundled_graph: Path, monkeypatch: py
     """`open_service` (a server's start-up) loads the graph directory once: the engine is built on the graph its
     fail-fast check loaded (it was mapped and checked twice, a tenth of a second on Porto)."""
     from app.engine import data
-    from app.engine.route import ch_leg
-    from app.engine.snap import snapper as snap
     from app.server import open_service
     from harness.servers import free_port
 
     monkeypatch.setattr(warmup, "_start_background", lambda fn: None)
-    monkeypatch.setattr(ch_leg, "enabled", True)  # the warm-up turns these off until its background part
-    monkeypatch.setattr(snap, "one_call", True)
     loads: list[object] = []
     real = data.load_graph
 

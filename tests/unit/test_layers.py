@@ -18,7 +18,7 @@ PACKAGES = ("floor", "preprocessing", "app", "starroute")
 # lower one (imports for type annotations alone, under `if TYPE_CHECKING:`, may point anywhere)
 ENGINE_FLOORS = (
     "errors", "types", "data", "geo", "guidance", "roads", "search", "snap", "route", "features", "router", "models",
-    "maps", "facade",
+    "maps", "requests", "facade",
 )  # fmt: skip
 # what the API and the library may take from the engine besides the facade: request/answer types, errors, the step
 # model, the map's tiles, and a few named modules (parsing of avoid areas, contour types, the algorithm registry, OSRM's

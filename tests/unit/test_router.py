@@ -191,6 +191,20 @@ def test_same_chain_both_directions() -> None:
     assert same.weight == 0 and same.distance_m == 0 and len(same.coordinates) == 2
 
 
+def test_one_hot_path_switch_per_router() -> None:
+    """The fused kernels' switch belongs to a router, its snapper, its legs and the routers derived from it (a custom
+    model's): turned off there it is off for them all, and another router (another engine) keeps its own."""
+    g, r = loop_map()
+    other = ref_router(g)
+    derived = r.derive(g)
+    assert r.hot_path.fused and derived.hot_path is r.hot_path
+    r.hot_path.fused = False
+    assert not derived.snapper.hot_path.fused and not derived.legs.hot_path.fused and not r.legs.hot_path.fused
+    assert other.hot_path.fused and other.snapper.hot_path.fused
+    p, q = r.snap(*at(200, 10)), r.snap(*at(700, -10))  # snapped step by step: the same phantoms
+    assert (p, q) == (other.snap(*at(200, 10)), other.snap(*at(700, -10)))
+
+
 def test_same_chain_oneway_goal_behind_goes_around() -> None:
     g, r = loop_map()
     p, q = r.snap(*at(1520, -100)), r.snap(*at(1520, -200))  # both on the oneway c-d-e, q after p

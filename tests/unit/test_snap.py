@@ -16,7 +16,8 @@ import pytest
 
 from app.engine.data import chain_index
 from app.engine.errors import InvalidValue, NoSegment
-from app.engine.snap.snapper import Snapper, _project, choose, haversine
+from app.engine.snap.index import _project
+from app.engine.snap.snapper import Snapper, choose, haversine
 from app.engine.types import Phantom, new_phantom
 from floor.format.graph import Graph, graph_in_memory
 from floor.format.units import COORD_SCALE, FLAG_FERRY
@@ -364,18 +365,16 @@ def test_bearing_filter() -> None:
 
 
 def _both_ways(
-    monkeypatch: pytest.MonkeyPatch,
+    snapper: Snapper,
     answers: dict[bool, list[object]],
     ask: Callable[..., object],
     *args: object,
     **kw: object,
 ) -> None:
-    """`ask(*args, **kw)` with `snap.one_call` on and off, each answer (or the `NoSegment` message) appended to
-    `answers[flag]`."""
-    from app.engine.snap import snapper as snap
-
+    """`ask(*args, **kw)` with `snapper`'s fused kernels (its `hot_path` switch) on and off, each answer (or the
+    `NoSegment` message) appended to `answers[flag]`."""
     for flag in (True, False):
-        monkeypatch.setattr(snap, "one_call", flag)
+        snapper.hot_path.fused = flag
         try:
             answers[flag].append(ask(*args, **kw))
         except NoSegment as exc:
@@ -410,7 +409,7 @@ def test_one_call_snapping_equals_the_steps(bundled_graph, monkeypatch: pytest.M
             kw["radius_m"] = rng.uniform(1, 40)
         if i % 13 == 3:
             kw["exclude_mask"] = 1
-        _both_ways(monkeypatch, answers, candidate_parts, x, y, **kw)
+        _both_ways(snapper, answers, candidate_parts, x, y, **kw)
         got = answers[True][-1]
         if isinstance(got, tuple):
             tiny += got[0] != got[1]
@@ -455,7 +454,7 @@ def test_one_call_nearest_equals_the_steps(bundled_graph, monkeypatch: pytest.Mo
             kw["radius_m"] = rng.uniform(1, 80)
         if i % 9 == 3:
             kw["exclude_mask"] = 1
-        _both_ways(monkeypatch, answers, snapper.nearest, x, y, **kw)
+        _both_ways(snapper, answers, snapper.nearest, x, y, **kw)
     assert answers[True] == answers[False]
     assert sum(isinstance(a, list) and len(a) > 2 for a in answers[True]) > 100  # many answers of several phantoms
     assert sum(isinstance(a, str) for a in answers[True]) > 10  # and radiuses that left none

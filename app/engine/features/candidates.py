@@ -20,7 +20,8 @@ import numpy as np
 from app.engine.features.hmm import OWN_ARC, Candidates, emission_log_p
 from app.engine.route.edges import _edge_seeds
 from app.engine.route.space import EdgeSpace, _seeds
-from app.engine.snap.snapper import _chain_offset, _phantom_figures, _search, segment_directions
+from app.engine.snap.index import _search, segment_directions
+from app.engine.snap.osrm_snap import _chain_offset, _phantom_figures
 from app.engine.types import Phantom, new_phantom
 from floor.format.units import COORD_SCALE
 from floor.kernels.jit import kernel
@@ -56,7 +57,6 @@ class CandidateSet:
     def __init__(self, router: Router, lon: np.ndarray, lat: np.ndarray, radius: np.ndarray, sigma: np.ndarray,
                  bearings: Sequence[tuple[float, float] | None] | None, exclude_mask: int) -> None:  # fmt: skip
         snapper = router.snapper
-        g, ch = router.graph, snapper.chains
         fwd_arcs, bwd_arcs, masked = snapper._dir_arcs(exclude_mask, starts=False)  # OSRM matches on every edge
         n = len(lon)
         bearing = np.full(n, -1.0)
@@ -64,16 +64,10 @@ class CandidateSet:
         for i, b in enumerate(bearings or ()):
             if b is not None:
                 bearing[i], brange[i] = b
-        big, tiny = snapper._big, snapper._tiny
         point, chain, seg, fig, offset, at = _hits(
-            big.minx, big.miny, big.maxx, big.maxy, big.level_start, big.entry_seg, big.entry_chain,
-            tiny.minx, tiny.miny, tiny.maxx, tiny.maxy, tiny.level_start, tiny.entry_seg, tiny.entry_chain,
-            g.geom_lon, g.geom_lat, snapper._gf, ch.fwd_arc, ch.bwd_arc, fwd_arcs, bwd_arcs, masked, ch.first_node,
-            ch.last_node, ch.component, ch.osrm_flip, g.arc_weight, g.arc_dist, g.arc_name, g.node_osm_id,
-            g.arc_duration,
-            np.ascontiguousarray(lon, dtype=np.float64), np.ascontiguousarray(lat, dtype=np.float64),
-            np.ascontiguousarray(radius, dtype=np.float64), bearing, brange, MAX_CANDIDATES, snapper._seg_weight,
-            snapper._seg_time,
+            snapper.index, snapper.metric, fwd_arcs, bwd_arcs, masked, np.ascontiguousarray(lon, dtype=np.float64),
+            np.ascontiguousarray(lat, dtype=np.float64), np.ascontiguousarray(radius, dtype=np.float64), bearing,
+            brange, MAX_CANDIDATES,
         )  # fmt: skip
         # one candidate per direction of a two-way chain, unless the trace may turn back at its point
         both = (fig[:, 3] >= 0) & (fig[:, 4] >= 0) & ~uturn_allowed(lon, lat)[point]
@@ -170,14 +164,13 @@ class CandidateSet:
 
 
 @kernel
-def _hits(
-    b_minx, b_miny, b_maxx, b_maxy, b_level, b_seg, b_chain, t_minx, t_miny, t_maxx, t_maxy, t_level, t_seg, t_chain,
-    glon, glat, gf, chain_fwd, chain_bwd, dir_fwd, dir_bwd, masked, first_node, last_node, component, osrm_flip,
-    arc_weight, arc_dist, arc_name, node_osm_id, arc_time, qlon, qlat, radius, bearing, brange, want, seg_weight,
-    seg_time,
-):  # fmt: skip  # pragma: no cover - numba
+def _hits(ix, mt, dir_fwd, dir_bwd, masked, qlon, qlat, radius, bearing, brange, want):  # pragma: no cover - numba
     """Per point the `want` nearest chains within `radius` m of both trees (as `Snapper.nearest`): (point, chain,
-    segment, figures [k, 21] as float64, metres along the chain, the chain end node it sits on or -1)."""
+    segment, figures [k, 21] as float64, metres along the chain, the chain end node it sits on or -1). `ix` and `mt`
+    are the snapper's `SnapIndex` and `SnapMetric`."""
+    glon, glat, gf, chain_fwd, chain_bwd = ix.glon, ix.glat, ix.gf, ix.fwd_arc, ix.bwd_arc
+    first_node, last_node = ix.first_node, ix.last_node
+    b_seg, b_chain, t_seg, t_chain = ix.big.entry_seg, ix.big.entry_chain, ix.tiny.entry_seg, ix.tiny.entry_chain
     n = qlon.shape[0]
     cap = n * want
     point = np.empty(cap, dtype=np.int64)
@@ -193,15 +186,13 @@ def _hits(
     k = 0
     for i in range(n):
         limit = radius[i] * 1.01 + 1.0  # the local frame against the haversine check below
-        nb = _search(b_minx, b_miny, b_maxx, b_maxy, b_level, b_seg, b_chain, glon, glat, qlon[i], qlat[i], want,
-                     limit * limit, o_seg, o_d2, o_t, dir_fwd, dir_bwd, bearing[i], brange[i], masked,
-                     -1.0)  # fmt: skip
+        nb = _search(ix.big, glon, glat, qlon[i], qlat[i], want, limit * limit, o_seg, o_d2, o_t, dir_fwd, dir_bwd,
+                     bearing[i], brange[i], masked, -1.0)  # fmt: skip
         for j in range(nb):
             o_chain[j] = b_chain[o_seg[j]]
             o_seg[j] = b_seg[o_seg[j]]
-        nt = _search(t_minx, t_miny, t_maxx, t_maxy, t_level, t_seg, t_chain, glon, glat, qlon[i], qlat[i], want,
-                     limit * limit, o_seg[nb:], o_d2[nb:], o_t[nb:], dir_fwd, dir_bwd, bearing[i], brange[i],
-                     masked, -1.0)  # fmt: skip
+        nt = _search(ix.tiny, glon, glat, qlon[i], qlat[i], want, limit * limit, o_seg[nb:], o_d2[nb:], o_t[nb:],
+                     dir_fwd, dir_bwd, bearing[i], brange[i], masked, -1.0)  # fmt: skip
         for j in range(nb, nb + nt):
             o_chain[j] = t_chain[o_seg[j]]
             o_seg[j] = t_seg[o_seg[j]]
@@ -218,9 +209,9 @@ def _hits(
             c = o_chain[j]
             s = o_seg[j]
             r = _phantom_figures(
-                glon, glat, gf, chain_fwd, chain_bwd, first_node, last_node, component, osrm_flip, arc_weight,
-                arc_dist, arc_name, node_osm_id, c, s - gf[c], o_t[j], qlon[i], qlat[i], arc_time, seg_weight,
-                seg_time, False,
+                glon, glat, gf, chain_fwd, chain_bwd, first_node, last_node, ix.component, ix.osrm_flip, mt.arc_weight,
+                mt.arc_dist, mt.arc_name, mt.node_osm_id, c, s - gf[c], o_t[j], qlon[i], qlat[i], mt.arc_time,
+                mt.seg_weight, mt.seg_time, False,
             )  # fmt: skip
             if r[2] > radius[i]:
                 continue

@@ -23,10 +23,6 @@ from app.engine.types import Phantom
 from floor.format.units import CLOSED_DS, INF_WEIGHT
 from floor.kernels.jit import kernel
 
-# Whether `Legs.leg` takes the one-call path. A first start's server answers its first requests before this kernel
-# is compiled: `app.warmup.warm_service` turns it off for its warm-up and on once `warm` has loaded it behind.
-enabled = True
-
 # `_ch_leg`'s status (after `ch._run`'s own: -1 a heap is full, -2 a bad seed node)
 LEG = 0  # the leg's figures follow
 DIRECT_FIRST = 1  # the direct stretch is no dearer than the cheapest seeds: no search ran

@@ -15,13 +15,12 @@ from typing import Protocol
 import numpy as np
 
 from app.engine.errors import NoRoute
-from app.engine.route import ch_leg as one_call
 from app.engine.route.assemble import BWD, FWD, Assembler, leg_of
 from app.engine.route.ch_leg import DIRECT, DIRECT_FIRST, NO_ROUTE, ch_leg
 from app.engine.route.space import SearchSpace
 from app.engine.search.ch import CHSearch
 from app.engine.snap.snapper import Snapper
-from app.engine.types import Leg, Phantom, SearchOptions, SearchResult, SearchStats, SearchTrace, Seeds
+from app.engine.types import HotPath, Leg, Phantom, SearchOptions, SearchResult, SearchStats, SearchTrace, Seeds
 from floor.format.units import CLOSED_DS, INF_WEIGHT
 from floor.kernels.geometry import osrm_distances_m
 
@@ -36,10 +35,11 @@ class Search(Protocol):
 class Legs:
     """Legs over one graph's search space (immutable, shared by every thread)."""
 
-    def __init__(self, space: SearchSpace, assembler: Assembler, snapper: Snapper) -> None:
+    def __init__(self, space: SearchSpace, assembler: Assembler, snapper: Snapper, hot_path: HotPath) -> None:
         self.space = space
         self.assembler = assembler
         self.snapper = snapper
+        self.hot_path = hot_path  # plain hierarchy legs in one kernel call (`ch_leg`) or step by step
 
     def segment_figures(self, leg: Leg) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per segment of the leg's coordinates: distance (m), duration (s) and weight (s of weight) as OSRM's
@@ -237,7 +237,7 @@ class Legs:
         space = self.space
         dr = self.direct(src, tgt)
         plain = s_dir is None and t_dir is None and not options.trace
-        if plain and one_call.enabled and isinstance(search, CHSearch) and space.edge_based:
+        if plain and self.hot_path.fused and isinstance(search, CHSearch) and space.edge_based:
             places = space.plain_place(src), space.plain_place(tgt)  # type: ignore[attr-defined]
             if places[0] is not None and places[1] is not None:
                 return self._ch_leg(search, algorithm, i, src, tgt, options, dr, places[0], places[1])
