@@ -22,7 +22,7 @@ from app.api import admin, basemap, errors, health, native, pages, tiles
 from app.api.frontdoor import UNGUARDED, FrontDoor, answer_osrm, osrm_get, refuse_unusable
 from app.api.openapi_examples import add_examples
 from app.api.openapi_limits import add_limits
-from app.api.osrm import handlers as osrm
+from app.api.osrm import dispatch as osrm
 from app.api.service import Service
 from app.engine.facade import engine_limits
 from app.settings import Settings

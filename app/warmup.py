@@ -135,7 +135,7 @@ _WARM_ROUTE_QUERIES = ("annotations=true&overview=simplified", "geometries=polyl
 
 async def _exercise_routing(service: Any, algorithms: tuple[str, ...] | None, trips: bool = True) -> list[Any] | None:
     """Routes (OSRM answers with geometry and annotations, every algorithm), a table, nearest; the sample phantoms."""
-    from app.api.osrm import handlers as osrm
+    from app.api.osrm import dispatch as osrm
     from app.engine.errors import EngineError
     from app.engine.facade import Waypoints
 
@@ -503,7 +503,7 @@ def _first_requests(work: Path) -> None:
     Never the core search, which a graph with hierarchy does not run for these requests."""
     import asyncio
 
-    from app.api.osrm import handlers as osrm
+    from app.api.osrm import dispatch as osrm
     from app.api.service import Service
     from app.settings import Settings
     from preprocessing.pipeline import preprocess

@@ -16,7 +16,8 @@ import numpy as np
 from fastapi import APIRouter, Path, Query, Request
 from starlette.responses import Response
 
-from app.api.tiles import _ERROR, MVT_TYPE, TileCache, uvarint, varints
+from app.api.mvt import field, uvarint, varints, zigzag
+from app.api.tiles import _ERROR, MVT_TYPE, TileCache
 from app.engine.errors import EngineError, InvalidValue
 from app.engine.facade import Engine
 from app.engine.maps.basemap import TileAreas
@@ -25,15 +26,6 @@ from app.engine.maps.tiles import MAX_ZOOM, check_tile
 router = APIRouter(tags=["map"])
 LAYER = "background"
 CACHE = TileCache(256)
-
-
-def _field(tag: int, payload: bytes) -> bytes:
-    return uvarint(tag) + uvarint(len(payload)) + payload
-
-
-def _zigzag(n: np.ndarray) -> np.ndarray:
-    n = np.asarray(n, dtype=np.int64)
-    return ((n << 1) ^ (n >> 63)).astype(np.uint64)
 
 
 def _geometry(t: TileAreas, polys: np.ndarray) -> bytes:
@@ -53,8 +45,8 @@ def _geometry(t: TileAreas, polys: np.ndarray) -> bytes:
     ring = np.repeat(np.arange(k.shape[0]), k)
     idx = np.arange(p1 - p0) - np.repeat(first[:-1] - p0, k)  # point index within its ring
     at = base[ring] + np.where(idx == 0, 1, 2 * idx + 2)
-    out[at] = _zigzag(dx)
-    out[at + 1] = _zigzag(dy)
+    out[at] = zigzag(dx)
+    out[at + 1] = zigzag(dy)
     return varints(out)
 
 
@@ -67,12 +59,12 @@ def encode(t: TileAreas, extent: int = 4096) -> bytes:
         polys = np.flatnonzero(kinds == code)
         tags = b"\x00" + uvarint(len(values))  # key 0 ("kind"), value index
         values.append(t.kinds[code] if code < len(t.kinds) else "other")
-        body = _field(0x12, tags) + b"\x18\x03" + _field(0x22, _geometry(t, polys))
-        feats.append(_field(0x12, body))
-    layer = b"\x78\x02" + _field(0x0A, LAYER.encode()) + b"".join(feats) + _field(0x1A, b"kind")
-    layer += b"".join(_field(0x22, _field(0x0A, v.encode())) for v in values)
+        body = field(0x12, tags) + b"\x18\x03" + field(0x22, _geometry(t, polys))
+        feats.append(field(0x12, body))
+    layer = b"\x78\x02" + field(0x0A, LAYER.encode()) + b"".join(feats) + field(0x1A, b"kind")
+    layer += b"".join(field(0x22, field(0x0A, v.encode())) for v in values)
     layer += b"\x28" + uvarint(extent)
-    return _field(0x1A, layer)
+    return field(0x1A, layer)
 
 
 def _key(engine: Engine, z: int, x: int, y: int) -> tuple[str, int, int, int]:
@@ -132,6 +124,6 @@ async def bgtile(
     key = _key(engine, zi, xi, yi)
     body = CACHE.get(key)
     if body is None:  # drawn in a search process
-        body = await svc.tile("bg", zi, xi, yi, lambda: bg_tile_bytes(engine, zi, xi, yi))
+        body = await svc.tile(bg_tile_bytes, zi, xi, yi)
         CACHE.put(key, body)
     return Response(body, media_type=MVT_TYPE, headers=headers)

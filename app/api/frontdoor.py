@@ -21,7 +21,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from app.api import timing
 from app.api.admin import ADMIN_PATH
 from app.api.errors import RETRY_AFTER_S, error_body
-from app.api.osrm import handlers as osrm
+from app.api.osrm import dispatch as osrm
 from app.api.service import Service
 
 NATIVE_PATHS = frozenset(

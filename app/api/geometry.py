@@ -12,6 +12,12 @@ from floor.kernels.geometry import haversine_m
 from floor.kernels.jit import kernel
 
 
+def valid_lonlat(lon: float, lat: float) -> bool:
+    """The API's one coordinate rule (both APIs refuse in their own words): finite, longitude -180..180, latitude
+    -90..90."""
+    return math.isfinite(lon) and math.isfinite(lat) and -180.0 <= lon <= 180.0 and -90.0 <= lat <= 90.0
+
+
 def segment_lengths_m(coords: np.ndarray) -> np.ndarray:
     """Great-circle length in metres of each segment of a `[k, 2]` lon/lat polyline (`k - 1` values)."""
     return haversine_m(coords[:-1, 0], coords[:-1, 1], coords[1:, 0], coords[1:, 1])

@@ -11,7 +11,7 @@ from fastapi import APIRouter, Body, Query, Request
 from starlette.responses import JSONResponse, Response
 
 from app.api import timing
-from app.api.geometry import simplify
+from app.api.geometry import simplify, valid_lonlat
 from app.api.openapi_limits import limit
 from app.api.schemas import (
     Algorithm,
@@ -65,7 +65,7 @@ def parse_lonlat(text: str, what: str) -> tuple[float, float]:
         lon, lat = float(parts[0]), float(parts[1])
     except ValueError:
         raise InvalidValue(f"{what} must be 'lon,lat' in degrees, got {text[:40]!r}") from None
-    if not (math.isfinite(lon) and math.isfinite(lat) and -180 <= lon <= 180 and -90 <= lat <= 90):
+    if not valid_lonlat(lon, lat):
         raise InvalidValue(f"{what} {text[:40]!r} is out of range (lon -180..180, lat -90..90)")
     return lon, lat
 

@@ -1,8 +1,8 @@
 """The server's request limits in its OpenAPI schema, from the very numbers its refusals compare with.
 
 A query parameter or body property that a limit bounds names it in its schema: `json_schema_extra=limit(NAME)`
-with NAME a field of `app.engine.facade.Limits` (an OSRM option: `Option(limit=NAME)` in `app.api.osrm.handlers`'s
-grammar).
+with NAME a field of `app.engine.facade.Limits` (an OSRM option: `Option(limit=NAME)` on its field in
+`app.api.osrm.grammar`).
 One pass over the finished schema (`add_limits(spec, limits)`, called by `app.main` with the `Limits` built from
 this server's settings) replaces the name by the value: `maximum` for a number, and a sentence in the description.
 The engine refuses above the same value (`TooBig`), so the documentation cannot state another bound than the one

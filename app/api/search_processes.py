@@ -26,13 +26,12 @@ import os
 import signal
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from collections.abc import Callable
     from concurrent.futures import Future
 
-    from app.api.service import Service
     from app.engine.facade import (
         Engine,
         IsochroneAnswer,
@@ -42,14 +41,33 @@ if TYPE_CHECKING:
         RouteAnswer,
         RouteRequest,
     )
+    from app.settings import Settings
 
 log = logging.getLogger("starroute")
 
-_service: Service | None = None  # in a child: the service whose engine answers (no pools of its own)
+
+class Serving(Protocol):
+    """What the search processes need of the worker's service, `app.api.service.Service` (not imported here: it
+    imports this module, and hands a child its class to build one from the settings)."""
+
+    settings: Settings
+    engine: Engine | None
+    generation: int
+
+    @property
+    def opened(self) -> Engine: ...
+
+    @property
+    def child_warmup(self) -> Callable[[Any], None] | None: ...
+
+    def _load(self) -> Engine: ...
+
+
+_service: Serving | None = None  # in a child: the service whose engine answers (no pools of its own)
 _generation = -1  # ... and the worker generation that engine was loaded for
 _running: Any = None  # ... and the pool's shared table of the task each child runs (0: none), with its slot in it
 _slot = -1
-_warm: Callable[[Service], None] | None = None  # ... and how it warms an engine it loads (the shell's; None: lazily)
+_warm: Callable[[Any], None] | None = None  # ... and how it warms an engine it loads (the shell's; None: lazily)
 
 
 def lower_priority(pid: int = 0) -> None:
@@ -112,16 +130,16 @@ def _start(
     settings_json: str,
     generation: int,
     parent: int,
-    inherited: Service | None,
+    inherited: Serving | None,
     running: Any,
     slots: Any,
-    warm: Callable[[Service], None] | None,
+    warm: Callable[[Any], None] | None,
+    make: Callable[[Settings], Serving],
 ) -> None:
     """Initializer of a child: Ctrl-C ignored (its worker stops it), idle priority, ended with its parent, a slot in
-    the table of running tasks; the worker's service when forked, else one of its own with the engine loaded and
-    warmed by `warm`."""
+    the table of running tasks; the worker's service when forked, else one of its own (`make`: the service's class)
+    with the engine loaded and warmed by `warm`."""
     global _service, _generation, _running, _slot, _warm
-    from app.api.service import Service
     from app.settings import Settings
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -136,7 +154,7 @@ def _start(
         _drop_sockets()
         _service, _generation = inherited, generation
         return
-    service = Service(Settings.model_validate_json(settings_json))
+    service = make(Settings.model_validate_json(settings_json))
     service.engine = service._load()
     if warm is not None:
         warm(service)
@@ -193,22 +211,11 @@ def match(generation: int, req: MatchRequest) -> MatchAnswer:
     return _engine(generation).match(req)
 
 
-def tile(generation: int, which: tuple[str, int, int, int]) -> bytes:
-    """A map tile's bytes in a child, `which` = (kind, z, x, y): kind `road` (the map's roads, `app.api.tiles`),
-    `bg` (its background, `app.api.basemap`) or `osrm` (OSRM's debug tile, `app.api.osrm.tile`)."""
-    kind, z, x, y = which
-    engine = _engine(generation)
-    if kind == "road":
-        from app.api.tiles import tile_bytes
-
-        return tile_bytes(engine, z, x, y)
-    if kind == "bg":
-        from app.api.basemap import bg_tile_bytes
-
-        return bg_tile_bytes(engine, z, x, y)
-    from app.api.osrm.tile import encode
-
-    return encode(engine.debug_tile(z, x, y))
+def tile(generation: int, which: tuple[Callable[[Engine, int, int, int], bytes], int, int, int]) -> bytes:
+    """A map tile's bytes in a child, `which` = (draw, z, x, y): `draw(engine, z, x, y)`, a module-level function
+    (sent by name: `app.api.tiles.tile_bytes`, `app.api.basemap.bg_tile_bytes`, `app.api.osrm.tile.draw`)."""
+    draw, z, x, y = which
+    return draw(_engine(generation), z, x, y)
 
 
 def other_threads() -> list[str]:
@@ -222,7 +229,7 @@ class SearchProcesses:
     """A worker's pool of search processes (started at once; warmed in the background when spawned): forked with
     `fork` (the caller knows no other thread holds a lock the children need), else spawned."""
 
-    def __init__(self, service: Service, processes: int, fork: bool) -> None:
+    def __init__(self, service: Serving, processes: int, fork: bool) -> None:
         from concurrent.futures import ProcessPoolExecutor  # imported here: multiprocessing costs a server's start 9 ms
 
         self.processes = processes
@@ -237,7 +244,16 @@ class SearchProcesses:
             processes,
             mp_context=ctx,
             initializer=_start,
-            initargs=(settings, generation, os.getpid(), inherited, self._running, slots, service.child_warmup),
+            initargs=(
+                settings,
+                generation,
+                os.getpid(),
+                inherited,
+                self._running,
+                slots,
+                service.child_warmup,
+                type(service),
+            ),
         )
         # start them now, not on the first long search, with SIGINT blocked: a Ctrl-C during a spawned child's
         # imports would end it with a traceback (blocked after the pool started multiprocessing's resource tracker,

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, TypeVar
 from app.api import search_processes
 from app.api.health import Metrics
 from app.api.search_processes import SearchProcesses
-from app.engine.errors import InvalidValue, Overloaded, Timeout
+from app.engine.errors import Overloaded, Timeout
 from app.engine.facade import (
     CustomModel,
     Engine,
@@ -73,12 +73,6 @@ def _lower_priority() -> None:
 def search_pool(threads: int) -> ThreadPoolExecutor:
     """The pool long searches run in: `threads` threads, each at nice `SEARCH_NICE` where Linux allows it."""
     return ThreadPoolExecutor(threads, thread_name_prefix="starroute-search", initializer=_lower_priority)
-
-
-def check_coordinate(lon: float, lat: float) -> None:
-    """OSRM's coordinate check: finite, longitude -180..180, latitude -90..90, else `InvalidValue`."""
-    if not (math.isfinite(lon) and math.isfinite(lat) and -180.0 <= lon <= 180.0 and -90.0 <= lat <= 90.0):
-        raise InvalidValue("Invalid coordinate value.")
 
 
 class Service:
@@ -423,10 +417,11 @@ class Service:
 
         return await self.run_in_process(search_processes.isochrone, req, run)
 
-    async def tile(self, kind: str, z: int, x: int, y: int, draw: Callable[[], bytes]) -> bytes:
-        """A map tile's bytes (`search_processes.tile`: kind `road`, `bg` or `osrm`), cut and encoded in a search
-        process; `draw` does it here (no search processes)."""
-        return await self.run_in_process(search_processes.tile, (kind, z, x, y), draw)
+    async def tile(self, draw: Callable[[Engine, int, int, int], bytes], z: int, x: int, y: int) -> bytes:
+        """A map tile's bytes, `draw(engine, z, x, y)` (a module-level function: a search process gets it by name),
+        cut and encoded in a search process, or in the search pool when there is none."""
+        engine = self.opened
+        return await self.run_in_process(search_processes.tile, (draw, z, x, y), lambda: draw(engine, z, x, y))
 
     async def match(self, req: MatchRequest) -> MatchAnswer:
         """A GPS trace matched onto the roads (`Engine.match`), in a search process."""

@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 
-from app.api.osrm import handlers as osrm
+from app.api.osrm import grammar
 from app.engine.errors import EngineError
 from app.main import create_app
 from app.settings import Settings
@@ -48,7 +48,7 @@ def _accepts(service: str, option: str) -> bool:
     the `=`; an unknown option is refused where it starts."""
     path = f"/{service}/v1/driving/{FROM};{TO}"
     try:
-        osrm.parse(path, f"{option}=@@")
+        grammar.parse(path, f"{option}=@@")
     except EngineError as exc:
         pos = int(re.search(r"position (\d+)", exc.message).group(1))  # type: ignore[union-attr]
         return pos > len(path) + 1
@@ -72,6 +72,11 @@ def test_each_osrm_service_documents_its_own_options() -> None:
             assert p["description"], (service, p["name"])
     assert _query_names(paths["/tile/v1/{profile}/{tile}"]["get"]) == []  # nothing after tile(x,y,z).mvt
     assert "alternatives" in documented["route"] and "alternatives" not in documented["table"]
+    # each OSRM operation under the one tag `osrm`, once (the tile's route was once included twice under it)
+    osrm_ops = [paths[V1.format(service=s)]["get"] for s in OWN] + [paths["/tile/v1/{profile}/{tile}"]["get"]]
+    assert all(op["tags"] == ["osrm"] for op in osrm_ops), [op["tags"] for op in osrm_ops]
+    # an option a service declares again (match: radiuses, the GPS error) keeps its own documentation
+    assert grammar.GRAMMAR["match"]["radiuses"].doc != grammar.GRAMMAR["route"]["radiuses"].doc
 
 
 def test_documented_limits_are_the_enforced_ones(bundled_graph: Path) -> None:

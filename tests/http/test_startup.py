@@ -36,7 +36,7 @@ def kernel_overloads() -> dict[str, int]:
 def test_a_first_request_after_warm_up_compiles_and_loads_nothing(
     bundled_graph: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from app.api.osrm import handlers as osrm
+    from app.api.osrm import dispatch as osrm
     from app.api.service import Service
 
     monkeypatch.setattr(warmup, "_start_background", lambda fn: None)  # only what runs before "ready"

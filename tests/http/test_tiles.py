@@ -256,7 +256,7 @@ def test_encoder_round_trip_against_the_engine_tile(router) -> None:
 
 
 def test_varints() -> None:
-    from app.api.tiles import uvarint, varint_sizes, varints
+    from app.api.mvt import uvarint, varint_sizes, varints
 
     values = [0, 1, 127, 128, 300, 16383, 16384, 2**21, 2**28 + 5, 2**35, 2**63 - 1]
     assert varints(np.array(values, dtype=np.uint64)) == b"".join(uvarint(v) for v in values)

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import app.engine.guidance as guidance
-from app.api.osrm.handlers import handle
+from app.api.osrm.dispatch import handle
 from app.api.service import Service
 from app.engine.guidance import classify
 from app.settings import Settings

@@ -12,8 +12,7 @@ import httpx
 import numpy as np
 import pytest
 
-from app.api.osrm import handlers as osrm
-from app.api.osrm import polyline
+from app.api.osrm import dispatch, grammar, polyline
 from app.api.osrm.steps import build_steps, summary
 from app.engine.errors import EngineError
 from app.engine.guidance import MODIFIER_NAMES, Maneuver, RouteStep, StepIntersection
@@ -70,7 +69,7 @@ PARSE_ERRORS = [
 @pytest.mark.parametrize(("path", "query", "code"), PARSE_ERRORS)
 def test_parse_errors(path: str, query: str, code: str) -> None:
     with pytest.raises(EngineError) as info:
-        osrm.parse(path, query)
+        grammar.parse(path, query)
     assert info.value.code == code, info.value.message
 
 
@@ -90,12 +89,12 @@ def test_parse_positions_match_osrm() -> None:
         (R + "7.4197,43.7311;7.4246,43.7384", "&", 48),
     ]:
         with pytest.raises(EngineError) as info:
-            osrm.parse(path, query)
+            grammar.parse(path, query)
         assert info.value.message == f"Query string malformed close to position {pos}", (path, query)
 
 
 def test_parse_good() -> None:
-    req = osrm.parse(
+    req = grammar.parse(
         R + OK_2 + ".json",
         "steps=true&alternatives=2&geometries=geojson&overview=false&annotations=duration,distance"
         "&radiuses=unlimited;5.5&bearings=10,20;&continue_straight=default&hints=;&approaches=curb;",
@@ -103,16 +102,20 @@ def test_parse_good() -> None:
     assert req.service == "route" and req.profile == "driving"
     assert req.coordinates == [(7.4197, 43.7311), (7.4246, 43.7384)]
     o = req.options
-    assert o["steps"] is True and o["alternatives"] == 2 and o["geometries"] == "geojson"
-    assert o["overview"] == "false" and o["annotations"] == ("duration", "distance")
-    assert o["radiuses"] == [None, 5.5] and o["bearings"] == [(10, 20), None]
-    assert osrm.parse(R + "polyline(_p~iF~ps|U_ulLnnqC)").coordinates == [(-120.2, 38.5), (-120.95, 40.7)]
-    assert osrm.parse(R + "polyline6(_izlhA~rlgdF_{geC~ywl@)").coordinates == [(-120.2, 38.5), (-120.95, 40.7)]
-    t = osrm.parse("/table/v1/car/" + OK_2 + ";7.42,43.73", "sources=0;2&destinations=all&annotations=distance")
-    assert t.options["sources"] == [0, 2] and t.options["destinations"] is None
-    assert t.options["annotations"] == ("distance",)
-    assert osrm.parse("/nearest/v1/foot/7.4,43.7.json", "number=3").options["number"] == 3
-    assert osrm.parse(R + "-7.4,-43.7;.5,1e1").coordinates == [(-7.4, -43.7), (0.5, 10.0)]
+    assert isinstance(o, grammar.OsrmRouteOptions)
+    assert o.steps is True and o.alternatives == 2 and o.geometries == "geojson"
+    assert o.overview == "false" and o.annotations == ("duration", "distance")
+    assert o.radiuses == (None, 5.5) and o.bearings == ((10, 20), None)
+    assert o.continue_straight is None and o.hints == (None, None) and o.approaches == ("curb", None)
+    assert o.exclude == () and o.generate_hints is True and o.waypoints is None  # the defaults, written once
+    assert grammar.parse(R + "polyline(_p~iF~ps|U_ulLnnqC)").coordinates == [(-120.2, 38.5), (-120.95, 40.7)]
+    assert grammar.parse(R + "polyline6(_izlhA~rlgdF_{geC~ywl@)").coordinates == [(-120.2, 38.5), (-120.95, 40.7)]
+    t = grammar.parse("/table/v1/car/" + OK_2 + ";7.42,43.73", "sources=0;2&destinations=all&annotations=distance")
+    assert t.options.sources == (0, 2) and t.options.destinations is None
+    assert t.options.annotations == ("distance",) and t.options.scale_factor == 1.0
+    assert grammar.parse("/nearest/v1/foot/7.4,43.7.json", "number=3").options.number == 3
+    assert grammar.parse("/table/v1/car/" + OK_2).options == grammar.OsrmTableOptions()  # nothing given: defaults
+    assert grammar.parse(R + "-7.4,-43.7;.5,1e1").coordinates == [(-7.4, -43.7), (0.5, 10.0)]
 
 
 # --- polyline --------------------------------------------------------------------------------------------------------
@@ -672,6 +675,6 @@ def test_engine_codes_map_to_400_through_handle() -> None:
     engine.router, engine.limits = StubRouter(), Limits()  # type: ignore[assignment]
     svc.engine = engine
     for path, code in (("/table/v1/driving/" + OK_2, "NoTable"), (R + OK_2, "NoRoute")):
-        status, body = asyncio.run(osrm.handle(svc, path, b""))
+        status, body = asyncio.run(dispatch.handle(svc, path, b""))
         answer = json.loads(body)
         assert status == 400 and set(answer) == {"code", "message"} and answer["code"] == code

@@ -10,7 +10,7 @@ import httpx
 import numpy as np
 import pytest
 
-from app.api.osrm import handlers as osrm
+from app.api.osrm import grammar
 from app.engine.errors import EngineError
 from app.engine.facade import Engine
 from harness import api_server
@@ -126,7 +126,7 @@ def test_match_options(client: httpx.Client, traces: list) -> None:
 )
 def test_match_grammar(query: str, code: str) -> None:
     with pytest.raises(EngineError) as info:
-        osrm.parse(M + "7.4197,43.7311;7.4246,43.7384", query)
+        grammar.parse(M + "7.4197,43.7311;7.4246,43.7384", query)
     assert info.value.code == code
 
 

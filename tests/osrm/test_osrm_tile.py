@@ -16,7 +16,7 @@ import mapbox_vector_tile
 import numpy as np
 import pytest
 
-from app.api.osrm import handlers as osrm
+from app.api.osrm import grammar
 from app.api.osrm import tile as osrm_tile
 from app.engine.data import load
 from app.engine.errors import EngineError
@@ -226,7 +226,7 @@ def test_malformed_urls_and_zooms_answer_osrms_errors(query: str, code: str, pos
     what is wrong."""
     path, _, qs = (T + query).partition("?")
     with pytest.raises(EngineError) as info:
-        osrm.parse(path, qs)
+        grammar.parse(path, qs)
     assert info.value.code == code
     expected = f"Query string malformed close to position {pos}" if isinstance(pos, int) else f"{INVALID}: {pos}"
     assert info.value.message == expected
@@ -241,7 +241,7 @@ def test_errors_and_empty_tiles_over_http(server: str) -> None:
     assert r.headers["content-type"].startswith("application/json")
     empty = httpx.get(f"{server}{T}tile(01,2,13).mvt")  # leading zeros are fine; no road there: 0 bytes, as OSRM
     assert empty.status_code == 200 and empty.content == b"" and decode(empty.content) == {}
-    assert osrm.parse(T + "tile(01,2,13).mvt").options == {"x": 1, "y": 2, "z": 13}
+    assert grammar.parse(T + "tile(01,2,13).mvt").options == grammar.OsrmTileOptions(x=1, y=2, z=13)
     assert 'endpoint="osrm_tile",status="200"' in httpx.get(f"{server}/metrics").text
 
 

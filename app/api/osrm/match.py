@@ -14,62 +14,64 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.api.osrm.handlers import OsrmRequest, _bearings_of, _check_common, _check_coordinates, _route_object, waypoint
+from app.api.osrm.grammar import OsrmMatchOptions, OsrmRequest
+from app.api.osrm.shapes import (
+    bearings_of,
+    check_common,
+    check_coordinates,
+    check_size,
+    check_two_points,
+    invalid_options,
+    route_object,
+    waypoint,
+)
 from app.api.service import Service
-from app.engine.errors import EngineError, TooBig
-from app.engine.facade import MatchAnswer, MatchRequest
+from app.engine.errors import TooBig
+from app.engine.facade import Engine, MatchAnswer, MatchRequest
 
 
-def _invalid(message: str) -> EngineError:
-    return EngineError(message, "InvalidOptions")
-
-
-async def match(svc: Service, req: OsrmRequest) -> dict[str, Any]:
+async def match(svc: Service, req: OsrmRequest[OsrmMatchOptions]) -> dict[str, Any]:
     """Answer `/match/v1`: OSRM's checks in its order, then the matching in the search pool."""
     o = req.options
     n = len(req.coordinates)
-    radiuses = _check_common(req)
-    ts = o.get("timestamps")
-    if ts is not None and len(ts) != n:
-        raise _invalid(f"Number of elements in timestamps size {len(ts)} does not match coordinate size {n}")
-    if n < 2:
-        raise _invalid("Number of coordinates needs to be at least two.")
-    wps = o.get("waypoints")
-    if wps is not None and any(w >= n for w in wps):
-        raise _invalid("Waypoints must be valid coordinate indices")
+    radiuses = check_common(req)
+    if o.timestamps is not None:
+        check_size("timestamps", len(o.timestamps), n)
+    check_two_points(n)
+    if o.waypoints is not None and any(w >= n for w in o.waypoints):
+        raise invalid_options("Waypoints must be valid coordinate indices")
     limit = svc.settings.max_matching_size
     if n > limit:
         raise TooBig("Too many trace coordinates")
-    _check_coordinates(req)
+    check_coordinates(req)
     mreq = MatchRequest(
         req.coordinates,
-        timestamps=ts,
+        timestamps=o.timestamps,
         radiuses=radiuses,
-        bearings=_bearings_of(req),
-        split_gaps=o.get("gaps", "split") == "split",
-        tidy=o.get("tidy", False),
-        waypoints=wps,
-        exclude=o.get("exclude", []),
+        bearings=bearings_of(o),
+        split_gaps=o.gaps == "split",
+        tidy=o.tidy,
+        waypoints=o.waypoints,
+        exclude=o.exclude,
     )
     answer = await svc.match(mreq)
-    return _body(svc, answer, o)
+    return _body(svc.opened, answer, o)
 
 
-def _body(svc: Service, answer: MatchAnswer, o: dict[str, Any]) -> dict[str, Any]:
+def _body(engine: Engine, answer: MatchAnswer, o: OsrmMatchOptions) -> dict[str, Any]:
     """`{code, matchings, tracepoints}` as osrm-routed writes them."""
     matchings = []
     for m in answer.matchings:
-        route = _route_object(svc, m.route, m.legs_at, o)
+        route = route_object(engine, m.route, m.legs_at, o)
         route["confidence"] = m.confidence
         matchings.append(route)
     body: dict[str, Any] = {"code": "Ok", "matchings": matchings}
-    if not o.get("skip_waypoints", False):
-        hints = o.get("generate_hints", True)
+    if not o.skip_waypoints:
         body["tracepoints"] = [
             None
             if tp is None
             else {
-                **waypoint(tp.phantom, hints),
+                **waypoint(tp.phantom, o.generate_hints),
                 "matchings_index": tp.matching,
                 "waypoint_index": tp.waypoint,
                 "alternatives_count": tp.alternatives,

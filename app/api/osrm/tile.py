@@ -11,90 +11,31 @@ is and how it is found):
 - `internal-nodes`: the segregated edges (guidance's), LineStrings without properties.
 Layers without features are left out, as vtzero leaves them out (an empty tile is 0 bytes).
 
-The grammar is osrm-routed's (`tile(` uint `,` uint `,` uint `).mvt`, nothing after it, no query string): a
-malformed URL is `InvalidQuery` "Query string malformed close to position N" where OSRM's parser stops; a zoom
-outside 12..19 or a tile that does not exist is `InvalidOptions` with OSRM's message (typo included), followed by
-what is wrong (OSRM's text says "12+" even of zoom 20). Tiles are
-encoded with the map tiles' encoder (`app.api.tiles`), cut in the search pool and kept in a small LRU cache.
+The grammar is osrm-routed's (`tile(` uint `,` uint `,` uint `).mvt`, nothing after it, no query string;
+`app.api.osrm.grammar.parse_tile`). Tiles are written with the MVT writer the map's tiles use (`app.api.mvt`), cut in a
+search process and kept in a small LRU cache.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
-
 import numpy as np
-from fastapi import APIRouter, Path, Request
-from starlette.responses import Response
 
-from app.api.errors import JSON_TYPE
-from app.api.tiles import (
-    LINESTRING,
-    POINT,
-    Column,
-    TileCache,
-    layer_bytes,
-    line_geometry,
-    point_geometry,
-    tag_stream,
-    value_table,
-)
-from app.engine.errors import EngineError
-from app.engine.maps.tiles import (
-    EXTENT,
-    MODIFIER_NAMES,
-    OSRM_MAX_ZOOM,
-    OSRM_MIN_ZOOM,
-    TURN_TYPE_NAMES,
-    DebugTile,
-)
-
-if TYPE_CHECKING:
-    from app.api.osrm.handlers import OsrmRequest
-    from app.api.service import Service
+from app.api.mvt import LINESTRING, POINT, Column, layer_bytes, line_geometry, point_geometry, tag_stream, value_table
+from app.api.osrm.grammar import OsrmRequest, OsrmTileOptions
+from app.api.service import Service
+from app.api.tiles import TileCache
+from app.engine.facade import Engine
+from app.engine.maps.tiles import EXTENT, MODIFIER_NAMES, TURN_TYPE_NAMES, DebugTile
 
 TILE_TYPE = "application/x-protobuf"  # osrm-routed's Content-Type for tiles
 DATASOURCE = "lua profile"  # the one data source (no traffic updates)
-_UINT_MAX = 2**32 - 1  # x3::uint_ (unsigned int) refuses more
-INVALID_TILE = "Invalid coodinates. Only zoomlevel 12+ is supported"  # sic, osrm-routed's message
 
 
 class Protobuf(bytes):
-    """A tile answer: bytes that name their media type (`app.api.osrm.handlers.media_type` reads it for the
+    """A tile answer: bytes that name their media type (`app.api.osrm.dispatch.media_type` reads it for the
     Content-Type)."""
 
     media_type = TILE_TYPE
-
-
-def _query_error(pos: int) -> EngineError:
-    return EngineError(f"Query string malformed close to position {pos}", "InvalidQuery")
-
-
-def parse_tile(url: str, pos: int) -> tuple[int, int, int]:
-    """`tile(x,y,z).mvt` from `url[pos:]` to its end, as osrm-routed's x3 grammar reads it: (x, y, z), or
-    `InvalidQuery` at the position the parser stopped (the start when `tile(` is missing, else the element it
-    expected); then OSRM's validity check (`InvalidOptions`)."""
-    if not url.startswith("tile(", pos):
-        raise _query_error(pos)
-    p = pos + 5
-    numbers = []
-    for sep in (",", ",", ").mvt"):
-        end = p
-        while end < len(url) and url[end].isdigit() and url[end].isascii():
-            end += 1
-        if end == p or int(url[p:end]) > _UINT_MAX:
-            raise _query_error(p)
-        numbers.append(int(url[p:end]))
-        if not url.startswith(sep, end):
-            raise _query_error(end)
-        p = end + len(sep)
-    if p != len(url):  # anything after `.mvt`, a query string included
-        raise _query_error(p)
-    x, y, z = numbers
-    if not OSRM_MIN_ZOOM <= z <= OSRM_MAX_ZOOM:  # osrm-routed's words, then which bound (its text names one only)
-        raise EngineError(f"{INVALID_TILE}: zoom {z} is outside {OSRM_MIN_ZOOM}..{OSRM_MAX_ZOOM}", "InvalidOptions")
-    if not (x < (1 << z) and y < (1 << z)):
-        raise EngineError(f"{INVALID_TILE}: x and y are 0..{(1 << z) - 1} at zoom {z}", "InvalidOptions")
-    return x, y, z
 
 
 # -- encoding ---------------------------------------------------------------------------------------------------------
@@ -173,43 +114,18 @@ def encode(t: DebugTile) -> bytes:
 CACHE = TileCache(256)
 
 
-async def tile(svc: Service, req: OsrmRequest) -> Protobuf:
+def draw(engine: Engine, z: int, x: int, y: int) -> bytes:
+    """The debug tile z/x/y cut and encoded (in a search process, `Service.tile`)."""
+    return encode(engine.debug_tile(z, x, y))
+
+
+async def tile(svc: Service, req: OsrmRequest[OsrmTileOptions]) -> Protobuf:
     """Answer `/tile/v1`: the encoded debug tile (cached per graph fingerprint and tile)."""
-    x, y, z = req.options["x"], req.options["y"], req.options["z"]
+    x, y, z = req.options.x, req.options.y, req.options.z
     engine = svc.opened
     key = ((engine.meta.fingerprint or str(id(engine))) + ":osrm", z, x, y)
     body = CACHE.get(key)
     if body is None:  # cut and encoded in a search process (milliseconds; the first tile also indexes the graph)
-        body = await svc.tile("osrm", z, x, y, lambda: encode(engine.debug_tile(z, x, y)))
+        body = await svc.tile(draw, z, x, y)
         CACHE.put(key, body)
     return Protobuf(body)
-
-
-# -- OpenAPI documentation (the front door answers the path before routing, as for the other OSRM services) ----------
-
-router = APIRouter(tags=["osrm"])
-_RESPONSES: dict[int | str, dict[str, Any]] = {
-    200: {
-        "description": "the debug tile (Mapbox Vector Tile 2: layers speeds, turns, osmnodes, internal-nodes)",
-        "content": {TILE_TYPE: {"schema": {"type": "string", "format": "binary"}}},
-    },
-    400: {
-        "description": "OSRM error: `{code, message}` (InvalidQuery, InvalidOptions, ...)",
-        "content": {JSON_TYPE.split(";")[0]: {"schema": {"type": "object"}}},
-    },
-}
-
-
-@router.get("/tile/v1/{profile}/{tile}", summary="OSRM tile service", response_class=Response, responses=_RESPONSES)
-async def osrm_tile(
-    request: Request,
-    profile: str,
-    tile: Annotated[
-        str, Path(description="`tile({x},{y},{zoom}).mvt`, zoom 12..19", examples=["tile(17059,11948,15).mvt"])
-    ],
-) -> Response:
-    """OSRM's debug vector tile: every road segment with its speed, weight and duration, every turn with its cost."""
-    from app.api.osrm.handlers import handle, media_type
-
-    status, body = await handle(request.app.state.service, request.url.path, request.scope.get("query_string", b""))
-    return Response(body, status_code=status, media_type=media_type(body))

@@ -17,35 +17,35 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.api.osrm.handlers import OsrmRequest, _check_common, _check_coordinates, _route_object, _waypoints, waypoint
+from app.api.osrm.grammar import OsrmRequest, OsrmTripOptions
+from app.api.osrm.shapes import check_common, check_coordinates, route_object, waypoint, waypoints
 from app.api.service import Service
 from app.engine.errors import EngineError
 from app.engine.facade import TripRequest
 
 
-async def trip(svc: Service, req: OsrmRequest) -> dict[str, Any]:
+async def trip(svc: Service, req: OsrmRequest[OsrmTripOptions]) -> dict[str, Any]:
     """Answer `/trip/v1`: one trip through every coordinate, its waypoints with their place in it."""
     o = req.options
     n = len(req.coordinates)
-    radiuses = _check_common(req)
-    if any(i >= n for i in o.get("waypoints", ())):  # osrm-routed: InvalidOptions, no message
+    radiuses = check_common(req)
+    if any(i >= n for i in o.waypoints or ()):  # osrm-routed: InvalidOptions, no message
         raise EngineError("", "InvalidOptions")
     engine_req = TripRequest(
-        _waypoints(req, radiuses),
-        roundtrip=o.get("roundtrip", True),
-        source=o.get("source", "any"),
-        destination=o.get("destination", "any"),
-        exclude=o.get("exclude", []),
+        waypoints(req, radiuses),
+        roundtrip=o.roundtrip,
+        source=o.source,
+        destination=o.destination,
+        exclude=o.exclude,
     )
     svc.opened.check_trip(engine_req)
-    _check_coordinates(req)
+    check_coordinates(req)
     answer = await svc.trip(engine_req)
-    body: dict[str, Any] = {"code": "Ok", "trips": [_route_object(svc, answer.route, None, o)]}
-    if not o.get("skip_waypoints", False):
-        hints = o.get("generate_hints", True)
+    body: dict[str, Any] = {"code": "Ok", "trips": [route_object(svc.opened, answer.route, None, o)]}
+    if not o.skip_waypoints:
         places = answer.waypoint_index
         body["waypoints"] = [
-            {**waypoint(ph, hints), "trips_index": 0, "waypoint_index": places[i]}
+            {**waypoint(ph, o.generate_hints), "trips_index": 0, "waypoint_index": places[i]}
             for i, ph in enumerate(answer.phantoms)
         ]
     return body
