@@ -37,7 +37,7 @@ API_RUNS_STAGE = {
     ("app/engine/data.py", "preprocessing.customize"),
 }
 MAX_MODULES_PER_FOLDER = 12  # modules besides __init__.py in one engine folder
-MAX_LINES = 900
+MAX_LINES = 700
 
 
 def _imports(path: Path, runtime_only: bool = False) -> list[str]:
@@ -230,10 +230,10 @@ def test_no_import_circles() -> None:
 
 
 def test_no_file_is_a_hub() -> None:
-    """Mid-sized files, one concept each: none of ours over MAX_LINES lines."""
+    """Mid-sized files, one concept each: no Python file of the tree (tests, harness and bench too) over MAX_LINES."""
     big = [
         (_rel(f), n)
-        for folder in PACKAGES
+        for folder in (*PACKAGES, "harness", "bench", "tests")
         for f in _files(folder)
         if (n := len(f.read_text(encoding="utf-8").splitlines())) > MAX_LINES
     ]
