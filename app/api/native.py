@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Annotated, Any
 
 import numpy as np
@@ -12,8 +13,10 @@ from starlette.responses import JSONResponse, Response
 
 from app.api import timing
 from app.api.geometry import simplify, valid_lonlat
+from app.api.instructions import language_of
 from app.api.openapi_limits import limit
 from app.api.schemas import (
+    LANGUAGE,
     Algorithm,
     ErrorBody,
     IsochroneCollection,
@@ -31,7 +34,7 @@ from app.api.service import Service
 from app.engine import facade
 from app.engine.errors import InvalidValue, TooBig
 from app.engine.facade import IsochroneRequest, NearestRequest, Waypoints
-from app.engine.types import Phantom, Route, RouteResult
+from app.engine.types import Leg, Phantom, Route, RouteResult
 
 router = APIRouter(tags=["native"])
 _ERRORS: dict[int | str, dict[str, Any]] = {
@@ -92,6 +95,31 @@ def _stats(settled: int, relaxed: int, micros: float) -> dict[str, Any]:
     return {"settled": int(settled), "relaxed": int(relaxed), "micros": _r1(micros)}
 
 
+def _steps(svc: Service, language: str, legs: list[Leg]) -> list[list[dict[str, Any]]]:
+    """Per leg, its maneuvers with their text (`schemas.Step`): the OSRM steps and instructions of the same legs."""
+    from app.api.osrm.steps import add_instructions, build_steps
+
+    out = []
+    for i, leg in enumerate(legs):
+        steps = build_steps(leg, svc.opened.roads, lambda _: None)
+        add_instructions(steps, language, i, len(legs))
+        out.append(
+            [
+                {
+                    "instruction": s["maneuver"]["instruction"],
+                    "type": s["maneuver"]["type"],
+                    "modifier": s["maneuver"].get("modifier"),
+                    "name": s["name"],
+                    "location": s["maneuver"]["location"],
+                    "distance_m": s["distance"],
+                    "duration_s": s["duration"],
+                }
+                for s in steps
+            ]
+        )
+    return out
+
+
 def feature(
     route: Route,
     phantoms: list[Phantom],
@@ -100,8 +128,9 @@ def feature(
     trace: list[dict[str, Any]] | None = None,
     exclude: list[str] | None = None,
     custom_model: dict[str, Any] | None = None,
+    steps_of: Callable[[list[Leg]], list[list[dict[str, Any]]]] | None = None,
 ) -> dict[str, Any]:
-    """The route as a GeoJSON Feature (see `schemas.RouteFeature`)."""
+    """The route as a GeoJSON Feature (see `schemas.RouteFeature`); with `steps_of`, each leg's steps."""
     coords = route.coordinates
     if overview == "simplified":
         coords = simplify(coords)
@@ -115,6 +144,9 @@ def feature(
         }
         for leg in route.legs
     ]
+    if steps_of is not None:
+        for obj, steps in zip(legs, steps_of(route.legs), strict=True):
+            obj["steps"] = steps
     total = _stats(
         sum(leg.stats.settled for leg in route.legs),
         sum(leg.stats.relaxed for leg in route.legs),
@@ -139,7 +171,9 @@ def feature(
     if custom_model is not None:
         props["custom_model"] = custom_model
     if result is not None and route is result.best and len(result.routes) > 1:
-        props["alternatives"] = [feature(r, phantoms, overview, None, None, exclude) for r in result.routes[1:]]
+        props["alternatives"] = [
+            feature(r, phantoms, overview, None, None, exclude, None, steps_of) for r in result.routes[1:]
+        ]
     return {
         "type": "Feature",
         "geometry": {"type": "LineString", "coordinates": np.round(coords, 7)},
@@ -147,12 +181,17 @@ def feature(
     }
 
 
-async def _route(svc: Service, req: facade.RouteRequest, overview: str) -> Response:
+async def _route(svc: Service, req: facade.RouteRequest, overview: str, language: str | None = None) -> Response:
     if req.alternatives and len(req.waypoints.coordinates) != 2:
         raise InvalidValue("alternatives are looked for between two points only: drop the via points")
+    if language is not None:
+        language_of(language)
     answer = await svc.route(req)
     trace = answer.traces if req.trace else None
-    body = feature(answer.best, answer.phantoms, overview, answer.result, trace, answer.exclude, answer.custom_model)
+    steps_of = None if language is None else lambda legs: _steps(svc, language, legs)
+    body = feature(
+        answer.best, answer.phantoms, overview, answer.result, trace, answer.exclude, answer.custom_model, steps_of
+    )
     return _json(body, _JSON)
 
 
@@ -203,6 +242,7 @@ async def get_route(
             json_schema_extra=limit("max_alternatives"),
         ),
     ] = 0,
+    language: Annotated[str | None, Query(description=LANGUAGE, examples=["de"])] = None,
 ) -> Response:
     """The fastest route from `from` through each `via` point to `to`; `[lon, lat]` order throughout (RFC 7946).
     Alternatives, when found, are in `properties.alternatives` (each a Feature like this one)."""
@@ -220,7 +260,7 @@ async def get_route(
     req = facade.RouteRequest(
         _waypoints(svc, points), algorithm, _exclude_list(exclude), areas, alternatives, trace, epsilon
     )
-    return await _route(svc, req, overview)
+    return await _route(svc, req, overview, language)
 
 
 @router.post(
@@ -251,7 +291,7 @@ async def post_route(request: Request, body: Annotated[RouteRequest, Body()]) ->
         body.epsilon,
         custom_model=_model(body.custom_model),
     )
-    return await _route(svc, req, body.overview)
+    return await _route(svc, req, body.overview, body.language)
 
 
 def _model(obj: dict[str, Any] | None) -> facade.CustomModel | None:

@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.api.instructions.compile import LANGUAGES
 from app.api.openapi_limits import limit
 from app.engine.search.algorithms import NAMES
 from app.engine.search.algorithms import AlgorithmName as Algorithm
@@ -29,6 +30,10 @@ CUSTOM_MODEL = (
     '`areas` (a GeoJSON FeatureCollection). Example: `{"priority": [{"if": "max_height < 4", "multiply_by": "0"}]}`'
 )
 CustomModelBody = Annotated[dict[str, Any] | None, Field(description=CUSTOM_MODEL)]
+LANGUAGE = (
+    "turn-by-turn steps per leg (`properties.legs[].steps`) with text instructions in this language (those of "
+    "OSRM's `language=`, from osrm-text-instructions 0.15.0): " + ", ".join(LANGUAGES)
+)
 
 
 class _Strict(BaseModel):
@@ -57,6 +62,7 @@ class RouteRequest(_Strict):
         json_schema_extra=limit("max_alternatives"),
     )
     custom_model: CustomModelBody = None
+    language: str | None = Field(None, description=LANGUAGE)
 
 
 class TableRequest(_Strict):
@@ -141,10 +147,23 @@ class SearchStats(BaseModel):
     )
 
 
+class Step(BaseModel):
+    """One maneuver of a leg (the OSRM step it comes from, shortened), asked with `language`."""
+
+    instruction: str = Field(description='the text, e.g. "Turn left onto Boulevard Albert 1er"')
+    type: str = Field(description="OSRM's maneuver type: depart, turn, roundabout, arrive, ...")
+    modifier: str | None = Field(None, description="OSRM's maneuver modifier: left, slight right, straight, ...")
+    name: str = Field(description="the road the step follows")
+    location: tuple[float, float] = Field(description="where the maneuver is, [lon, lat]")
+    distance_m: float = Field(description="from this maneuver to the next")
+    duration_s: float
+
+
 class LegProperties(BaseModel):
     distance_m: float
     duration_s: float
     stats: SearchStats
+    steps: list[Step] | None = Field(None, description="asked with `language`: the leg's maneuvers with their text")
 
 
 class TraceLeg(BaseModel):

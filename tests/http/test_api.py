@@ -168,6 +168,43 @@ def test_route_post_via_and_overview(client: httpx.Client) -> None:
     assert radii.status_code == 200
 
 
+def test_route_language_gives_steps_with_text(client: httpx.Client) -> None:
+    """`language=` (GET and POST) adds each leg's maneuvers with their text, the OSRM steps' instructions."""
+    q = {"from": "7.4197,43.7311", "via": "7.4220,43.7350", "to": "7.4246,43.7384"}
+    plain = client.get("/route", params=q).json()
+    spoken = client.get("/route", params={**q, "language": "fr"})
+    assert spoken.status_code == 200, spoken.text
+    feat = spoken.json()
+    RouteFeature.model_validate(feat)
+    legs = feat["properties"]["legs"]
+    osrm = client.get(
+        "/route/v1/driving/7.4197,43.7311;7.4220,43.7350;7.4246,43.7384", params={"steps": "true", "language": "fr"}
+    ).json()["routes"][0]["legs"]
+    for leg, theirs in zip(legs, osrm, strict=True):
+        assert [s["instruction"] for s in leg["steps"]] == [s["maneuver"]["instruction"] for s in theirs["steps"]]
+        assert [s["type"] for s in leg["steps"]] == [s["maneuver"]["type"] for s in theirs["steps"]]
+    assert legs[0]["steps"][0]["instruction"].startswith("Se diriger vers le nord-est sur le tunnel Rocher Palais")
+    assert legs[0]["steps"][-1]["instruction"].startswith("Vous êtes arrivé à votre première destination")
+    for leg, before in zip(legs, plain["properties"]["legs"], strict=True):
+        assert {k: v for k, v in leg.items() if k not in ("steps", "stats")} == {
+            k: v for k, v in before.items() if k != "stats"
+        }
+    assert "steps" not in plain["properties"]["legs"][0] and plain["geometry"] == feat["geometry"]
+    body = {"coordinates": [[7.4197, 43.7311], [7.4246, 43.7384]], "language": "en"}
+    steps = client.post("/route", json=body).json()["properties"]["legs"][0]["steps"]
+    assert steps[0]["instruction"].startswith("Head northeast") and steps[-1]["type"] == "arrive"
+    assert steps[-1]["instruction"].startswith("You have arrived at your destination")
+
+
+def test_route_unknown_language_is_a_400(client: httpx.Client) -> None:
+    for r in (
+        client.get("/route", params={"from": "7.4197,43.7311", "to": "7.4246,43.7384", "language": "klingon"}),
+        client.post("/route", json={"coordinates": [[7.4197, 43.7311], [7.4246, 43.7384]], "language": "xx"}),
+    ):
+        assert r.status_code == 400
+        assert r.json()["code"] == "InvalidValue" and "supported: ar, ca, da, de, en" in r.json()["message"]
+
+
 def test_api_matches_engine(client: httpx.Client, engine) -> None:
     pts = random_points(engine.graph, 30, seed=3)
     for a, b in zip(pts[::2], pts[1::2], strict=False):

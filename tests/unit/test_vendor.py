@@ -1,4 +1,5 @@
-"""The vendored front-end files (app/static/vendor/) are the published ones, whole, and parse.
+"""The vendored files are the published ones, whole, and parse: the front-end files (app/static/vendor/),
+osrm-text-instructions' phrase data (app/api/instructions/data/) and its test fixtures (tests/unit/text_instructions/).
 
 Checked without a network against the records beside the files (written by tools/vendor_checksums.py from the npm
 tarballs): `SHA256SUMS` (the bytes shipped) and `UPSTREAM.json` (package, version, the registry's tarball
@@ -21,12 +22,14 @@ import pytest
 from tests.conftest import ROOT
 
 VENDOR = ROOT / "app" / "static" / "vendor"
+FOLDERS = (VENDOR, ROOT / "app" / "api" / "instructions" / "data", ROOT / "tests" / "unit" / "text_instructions")
 RECORDS = ("README.md", "SHA256SUMS", "UPSTREAM.json")
+each_folder = pytest.mark.parametrize("folder", FOLDERS, ids=lambda p: str(p.relative_to(ROOT)))
 
 
-def _sums() -> dict[str, str]:
+def _sums(folder: Path = VENDOR) -> dict[str, str]:
     out = {}
-    for line in (VENDOR / "SHA256SUMS").read_text(encoding="utf-8").splitlines():
+    for line in (folder / "SHA256SUMS").read_text(encoding="utf-8").splitlines():
         digest, rel = line.split("  ", 1)
         out[rel] = digest
     return out
@@ -36,31 +39,49 @@ def _sha(p: Path) -> str:
     return hashlib.sha256(p.read_bytes()).hexdigest()
 
 
-def test_shipped_files_match_their_checksums() -> None:
-    sums = _sums()
-    bad = [rel for rel, digest in sums.items() if _sha(VENDOR / rel) != digest]
+@each_folder
+def test_shipped_files_match_their_checksums(folder: Path) -> None:
+    sums = _sums(folder)
+    assert sums
+    bad = [rel for rel, digest in sums.items() if _sha(folder / rel) != digest]
     assert not bad, f"vendored files differ from SHA256SUMS: {bad}"
 
 
-def test_shipped_files_are_the_published_ones() -> None:
+@each_folder
+def test_shipped_files_are_the_published_ones(folder: Path) -> None:
     """Each file plus the comment removed from its end is byte for byte the file of the npm tarball."""
-    upstream = json.loads((VENDOR / "UPSTREAM.json").read_text(encoding="utf-8"))
-    assert set(upstream) == set(_sums())
+    upstream = json.loads((folder / "UPSTREAM.json").read_text(encoding="utf-8"))
+    assert set(upstream) == set(_sums(folder))
     for rel, meta in upstream.items():
         assert meta["integrity"].startswith("sha512-") and meta["tarball"].startswith("https://registry.npmjs.org/")
         assert meta["stripped"] == "" or meta["stripped"].lstrip().startswith(("//# sourceMappingURL=", "/*# source"))
-        whole = (VENDOR / rel).read_bytes() + meta["stripped"].encode()
+        whole = (folder / rel).read_bytes() + meta["stripped"].encode()
         assert hashlib.sha256(whole).hexdigest() == meta["sha256"], f"{rel} is not {meta['package']}@{meta['version']}"
 
 
-def test_every_vendored_file_is_recorded() -> None:
-    """No file in vendor/ without a checksum (the licences of packages bundled inside another are the exception:
-    they come from those packages' own tarballs, README.md says which)."""
-    sums = _sums()
-    files = sorted(str(p.relative_to(VENDOR)) for p in VENDOR.rglob("*") if p.is_file())
+@each_folder
+def test_every_vendored_file_is_recorded(folder: Path) -> None:
+    """No file in a vendored folder without a checksum (the licences of packages bundled inside another are the
+    exception: they come from those packages' own tarballs, README.md says which)."""
+    sums = _sums(folder)
+    files = sorted(
+        str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts
+    )
     unrecorded = [f for f in files if f not in sums and f not in RECORDS and not Path(f).name.startswith("LICENSE-")]
     assert not unrecorded, unrecorded
+
+
+def test_the_records_name_what_the_code_reads() -> None:
+    sums = _sums()
     assert "redoc/redoc.standalone.js" in sums and "swagger-ui/swagger-ui-bundle.js" in sums
+    words = _sums(FOLDERS[1])
+    langs = ("en", "de", "fr", "es", "it", "pt-BR", "nl", "pl", "ru", "zh-Hans")
+    assert {f"translations/{lang}.json" for lang in langs} | {"LICENSE.txt", "grammar/ru.json"} <= set(words)
+    meta = json.loads((FOLDERS[1] / "UPSTREAM.json").read_text(encoding="utf-8"))["LICENSE.txt"]
+    assert (meta["package"], meta["version"]) == ("osrm-text-instructions", "0.15.0")
+    assert meta["integrity"] == (
+        "sha512-VxhAtFZ1H4mYJxbHI2nN94GCrWkbScSuD12slCxuAFkgAJdZPnAKjvymH2gTaRtcn7u0sJmn+BUpaME5ndW9hQ=="
+    )  # `npm view osrm-text-instructions@0.15.0 dist.integrity`
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed (the browser tests parse it too)")

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any, Generic, TypeVar
 
+from app.api.instructions import LANGUAGES, language_of
 from app.api.openapi_limits import LIMIT
 from app.api.osrm import polyline
 from app.engine.errors import EngineError, NotImplementedOption
@@ -162,6 +163,14 @@ def _exclude(v: str) -> tuple[str, ...]:
     return tuple(parts)
 
 
+def _language(v: str) -> str:
+    """A language code (`de`, `pt-BR`, `zh-Hans`; anything else is a malformed query), one the text instructions
+    have (else `InvalidValue` listing them: `app.api.instructions.language_of`)."""
+    if not re.fullmatch(r"[A-Za-z]{2,3}(?:-[A-Za-z0-9]{2,8})*", v):
+        raise ValueError(v)
+    return language_of(v)
+
+
 @dataclass(frozen=True)
 class Option:
     """One option of a service's query string: how its value is read (`ValueError` when malformed), what the
@@ -235,6 +244,12 @@ class OsrmRouteLikeOptions(OsrmOptions):
         None,
         _uint_list,
         "`{index};...`: the coordinates that are waypoints (first and last included), the others only passed",
+    )
+    language: str | None = _option(
+        None,
+        _language,
+        "`{code}`: with `steps=true`, each step's `maneuver.instruction` in this language, as OSRM's front ends "
+        "write it (osrm-text-instructions 0.15.0; our extension: osrm-routed has no text): " + ", ".join(LANGUAGES),
     )
 
 

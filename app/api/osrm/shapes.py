@@ -139,10 +139,12 @@ def route_object(engine: Engine, r: Route, wps: Sequence[int] | None, o: OsrmRou
     overview = o.overview
     roads = engine.roads if o.steps else None
     if roads is not None:  # guidance is imported on the first steps request, not at start-up
-        from app.api.osrm.steps import build_steps, summary
+        from app.api.osrm.steps import add_instructions, build_steps, summary
     legs_out = []
-    for leg in legs:
+    for i, leg in enumerate(legs):
         steps = build_steps(leg, roads, geom) if roads is not None else []
+        if steps and o.language is not None:
+            add_instructions(steps, o.language, i, len(legs))
         obj: dict[str, Any] = {
             "steps": steps,
             "summary": summary(steps) if steps else "",

@@ -152,6 +152,17 @@ def penalties_on(leg: Leg, graph: Any) -> list[tuple[int, float, float, float]]:
     return [(int(i) + 1, c[i + 1, 0] / 1e7, c[i + 1, 1] / 1e7, round(float(ds[at[i]]) / 10, 1)) for i in hit]
 
 
+def add_instructions(steps: list[dict[str, Any]], language: str, leg_index: int, leg_count: int) -> None:
+    """Write `maneuver.instruction` into the OSRM steps of one leg: the text osrm-text-instructions gives them in
+    `language`, with the leg's place among the route's legs (an arrival before the last says "your 1st destination")
+    as OSRM's front ends (leaflet-routing-machine) ask it."""
+    from app.api.instructions.compile import Options, compile
+
+    opts = Options(leg_index=leg_index, leg_count=leg_count)
+    for step in steps:
+        step["maneuver"]["instruction"] = compile(language, step, opts)
+
+
 def summary(steps: list[dict[str, Any]]) -> str:
     """OSRM's leg summary: the names (else refs) of the two longest-running named stretches, in route order."""
     totals: dict[str, float] = {}
