@@ -20,6 +20,7 @@ from starlette.types import Receive, Scope, Send
 
 from app.api import admin, basemap, errors, health, native, pages, tiles
 from app.api.frontdoor import UNGUARDED, FrontDoor, answer_osrm, osrm_get, refuse_unusable
+from app.api.graphhopper import endpoints as graphhopper
 from app.api.openapi_examples import add_examples
 from app.api.openapi_limits import add_limits
 from app.api.osrm import dispatch as osrm
@@ -35,6 +36,8 @@ DESCRIPTION = """Road routing over contraction hierarchies and ALT.
   `POST /table`.
 * **OSRM v5 API** — `/route/v1/{profile}/{coordinates}`, `/nearest/v1/…`, `/table/v1/…` with osrm-routed's
   response shapes and error codes (every error is HTTP 400 with `{code, message}`).
+* **GraphHopper API** — `/graphhopper/route`, `/graphhopper/matrix`, `/graphhopper/isochrone`, `/graphhopper/info`
+  with GraphHopper's parameters, `paths[]` and error shape (`{message, hints}`, HTTP 400).
 * `GET /health`, `GET /metrics` (Prometheus).
 """
 
@@ -135,6 +138,7 @@ def create_app(settings: Settings | None = None, service: Service | None = None)
     errors.install(app)
     app.include_router(native.router)
     app.include_router(osrm.router)
+    app.include_router(graphhopper.router)  # /graphhopper/: GraphHopper's dialect
     app.include_router(health.router)
     app.include_router(admin.router)
     app.include_router(pages.router)

@@ -7,8 +7,9 @@ do nothing for it (`osrm.handle` never raises; a GET has no body). A request tha
 on goes the long way, so that CORSMiddleware answers it as before.
 
 Native paths (`/route`, `/nearest`, `/table`, `/health`, `/metrics`, the docs, the start page `/` and `/static/...`,
-the map's road tiles `/tile/{z}/{x}/{y}` and `/osrm-client`) go on to FastAPI; any other GET is an OSRM URL (so an
-unknown path answers OSRM's `InvalidUrl`). POST bodies larger than the limit are refused with 413 before they are read.
+the map's road tiles `/tile/{z}/{x}/{y}` and `/osrm-client`, GraphHopper's `/graphhopper/...`) go on to FastAPI;
+any other GET is an OSRM URL (so an unknown path answers OSRM's `InvalidUrl`). POST bodies larger than the limit are
+refused with 413 before they are read.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ STATIC_PREFIX = "/static/"
 TILE_PREFIX = "/tile/"  # the map's road tiles (app.api.tiles); OSRM's own /tile/v1/... stays an OSRM URL
 OSRM_TILE_PREFIX = "/tile/v"
 BG_PREFIX = "/bgtile/"  # the map's background tiles (app.api.basemap)
+GRAPHHOPPER_PREFIX = "/graphhopper/"  # GraphHopper's dialect (app.api.graphhopper)
 _OSRM_LABELS = {
     "route": "osrm_route",
     "nearest": "osrm_nearest",
@@ -53,7 +55,8 @@ def _osrm_label(path: str) -> str:
 def _native(path: str) -> tuple[bool, bool]:
     """(whether FastAPI answers `path`, whether it is one of the map's tile paths)."""
     tile = (path.startswith(TILE_PREFIX) and not path.startswith(OSRM_TILE_PREFIX)) or path.startswith(BG_PREFIX)
-    return path in NATIVE_PATHS or path.startswith(STATIC_PREFIX) or tile, tile
+    native = path in NATIVE_PATHS or path.startswith(STATIC_PREFIX) or path.startswith(GRAPHHOPPER_PREFIX)
+    return native or tile, tile
 
 
 def is_native_path(path: str) -> bool:
@@ -145,7 +148,11 @@ class FrontDoor:
         try:
             await self.app(scope, receive, send_wrapper)
         finally:
-            label = path if path in NATIVE_PATHS else ("tile" if tile else "static" if native else "other")
+            label = (
+                path
+                if path in NATIVE_PATHS or path.startswith(GRAPHHOPPER_PREFIX)
+                else ("tile" if tile else "static" if native else "other")
+            )
             metrics.observe_request(label, state["status"], time.perf_counter() - t0)
 
     def _limit(self, path: str) -> int:

@@ -1,0 +1,203 @@
+"""The GraphHopper dialect (`/graphhopper/`) on a real server over the bundled Monaco: routingpy 1.3.0's own
+`Graphhopper` client, unmodified but for its base URL, for directions, matrix and isochrones; its answers agree with
+the native API's; every refusal is GraphHopper's 400 `{message, hints}`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import numpy as np
+import pytest
+from routingpy import Graphhopper
+from routingpy.exceptions import RouterApiError
+from routingpy.utils import decode_polyline5
+
+from harness import api_server
+from tests.osrm.test_osrm_api import random_points
+
+ROAD_PAIRS = 6  # seeded point pairs per check
+
+
+@pytest.fixture(scope="module")
+def base(bundled_graph: Path) -> str:
+    return api_server.shared(bundled_graph)
+
+
+@pytest.fixture(scope="module")
+def client(base: str):
+    with httpx.Client(base_url=base, timeout=60.0) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def gh(base: str) -> Graphhopper:
+    return Graphhopper(base_url=f"{base}/graphhopper")
+
+
+@pytest.fixture(scope="module")
+def points(bundled_graph: Path) -> list[tuple[float, float]]:
+    from app.engine.data import load
+
+    return random_points(load(bundled_graph), 2 * ROAD_PAIRS, 43)
+
+
+def _native(client: httpx.Client, a: tuple[float, float], b: tuple[float, float], **extra) -> dict:
+    r = client.post("/route", json={"coordinates": [a, b], **extra})
+    assert r.status_code == 200, r.text
+    return r.json()["properties"] | {"geometry": r.json()["geometry"]["coordinates"]}
+
+
+def _gh_error(r: httpx.Response, details: str | None = None) -> str:
+    """The message of a GraphHopper-shaped 400."""
+    assert r.status_code == 400, r.text
+    body = r.json()
+    assert set(body) == {"message", "hints"} and body["message"], body
+    assert body["hints"][0]["message"] == body["message"] and body["hints"][0]["details"], body
+    if details is not None:
+        assert body["hints"][0]["details"].endswith(details), body
+    return body["message"]
+
+
+@pytest.mark.parametrize("encoded", [True, False])
+def test_directions_agree_with_the_native_route(gh: Graphhopper, client: httpx.Client, points, encoded: bool) -> None:
+    for a, b in zip(points[::2], points[1::2], strict=True):
+        d = gh.directions([list(a), list(b)], profile="car", points_encoded=encoded, instructions=True)
+        native = _native(client, a, b)
+        path = d.raw["paths"][0]
+        assert abs(path["time"] / 1000 - native["duration_s"]) <= 0.1, (a, b, path["time"], native["duration_s"])
+        assert abs(path["distance"] - native["distance_m"]) <= 0.1
+        assert path["points_encoded"] is encoded and d.duration == int(path["time"] / 1000)
+        want = np.round(np.asarray(native["geometry"]), 5)
+        got = np.asarray(d.geometry, dtype=np.float64)
+        assert got.shape == want.shape and np.allclose(got, want, atol=1.1e-5), (a, b)
+        w, s, e, n = path["bbox"]
+        assert w <= got[:, 0].min() + 1e-5 and got[:, 0].max() - 1e-5 <= e and s <= got[:, 1].min() + 1e-5
+        ins = path["instructions"]
+        assert ins[-1]["sign"] == 4 and ins[-1]["interval"] == [len(got) - 1, len(got) - 1]
+        assert ins[0]["interval"][0] == 0 and all(i["text"] for i in ins)
+        for prev, nxt in zip(ins, ins[1:], strict=False):
+            assert prev["interval"][1] == nxt["interval"][0] and prev["interval"][0] <= prev["interval"][1]
+        assert abs(sum(i["time"] for i in ins) - path["time"]) <= 100 * len(ins)  # steps are rounded to 0.1 s
+        assert abs(sum(i["distance"] for i in ins) - path["distance"]) <= 0.1 * len(ins) + 0.1
+
+
+def test_instructions_speak_the_locale(gh: Graphhopper, client: httpx.Client, points) -> None:
+    a, b = points[0], points[1]
+    en = gh.directions([list(a), list(b)], profile="car", instructions=True, locale="en").raw["paths"][0]
+    de = gh.directions([list(a), list(b)], profile="car", instructions=True, locale="de").raw["paths"][0]
+    assert [i["sign"] for i in en["instructions"]] == [i["sign"] for i in de["instructions"]]
+    assert [i["text"] for i in en["instructions"]] != [i["text"] for i in de["instructions"]]
+    native = client.post("/route", json={"coordinates": [a, b], "language": "de"}).json()
+    steps = native["properties"]["legs"][0]["steps"]
+    assert [i["text"] for i in de["instructions"]] == [s["instruction"] for s in steps]
+    assert de["instructions"][-1]["text"] == steps[-1]["instruction"]
+
+
+def test_get_route_with_points_matches_post(client: httpx.Client, points) -> None:
+    a, b = points[2], points[3]
+    r = client.get(
+        "/graphhopper/route",
+        params=[("point", f"{a[1]},{a[0]}"), ("point", f"{b[1]},{b[0]}"), ("profile", "car"),
+                ("details", "street_name"), ("details", "time"), ("locale", "pt_BR")],
+    )  # fmt: skip
+    assert r.status_code == 200, r.text
+    path = r.json()["paths"][0]
+    assert abs(path["time"] / 1000 - _native(client, a, b)["duration_s"]) <= 0.1
+    n = len(decode_polyline5(path["points"]))
+    times = path["details"]["time"]
+    assert times[0][0] == 0 and times[-1][1] == n - 1 and abs(sum(t[2] for t in times) - path["time"]) <= len(times)
+    names = path["details"]["street_name"]
+    assert names and all(x[0] < x[1] for x in names)
+
+
+def test_matrix_agrees_with_the_native_table(gh: Graphhopper, client: httpx.Client, points) -> None:
+    locs = [list(p) for p in points[:5]]
+    m = gh.matrix(locs, profile="car")
+    table = client.post("/table", json={"sources": locs}).json()
+    want_t, want_d = np.asarray(table["durations_s"], float), np.asarray(table["distances_m"], float)
+    assert np.abs(np.asarray(m.durations, float) - want_t).max() <= 0.5  # GraphHopper's times are whole seconds
+    assert np.abs(np.asarray(m.distances, float) - want_d).max() <= 0.05
+    m2 = gh.matrix(locs, profile="car", sources=[0, 1], destinations=[2, 3, 4])
+    assert np.abs(np.asarray(m2.durations, float) - want_t[:2, 2:]).max() <= 0.5
+    r = client.post("/graphhopper/matrix", json={"from_points": locs[:2], "to_points": locs[2:],
+                                                  "out_arrays": ["times", "distances"]})  # fmt: skip
+    assert r.status_code == 200 and r.json()["times"] == m2.durations
+
+
+def test_isochrones_have_nested_buckets(gh: Graphhopper, client: httpx.Client, points) -> None:
+    lon, lat = points[0]
+    iso = gh.isochrones([lon, lat], profile="car", intervals=[240], buckets=2)
+    assert [i.interval for i in iso] == [120, 240]
+    for i in iso:
+        ring = np.asarray(i.geometry, float)
+        assert ring.shape[0] >= 4 and ring.shape[1] == 2 and np.allclose(ring[0], ring[-1])
+
+    def area(ring) -> float:
+        r = np.asarray(ring, float)
+        return abs(float(np.dot(r[:-1, 0], r[1:, 1]) - np.dot(r[1:, 0], r[:-1, 1]))) / 2
+
+    assert area(iso[0].geometry) < area(iso[1].geometry)
+    native = client.get("/isochrone", params={"point": f"{lon},{lat}", "minutes": "4"}).json()["features"][0]
+    geom = native["geometry"]
+    parts = [geom["coordinates"]] if geom["type"] == "Polygon" else geom["coordinates"]
+    assert abs(area(iso[1].geometry) - max(area(p[0]) for p in parts)) < 1e-12  # the largest part of the same band
+
+
+def test_custom_model_and_alternatives(client: httpx.Client, points) -> None:
+    a, b = points[4], points[5]
+    model = {"speed": [{"if": "true", "multiply_by": "0.5"}]}
+    r = client.post("/graphhopper/route", json={"points": [a, b], "profile": "car", "custom_model": model})
+    slow = r.json()["paths"][0]
+    assert abs(slow["time"] / 1000 - _native(client, a, b, custom_model=model)["duration_s"]) <= 0.1
+    assert slow["time"] > _native(client, a, b)["duration_s"] * 1000
+    r = client.post("/graphhopper/route", json={"points": [a, b], "algorithm": "alternative_route",
+                                                 "alternative_route.max_paths": 3, "instructions": False})  # fmt: skip
+    paths = r.json()["paths"]
+    native = _native(client, a, b, alternatives=2)
+    assert len(paths) == 1 + len(native.get("alternatives", [])) and "instructions" not in paths[0]
+    assert abs(paths[0]["time"] / 1000 - native["duration_s"]) <= 0.1
+    r = client.post("/graphhopper/route", json={"points": [a, b], "ch.disable": True})
+    assert abs(r.json()["paths"][0]["time"] / 1000 - native["duration_s"]) <= 0.1
+
+
+def test_a_profile_the_graph_lacks_is_graphhoppers_400(gh: Graphhopper, client: httpx.Client, points) -> None:
+    a, b = points[0], points[1]
+    with pytest.raises(RouterApiError) as err:
+        gh.directions([list(a), list(b)], profile="bike")
+    assert err.value.status == 400
+    r = client.post("/graphhopper/route", json={"points": [a, b], "profile": "foot"})
+    assert "'foot' does not exist" in _gh_error(r, "IllegalArgumentException")
+    assert client.get("/graphhopper/info").json()["profiles"] == [{"name": "car"}]
+
+
+def test_no_route_is_graphhoppers_connection_not_found(client: httpx.Client, points) -> None:
+    """Residential streets only: pairs the native API finds no route between are GraphHopper's 400."""
+    model = {"priority": [{"if": "road_class != RESIDENTIAL", "multiply_by": "0"}]}
+    seen = 0
+    for a, b in zip(points[::2], points[1::2], strict=True):
+        native = client.post("/route", json={"coordinates": [a, b], "custom_model": model}).json()
+        if native.get("code") != "NoRoute":
+            continue
+        r = client.post("/graphhopper/route", json={"points": [a, b], "custom_model": model})
+        assert _gh_error(r, "ConnectionNotFoundException") == "Connection between locations not found"
+        seen += 1
+    assert seen
+
+
+def test_refusals_are_graphhoppers_400(client: httpx.Client, points) -> None:
+    a, b = points[0], points[1]
+    q = [("point", f"{a[1]},{a[0]}"), ("point", f"{b[1]},{b[0]}")]
+    get = lambda *extra: client.get("/graphhopper/route", params=q + list(extra))  # noqa: E731
+    assert "elevation" in _gh_error(get(("elevation", "true")))
+    assert "road_class" in _gh_error(get(("details", "road_class")))
+    assert "supported: " in _gh_error(get(("locale", "xx")))
+    assert "heading" in _gh_error(get(("heading", "90"), ("heading", "90")))
+    assert "round_trip" in _gh_error(get(("algorithm", "round_trip")))
+    far = client.get("/graphhopper/route", params=[("point", "43.0,7.0"), q[1]])
+    assert "out of bounds" in _gh_error(far, "PointOutOfBoundsException")
+    _gh_error(client.get("/graphhopper/route", params=[q[0], ("point", "x")]))
+    _gh_error(client.post("/graphhopper/route", json={"points": [a, b], "bogus": 1}))
+    _gh_error(client.post("/graphhopper/route", content=b"{x", headers={"content-type": "application/json"}))
+    _gh_error(client.post("/graphhopper/matrix", json={"points": [a, b], "out_arrays": ["weights"]}))
+    _gh_error(client.get("/graphhopper/isochrone", params={"point": "x"}))
