@@ -201,3 +201,20 @@ def test_refusals_are_graphhoppers_400(client: httpx.Client, points) -> None:
     _gh_error(client.post("/graphhopper/route", content=b"{x", headers={"content-type": "application/json"}))
     _gh_error(client.post("/graphhopper/matrix", json={"points": [a, b], "out_arrays": ["weights"]}))
     _gh_error(client.get("/graphhopper/isochrone", params={"point": "x"}))
+
+
+def test_via_points_give_one_path_with_a_via_sign(gh: Graphhopper, client: httpx.Client, points) -> None:
+    a, v, b = points[6], points[7], points[8]
+    d = gh.directions([list(a), list(v), list(b)], profile="car", points_encoded=False, instructions=True)
+    path = d.raw["paths"][0]
+    native = client.post("/route", json={"coordinates": [a, v, b]}).json()["properties"]
+    assert abs(path["time"] / 1000 - native["duration_s"]) <= 0.1
+    signs = [i["sign"] for i in path["instructions"]]
+    assert signs.count(5) == 1 and signs[-1] == 4 and signs.count(4) == 1
+    ins = path["instructions"]
+    for prev, nxt in zip(ins, ins[1:], strict=False):
+        assert prev["interval"][1] == nxt["interval"][0]
+    via = ins[signs.index(5)]
+    at = path["points"]["coordinates"][via["interval"][0]]
+    assert np.allclose(at, native["waypoints"][1]["location"], atol=2e-6)
+    assert len(path["snapped_waypoints"]["coordinates"]) == 3
