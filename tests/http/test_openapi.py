@@ -4,6 +4,7 @@ limits as this server enforces them (one number for the documentation and the re
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -106,3 +107,11 @@ def test_documented_limits_are_the_enforced_ones(bundled_graph: Path) -> None:
         ):  # fmt: skip
             assert r.status_code == 400 and r.json()["code"] == "TooBig", (n, r.text)
             assert "(2)" in r.json()["message"], r.text
+
+
+def test_schemas_are_components_readers_resolve() -> None:
+    """Every schema reaches others by `#/components/schemas/...`: an inline schema with nested `$defs` (a model's
+    `model_json_schema()` pasted into a response) breaks ReDoc's page ("Invalid reference token: $defs")."""
+    text = json.dumps(_spec(create_app(Settings(graph_dir=Path("no-graph-needed")))))
+    assert "$defs" not in text
+    assert all(ref.startswith("#/components/schemas/") for ref in re.findall(r'"\$ref": "([^"]+)"', text))

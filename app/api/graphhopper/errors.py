@@ -61,7 +61,7 @@ class ErrorBody(BaseModel):
 RESPONSES: dict[int | str, dict[str, Any]] = {
     400: {
         "description": "bad input, a point out of bounds or not found, no connection: GraphHopper's error shape",
-        "content": {"application/json": {"schema": ErrorBody.model_json_schema()}},
+        "model": ErrorBody,  # a component with a $ref (an inline schema's nested `$defs` break ReDoc)
     }
 }
 
