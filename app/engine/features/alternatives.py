@@ -162,8 +162,8 @@ def _route_checks(arcs, kept, kept_first, weight, tail, n, m):  # pragma: no cov
 
 def acceptable(arcs: np.ndarray, total: int, best_weight: int, kept: list[np.ndarray], graph: Graph) -> bool:
     """Whether a route of road `arcs` weighing `total` ds keeps the stretch, visits no node twice (a plateau's prefix
-    and suffix, or a via route's halves, cross) and shares at most `MAX_SHARING` of its weight with each route in
-    `kept` (road arcs of `graph`)."""
+    and suffix, or a via route's halves, cross), shares at most `MAX_SHARING` of its weight with each route in
+    `kept` (road arcs of `graph`) and is not one of them again."""
     if total > MAX_STRETCH * best_weight or total >= INF_WEIGHT:
         return False
     ends = [0]
@@ -174,7 +174,10 @@ def acceptable(arcs: np.ndarray, total: int, best_weight: int, kept: list[np.nda
     road = np.asarray(arcs, dtype=np.int32)
     weight = graph.arc_weight
     twice, shared = _route_checks(road, flat, first, weight, graph.arc_tail, graph.num_nodes, len(weight))
-    return not twice and shared <= MAX_SHARING * total
+    # OSRM's rule counts the shared road arcs' weight against the whole weight, turns included; a route all of whose
+    # road arcs another one holds is that route again (its turns alone once kept a copy of the best under the bound)
+    own = int(np.asarray(weight)[road].sum(dtype=np.int64)) if len(road) else 0
+    return not twice and shared <= MAX_SHARING * total and (shared < own or own == 0)
 
 
 def warm(hierarchy: Graph, search_graph: Graph, graph: Graph) -> None:
