@@ -124,12 +124,7 @@ class Router:
         r.space = copy.copy(self.space)
         r.space.graph, r.space.search = r.graph, r.search_graph
         if r.space.edge_based:
-            edges = r.space.edges = copy.copy(r.space.edges)  # type: ignore[attr-defined]
-            edges.search = r.search_graph
-            edges.road_weight = np.asarray(r.graph.arc_weight)
-            edges.road_time = np.asarray(r.graph.arc_duration)
-            edges.arc_turn = np.asarray(r.search_graph.arc_turn)
-            edges.arc_turn_time = np.asarray(r.search_graph.arc_turn_duration)
+            r.space.edges = r.space.edges.reweighted(r.graph, r.search_graph)  # type: ignore[attr-defined]
         r.hot_path = self.hot_path
         r.snapper = self.snapper.with_metric(r.graph, closed)
         r.legs = Legs(r.space, Assembler(r.graph), r.snapper, r.hot_path)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from app.engine.features.hmm import OWN_ARC, Candidates, emission_log_p
-from app.engine.route.edges import _edge_seeds
+from app.engine.route.edges import SeedArrays, _edge_seeds
 from app.engine.route.space import EdgeSpace, _seeds
 from app.engine.snap.index import _search, segment_directions
 from app.engine.snap.osrm_snap import _chain_offset, _phantom_figures
@@ -124,13 +124,12 @@ class CandidateSet:
         g = r.graph
         if isinstance(space, EdgeSpace):
             e = space.edges
-            graph_args = (True, e.road_first_out, e.road_in_first, e.road_in_arc, e.road_weight, e.road_dist,
-                          e.road_time, e._copies_first, e._copies, e._has_copies, e.in_first, e.in_arc, e.s_tail,
-                          e.arc_turn, e.arc_turn_time, g.arc_head, g.arc_tail)  # fmt: skip
+            graph_args = (True, e.seed_arrays, g.arc_head, g.arc_tail)
         else:
             z32, z64 = np.zeros(1, dtype=np.int32), np.zeros(1, dtype=np.int64)
-            graph_args = (False, z32, z32, z32, g.arc_weight, g.arc_dist, g.arc_duration, z64, z32, False, z32, z32,
-                          z32, z32, z32, g.arc_head, g.arc_tail)  # fmt: skip
+            none = SeedArrays(z32, z32, z32, g.arc_weight, g.arc_dist, g.arc_duration, z64, z32, False, z32, z32, z32,
+                              z32, z32)  # fmt: skip
+            graph_args = (False, none, g.arc_head, g.arc_tail)
         seeds = _seeds_all(np.ascontiguousarray(kind[:, 0]), np.ascontiguousarray(kind[:, 1]), before, after, self.at,
                            at_kind, *graph_args)  # fmt: skip
         em = emission_log_p(f[:, 2].astype(np.float64), self.sigma[self.point])
@@ -208,11 +207,7 @@ def _hits(ix, mt, dir_fwd, dir_bwd, masked, qlon, qlat, radius, bearing, brange,
         for j in range(min(m, want)):
             c = o_chain[j]
             s = o_seg[j]
-            r = _phantom_figures(
-                glon, glat, gf, chain_fwd, chain_bwd, first_node, last_node, ix.component, ix.osrm_flip, mt.arc_weight,
-                mt.arc_dist, mt.arc_name, mt.node_osm_id, c, s - gf[c], o_t[j], qlon[i], qlat[i], mt.arc_time,
-                mt.seg_weight, mt.seg_time, False,
-            )  # fmt: skip
+            r = _phantom_figures(ix, mt, c, s - gf[c], o_t[j], qlon[i], qlat[i], False)
             if r[2] > radius[i]:
                 continue
             fig[k, 0], fig[k, 1], fig[k, 2], fig[k, 3], fig[k, 4] = r[0], r[1], r[2], r[3], r[4]
@@ -249,15 +244,16 @@ def _hits(ix, mt, dir_fwd, dir_bwd, masked, qlon, qlat, radius, bearing, brange,
 
 @kernel
 def _seeds_all(
-    fwd, bwd, before, after, at, at_kind, edge_based, road_first_out, road_in_first, road_in_arc, road_weight,
-    road_dist, road_time, copies_first, copies, has_copies, in_first, in_arc, s_tail, arc_turn, arc_turn_time,
-    arc_head, arc_tail,
+    fwd, bwd, before, after, at, at_kind, edge_based, seed_arrays, arc_head, arc_tail
 ):  # fmt: skip  # pragma: no cover - numba
     """Every candidate's seeds as `app.engine.route.space` gives them: as a source, as a target through its own arc
     (on a
     node-based graph, or on a junction node: its target seeds), as a target by its seeds. CSR per kind; each seed's
     values: weight, dist, time, kind (FWD, BWD, AT_FIRST, AT_LAST; an own arc OWN_ARC + FWD/BWD), turn weight and
-    time."""
+    time. `seed_arrays` is the `EdgeMap`'s `SeedArrays` (on a node-based graph: stand-ins but for the road
+    figures)."""
+    (road_first_out, road_in_first, road_in_arc, road_weight, road_dist, road_time, copies_first, copies, has_copies,
+     in_first, in_arc, s_tail, arc_turn, arc_turn_time) = seed_arrays  # fmt: skip
     k = fwd.shape[0]
     firsts = [np.zeros(k + 1, dtype=np.int64) for _ in range(3)]
     nodes = [np.empty(16 * k + 16, dtype=np.int32) for _ in range(3)]
@@ -292,8 +288,7 @@ def _seeds_all(
                 if edge_based:
                     e_nodes, rows = _edge_seeds(
                         as_source, at[c], at_kind[c], fwd[c], fig[0], fig[1], fig[2], bwd[c], fig[3], fig[4],
-                        fig[5], road_first_out, road_in_first, road_in_arc, road_weight, road_dist, road_time,
-                        copies_first, copies, has_copies, in_first, in_arc, s_tail, arc_turn, arc_turn_time,
+                        fig[5], seed_arrays,
                     )  # fmt: skip
                     e_vals = rows.copy()
                 else:

@@ -29,7 +29,7 @@ from app.engine.errors import NoSegment
 from app.engine.features import hmm
 from app.engine.features.candidates import CandidateSet
 from app.engine.geo import gc_distance_m
-from app.engine.route.assemble import AT_FIRST, AT_LAST, BWD, FWD, _assemble, join_route, piece_distances_m
+from app.engine.route.assemble import AT_FIRST, AT_LAST, BWD, FWD, LegEnd, _assemble, join_route, piece_distances_m
 from app.engine.route.space import EdgeSpace
 from app.engine.search.searches import STAMP_LIMIT
 from app.engine.types import ExcludeSet, Leg, Phantom, Route, SearchStats
@@ -221,12 +221,11 @@ class Matcher:
         rows, arcs, s.query = hmm.leg_paths(c, path, model, space.edge_based, s.g, s.lab, s.p, np.uint8(self.mask),
                                             s.forbid, s.buf, s.out, s.query, sg.arc_dist, sg.arc_duration, eb[0],
                                             eb[1])  # fmt: skip
-        g = self.router.graph
         gf = self.router.snapper._gf
         seg_local = (cands.seg - gf[cands.chain]).astype(np.int64)
         coords, geom, c_first, pieces, p_first, totals = _assemble_all(
-            rows, arcs, path, cands.fig, cands.chain, seg_local, space.edge_based, *eb, g.arc_geom, g.arc_weight,
-            g.arc_dist, g.arc_duration, gf, g.geom_lon, g.geom_lat,
+            rows, arcs, path, cands.fig, cands.chain, seg_local, space.edge_based, *eb,
+            self.router.legs.assembler.geometry,
         )  # fmt: skip
         legs = []
         stats = SearchStats("dijkstra")
@@ -315,8 +314,7 @@ def _sub_matchings(m: hmm.Model, c: hmm.Candidates, tr: hmm.Trace) -> list[tuple
 
 @kernel
 def _assemble_all(
-    rows, arcs, path, fig, chain, seg, edge_based, turn_w, turn_t, node_arc, s_head, arc_geom, arc_weight, arc_dist,
-    arc_time, gf, glon, glat,
+    rows, arcs, path, fig, chain, seg, edge_based, turn_w, turn_t, node_arc, s_head, geometry
 ):  # fmt: skip  # pragma: no cover - numba
     """Every leg of a matching (`hmm.leg_paths`' rows and search arcs, the candidates' figures) through the legs'
     own `_assemble`, with the arguments `Assembler.search_leg` and `direct_leg` give it: (coordinates [K, 2], the
@@ -360,10 +358,11 @@ def _assemble_all(
                 arc, w, d, t = fs[3], ft[5] - fs[5], ft[7] - fs[7], ft[17] - fs[17]
             else:
                 arc, w, d, t = fs[4], ft[9] - fs[9], ft[11] - fs[11], ft[19] - fs[19]
-            out = _assemble(road[:0], arc_geom, arc_weight, arc_dist, arc_time, gf, glon, glat, fs[0], fs[1],
-                            chain[u], seg[u], kind, np.int64(arc), np.int64(max(w, 0)), np.int64(max(d, 0)),
-                            np.int64(max(t, 0)), ft[0], ft[1], chain[v], seg[v], kind, np.int64(arc), 0, 0, 0, True,
-                            none, none)  # fmt: skip
+            src = LegEnd(fs[0], fs[1], np.int64(chain[u]), np.int64(seg[u]), np.int64(kind), np.int64(arc),
+                         np.int64(max(w, 0)), np.int64(max(d, 0)), np.int64(max(t, 0)))  # fmt: skip
+            tgt = LegEnd(ft[0], ft[1], np.int64(chain[v]), np.int64(seg[v]), np.int64(kind), np.int64(arc),
+                         np.int64(0), np.int64(0), np.int64(0))  # fmt: skip
+            out = _assemble(road[:0], geometry, src, tgt, True, none, none)
         else:
             if s_kind == FWD:
                 s_arc, s_w, s_d, s_t = fs[3], fs[6], fs[8], fs[18]
@@ -378,10 +377,11 @@ def _assemble_all(
                 t_arc, t_w, t_d, t_t = ft[4], ft[9], ft[11], ft[19]
             else:
                 t_arc, t_w, t_d, t_t = (ft[3] if ft[3] >= 0 else ft[4]), 0.0, 0.0, 0.0
-            out = _assemble(road[:m], arc_geom, arc_weight, arc_dist, arc_time, gf, glon, glat, fs[0], fs[1],
-                            chain[u], seg[u], s_kind, np.int64(s_arc), np.int64(s_w), np.int64(s_d), np.int64(s_t),
-                            ft[0], ft[1], chain[v], seg[v], t_kind, np.int64(t_arc), np.int64(t_w) + rows[i, 5],
-                            np.int64(t_d), np.int64(t_t) + rows[i, 6], False, tw[:m], tt[:m])  # fmt: skip
+            src = LegEnd(fs[0], fs[1], np.int64(chain[u]), np.int64(seg[u]), np.int64(s_kind), np.int64(s_arc),
+                         np.int64(s_w), np.int64(s_d), np.int64(s_t))  # fmt: skip
+            tgt = LegEnd(ft[0], ft[1], np.int64(chain[v]), np.int64(seg[v]), np.int64(t_kind), np.int64(t_arc),
+                         np.int64(t_w) + rows[i, 5], np.int64(t_d), np.int64(t_t) + rows[i, 6])  # fmt: skip
+            out = _assemble(road[:m], geometry, src, tgt, False, tw[:m], tt[:m])
         coords, p_arc, p_w, p_d, ends, p_t, geom, _first = out
         pieces = np.empty((p_arc.shape[0], 5), dtype=np.int64)
         for x in range(p_arc.shape[0]):

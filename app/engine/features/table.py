@@ -21,9 +21,11 @@ from app.engine.route.edges import FlatSeeds
 from app.engine.route.legs import Legs
 from app.engine.route.space import flat_seeds
 from app.engine.search.ch import (
+    CH_ARRAYS,
     L_D,
     L_T,
     L_W,
+    CHArrays,
     ch_arrays,
     ch_heap,
     fresh_stamps,
@@ -43,12 +45,12 @@ AT_MASK = (1 << 32) - 1  # `_group`'s packing of a node's bucket rows (fewer tha
 
 
 @kernel
-def _buckets(
-    rank, up_first, up_arcs, down_first, down_arcs, t_nodes, t_w, t_d, t_t, t_off, t_lo, t_hi, slot, lab, keys,
-    hnodes, cur, counters,
-):  # fmt: skip  # pragma: no cover - numba
-    """The backward upward searches of targets t_lo..t_hi-1: (status, last stamp used, bucket entries [ne, 5] =
-    node, target, weight, dist, duration, in the order found); status -1 heap full, -2 bad seed."""
+def _buckets(ch, targets, t_lo, t_hi, slot, lab, keys, hnodes, cur, counters):  # pragma: no cover - numba
+    """The backward upward searches of targets t_lo..t_hi-1 (`targets` a `FlatSeeds`): (status, last stamp used,
+    bucket entries [ne, 5] = node, target, weight, dist, duration, in the order found); status -1 heap full, -2 bad
+    seed."""
+    rank, up_first, up_arcs, down_first, down_arcs, _ = ch
+    t_nodes, t_w, t_d, t_t, t_off = targets
     nup = up_arcs.shape[0]
     cap = 1024
     bucket = np.empty((cap, 5), dtype=np.int64)
@@ -126,11 +128,13 @@ def _clear(at, nodes):  # pragma: no cover - numba
 
 @kernel(nrt=False)
 def _scan(
-    rank, up_first, up_arcs, down_first, down_arcs, s_nodes, s_w, s_d, s_t, s_off, s_lo, s_hi, slot, lab, keys,
-    hnodes, cur, counters, at, grouped, out_w, out_d, out_t,
+    ch, sources, s_lo, s_hi, slot, lab, keys, hnodes, cur, counters, at, grouped, out_w, out_d, out_t
 ):  # fmt: skip  # pragma: no cover - numba
-    """The forward upward searches of sources s_lo..s_hi-1 over the grouped buckets, filling rows s_lo..s_hi-1 of
-    out_w/out_d/out_t (preset to INF_WEIGHT; out_t the duration of the chosen path): (status, last stamp used)."""
+    """The forward upward searches of sources s_lo..s_hi-1 (`sources` a `FlatSeeds`) over the grouped buckets,
+    filling rows s_lo..s_hi-1 of out_w/out_d/out_t (preset to INF_WEIGHT; out_t the duration of the chosen path):
+    (status, last stamp used)."""
+    rank, up_first, up_arcs, down_first, down_arcs, _ = ch
+    s_nodes, s_w, s_d, s_t, s_off = sources
     for s in range(s_lo, s_hi):
         cur += 1
         base = 3 * cur
@@ -213,7 +217,7 @@ class CHTable:
 
     def __init__(self, graph: object, prefix: str = "ch_", split_cells: int = 2500) -> None:
         a = ch_arrays(graph, prefix)
-        self._g = (a["ch_rank"], a["ch_up_first"], a["ch_up_arcs"], a["ch_down_first"], a["ch_down_arcs"])
+        self._g = CHArrays(*(a[name] for name in CH_ARRAYS))
         self._n = int(len(a["ch_rank"]))
         self._halves = [_Half(self._n)]
         self._at = untouched_zeros(max(self._n, 1), np.int64)  # `_group`'s node -> bucket rows, 0 between tables
@@ -263,8 +267,6 @@ class CHTable:
         halves = self._halves[: 1 + split]
         for h in halves:
             h.counters.fill(0)
-        s_n, s_w, s_d, s_t, s_off = sources
-        t_n, t_w, t_d, t_t, t_off = targets
         cuts_t = [0, T // 2, T] if split else [0, T]
         cuts_s = [0, S // 2, S] if split else [0, S]
         found: list[np.ndarray] = [np.zeros((0, 5), np.int64)] * len(halves)
@@ -273,9 +275,8 @@ class CHTable:
             def job() -> None:
                 def run(h: _Half) -> tuple[int, int]:
                     status, cur, found[i] = _buckets(
-                        *self._g, t_n, t_w, t_d, t_t, t_off, cuts_t[i], cuts_t[i + 1], *h.lab, *h.heap, h.cur,
-                        h.counters,
-                    )  # fmt: skip
+                        self._g, targets, cuts_t[i], cuts_t[i + 1], *h.lab, *h.heap, h.cur, h.counters
+                    )
                     return status, cur
 
                 self._phase(halves[i], run)
@@ -293,8 +294,8 @@ class CHTable:
                     for out in (out_w, out_d, out_t):  # a rerun after the heap grew starts from nothing
                         out[cuts_s[i] : cuts_s[i + 1]] = INF_WEIGHT
                     return _scan(  # type: ignore[no-any-return]
-                        *self._g, s_n, s_w, s_d, s_t, s_off, cuts_s[i], cuts_s[i + 1], *h.lab, *h.heap, h.cur,
-                        h.counters, self._at, grouped, out_w, out_d, out_t,
+                        self._g, sources, cuts_s[i], cuts_s[i + 1], *h.lab, *h.heap, h.cur, h.counters, self._at,
+                        grouped, out_w, out_d, out_t,
                     )  # fmt: skip
 
                 self._phase(halves[i], run)

@@ -9,6 +9,8 @@ builder needs. All work is proportional to the path.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from app.engine.types import Leg, Phantom, Route, SearchStats
@@ -26,30 +28,63 @@ AT_LAST = 3  # ... on the chain's last node
 _SAME_POINT_DEG = 1e-9  # consecutive coordinates closer than this (0.1 mm) are one point
 
 
+class LegGeometry(NamedTuple):
+    """The road graph's arrays a leg's assembly reads (read-only, shared): built once per `Assembler`."""
+
+    arc_geom: np.ndarray  # per arc: geometry chain << 1 | reversed
+    arc_weight: np.ndarray  # per arc: weight (ds), dist (dm), travel time (ds)
+    arc_dist: np.ndarray
+    arc_time: np.ndarray
+    gf: np.ndarray  # geometry chain CSR (int64)
+    glon: np.ndarray  # shape points (COORD_SCALE)
+    glat: np.ndarray
+
+
+class LegEnd(NamedTuple):
+    """How a leg leaves its source or enters its target phantom: the snapped point, its chain and segment, the kind
+    (FWD, BWD, AT_FIRST, AT_LAST) and the arc with the partial piece's weight, dist, travel time on it. Kernels build
+    it with float64 and int64 fields (`leg_end` from Python), so each kernel compiles once for it."""
+
+    lon: float
+    lat: float
+    chain: int
+    seg: int
+    kind: int
+    arc: int
+    w: int
+    d: int
+    t: int
+
+
+def leg_end(ph: Phantom, kind: int, arc: int, w: int, d: int, t: int) -> LegEnd:
+    """The `LegEnd` of phantom `ph` left or entered by `kind` along `arc` with a partial piece of `w`, `d`, `t`."""
+    return LegEnd(float(ph.lon), float(ph.lat), int(ph.chain), int(ph.segment), int(kind), int(arc), int(w), int(d),
+                  int(t))  # fmt: skip
+
+
 @kernel(inline="always")
 def _span(a: int, b: int, step: int) -> int:
     return max(0, b - a) if step > 0 else max(0, a - b)
 
 
 @kernel
-def _assemble(
-    arcs, arc_geom, arc_weight, arc_dist, arc_time, gf, glon, glat,
-    s_lon, s_lat, s_chain, s_seg, s_kind, s_arc, s_w, s_d, s_t,
-    t_lon, t_lat, t_chain, t_seg, t_kind, t_arc, t_w, t_d, t_t, direct, turns, turn_times,
-):  # fmt: skip  # pragma: no cover - numba
+def _assemble(arcs, geometry, src, tgt, direct, turns, turn_times):  # pragma: no cover - numba
     """Coordinates [k, 2] and pieces (arc, weight, dist, coordinate end index, travel time) of a leg, and the shape
     point (geometry index) behind each coordinate: the point itself, and for the snapped points OSRM's choice, the
     node their segment starts at (source) or ends at (target) in the direction of travel.
 
     The source part is the snapped point plus the chain points up to the seed node, then every arc's chain without
     its first point (the joint), then the chain points from the target seed node (left out) to the snapped point.
-    A `direct` leg is one piece along the source's chain (`s_kind` FWD or BWD, its figures in s_arc/s_w/s_d).
-    `turns` / `turn_times` [n_arcs] add the turn's weight / time taken onto each arc to its piece (zeros on a
-    node-based graph); the target's turn is in `t_w` / `t_t`.
+    `geometry` is a `LegGeometry`, `src` and `tgt` `LegEnd`s. A `direct` leg is one piece along the source's chain
+    (`src.kind` FWD or BWD, its figures in `src`). `turns` / `turn_times` [n_arcs] add the turn's weight / time taken
+    onto each arc to its piece (zeros on a node-based graph); the target's turn is in `tgt.w` / `tgt.t`.
     Consecutive duplicate points are dropped, so are partial pieces with nothing in them (a phantom on its seed node);
     a zero-length leg keeps its point twice. The last value returned is the index of the first piece kept (1 when
     the source's is dropped).
     """
+    arc_geom, arc_weight, arc_dist, arc_time, gf, glon, glat = geometry
+    s_lon, s_lat, s_chain, s_seg, s_kind, s_arc, s_w, s_d, s_t = src
+    t_lon, t_lat, t_chain, t_seg, t_kind, t_arc, t_w, t_d, t_t = tgt
     sp0, sp1 = gf[s_chain], gf[s_chain + 1]
     tp0, tp1 = gf[t_chain], gf[t_chain + 1]
     ta, tb, tstep = 0, 0, 1
@@ -191,22 +226,16 @@ def _assemble(
 
 @kernel
 def _leg_parts(
-    arcs, arc_geom, arc_weight, arc_dist, arc_time, gf, glon, glat,
-    s_lon, s_lat, s_chain, s_seg, s_kind, s_arc, s_w, s_d, s_t,
-    t_lon, t_lat, t_chain, t_seg, t_kind, t_arc, t_w, t_d, t_t, direct, turns, turn_times, tgt_turn_w, tgt_turn_t,
-    with_turns,
+    arcs, geometry, src, tgt, direct, turns, turn_times, tgt_turn_w, tgt_turn_t, with_turns
 ):  # fmt: skip  # pragma: no cover - numba
     """Everything numeric a `Leg` holds, in one call: `_assemble`'s coordinates and pieces, OSRM's per-piece
     distances (`_piece_distances`), the pieces' durations and weights in seconds, their turn figures (with
     `with_turns`: the turn onto each arc counted in its piece, `tgt_turn_*` onto the target's; none onto the first
     piece), and the leg's weight and duration (ds)."""
-    t_w2 = t_w + tgt_turn_w
-    t_t2 = t_t + tgt_turn_t
-    coords, p_arc, p_w, p_d, ends, p_t, gi, first = _assemble(
-        arcs, arc_geom, arc_weight, arc_dist, arc_time, gf, glon, glat, s_lon, s_lat, s_chain, s_seg, s_kind,
-        s_arc, s_w, s_d, s_t, t_lon, t_lat, t_chain, t_seg, t_kind, t_arc, t_w2, t_d, t_t2, direct, turns,
-        turn_times,
-    )  # fmt: skip
+    tgt2 = LegEnd(
+        tgt.lon, tgt.lat, tgt.chain, tgt.seg, tgt.kind, tgt.arc, tgt.w + tgt_turn_w, tgt.d, tgt.t + tgt_turn_t
+    )  # the target's turn counted in its piece
+    coords, p_arc, p_w, p_d, ends, p_t, gi, first = _assemble(arcs, geometry, src, tgt2, direct, turns, turn_times)
     n = p_arc.shape[0]
     if coords.shape[0] < 2 or n == 0:
         piece_m = np.zeros(n)
@@ -247,12 +276,9 @@ class Assembler:
         self._none = np.zeros(0, dtype=np.int32)
         self._no_turns = np.zeros(0, dtype=np.int64)
         self._time = graph.arc_duration
-
-    @property
-    def arrays(self) -> tuple[np.ndarray, ...]:
-        """The graph arrays `_leg_parts` reads first, in its order."""
-        g = self.graph
-        return g.arc_geom, g.arc_weight, g.arc_dist, self._time, self._gf, g.geom_lon, g.geom_lat
+        self.geometry = LegGeometry(
+            graph.arc_geom, graph.arc_weight, graph.arc_dist, self._time, self._gf, graph.geom_lon, graph.geom_lat
+        )  # what `_leg_parts` reads
 
     def search_leg(
         self,
@@ -293,9 +319,9 @@ class Assembler:
         else:
             t_arc, t_w, t_d, t_t = _arc_of(tgt), 0, 0, 0
         parts = _leg_parts(
-            arcs, *self.arrays, src.lon, src.lat, src.chain, src.segment, src_kind, s_arc, s_w, s_d, s_t,
-            tgt.lon, tgt.lat, tgt.chain, tgt.segment, tgt_kind, t_arc, t_w, t_d, t_t, False, turn_w, turn_t,
-            int(tgt_turn[0]), int(tgt_turn[1]), turns is not None,
+            arcs, self.geometry, leg_end(src, src_kind, s_arc, s_w, s_d, s_t),
+            leg_end(tgt, tgt_kind, t_arc, t_w, t_d, t_t), False, turn_w, turn_t, int(tgt_turn[0]), int(tgt_turn[1]),
+            turns is not None,
         )  # fmt: skip
         return leg_of(parts, stats, src, tgt, turns is not None)
 
@@ -319,8 +345,8 @@ class Assembler:
             )
         none = self._no_turns
         parts = _leg_parts(
-            self._none, *self.arrays, src.lon, src.lat, src.chain, src.segment, kind, arc, max(w, 0), max(d, 0),
-            max(t, 0), tgt.lon, tgt.lat, tgt.chain, tgt.segment, kind, arc, 0, 0, 0, True, none, none, 0, 0, False,
+            self._none, self.geometry, leg_end(src, kind, arc, max(w, 0), max(d, 0), max(t, 0)),
+            leg_end(tgt, kind, arc, 0, 0, 0), True, none, none, 0, 0, False,
         )  # fmt: skip
         return leg_of(parts, stats, src, tgt, False)
 

@@ -13,12 +13,13 @@ result objects, a dozen kernel dispatches): about a fifth of an in-process route
 from __future__ import annotations
 
 import time
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from app.engine.route.assemble import AT_FIRST, AT_LAST, BWD, FWD, Assembler, _leg_parts
+from app.engine.route.assemble import AT_FIRST, AT_LAST, BWD, FWD, Assembler, LegEnd, _leg_parts
 from app.engine.route.edges import EdgeMap, _edge_seeds, _road_path, _seed_columns, seed_figures
-from app.engine.search.ch import CHSearch, _run, ch_heap, new_labels
+from app.engine.search.ch import CHArrays, CHLabels, CHSearch, CHSeeds, _run, ch_heap, new_labels
 from app.engine.types import Phantom
 from floor.format.units import CLOSED_DS, INF_WEIGHT
 from floor.kernels.jit import kernel
@@ -30,32 +31,47 @@ DIRECT = 2  # the search ran; the direct stretch is no dearer than its path
 NO_ROUTE = 3  # the search found no path (or only one over a closed road)
 
 
+class PhantomSide(NamedTuple):
+    """A phantom as `_ch_leg` seeds and assembles it: its `EdgeSpace.plain_place` (node, kind), `seed_figures` (the
+    source's after its point, the target's before), point, chain and segment; float64 and int64 fields."""
+
+    at: int
+    at_kind: int
+    fwd: int
+    fw: int
+    fd: int
+    ft: int
+    bwd: int
+    bw: int
+    bd: int
+    bt: int
+    lon: float
+    lat: float
+    chain: int
+    seg: int
+
+
+def phantom_side(ph: Phantom, place: tuple[int, int], as_source: bool) -> PhantomSide:
+    """`ph`'s `PhantomSide` (`place` its `EdgeSpace.plain_place`)."""
+    fwd, fw, fd, ft, bwd, bw, bd, bt = (int(x) for x in seed_figures(ph, as_source))
+    return PhantomSide(int(place[0]), int(place[1]), fwd, fw, fd, ft, bwd, bw, bd, bt, float(ph.lon), float(ph.lat),
+                       int(ph.chain), int(ph.segment))  # fmt: skip
+
+
 @kernel
 def _ch_leg(
-    s_at, s_at_kind, s_fwd, s_fw, s_fd, s_ft, s_bwd, s_bw, s_bd, s_bt, s_lon, s_lat, s_chain, s_seg,
-    t_at, t_at_kind, t_fwd, t_fw, t_fd, t_ft, t_bwd, t_bw, t_bd, t_bt, t_lon, t_lat, t_chain, t_seg,
-    direct_w,
-    road_first_out, road_in_first, road_in_arc, road_weight, road_dist, road_time, copies_first, copies, has_copies,
-    in_first, in_arc, s_tail, arc_turn, arc_turn_time,
-    node_arc, s_head, p_arc_turn, p_arc_turn_time,
-    rank, up_first, up_arcs, down_first, down_arcs, unpack, f_slot, f_lab, b_slot, b_lab, f_keys, f_nodes, b_keys,
-    b_nodes, base, counters, trace,
-    arc_geom, arc_weight, arc_dist, arc_time, gf, glon, glat, yes, no,
+    src, tgt, direct_w, seed_arrays, path_arrays, ch, labels, base, counters, trace, geometry, yes, no
 ):  # fmt: skip  # pragma: no cover - numba
     """(status, weight, dist, the kind the leg enters its target by, and `_leg_parts`' figures; None unless the
-    status is LEG). The source's figures are those after its point, the target's those before (as seeds);
-    `direct_w` is the direct stretch's weight (-1: none). `yes` and `no` are True and False from Python: a literal
-    argument would compile the kernels called with it once more (numba specialises on literals)."""
-    s_nodes, s_rows = _edge_seeds(
-        yes, s_at, s_at_kind, s_fwd, s_fw, s_fd, s_ft, s_bwd, s_bw, s_bd, s_bt, road_first_out, road_in_first,
-        road_in_arc, road_weight, road_dist, road_time, copies_first, copies, has_copies, in_first, in_arc, s_tail,
-        arc_turn, arc_turn_time,
-    )  # fmt: skip
-    t_nodes, t_rows = _edge_seeds(
-        no, t_at, t_at_kind, t_fwd, t_fw, t_fd, t_ft, t_bwd, t_bw, t_bd, t_bt, road_first_out, road_in_first,
-        road_in_arc, road_weight, road_dist, road_time, copies_first, copies, has_copies, in_first, in_arc, s_tail,
-        arc_turn, arc_turn_time,
-    )  # fmt: skip
+    status is LEG). `src` and `tgt` are `PhantomSide`s: the source's figures are those after its point, the
+    target's those before (as seeds); `direct_w` is the direct stretch's weight (-1: none); then the `EdgeMap`'s
+    `SeedArrays` and `PathArrays`, the hierarchy's `CHArrays`, the search's `CHLabels`, stamp base, counters and
+    trace, and the `Assembler`'s `LegGeometry`. `yes` and `no` are True and False from Python: a literal argument
+    would compile the kernels called with it once more (numba specialises on literals)."""
+    s_at, s_at_kind, s_fwd, s_fw, s_fd, s_ft, s_bwd, s_bw, s_bd, s_bt, s_lon, s_lat, s_chain, s_seg = src
+    t_at, t_at_kind, t_fwd, t_fw, t_fd, t_ft, t_bwd, t_bw, t_bd, t_bt, t_lon, t_lat, t_chain, t_seg = tgt
+    s_nodes, s_rows = _edge_seeds(yes, s_at, s_at_kind, s_fwd, s_fw, s_fd, s_ft, s_bwd, s_bw, s_bd, s_bt, seed_arrays)
+    t_nodes, t_rows = _edge_seeds(no, t_at, t_at_kind, t_fwd, t_fw, t_fd, t_ft, t_bwd, t_bw, t_bd, t_bt, seed_arrays)
     sw, sd, st, s_kinds, _s_turns = _seed_columns(s_rows)
     tw, td, tt, t_kinds, t_turns = _seed_columns(t_rows)
     status = LEG
@@ -73,10 +89,8 @@ def _ch_leg(
     if direct_w >= 0 and direct_w <= lower_s + lower_t:
         status = DIRECT_FIRST
     else:
-        status, w, d, path, si, ti = _run(
-            rank, up_first, up_arcs, down_first, down_arcs, unpack, s_nodes, sw, sd, st, t_nodes, tw, td, tt, f_slot,
-            f_lab, b_slot, b_lab, f_keys, f_nodes, b_keys, b_nodes, base, counters, trace,
-        )  # fmt: skip
+        seeds = CHSeeds(s_nodes, sw, sd, st, t_nodes, tw, td, tt)
+        status, w, d, path, si, ti = _run(ch, seeds, labels, base, counters, trace)
         if status == 0:
             if direct_w >= 0 and direct_w < CLOSED_DS and (w >= CLOSED_DS or direct_w <= w):
                 status = DIRECT
@@ -87,7 +101,7 @@ def _ch_leg(
                 arcs = path
     if status != LEG:
         return status, w, d, t_kind, None
-    road, turns = _road_path(arcs, node_arc, s_head, p_arc_turn, p_arc_turn_time)
+    road, turns = _road_path(arcs, path_arrays)
     s_kind = s_kinds[si]
     n = road.shape[0]
     lead = 1 if s_kind == AT_FIRST or s_kind == AT_LAST else 0  # started on the seed's whole arc: it goes first
@@ -95,7 +109,7 @@ def _ch_leg(
     turn_w = np.zeros(n + lead, dtype=np.int64)
     turn_t = np.zeros(n + lead, dtype=np.int64)
     if lead:
-        road_arcs[0] = node_arc[s_nodes[si]]
+        road_arcs[0] = path_arrays.node_arc[s_nodes[si]]
     for i in range(n):
         road_arcs[lead + i] = road[i]
         turn_w[lead + i] = turns[i, 0]
@@ -113,11 +127,9 @@ def _ch_leg(
         t_arc, t_w, t_d, t_t = t_bwd, t_bw, t_bd, t_bt
     else:
         t_arc, t_w, t_d, t_t = (t_fwd if t_fwd >= 0 else t_bwd), 0, 0, 0
-    parts = _leg_parts(
-        road_arcs, arc_geom, arc_weight, arc_dist, arc_time, gf, glon, glat, s_lon, s_lat, s_chain, s_seg, s_kind,
-        s_arc, s_w, s_d, s_t, t_lon, t_lat, t_chain, t_seg, t_kind, t_arc, t_w, t_d, t_t, no, turn_w, turn_t,
-        t_turns[ti, 0], t_turns[ti, 1], yes,
-    )  # fmt: skip
+    s_end = LegEnd(s_lon, s_lat, s_chain, s_seg, s_kind, s_arc, s_w, s_d, s_t)
+    t_end = LegEnd(t_lon, t_lat, t_chain, t_seg, t_kind, t_arc, t_w, t_d, t_t)
+    parts = _leg_parts(road_arcs, geometry, s_end, t_end, no, turn_w, turn_t, t_turns[ti, 0], t_turns[ti, 1], yes)
     return status, w, d, t_kind, parts
 
 
@@ -136,10 +148,9 @@ def ch_leg(
     `EdgeSpace.plain_place`."""
     t0 = time.perf_counter()
     while True:
-        query = (*search.query_arrays(), search.next_base(), search.counters, _NO_TRACE)
-        status, w, d, kind, parts = _ch_leg(
-            *_arguments(edges, assembler, query, src, src_place, tgt, tgt_place, direct_w)
-        )
+        query = (search.hierarchy, search.labels, search.next_base(), search.counters, _NO_TRACE)
+        args = _arguments(edges, assembler, query, src, src_place, tgt, tgt_place, direct_w)
+        status, w, d, kind, parts = _entry(args)(*args)
         if status == -2:
             raise ValueError("seed node id out of range")
         if status != -1:
@@ -160,12 +171,34 @@ def _arguments(
     tgt_place: tuple[int, int],
     direct_w: int,
 ) -> tuple:
-    """`_ch_leg`'s arguments; `query` is the hierarchy's and a search's arrays, the stamp base, counters, trace."""
+    """`_ch_leg`'s arguments; `query` is the hierarchy's `CHArrays`, a search's `CHLabels`, the stamp base,
+    counters, trace."""
     return (
-        *src_place, *seed_figures(src, True), src.lon, src.lat, src.chain, src.segment,
-        *tgt_place, *seed_figures(tgt, False), tgt.lon, tgt.lat, tgt.chain, tgt.segment,
-        direct_w, *edges.seed_arrays, *edges.path_arrays, *query, *assembler.arrays, True, False,
+        phantom_side(src, src_place, True), phantom_side(tgt, tgt_place, False), int(direct_w), edges.seed_arrays,
+        edges.path_arrays, *query, assembler.geometry, True, False,
     )  # fmt: skip
+
+
+_ENTRIES: dict[tuple[int, ...], tuple[Any, tuple]] = {}  # see `_entry`
+
+
+def _entry(args: tuple) -> Any:
+    """`_ch_leg`'s compiled entry point for `args`, called without numba's per-call typing of each argument: it types
+    a named tuple in Python, element by element (about 1 us per tuple of 6 arrays; the 7 structs of a call cost more
+    than the 73 flat arguments did). Every argument's type is fixed but for the graph's structs (`SeedArrays`,
+    `PathArrays`, `CHArrays`, `CHLabels`, `LegGeometry`): the entry point is kept per those objects (held, so their
+    ids stay theirs), looked up by their ids."""
+    key = (id(args[3]), id(args[4]), id(args[5]), id(args[6]), id(args[10]))
+    got = _ENTRIES.get(key)
+    if got is None:
+        import numba
+
+        sig = tuple(numba.typeof(a) for a in args)
+        _ch_leg.compile(sig)
+        if len(_ENTRIES) >= 64:  # derived routers come and go: forget the old ones
+            _ENTRIES.clear()
+        got = _ENTRIES[key] = (_ch_leg.overloads[sig].entry_point, (args[3], args[4], args[5], args[6], args[10]))
+    return got[0]
 
 
 def warm(edges: EdgeMap, assembler: Assembler) -> None:
@@ -181,8 +214,9 @@ def warm(edges: EdgeMap, assembler: Assembler) -> None:
     one = frozen(np.zeros(1, dtype=np.int32))
     arcs = frozen(np.zeros((1, 4), dtype=np.int32))
     pairs = frozen(np.zeros((1, 2), dtype=np.int32))
-    query = (one, one, arcs, one, arcs, pairs, *new_labels(1), *new_labels(1), *ch_heap(2), *ch_heap(2), 0,
-             np.zeros(4, dtype=np.int64), _NO_TRACE)  # fmt: skip
+    hierarchy = CHArrays(one, one, arcs, one, arcs, pairs)
+    labels = CHLabels(*new_labels(1), *new_labels(1), *ch_heap(2), *ch_heap(2))
+    query = (hierarchy, labels, 0, np.zeros(4, dtype=np.int64), _NO_TRACE)
     ph = Phantom(0.0, 0.0, 0.0, 0.0, 0.0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
     args = _arguments(edges, assembler, query, ph, (0, 0), ph, (0, 0), 0)
     _ch_leg.compile(tuple(numba.typeof(a) for a in args))

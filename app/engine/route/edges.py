@@ -13,6 +13,7 @@ is kept per seed. Snapping, geometry and guidance stay on the road graph.
 
 from __future__ import annotations
 
+import copy
 from typing import NamedTuple
 
 import numpy as np
@@ -34,6 +35,35 @@ class FlatSeeds(NamedTuple):
     dists: np.ndarray
     times: np.ndarray
     off: np.ndarray
+
+
+class SeedArrays(NamedTuple):
+    """What `_edge_seeds` reads of the road graph and the search graph: built once per `EdgeMap` (and again by
+    `EdgeMap.reweighted`, a derived router's weights)."""
+
+    road_first_out: np.ndarray  # road graph CSR
+    road_in_first: np.ndarray
+    road_in_arc: np.ndarray
+    road_weight: np.ndarray  # per road arc: weight (ds), dist (dm), travel time (ds)
+    road_dist: np.ndarray
+    road_time: np.ndarray
+    copies_first: np.ndarray  # road arc -> its search nodes (`EdgeMap.copies`), when `has_copies`
+    copies: np.ndarray
+    has_copies: bool
+    in_first: np.ndarray  # search graph in-arcs CSR
+    in_arc: np.ndarray
+    s_tail: np.ndarray  # per search arc: tail, turn weight, turn time
+    arc_turn: np.ndarray
+    arc_turn_time: np.ndarray
+
+
+class PathArrays(NamedTuple):
+    """What `_road_path` reads after a search path: per search node its road arc, per search arc its head and turn."""
+
+    node_arc: np.ndarray
+    s_head: np.ndarray
+    arc_turn: np.ndarray
+    arc_turn_time: np.ndarray
 
 
 def seed_figures(ph: Phantom, as_source: bool) -> tuple[int, int, int, int, int, int, int, int]:
@@ -70,20 +100,28 @@ class EdgeMap:
         self._copies = order
         self._copies_first = csr_offsets(self.node_arc[order], m)
         self._has_copies = len(self.node_arc) > m
+        self._tuples()
 
-    @property
-    def seed_arrays(self) -> tuple[np.ndarray | bool, ...]:
-        """The arrays `_edge_seeds` reads after a phantom's figures, in its order."""
-        return (
+    def _tuples(self) -> None:
+        """(Re)build the kernels' arguments from the arrays: `seed_arrays` (`_edge_seeds`) and `path_arrays`."""
+        self.seed_arrays = SeedArrays(
             self.road_first_out, self.road_in_first, self.road_in_arc, self.road_weight, self.road_dist,
             self.road_time, self._copies_first, self._copies, self._has_copies, self.in_first, self.in_arc,
             self.s_tail, self.arc_turn, self.arc_turn_time,
         )  # fmt: skip
+        self.path_arrays = PathArrays(self.node_arc, self.s_head, self.arc_turn, self.arc_turn_time)
 
-    @property
-    def path_arrays(self) -> tuple[np.ndarray, ...]:
-        """The arrays `_road_path` reads after a search path, in its order."""
-        return self.node_arc, self.s_head, self.arc_turn, self.arc_turn_time
+    def reweighted(self, road: Graph, search: Graph) -> EdgeMap:
+        """This map over the same graphs with another metric's weights and travel times (`Router.derive`): the
+        arrays copied by reference, the weights replaced."""
+        edges = copy.copy(self)
+        edges.search = search
+        edges.road_weight = np.asarray(road.arc_weight)
+        edges.road_time = np.asarray(road.arc_duration)
+        edges.arc_turn = np.asarray(search.arc_turn)
+        edges.arc_turn_time = np.asarray(search.arc_turn_duration)
+        edges._tuples()
+        return edges
 
     def copies(self, arc: int) -> np.ndarray:
         """The search nodes standing for road arc `arc` (the arc itself first)."""
@@ -102,7 +140,7 @@ class EdgeMap:
         fwd, fw, fd, ft, bwd, bw, bd, bt = seed_figures(ph, as_source)
         if not own_arcs:
             fwd = bwd = -1
-        nodes, vals = _edge_seeds(as_source, at_node, at_kind, fwd, fw, fd, ft, bwd, bw, bd, bt, *self.seed_arrays)
+        nodes, vals = _edge_seeds(as_source, at_node, at_kind, fwd, fw, fd, ft, bwd, bw, bd, bt, self.seed_arrays)
         w, d, t, kinds, turns = _seed_columns(vals)
         return Seeds(nodes, w, d, ph.lon, ph.lat, t), kinds, turns
 
@@ -113,17 +151,13 @@ class EdgeMap:
         seeds as `seeds` gives for each, in one kernel call (a table's sources or destinations)."""
         f = np.array([seed_figures(ph, as_source) for ph in phantoms], dtype=np.int64).reshape(-1, 8)
         at, kinds = np.asarray(at_nodes, dtype=np.int64), np.asarray(at_kinds, dtype=np.int64)
-        flat = _edge_seeds_many(
-            as_source, at, kinds, f, self.road_first_out, self.road_in_first, self.road_in_arc, self.road_weight,
-            self.road_dist, self.road_time, self._copies_first, self._copies, self._has_copies, self.in_first,
-            self.in_arc, self.s_tail, self.arc_turn, self.arc_turn_time,
-        )  # fmt: skip
+        flat = _edge_seeds_many(as_source, at, kinds, f, self.seed_arrays)
         return FlatSeeds(*flat)
 
     def road_path(self, search_arcs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(road arcs int32, the turn onto each as int64 [n, 2] (weight, travel time)) of a search path between its
         seed nodes."""
-        return _road_path(np.asarray(search_arcs), *self.path_arrays)
+        return _road_path(np.asarray(search_arcs), self.path_arrays)
 
     def with_first(self, node: int, arcs: np.ndarray, turns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """A road path with the whole arc of search node `node` in front (a leg that starts on a node, no turn)."""
@@ -141,8 +175,9 @@ class EdgeMap:
 
 
 @kernel
-def _road_path(search_arcs, node_arc, s_head, arc_turn, arc_turn_time):  # pragma: no cover - numba
-    """`EdgeMap.road_path` in one pass."""
+def _road_path(search_arcs, path_arrays):  # pragma: no cover - numba
+    """`EdgeMap.road_path` in one pass (`path_arrays` a `PathArrays`)."""
+    node_arc, s_head, arc_turn, arc_turn_time = path_arrays
     n = search_arcs.shape[0]
     road = np.empty(n, np.int32)
     turns = np.empty((n, 2), np.int64)
@@ -166,12 +201,11 @@ def _seed_columns(rows):  # pragma: no cover - numba
 
 
 @kernel
-def _edge_seeds(
-    as_source, at_node, at_kind, fwd, fw, fd, ft, bwd, bw, bd, bt, road_first_out, road_in_first, road_in_arc,
-    road_weight, road_dist, road_time, copies_first, copies, has_copies, in_first, in_arc, s_tail, arc_turn,
-    arc_turn_time,
-):  # fmt: skip  # pragma: no cover - numba
-    """(nodes int32 [k], rows int64 [k, 6] = weight, dist, time, kind, turn weight, turn time) of `EdgeMap.seeds`."""
+def _edge_seeds(as_source, at_node, at_kind, fwd, fw, fd, ft, bwd, bw, bd, bt, arrays):  # pragma: no cover - numba
+    """(nodes int32 [k], rows int64 [k, 6] = weight, dist, time, kind, turn weight, turn time) of `EdgeMap.seeds`;
+    `arrays` is a `SeedArrays`."""
+    (road_first_out, road_in_first, road_in_arc, road_weight, road_dist, road_time, copies_first, copies, has_copies,
+     in_first, in_arc, s_tail, arc_turn, arc_turn_time) = arrays  # fmt: skip
     cap = 8
     if at_node >= 0:
         if as_source:
@@ -258,10 +292,7 @@ def _edge_seeds(
 
 
 @kernel
-def _edge_seeds_many(
-    as_source, at_nodes, at_kinds, f, road_first_out, road_in_first, road_in_arc, road_weight, road_dist, road_time,
-    copies_first, copies, has_copies, in_first, in_arc, s_tail, arc_turn, arc_turn_time,
-):  # fmt: skip  # pragma: no cover - numba
+def _edge_seeds_many(as_source, at_nodes, at_kinds, f, arrays):  # pragma: no cover - numba
     """`_edge_seeds` of every phantom (f [p, 8] = fwd arc, weight, dist, time, bwd arc, weight, dist, time), flat:
     (nodes int32, weights, dists, times int64, off int64 [p + 1])."""
     p = f.shape[0]
@@ -273,8 +304,7 @@ def _edge_seeds_many(
     for i in range(p):
         n_i, r_i = _edge_seeds(
             as_source, at_nodes[i], at_kinds[i], f[i, 0], f[i, 1], f[i, 2], f[i, 3], f[i, 4], f[i, 5], f[i, 6],
-            f[i, 7], road_first_out, road_in_first, road_in_arc, road_weight, road_dist, road_time, copies_first,
-            copies, has_copies, in_first, in_arc, s_tail, arc_turn, arc_turn_time,
+            f[i, 7], arrays,
         )  # fmt: skip
         m = n_i.shape[0]
         if k + m > cap:

@@ -234,7 +234,7 @@ class EdgeSpace(SearchSpace):
         chains = np.asarray(ph.at_chains if ph.at_chains is not None else (), dtype=np.int64)
         nodes, w, d, t, kinds, turns = _junction_seeds(
             as_source, np.array([at, *more], dtype=np.int64), kind, *seed_figures(ph, as_source), chains,
-            ph.at_chains is not None, self.edges.node_arc, self._arc_geom, *self.edges.seed_arrays,
+            ph.at_chains is not None, self.edges.node_arc, self._arc_geom, self.edges.seed_arrays,
         )  # fmt: skip
         return SeedSet(Seeds(nodes, w, d, ph.lon, ph.lat, t), kinds, turns)
 
@@ -310,8 +310,7 @@ def _merged(sets: Sequence[SeedSet]) -> SeedSet:
 @kernel
 def _junction_seeds(  # type: ignore[no-untyped-def]
     as_source, at_nodes, at_kind, fwd, fw, fd, ft, bwd, bw, bd, bt, chains, keep_chains, node_arc, arc_geom,
-    road_first_out, road_in_first, road_in_arc, road_weight, road_dist, road_time, copies_first, copies, has_copies,
-    in_first, in_arc, s_tail, arc_turn, arc_turn_time,
+    seed_arrays,
 ):  # fmt: skip  # pragma: no cover - numba
     """`EdgeSpace.seeds` of a phantom on a junction node, as `_seed_columns` gives them (nodes int32, weight, dist,
     time, kind, turn [k, 2]): each of `at_nodes`' seed sets without its own arcs (`_edge_seeds`; with `keep_chains`
@@ -325,8 +324,7 @@ def _junction_seeds(  # type: ignore[no-untyped-def]
         own = i == at_nodes.shape[0]  # the node sets first, then the own arcs' set
         got_n, got_r = _edge_seeds(
             as_source, no_arc if own else at_nodes[i], at_kind, fwd if own else no_arc, fw, fd, ft,
-            bwd if own else no_arc, bw, bd, bt, road_first_out, road_in_first, road_in_arc, road_weight, road_dist,
-            road_time, copies_first, copies, has_copies, in_first, in_arc, s_tail, arc_turn, arc_turn_time,
+            bwd if own else no_arc, bw, bd, bt, seed_arrays,
         )  # fmt: skip
         for j in range(got_n.shape[0]):
             if keep_chains and not own:

@@ -29,8 +29,10 @@ from __future__ import annotations
 
 import mmap
 import time
+from typing import Any, NamedTuple
 
 import numpy as np
+from numba import types as nt
 
 from app.engine.errors import GraphError
 from app.engine.types import INF_WEIGHT, SearchOptions, SearchResult, SearchStats, SearchTrace, Seeds, refuse_options
@@ -69,10 +71,51 @@ def ch_arrays(graph: object, prefix: str = CH_PREFIX) -> dict[str, np.ndarray]:
     return {name: getattr(graph, stored) for name, stored in names.items()}
 
 
+class CHArrays(NamedTuple):
+    """A hierarchy as the kernels read it (read-only, shared): built once per hierarchy (`CHSearch.hierarchy`)."""
+
+    rank: np.ndarray  # int32 [n] node id -> rank
+    up_first: np.ndarray  # int32 [n+1]
+    up_arcs: np.ndarray  # int32 [m_up, 4] head rank, weight, dist, duration
+    down_first: np.ndarray  # int32 [n+1]
+    down_arcs: np.ndarray  # int32 [m_down, 4] tail rank, weight, dist, duration
+    unpack: np.ndarray  # int32 [m_up + m_down, 2] the two halves of a shortcut (-1: an original arc)
+
+
+class CHLabels(NamedTuple):
+    """One thread's bidirectional query state: both directions' labels (`new_labels`) and heaps (`ch_heap`), built
+    once per query object and again when the heaps grow."""
+
+    f_slot: np.ndarray
+    f_lab: np.ndarray
+    b_slot: np.ndarray
+    b_lab: np.ndarray
+    f_keys: np.ndarray
+    f_nodes: np.ndarray
+    b_keys: np.ndarray
+    b_nodes: np.ndarray
+
+
+class CHSeeds(NamedTuple):
+    """A query's seeds, both ends: node ids (int32), weights, dists, durations (int64)."""
+
+    s_nodes: np.ndarray
+    s_w: np.ndarray
+    s_d: np.ndarray
+    s_t: np.ndarray
+    t_nodes: np.ndarray
+    t_w: np.ndarray
+    t_d: np.ndarray
+    t_t: np.ndarray
+
+
 _RO_I32 = arr(I32, readonly=True)
 _RO_ARCS = arr(I32, 2, readonly=True)  # [*, 4] head/tail rank, weight, dist, duration (unpack: [*, 2])
 _LAB = arr(I64, 2)  # [n, L_COLS] label rows
 _VI32, _VI64 = arr(I32), arr(I64)
+_CH_T = nt.NamedTuple([_RO_I32, _RO_I32, _RO_ARCS, _RO_I32, _RO_ARCS, _RO_ARCS], CHArrays)
+_LABELS_T = nt.NamedTuple([_VI64, _LAB, _VI64, _LAB, _VI64, _VI32, _VI64, _VI32], CHLabels)
+_SEEDS_T = nt.NamedTuple([_VI32, _VI64, _VI64, _VI64, _VI32, _VI64, _VI64, _VI64], CHSeeds)
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -314,19 +357,13 @@ def unpack_path(meet, f_slot, f_lab, b_slot, b_lab, up_first, down_first, unpack
     return arcs, src, dst
 
 
-@kernel(
-    tup(I64, I64, I64, I64)(
-        _RO_I32, _RO_I32, _RO_ARCS, _RO_I32, _RO_ARCS, _VI32, _VI64, _VI64, _VI64, _VI32, _VI64, _VI64, _VI64, _VI64,
-        _LAB, _VI64, _LAB, _VI64, _VI32, _VI64, _VI32, I64, _VI64, _VI32,
-    ),
-    nrt=False,
-)  # fmt: skip
-def _meet(
-    rank, up_first, up_arcs, down_first, down_arcs, s_nodes, s_w, s_d, s_t, t_nodes, t_w, t_d, t_t, f_slot, f_lab,
-    b_slot, b_lab, f_keys, f_nodes, b_keys, b_nodes, base, counters, trace,
-):  # fmt: skip  # pragma: no cover - numba
+@kernel(tup(I64, I64, I64, I64)(_CH_T, _SEEDS_T, _LABELS_T, I64, _VI64, _VI32), nrt=False)
+def _meet(ch, seeds, labels, base, counters, trace):  # pragma: no cover - numba
     """The bidirectional search of `_run`: (status, weight, dist, meeting rank (-1: none)). Allocation-free, so it
     compiles without reference counting: the loop's helper calls then cost no atomic array reference updates."""
+    rank, up_first, up_arcs, down_first, down_arcs, _ = ch
+    s_nodes, s_w, s_d, s_t, t_nodes, t_w, t_d, t_t = seeds
+    f_slot, f_lab, b_slot, b_lab, f_keys, f_nodes, b_keys, b_nodes = labels
     nup = up_arcs.shape[0]
     fsize = init_seeds(rank, s_nodes, s_w, s_d, s_t, f_slot, f_lab, f_keys, f_nodes, base)
     bsize = init_seeds(rank, t_nodes, t_w, t_d, t_t, b_slot, b_lab, b_keys, b_nodes, base)
@@ -380,21 +417,18 @@ def _meet(
 
 
 @kernel
-def _run(
-    rank, up_first, up_arcs, down_first, down_arcs, unpack, s_nodes, s_w, s_d, s_t, t_nodes, t_w, t_d, t_t, f_slot,
-    f_lab, b_slot, b_lab, f_keys, f_nodes, b_keys, b_nodes, base, counters, trace,
-):  # fmt: skip  # pragma: no cover - numba
+def _run(ch, seeds, labels, base, counters, trace):  # pragma: no cover - numba
     """(status, weight, dist, arcs, source seed, target seed); status -1 = a heap is full, -2 = bad seed node.
 
     `trace` (int32, may be empty) records settled ranks (stalled ones included, as in counters[0]) as
     `2 * rank + direction`; counters[2] counts them, counters[3] is the meeting rank (-1: none)."""
     none = np.zeros(0, dtype=np.int32)
-    status, best_w, best_d, meet = _meet(
-        rank, up_first, up_arcs, down_first, down_arcs, s_nodes, s_w, s_d, s_t, t_nodes, t_w, t_d, t_t, f_slot,
-        f_lab, b_slot, b_lab, f_keys, f_nodes, b_keys, b_nodes, base, counters, trace,
-    )  # fmt: skip
+    status, best_w, best_d, meet = _meet(ch, seeds, labels, base, counters, trace)
     if status < 0 or meet < 0:
         return status, INF_WEIGHT, INF_WEIGHT, none, -1, -1
+    rank, up_first, _, down_first, _, unpack = ch
+    s_nodes, s_w, s_d, _, t_nodes, t_w, t_d, _ = seeds
+    f_slot, f_lab, b_slot, b_lab = labels[0], labels[1], labels[2], labels[3]
     arcs, src, dst = unpack_path(meet, f_slot, f_lab, b_slot, b_lab, up_first, down_first, unpack)
     return 0, best_w, best_d, arcs, _pick_seed(rank, s_nodes, s_w, s_d, src), _pick_seed(rank, t_nodes, t_w, t_d, dst)
 
@@ -431,16 +465,24 @@ def ch_heap(cap: int = HEAP_START) -> tuple[np.ndarray, np.ndarray]:
     return new_heap(cap, np.int64)
 
 
+def _column(x: object, dtype: type) -> np.ndarray:
+    """`x` as a C-contiguous writable array of `dtype` (`CHSeeds`' one type), copied only when it is not one."""
+    if isinstance(x, np.ndarray) and x.dtype == dtype and x.flags.c_contiguous and x.flags.writeable:
+        return x
+    return np.array(x, dtype=dtype)
+
+
 def seed_arrays(seeds: Seeds) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(nodes int32, weights int64, dists int64) of a seed set, converted only when needed."""
-    nodes, w, d = seeds.nodes, seeds.weights, seeds.dists
-    if not (isinstance(nodes, np.ndarray) and nodes.dtype == np.int32 and nodes.flags.c_contiguous):
-        nodes = np.ascontiguousarray(nodes, dtype=np.int32)
-    if not (isinstance(w, np.ndarray) and w.dtype == np.int64 and w.flags.c_contiguous):
-        w = np.ascontiguousarray(w, dtype=np.int64)
-    if not (isinstance(d, np.ndarray) and d.dtype == np.int64 and d.flags.c_contiguous):
-        d = np.ascontiguousarray(d, dtype=np.int64)
-    return nodes, w, d
+    return _column(seeds.nodes, np.int32), _column(seeds.weights, np.int64), _column(seeds.dists, np.int64)
+
+
+def ch_seeds(sources: Seeds, targets: Seeds) -> CHSeeds:
+    """A query's `CHSeeds`, always of the one type `_meet` takes."""
+    return CHSeeds(
+        *seed_arrays(sources), _column(sources.duration_array(), np.int64),
+        *seed_arrays(targets), _column(targets.duration_array(), np.int64),
+    )  # fmt: skip
 
 
 _PLAIN = SearchOptions()
@@ -455,19 +497,10 @@ class CHSearch:
     def __init__(self, graph: object, prefix: str = CH_PREFIX, exclude_flags: int = 0) -> None:
         a = ch_arrays(graph, prefix)
         self.exclude_flags = exclude_flags  # the arc_flags bits the hierarchy under `prefix` was contracted without
-        self._g = (
-            a["ch_rank"],
-            a["ch_up_first"],
-            a["ch_up_arcs"],
-            a["ch_down_first"],
-            a["ch_down_arcs"],
-            a["ch_unpack"],
-        )
+        self._g = CHArrays(*(a[name] for name in CH_ARRAYS))
         n = int(len(a["ch_rank"]))
-        self._f_lab = new_labels(n)
-        self._b_lab = new_labels(n)
-        self._f_heap = ch_heap()
-        self._b_heap = ch_heap()
+        self._labels = CHLabels(*new_labels(n), *new_labels(n), *ch_heap(), *ch_heap())
+        self._entry: tuple[CHLabels | None, Any] = (None, None)  # (labels, `_run`'s entry point): see `_query`
         self._cur = 0
         self._counters = np.zeros(4, dtype=np.int64)
         self._order = np.asarray(getattr(graph, ch_names(prefix)["ch_order"]))
@@ -478,30 +511,45 @@ class CHSearch:
         """The weight (ds) of a shortest path from search node `source` to `target` (INF_WEIGHT: none): `run`'s query
         without seed arrays, statistics or result objects to build (alternatives' T-tests)."""
         zero = np.zeros(1, dtype=np.int64)
-        s_n = np.array([source], dtype=np.int32)
-        t_n = np.array([target], dtype=np.int32)
+        seeds = CHSeeds(
+            np.array([source], dtype=np.int32), zero, zero, zero, np.array([target], dtype=np.int32), zero, zero, zero
+        )
         while True:
-            self._cur = fresh_stamps(self._cur, self._f_lab, self._b_lab) + 1
-            status, w, _, _, _, _ = _run(
-                *self._g, s_n, zero, zero, zero, t_n, zero, zero, zero, *self._f_lab, *self._b_lab, *self._f_heap,
-                *self._b_heap, 3 * self._cur, self._counters, self._trace[:0],
-            )  # fmt: skip
+            self._cur = self._fresh() + 1
+            status, w, _, _, _, _ = self._query(seeds, 3 * self._cur, self._trace[:0])
             if status == 0:
                 return int(w)
             if status == -2:
                 raise ValueError("seed node id out of range")
-            self._f_heap = ch_heap(2 * len(self._f_heap[0]))
-            self._b_heap = ch_heap(2 * len(self._b_heap[0]))
+            self.grow_heaps()
 
-    def query_arrays(self) -> tuple[np.ndarray, ...]:
-        """What `_run` reads and writes after the seeds, but for the stamp, counters and trace: the hierarchy's six
-        arrays, then both directions' labels and heaps (a kernel that runs the query inside,
-        `app.engine.route.ch_leg`)."""
-        return (*self._g, *self._f_lab, *self._b_lab, *self._f_heap, *self._b_heap)
+    def _query(self, seeds: CHSeeds, base: int, trace: np.ndarray) -> tuple:
+        """`_run` through its compiled entry point, without numba's per-call typing of each argument (it types a
+        named tuple in Python, element by element: 3 us of a 10 us Monaco query for the three structs). The types
+        are fixed: the hierarchy's, `ch_seeds`', the labels' (the entry is looked up again when they are rebuilt),
+        a Python int, int64 counters and an int32 trace."""
+        labels = self._labels
+        if self._entry[0] is not labels:
+            import numba
+
+            args = (self._g, seeds, labels, base, self._counters, trace)
+            sig = tuple(numba.typeof(a) for a in args)
+            _run.compile(sig)
+            self._entry = (labels, _run.overloads[sig].entry_point)
+        return self._entry[1](self._g, seeds, labels, base, self._counters, trace)  # type: ignore[no-any-return]
+
+    @property
+    def labels(self) -> CHLabels:
+        """Both directions' labels and heaps (a kernel that runs the query inside, `app.engine.route.ch_leg`)."""
+        return self._labels
+
+    def _fresh(self) -> int:
+        lab = self._labels
+        return fresh_stamps(self._cur, (lab.f_slot, lab.f_lab), (lab.b_slot, lab.b_lab))
 
     def next_base(self) -> int:
         """The state stamp base of the next query (`fresh_stamps`), its counters cleared."""
-        self._cur = fresh_stamps(self._cur, self._f_lab, self._b_lab) + 1
+        self._cur = self._fresh() + 1
         self._counters.fill(0)
         return 3 * self._cur
 
@@ -512,12 +560,14 @@ class CHSearch:
 
     def grow_heaps(self) -> None:
         """Double both heaps (a query found one full: status -1)."""
-        self._f_heap = ch_heap(2 * len(self._f_heap[0]))
-        self._b_heap = ch_heap(2 * len(self._b_heap[0]))
+        lab = self._labels
+        f_keys, f_nodes = ch_heap(2 * len(lab.f_keys))
+        b_keys, b_nodes = ch_heap(2 * len(lab.b_keys))
+        self._labels = lab._replace(f_keys=f_keys, f_nodes=f_nodes, b_keys=b_keys, b_nodes=b_nodes)
 
     @property
-    def hierarchy(self) -> tuple[np.ndarray, ...]:
-        """The arrays the kernels read: rank, up first/arcs, down first/arcs, unpack (read-only, shared)."""
+    def hierarchy(self) -> CHArrays:
+        """The arrays the kernels read (read-only, shared)."""
         return self._g
 
     def check(self, options: SearchOptions) -> None:
@@ -535,20 +585,14 @@ class CHSearch:
             self.check(opts)
         trace_on = opts.trace
         t0 = time.perf_counter()
-        s_n, s_w, s_d = seed_arrays(sources)
-        t_n, t_w, t_d = seed_arrays(targets)
-        s_t, t_t = sources.duration_array(), targets.duration_array()
+        seeds = ch_seeds(sources, targets)
         counters = self._counters
         if trace_on and self._trace.shape[0] != opts.trace_limit:
             self._trace = np.zeros(opts.trace_limit, dtype=np.int32)
         trace = self._trace if trace_on else self._trace[:0]
         while True:
             base = self.next_base()
-            status, w, d, arcs, si, ti = _run(
-                *self._g, s_n, s_w, s_d, s_t, t_n, t_w, t_d, t_t, *self._f_lab, *self._b_lab, *self._f_heap,
-                *self._b_heap,
-                base, counters, trace,
-            )  # fmt: skip
+            status, w, d, arcs, si, ti = self._query(seeds, base, trace)
             if status == 0:
                 break
             if status == -2:

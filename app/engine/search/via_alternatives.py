@@ -37,17 +37,18 @@ from app.engine.search.ch import (
     L_PARC,
     L_T,
     L_W,
+    CHLabels,
     CHSearch,
     _owner,
     _pick_seed,
     add_row,
     ch_heap,
+    ch_seeds,
     fresh_stamps,
     init_seeds,
     new_labels,
     parent_arc,
     row_of,
-    seed_arrays,
     settle_next,
     state_of,
     unpack_path,
@@ -66,16 +67,17 @@ MAX_TRIES = 12  # candidates whose route is computed before giving up (then the 
 
 
 @kernel
-def via_search(
-    rank, up_first, up_arcs, down_first, down_arcs, fs_first, fs_arcs, bs_first, bs_arcs, s_nodes, s_w, s_d, s_t,
-    t_nodes, t_w, t_d, t_t, f_slot, f_lab, b_slot, b_lab, f_keys, f_nodes, b_keys, b_nodes, base, counters, f_order,
-    b_order, mark, f_share, b_share, stretch,
-):  # fmt: skip  # pragma: no cover - numba
+def via_search(ch, stall, seeds, labels, base, counters, orders, mark, shares, stretch):  # pragma: no cover - numba
     """(status, best weight, candidates [k, 3] as rank, f + b, approximate sharing), unsorted.
 
     status 0 = done, -1 = a heap is full (grow it and rerun), -2 = a bad seed. Both directions run without stalling
-    until their smallest key weighs more than `stretch` x the best weight; `f_order` / `b_order` receive the settled
-    ranks in order (room for every rank)."""
+    until their smallest key weighs more than `stretch` x the best weight; `orders` [2, n] receive each direction's
+    settled ranks in order (room for every rank); `stall` is the forward and backward stall graph (first, arcs)."""
+    rank, up_first, up_arcs, down_first, down_arcs, _ = ch
+    fs_first, fs_arcs, bs_first, bs_arcs = stall
+    s_nodes, s_w, s_d, s_t, t_nodes, t_w, t_d, t_t = seeds
+    f_slot, f_lab, b_slot, b_lab, f_keys, f_nodes, b_keys, b_nodes = labels
+    f_order, b_order, f_share, b_share = orders[0], orders[1], shares[0], shares[1]
     nup = up_arcs.shape[0]
     none = np.zeros((0, 3), dtype=np.int64)
     fsize = init_seeds(rank, s_nodes, s_w, s_d, s_t, f_slot, f_lab, f_keys, f_nodes, base)
@@ -200,11 +202,13 @@ def _half(
 
 @kernel
 def via_path(
-    v, up_first, up_arcs, down_first, down_arcs, unpack, no_first, no_arcs, f_slot, f_lab, b_slot, b_lab, base,
-    h_slot, h_lab, h_keys, h_nodes, hbase, counters, limit,
+    v, ch, no_first, no_arcs, labels, base, h_slot, h_lab, h_keys, h_nodes, hbase, counters, limit
 ):  # fmt: skip  # pragma: no cover - numba
     """(status, weight, search arcs s -> v -> t, arcs before v, source rank, target rank) of the via route through
-    rank `v`: status 0 found, 1 none within `limit`, -1 the heap is full. Uses stamps `hbase` and `hbase + 3`."""
+    rank `v`: status 0 found, 1 none within `limit`, -1 the heap is full. Uses stamps `hbase` and `hbase + 3`;
+    `labels` are `via_search`'s (only the label rows are read)."""
+    _, up_first, up_arcs, down_first, down_arcs, unpack = ch
+    f_slot, f_lab, b_slot, b_lab = labels[0], labels[1], labels[2], labels[3]
     none = np.zeros(0, dtype=np.int32)
     nup = up_arcs.shape[0]
     st, w1, x = _half(
@@ -280,9 +284,9 @@ class ViaSearch:
         sg: Any = search_graph  # the routes' arcs are its arcs
         self._tail, self._head, self._weight = (np.asarray(x) for x in (sg.arc_tail, sg.arc_head, sg.arc_weight))
         self._g = self.ch.hierarchy
-        n = int(len(self._g[0]))
-        self._f_lab, self._b_lab, self._h_lab = new_labels(n), new_labels(n), new_labels(n)
-        self._f_heap, self._b_heap, self._h_heap = ch_heap(), ch_heap(), ch_heap()
+        n = int(len(self._g.rank))
+        self._labels = CHLabels(*new_labels(n), *new_labels(n), *ch_heap(), *ch_heap())
+        self._h_lab, self._h_heap = new_labels(n), ch_heap()
         self._orders = np.zeros((2, n), dtype=np.int32)
         self._mark = np.zeros(n, dtype=np.int64)
         self._share = np.zeros((2, n), dtype=np.int64)
@@ -291,34 +295,34 @@ class ViaSearch:
         no_first.setflags(write=False)
         no_arcs.setflags(write=False)
         self._no = (no_first, no_arcs)  # the empty stall graph: no stall-on-demand
-        _, up_first, up_arcs, down_first, down_arcs, _ = self._g
-        self._stall = (down_first, down_arcs, up_first, up_arcs) if STALL else (*self._no, *self._no)
+        g = self._g
+        self._stall = (g.down_first, g.down_arcs, g.up_first, g.up_arcs) if STALL else (*self._no, *self._no)
         self._counters = np.zeros(4, dtype=np.int64)
         self._cur = 0
 
     def candidates(self, sources: Seeds, targets: Seeds, stretch: float) -> Iterator[Candidate]:
         """Candidate via routes, OSRM's rank order, at most `MAX_TRIES`, none through a node of an earlier one: each
         as (search arcs, arcs before the via node, source seed index, target seed index, weight ds)."""
-        rank, up_first, up_arcs, down_first, down_arcs, unpack = self._g
-        s_n, s_w, s_d = seed_arrays(sources)
-        t_n, t_w, t_d = seed_arrays(targets)
-        s_t, t_t = sources.duration_array(), targets.duration_array()
+        rank = self._g.rank
+        seeds = ch_seeds(sources, targets)
+        s_n, s_w, s_d, _, t_n, t_w, t_d, _ = seeds
         while True:
-            cur = fresh_stamps(self._cur, self._f_lab, self._b_lab, self._h_lab)
+            lab = self._labels
+            cur = fresh_stamps(self._cur, (lab.f_slot, lab.f_lab), (lab.b_slot, lab.b_lab), self._h_lab)
             if cur < self._cur:  # stamps start again: so do the marks
                 self._mark.fill(0)
             self._cur = cur + 1
             status, best_w, cand = via_search(
-                rank, up_first, up_arcs, down_first, down_arcs, *self._stall, s_n, s_w, s_d, s_t, t_n, t_w, t_d, t_t,
-                *self._f_lab, *self._b_lab, *self._f_heap, *self._b_heap, 3 * self._cur, self._counters,
-                self._orders[0], self._orders[1], self._mark, self._share[0], self._share[1], stretch,
+                self._g, self._stall, seeds, lab, 3 * self._cur, self._counters, self._orders, self._mark,
+                self._share, stretch,
             )  # fmt: skip
             if status == 0:
                 break
             if status == -2:
                 raise ValueError("seed node id out of range")
-            self._f_heap = ch_heap(2 * len(self._f_heap[0]))
-            self._b_heap = ch_heap(2 * len(self._b_heap[0]))
+            f_keys, f_nodes = ch_heap(2 * len(lab.f_keys))
+            b_keys, b_nodes = ch_heap(2 * len(lab.b_keys))
+            self._labels = lab._replace(f_keys=f_keys, f_nodes=f_nodes, b_keys=b_keys, b_nodes=b_nodes)
         base = 3 * self._cur
         if best_w >= INF_WEIGHT or len(cand) == 0:
             return
@@ -333,8 +337,8 @@ class ViaSearch:
             while True:
                 self._cur += 2
                 status, w, arcs, before, src, dst = via_path(
-                    v, up_first, up_arcs, down_first, down_arcs, unpack, *self._no, *self._f_lab, *self._b_lab, base,
-                    *self._h_lab, *self._h_heap, 3 * self._cur, self._counters, limit,
+                    v, self._g, *self._no, self._labels, base, *self._h_lab, *self._h_heap, 3 * self._cur,
+                    self._counters, limit,
                 )  # fmt: skip
                 if status >= 0:
                     break
@@ -353,11 +357,11 @@ class ViaSearch:
         one = Seeds(np.zeros(1, dtype=np.int32), np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), 0.0, 0.0)
         for _ in self.candidates(one, one, 1.25):
             pass
-        rank, up_first, up_arcs, down_first, down_arcs, unpack = self._g
+        rank = self._g.rank
         self._cur += 2
         via_path(
-            np.int64(rank[0]), up_first, up_arcs, down_first, down_arcs, unpack, *self._no, *self._f_lab, *self._b_lab,
-            3 * (self._cur - 2), *self._h_lab, *self._h_heap, 3 * self._cur, self._counters, 0,
+            np.int64(rank[0]), self._g, *self._no, self._labels, 3 * (self._cur - 2), *self._h_lab, *self._h_heap,
+            3 * self._cur, self._counters, 0,
         )  # fmt: skip
         self.ch.weight_between(0, 0)
         one_arc = np.zeros(1, dtype=np.int32)

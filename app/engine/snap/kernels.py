@@ -76,11 +76,7 @@ def _figures_at(ix, mt, sg, c, t, qlon, qlat, at_vertex, osrm_point):  # pragma:
     gf = ix.gf
     if at_vertex:
         sg, t = _osrm_vertex(ix.glon, ix.glat, gf, ix.osrm_flip, sg, c, t)
-    r = _phantom_figures(
-        ix.glon, ix.glat, gf, ix.fwd_arc, ix.bwd_arc, ix.first_node, ix.last_node, ix.component, ix.osrm_flip,
-        mt.arc_weight, mt.arc_dist, mt.arc_name, mt.node_osm_id, c, sg - gf[c], t, qlon, qlat, mt.arc_time,
-        mt.seg_weight, mt.seg_time, osrm_point,
-    )  # fmt: skip
+    r = _phantom_figures(ix, mt, c, sg - gf[c], t, qlon, qlat, osrm_point)
     return sg, r
 
 

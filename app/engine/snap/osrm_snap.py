@@ -231,11 +231,8 @@ def _part_before(w, d, tm, f, exact, seg_weight, seg_time, p0, p1, seg, ratio, a
 
 
 @kernel(nrt=False)
-def _phantom_figures(
-    glon, glat, gf, fwd_arc, bwd_arc, first_node, last_node, component, osrm_flip, arc_weight, arc_dist, arc_name,
-    node_osm_id, chain, seg, t, qlon, qlat, arc_time, seg_weight, seg_time, osrm_point,
-):  # fmt: skip  # pragma: no cover - numba
-    """Everything numeric a Phantom holds, in one call.
+def _phantom_figures(ix, mt, chain, seg, t, qlon, qlat, osrm_point):  # pragma: no cover - numba
+    """Everything numeric a Phantom holds, in one call (`ix` a `SnapIndex`, `mt` a `SnapMetric`).
 
     The snapped point sits at parameter t of local segment `seg`, exactly on a vertex at t = 0 or 1, else at t
     between the segment's ends in degrees, rounded to 1e-6; with `osrm_point` (t is then OSRM's ratio) it is OSRM's
@@ -248,6 +245,8 @@ def _phantom_figures(
     Returns (lon, lat, distance_m, fwd, bwd, fwd w before/after, d before/after, bwd likewise, component, name id,
     osm id of the first and last node, fwd time before/after, bwd time before/after).
     """
+    glon, glat, gf, fwd_arc, bwd_arc, first_node, last_node, component, osrm_flip = ix[2:]
+    arc_weight, arc_dist, arc_name, node_osm_id, arc_time, seg_weight, seg_time = mt
     s = gf[chain] + seg
     if t <= 0.0:
         lon, lat = glon[s] / COORD_SCALE, glat[s] / COORD_SCALE

@@ -445,14 +445,10 @@ class Snapper:
     ) -> Phantom:
         """The phantom at parameter t of segment `seg` (a global point index) of `chain`; with `osrm_point`, t is
         OSRM's ratio (`osrm_rank`) and the point is OSRM's."""
-        g, ch = self.graph, self.chains
+        ch = self.chains
         if bearing is None:  # on an inner point of the chain: the segment OSRM keeps there
             seg, t = _osrm_vertex(self._glon, self._glat, self._gf, ch.osrm_flip, seg, chain, t)
-        r = _phantom_figures(
-            self._glon, self._glat, self._gf, ch.fwd_arc, ch.bwd_arc, ch.first_node, ch.last_node, ch.component,
-            ch.osrm_flip, g.arc_weight, g.arc_dist, g.arc_name, g.node_osm_id, chain, seg - int(self._gf[chain]), t,
-            qlon, qlat, self._arc_time, self._seg_weight, self._seg_time, osrm_point,
-        )  # fmt: skip
+        r = _phantom_figures(self.index, self.metric, chain, seg - int(self._gf[chain]), t, qlon, qlat, osrm_point)
         return self._finish(qlon, qlat, seg, chain, r, bearing, dirs)
 
     def _finish(
