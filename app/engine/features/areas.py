@@ -523,27 +523,14 @@ def _pack(areas: Areas) -> _Packed:
 
 
 @kernel
-def _forbidden_chains(
-    cand,
-    cminx,
-    cminy,
-    cmaxx,
-    cmaxy,
-    geom_first,
-    glon,
-    glat,
-    x,
-    y,
-    poly_first,
-    box,
-    band_base,
-    band_h,
-    band_first,
-    band_edge,
-    band_ring,
-    out,
-):  # pragma: no cover - numba
-    """Writes to `out` the candidate chains whose shape meets some polygon (closed set); returns how many."""
+def _forbidden_chains(cand, chain_boxes, shapes, polygons, bands, out):  # pragma: no cover - numba
+    """Writes to `out` the candidate chains whose shape meets some polygon (closed set); returns how many. Tuples:
+    `chain_boxes` (min lon, min lat, max lon, max lat per chain), `shapes` (geom_first, lon, lat), `polygons` (x, y,
+    poly_first, box) and `bands` (band_base, band_h, band_first, band_edge, band_ring) of `_Packed`."""
+    cminx, cminy, cmaxx, cmaxy = chain_boxes
+    geom_first, glon, glat = shapes
+    x, y, poly_first, box = polygons
+    band_base, band_h, band_first, band_edge, band_ring = bands
     max_rings = 1
     for p in range(poly_first.shape[0] - 1):
         max_rings = max(max_rings, poly_first[p + 1] - poly_first[p])
@@ -626,26 +613,13 @@ def forbidden_chains(areas: Areas, graph: Graph) -> np.ndarray:
     if len(cand) == 0:
         return cand.astype(np.int64)
     out = np.empty(len(cand), dtype=np.int64)
-    k = _forbidden_chains(
-        _readonly(cand, np.int64),
-        boxes.min_lon,
-        boxes.min_lat,
-        boxes.max_lon,
-        boxes.max_lat,
-        _readonly(graph.geom_first, np.int64),
-        _readonly(graph.geom_lon, np.int32),
-        _readonly(graph.geom_lat, np.int32),
-        packed.x,
-        packed.y,
-        packed.poly_first,
-        packed.box,
-        packed.band_base,
-        packed.band_h,
-        packed.band_first,
-        packed.band_edge,
-        packed.band_ring,
-        out,
-    )
+    chain_boxes = (boxes.min_lon, boxes.min_lat, boxes.max_lon, boxes.max_lat)
+    shapes = (
+        _readonly(graph.geom_first, np.int64), _readonly(graph.geom_lon, np.int32), _readonly(graph.geom_lat, np.int32)
+    )  # fmt: skip
+    polygons = (packed.x, packed.y, packed.poly_first, packed.box)
+    bands = (packed.band_base, packed.band_h, packed.band_first, packed.band_edge, packed.band_ring)
+    k = _forbidden_chains(_readonly(cand, np.int64), chain_boxes, shapes, polygons, bands, out)
     return out[:k]
 
 
