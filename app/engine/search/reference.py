@@ -129,10 +129,7 @@ class SearchBase:
 
 @kernel
 def _dijkstra(
-    first_out,
-    arc_head,
-    arc_tail,
-    arc_weight,
+    graph,
     s_nodes,
     s_w,
     t_nodes,
@@ -149,12 +146,14 @@ def _dijkstra(
     buf,
     out,
 ):  # pragma: no cover - numba
-    """Seeded Dijkstra until the best target seed is settled (or, with no targets, to exhaustion).
+    """Seeded Dijkstra until the best target seed is settled (or, with no targets, to exhaustion); `graph` is the tuple
+    (first_out, arc_head, arc_tail, arc_weight).
 
     out <- [weight, best target node, settled, relaxed, path arcs, source seed, target seed]; the path's arcs go to
     `buf[:out[4]]`. Target seed weights are kept per node in `tw` (stamped by `tw_st == q`), the smallest seed index
     winning among equal weights.
     """
+    first_out, arc_head, arc_tail, arc_weight = graph
     lab = 2 * q
     done = 2 * q + 1
     for j in range(t_nodes.shape[0]):
@@ -246,10 +245,7 @@ class DijkstraSearch(SearchBase):
         hk, hn = self.heaps[0]
         out = self.out
         _dijkstra(
-            self.first_out,
-            self.arc_head,
-            self.arc_tail,
-            self.arc_weight,
+            (self.first_out, self.arc_head, self.arc_tail, self.arc_weight),
             s_nodes,
             s_w,
             t_nodes,
@@ -278,10 +274,7 @@ class DijkstraSearch(SearchBase):
         q = self._next_query()
         hk, hn = self.heaps[0]
         _dijkstra(
-            self.first_out,
-            self.arc_head,
-            self.arc_tail,
-            self.arc_weight,
+            (self.first_out, self.arc_head, self.arc_tail, self.arc_weight),
             s_nodes,
             s_w,
             np.zeros(0, dtype=np.int32),
