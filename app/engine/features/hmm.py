@@ -222,13 +222,15 @@ def _direct(c, s, j):  # pragma: no cover - numba
 
 
 @kernel
-def _routes(c, s, lo, hi, cutoff, edge_based, g, lab, p, excl, forbid, buf, out, q, work, dist_arr, time_arr, res,
-            how, stats, want):  # fmt: skip  # pragma: no cover - numba
+def _routes(c, s, lo, hi, cutoff, edge_based, core_args, q, work, dist_arr, time_arr, res, how, stats,
+            want):  # fmt: skip  # pragma: no cover - numba
     """The fastest paths from candidate s to the candidates j in lo:hi with `want[j - lo]` within `cutoff` ds:
     res[j - lo] = (weight, dm, time ds), weight INF_WEIGHT where none, and how[j - lo] = the target entry it ends at
     (index into `work`'s rows), -2 - kind for the direct stretch (FWD/BWD), -1 none. One search of the core (query
     number q) unless every wanted candidate is on the source's chain and reached along it more cheaply than any
-    path could."""
+    path could. `core_args`: the search core's graph, labels, potential, excluded classes, forbidden arcs, path
+    buffer and figures, (g, lab, p, excl, forbid, buf, out)."""
+    g, lab, p, excl, forbid, buf, out = core_args
     nodes, offs, owner = work
     n_t = 0
     for j in range(lo, hi):  # the target nodes: each candidate's own arc, or its seeds where that cannot work
@@ -304,7 +306,7 @@ def _routes(c, s, lo, hi, cutoff, edge_based, g, lab, p, excl, forbid, buf, out,
 
 
 @kernel
-def _step(c, tr, m, pt, t, edge_based, g, lab, p, excl, forbid, buf, out, q, work, dist_arr, time_arr,
+def _step(c, tr, m, pt, t, edge_based, core_args, q, work, dist_arr, time_arr,
           soft):  # fmt: skip  # pragma: no cover - numba
     """Viterbi from point pt to point t (OSRM's inner loops, with the searches above); returns the next query
     number. With `soft`, no route longer than the measured distance plus `SOFT_DETOUR_M` is looked for (one that
@@ -356,7 +358,7 @@ def _step(c, tr, m, pt, t, edge_based, g, lab, p, excl, forbid, buf, out, q, wor
             cutoff = min(cutoff, (g_bound + detour) / MIN_SPEED_MPS * 10.0 + TURN_ALLOWANCE_S * 10.0)
         searched = True
         q += 1
-        _routes(c, s, lo, hi, np.int64(cutoff), edge_based, g, lab, p, excl, forbid, buf, out, q, work, dist_arr,
+        _routes(c, s, lo, hi, np.int64(cutoff), edge_based, core_args, q, work, dist_arr,
                 time_arr, res, how, m.out[2:], want)  # fmt: skip
         for j in range(lo, hi):
             w = res[j - lo, 0]
@@ -389,6 +391,7 @@ def _step(c, tr, m, pt, t, edge_based, g, lab, p, excl, forbid, buf, out, q, wor
 def run(c, tr, m, edge_based, g, lab, p, excl, forbid, buf, out, q, dist_arr, time_arr):  # pragma: no cover - numba
     """OSRM's `mapMatching` loop over the kept points: the Viterbi steps, breakage recovery and splits. Writes the
     model (`m.splits[:n]`, `m.out` = n, first point) and returns the last query number used."""
+    core_args = (g, lab, p, excl, forbid, buf, out)
     n = m.breakage.shape[0]
     m.out[0] = 0
     m.out[1] = NO_STATE
@@ -413,11 +416,9 @@ def run(c, tr, m, edge_based, g, lab, p, excl, forbid, buf, out, q, dist_arr, ti
         pt = unbroken[nu - 1]
         gap = t - pt > MAX_BROKEN_STATES or tr.pauses[t] > tr.pauses[pt]
         if not gap:
-            q = _step(c, tr, m, pt, t, edge_based, g, lab, p, excl, forbid, buf, out, q, work, dist_arr,
-                      time_arr, True)  # fmt: skip
+            q = _step(c, tr, m, pt, t, edge_based, core_args, q, work, dist_arr, time_arr, True)
             if m.breakage[t]:  # nothing within the beam's detour: look as far as OSRM does
-                q = _step(c, tr, m, pt, t, edge_based, g, lab, p, excl, forbid, buf, out, q, work, dist_arr,
-                          time_arr, False)  # fmt: skip
+                q = _step(c, tr, m, pt, t, edge_based, core_args, q, work, dist_arr, time_arr, False)
             if m.breakage[t]:
                 breakage_begin = t if breakage_begin == NO_STATE else min(t, breakage_begin)
                 nu -= 1  # drop both ends of the breakage
@@ -465,6 +466,7 @@ def leg_paths(c, path, m, edge_based, g, lab, p, excl, forbid, buf, out, q, dist
     source seed's kind, its node, the target's kind, its turn weight and time, the number of search arcs) and the
     search arcs from the source seed node to the target seed node, concatenated. Returns (rows, arcs, last query
     number)."""
+    core_args = (g, lab, p, excl, forbid, buf, out)
     k = path.shape[0] - 1
     rows = np.zeros((max(k, 0), 8), dtype=np.int64)
     cap = 64
@@ -478,8 +480,8 @@ def leg_paths(c, path, m, edge_based, g, lab, p, excl, forbid, buf, out, q, dist
     for i in range(k):
         s, j = path[i], path[i + 1]
         q += 1
-        _routes(c, s, j, j + 1, m.weight[j], edge_based, g, lab, p, excl, forbid, buf, out, q, work, dist_arr,
-                time_arr, res, how, stats, want)  # fmt: skip
+        _routes(c, s, j, j + 1, m.weight[j], edge_based, core_args, q, work, dist_arr, time_arr, res, how, stats,
+                want)  # fmt: skip
         rows[i, 0] = res[0, 0]
         e = how[0]
         if e < 0:  # direct (-2 - kind), or (should not happen) nothing within the weight found before
