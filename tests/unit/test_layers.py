@@ -252,3 +252,20 @@ def _arrows_any(folder: str) -> Iterator[tuple[str, str]]:
     for f in _files(folder):
         for m in _imports(f):
             yield _rel(f), m
+
+
+MAX_PARAMETERS = 16
+
+
+def test_no_function_takes_more_than_sixteen_parameters() -> None:
+    """Kernels take a few named structs (NamedTuples built once per graph or metric), not dozens of arrays."""
+    wide = []
+    for folder in PACKAGES:
+        for f in _files(folder):
+            for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    a = node.args
+                    n = len(a.posonlyargs) + len(a.args) + len(a.kwonlyargs) + bool(a.vararg) + bool(a.kwarg)
+                    if n > MAX_PARAMETERS:
+                        wide.append((_rel(f), node.name, n))
+    assert not wide, wide

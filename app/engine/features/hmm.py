@@ -264,8 +264,9 @@ def _routes(c, s, lo, hi, cutoff, edge_based, core_args, q, work, dist_arr, time
         s_w = c.src_val[s_lo:s_hi, 0].copy()
         t_nodes = nodes[:n_t].copy()
         zero = np.int64(0)  # not a literal: the call then takes the core's compiled signature as it is
-        core.search(g, lab, s_nodes, s_w, t_nodes, s_w[:0].copy(), q, zero + core.MODE_ALL, zero + core.PK_NONE, p,
-                    zero, excl, forbid, zero, buf[:0].copy(), buf, out, cutoff + beyond)  # fmt: skip
+        ends = core.Ends(s_nodes, s_w, t_nodes, s_w[:0].copy())
+        core.search(g, lab, ends, q, zero + core.MODE_ALL, zero + core.PK_NONE, p, zero, excl, forbid, zero,
+                    buf[:0].copy(), buf, out, cutoff + beyond)  # fmt: skip
         stats[0] += 1
         stats[1] += out[2]
         done = 3 * q + 1

@@ -109,8 +109,17 @@ _RO_LM = arr(U32, 2, readonly=True)
 _VI32, _VI64, _VF64 = arr(I32), arr(I64), arr(F64)
 
 
-def numba_types() -> tuple[object, object, object]:
-    """The numba types of (GraphArrays, Labels, Potential) as the kernel takes them."""
+class Ends(NamedTuple):
+    """A search's two ends: the source seeds (search nodes and their start weights) and the target seeds."""
+
+    s_nodes: np.ndarray
+    s_w: np.ndarray
+    t_nodes: np.ndarray
+    t_w: np.ndarray
+
+
+def numba_types() -> tuple[object, object, object, object]:
+    """The numba types of (GraphArrays, Labels, Potential, Ends) as the kernel takes them."""
     from numba import types as nt
 
     graph = nt.NamedTuple(
@@ -118,10 +127,11 @@ def numba_types() -> tuple[object, object, object]:
     )
     labels = nt.NamedTuple([arr(I64, 2), arr(I32, 2), arr(I32, 2), _VF64, _VI32, _VF64, _VI32], Labels)
     potential = nt.NamedTuple([_VF64, _VI32, _VF64, _VF64, _VF64, _VI32, arr(I64, 2), arr(U8, 2)], Potential)
-    return graph, labels, potential
+    ends = nt.NamedTuple([_VI32, _VI64, _VI32, _VI64], Ends)
+    return graph, labels, potential, ends
 
 
-_G, _L, _P = numba_types()
+_G, _L, _P, _E = numba_types()
 
 
 @kernel(NONE(_VI32, _VI64, _RO_XYZ, F64, _VF64), nrt=False)
@@ -249,14 +259,12 @@ def landmark_setup(lm_from, lm_to, s_nodes, s_w, t_nodes, t_w, cols, consts, val
 
 
 SEARCH_SIGNATURE = NONE(  # type: ignore[call-overload]
-    _G, _L, _VI32, _VI64, _VI32, _VI64, I64, I64, I64, _P, I64, U8, _VI32, I64, _VI32, _VI32, _VI64, I64
+    _G, _L, _E, I64, I64, I64, _P, I64, U8, _VI32, I64, _VI32, _VI32, _VI64, I64
 )
 
 
 @kernel(SEARCH_SIGNATURE)
-def search(
-    g, lab, s_nodes, s_w, t_nodes, t_w, q, mode, pk, p, lm_max, excl, forbid, fq, trace, buf, out, cutoff
-):  # pragma: no cover - numba
+def search(g, lab, ends, q, mode, pk, p, lm_max, excl, forbid, fq, trace, buf, out, cutoff):  # pragma: no cover - numba
     """Every core search: one loop that settles the next node of the direction it picks and relaxes its arcs.
 
     - `MODE_UNI`: forward from the sources with potential `pk` (PK_NONE or PK_TARGET); the backward row holds only
@@ -276,7 +284,9 @@ def search(
     inflates its bound, and bidirectional searches stop once mu <= epsilon * (k_f + k_r): either answer is within
     epsilon of the optimum. `lm_max` > 0 picks that many active landmarks per query (ALT). `trace` (int32, may be
     empty) records settled nodes as `2 * node + direction`. Writes `out` and, point to point, the arcs into `buf`.
+    `ends` holds both ends' seeds (`Ends`).
     """
+    s_nodes, s_w, t_nodes, t_w = ends
     base = 3 * q
     done = base + 1
     for k in range(8):

@@ -21,6 +21,7 @@ from app.engine.errors import GraphError, InvalidValue
 from app.engine.geo import node_geo
 from app.engine.search import core
 from app.engine.search.algorithms import ALGORITHMS, Algorithm
+from app.engine.search.core import Ends
 from app.engine.types import INF_WEIGHT, SearchOptions, SearchResult, SearchStats, SearchTrace, Seeds
 from floor.format.graph import Graph
 from floor.kernels.jit import entry
@@ -167,8 +168,8 @@ class Searcher:
         trace = self._trace_buffer(options)
         mode = core.MODE_BI if algorithm.bidirectional else core.MODE_UNI
         _core()(
-            self.g, self.lab, s_nodes, s_w, t_nodes, t_w, q, mode, pk, self.p, lm_max, excl, self.forbid, fq, trace,
-            self.buf, self.out, INF_WEIGHT,
+            self.g, self.lab, Ends(s_nodes, s_w, t_nodes, t_w), q, mode, pk, self.p, lm_max, excl, self.forbid, fq,
+            trace, self.buf, self.out, INF_WEIGHT,
         )  # fmt: skip
         return self._result(t0, algorithm.name, trace)
 
@@ -186,7 +187,7 @@ class Searcher:
         t = np.ascontiguousarray(targets, dtype=np.int32)
         pk = core.PK_NONE if forward else core.PK_BACKWARD
         _core()(
-            self.g, self.lab, s_nodes, s_w, t, _EMPTY_I64, q, core.MODE_ALL, pk, self.p, 0, excl, self.forbid, fq,
+            self.g, self.lab, Ends(s_nodes, s_w, t, _EMPTY_I64), q, core.MODE_ALL, pk, self.p, 0, excl, self.forbid, fq,
             trace, self.buf, self.out, cutoff,
         )  # fmt: skip
         return q
@@ -210,7 +211,7 @@ class Searcher:
             self.p.sp[4], self.p.sp[5] = far.lon, far.lat
         pk = core.PK_TARGET if forward else core.PK_SOURCE
         _core()(
-            self.g, self.lab, s_nodes, s_w, t_nodes, t_w, q, core.MODE_ALL, pk, self.p, self.lm_max, excl,
+            self.g, self.lab, Ends(s_nodes, s_w, t_nodes, t_w), q, core.MODE_ALL, pk, self.p, self.lm_max, excl,
             self.forbid, fq, _EMPTY_I32, self.buf, self.out, int(options.cutoff),
         )  # fmt: skip
         return self.tree(q)
@@ -260,7 +261,7 @@ class Searcher:
         self.p.par[1] = 1.0
         q = self.next_query()
         _core()(
-            self.g, self.lab, s_nodes, s_w, t_nodes, t_w, q, core.MODE_BOUNDS, core.PK_FORWARD, self.p,
+            self.g, self.lab, Ends(s_nodes, s_w, t_nodes, t_w), q, core.MODE_BOUNDS, core.PK_FORWARD, self.p,
             self.lm_max if landmarks else 0, np.uint8(0), self.forbid, 0, _EMPTY_I32, self.buf, self.out, INF_WEIGHT,
         )  # fmt: skip
         n = self.graph.num_nodes
