@@ -112,7 +112,10 @@ def test_via_points_give_legs_and_get_matches_post(client: httpx.Client, points)
     req = {"locations": _locs(a, v, b), "costing": "auto", "directions_options": {"directions_type": "maneuvers"}}
     post = client.post("/valhalla/route", json=req).json()
     get = client.get("/valhalla/route", params={"json": json.dumps(req)}).json()
-    assert post == get
+    form = client.post(
+        "/valhalla/route", content=json.dumps(req), headers={"content-type": "application/x-www-form-urlencoded"}
+    )
+    assert post == get == form.json()  # curl --data sends a form's content type; Valhalla reads JSON all the same
     native = _native(client, [a, v, b])
     legs = post["trip"]["legs"]
     assert len(legs) == 2 and abs(post["trip"]["summary"]["time"] - native["duration_s"]) <= 0.1

@@ -10,11 +10,13 @@ Retry-After). `ValhallaRoute` makes every refusal of a `/valhalla/` endpoint thi
 
 from __future__ import annotations
 
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 import orjson
 from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel, Field
+from starlette.requests import Request
 from starlette.responses import Response
 
 from app.api.dialects import DialectRoute, describe
@@ -139,7 +141,20 @@ def validation_error(exc: RequestValidationError) -> Response:
 
 
 class ValhallaRoute(DialectRoute):
-    """A FastAPI route whose refusals (validation and engine errors) are Valhalla's answers, not OSRM's."""
+    """A FastAPI route whose refusals (validation and engine errors) are Valhalla's answers, not OSRM's, and which
+    reads a POST body as JSON whatever its content type, as Valhalla does (`curl --data '{...}'` sends it as a form)."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def answer(request: Request) -> Response:
+            if request.method == "POST":
+                headers = [(k, v) for k, v in request.scope["headers"] if k != b"content-type"]
+                request.scope["headers"] = [*headers, (b"content-type", b"application/json")]
+                request.__dict__.pop("_headers", None)  # Starlette's cached view of them
+            return await handler(request)
+
+        return answer
 
     @staticmethod
     def validation_error(exc: RequestValidationError) -> Response:
