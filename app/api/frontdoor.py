@@ -151,11 +151,13 @@ class FrontDoor:
         try:
             await self.app(scope, receive, send_wrapper)
         finally:
-            label = (
-                path
-                if path in NATIVE_PATHS or path.startswith(DIALECT_PREFIXES)
-                else ("tile" if tile else "static" if native else "other")
-            )
+            # a dialect's path is its own label when a route answered it (404: any path under the prefix, "other",
+            # so that the labels stay a bounded set)
+            dialect = path.startswith(DIALECT_PREFIXES)
+            if path in NATIVE_PATHS or (dialect and state["status"] != 404):
+                label = path
+            else:
+                label = "tile" if tile else "other" if dialect or not native else "static"
             metrics.observe_request(label, state["status"], time.perf_counter() - t0)
 
     def _limit(self, path: str) -> int:

@@ -238,6 +238,15 @@ def test_costing_options_that_map_and_refusals(client: httpx.Client, points) -> 
     assert "route" in status["available_actions"] and status["version"]
 
 
+def test_unknown_dialect_paths_are_one_metrics_label(client: httpx.Client) -> None:
+    """Paths under /valhalla/ that no route answers are counted as "other", not one label each (a bounded set)."""
+    assert client.get("/valhalla/no-such-action-4711").status_code == 404
+    assert client.get("/graphhopper/no-such-action-4711").status_code == 404
+    assert client.get("/valhalla/status").status_code == 200
+    text = client.get("/metrics").text
+    assert "no-such-action-4711" not in text and 'endpoint="/valhalla/status"' in text
+
+
 def test_maneuver_types() -> None:
     assert [maneuver_type("depart", None), maneuver_type("depart", "right"), maneuver_type("arrive", "left")] == [
         1,
