@@ -25,6 +25,7 @@ from app.api.openapi_examples import add_examples
 from app.api.openapi_limits import add_limits
 from app.api.osrm import dispatch as osrm
 from app.api.service import Service
+from app.api.valhalla import endpoints as valhalla
 from app.engine.facade import engine_limits
 from app.settings import Settings
 
@@ -38,6 +39,9 @@ DESCRIPTION = """Road routing over contraction hierarchies and ALT.
   response shapes and error codes (every error is HTTP 400 with `{code, message}`).
 * **GraphHopper API** — `/graphhopper/route`, `/graphhopper/matrix`, `/graphhopper/isochrone`, `/graphhopper/info`
   with GraphHopper's parameters, `paths[]` and error shape (`{message, hints}`, HTTP 400).
+* **Valhalla API** — `/valhalla/route`, `/valhalla/sources_to_targets`, `/valhalla/isochrone`, `/valhalla/locate`
+  (POST JSON or GET `?json=`), `/valhalla/status` with Valhalla's request, `trip` and error shape
+  (`{error_code, error, status_code, status}`).
 * `GET /health`, `GET /metrics` (Prometheus).
 """
 
@@ -139,6 +143,7 @@ def create_app(settings: Settings | None = None, service: Service | None = None)
     app.include_router(native.router)
     app.include_router(osrm.router)
     app.include_router(graphhopper.router)  # /graphhopper/: GraphHopper's dialect
+    app.include_router(valhalla.router)  # /valhalla/: Valhalla's dialect
     app.include_router(health.router)
     app.include_router(admin.router)
     app.include_router(pages.router)

@@ -7,7 +7,8 @@ do nothing for it (`osrm.handle` never raises; a GET has no body). A request tha
 on goes the long way, so that CORSMiddleware answers it as before.
 
 Native paths (`/route`, `/nearest`, `/table`, `/health`, `/metrics`, the docs, the start page `/` and `/static/...`,
-the map's road tiles `/tile/{z}/{x}/{y}` and `/osrm-client`, GraphHopper's `/graphhopper/...`) go on to FastAPI;
+the map's road tiles `/tile/{z}/{x}/{y}` and `/osrm-client`, GraphHopper's `/graphhopper/...`, Valhalla's
+`/valhalla/...`) go on to FastAPI;
 any other GET is an OSRM URL (so an unknown path answers OSRM's `InvalidUrl`). POST bodies larger than the limit are
 refused with 413 before they are read.
 """
@@ -36,6 +37,8 @@ TILE_PREFIX = "/tile/"  # the map's road tiles (app.api.tiles); OSRM's own /tile
 OSRM_TILE_PREFIX = "/tile/v"
 BG_PREFIX = "/bgtile/"  # the map's background tiles (app.api.basemap)
 GRAPHHOPPER_PREFIX = "/graphhopper/"  # GraphHopper's dialect (app.api.graphhopper)
+VALHALLA_PREFIX = "/valhalla/"  # Valhalla's dialect (app.api.valhalla)
+DIALECT_PREFIXES = (GRAPHHOPPER_PREFIX, VALHALLA_PREFIX)
 _OSRM_LABELS = {
     "route": "osrm_route",
     "nearest": "osrm_nearest",
@@ -55,7 +58,7 @@ def _osrm_label(path: str) -> str:
 def _native(path: str) -> tuple[bool, bool]:
     """(whether FastAPI answers `path`, whether it is one of the map's tile paths)."""
     tile = (path.startswith(TILE_PREFIX) and not path.startswith(OSRM_TILE_PREFIX)) or path.startswith(BG_PREFIX)
-    native = path in NATIVE_PATHS or path.startswith(STATIC_PREFIX) or path.startswith(GRAPHHOPPER_PREFIX)
+    native = path in NATIVE_PATHS or path.startswith(STATIC_PREFIX) or path.startswith(DIALECT_PREFIXES)
     return native or tile, tile
 
 
@@ -148,11 +151,13 @@ class FrontDoor:
         try:
             await self.app(scope, receive, send_wrapper)
         finally:
-            label = (
-                path
-                if path in NATIVE_PATHS or path.startswith(GRAPHHOPPER_PREFIX)
-                else ("tile" if tile else "static" if native else "other")
-            )
+            # a dialect's path is its own label when a route answered it (404: any path under the prefix, "other",
+            # so that the labels stay a bounded set)
+            dialect = path.startswith(DIALECT_PREFIXES)
+            if path in NATIVE_PATHS or (dialect and state["status"] != 404):
+                label = path
+            else:
+                label = "tile" if tile else "other" if dialect or not native else "static"
             metrics.observe_request(label, state["status"], time.perf_counter() - t0)
 
     def _limit(self, path: str) -> int:

@@ -13,6 +13,7 @@ from fastapi import APIRouter, Body, Query, Request
 from starlette.responses import Response
 
 from app.api import timing
+from app.api.dialects import largest_polygon
 from app.api.graphhopper import grammar
 from app.api.graphhopper.errors import (
     CONNECTION_NOT_FOUND,
@@ -214,18 +215,6 @@ async def post_matrix(request: Request, body: Annotated[MatrixBody, Body()]) -> 
     return await _matrix(request, src, dst, body.profile, list(body.out_arrays), body.fail_fast, body.custom_model)
 
 
-def _polygon(geometry: dict[str, Any]) -> dict[str, Any]:
-    """A Polygon as GraphHopper answers one per bucket: a MultiPolygon's largest part (by its outer ring's area)."""
-    if geometry["type"] == "Polygon":
-        return geometry
-
-    def area(poly: list[Any]) -> float:
-        ring = np.asarray(poly[0], dtype=np.float64)
-        return abs(float(np.dot(ring[:-1, 0], ring[1:, 1]) - np.dot(ring[1:, 0], ring[:-1, 1])))
-
-    return {"type": "Polygon", "coordinates": max(geometry["coordinates"], key=area)}
-
-
 @router.get("/isochrone", response_model=IsochroneResponse, responses=RESPONSES, summary="GraphHopper: isochrone")
 async def get_isochrone(
     request: Request,
@@ -261,7 +250,7 @@ async def get_isochrone(
     except EngineError as exc:
         raise _not_found(exc, [(lon, lat)]) from None
     polygons = [
-        {"type": "Feature", "geometry": _polygon(c.geometry), "properties": {"bucket": k}}
+        {"type": "Feature", "geometry": largest_polygon(c.geometry), "properties": {"bucket": k}}
         for k, c in enumerate(answer.contours[::-1])
     ]
     return _answer({"polygons": polygons}, t0)

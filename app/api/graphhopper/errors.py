@@ -7,16 +7,14 @@ that said no in `hints[].details`; a server that cannot answer now says 503 in t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
 from typing import Any
 
 import orjson
 from fastapi.exceptions import RequestValidationError
-from fastapi.routing import APIRoute
 from pydantic import BaseModel, Field
-from starlette.requests import Request
 from starlette.responses import Response
 
+from app.api.dialects import DialectRoute, describe
 from app.api.errors import RETRY_AFTER_S, RETRY_LATER
 from app.engine.facade import EngineError
 
@@ -83,28 +81,13 @@ def engine_error(exc: EngineError) -> Response:
     return error_response(exc.message, _DETAILS.get(exc.code, ILLEGAL_ARGUMENT), status)
 
 
-def _describe(exc: RequestValidationError) -> str:
-    parts = []
-    for err in exc.errors()[:3]:
-        if err.get("type") == "json_invalid":
-            return "Cannot parse the request body as JSON: " + str((err.get("ctx") or {}).get("error", "invalid"))
-        loc = ".".join(str(x) for x in err.get("loc", ()) if x not in ("body", "query"))
-        parts.append(f"{loc or 'request'}: {err.get('msg', 'invalid')}")
-    return "; ".join(parts) or "invalid request"
-
-
-class GraphHopperRoute(APIRoute):
+class GraphHopperRoute(DialectRoute):
     """A FastAPI route whose refusals (validation and engine errors) are GraphHopper's 400s, not OSRM's."""
 
-    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
-        handler = super().get_route_handler()
+    @staticmethod
+    def validation_error(exc: RequestValidationError) -> Response:
+        return error_response(describe(exc))
 
-        async def answer(request: Request) -> Response:
-            try:
-                return await handler(request)
-            except RequestValidationError as exc:
-                return error_response(_describe(exc))
-            except EngineError as exc:
-                return engine_error(exc)
-
-        return answer
+    @staticmethod
+    def engine_error(exc: EngineError) -> Response:
+        return engine_error(exc)

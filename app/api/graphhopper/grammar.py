@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.api.dialects import instruction_language
 from app.api.graphhopper.errors import POINT_OUT_OF_BOUNDS, GraphHopperError
 from app.api.instructions.compile import LANGUAGES
 from app.engine.facade import CustomModel, Engine
@@ -27,8 +28,6 @@ PROFILE_ALIASES = {
     "hike": "foot",
 }
 DETAILS = ("street_name", "time", "distance", "average_speed")  # the path details this server writes
-# GraphHopper's locales that are not a language tag of osrm-text-instructions
-_LOCALES = {"zh": "zh-Hans", "zh_cn": "zh-Hans", "zh-cn": "zh-Hans", "pt": "pt-BR", "pt_br": "pt-BR"}
 
 
 @dataclass(frozen=True)
@@ -96,17 +95,9 @@ def check_profile(engine: Engine, profile: str | None) -> None:
 def language(locale: str) -> str:
     """A GraphHopper locale (`de`, `en_US`, `pt_BR`, `zh_CN`) -> the language of the text instructions; a 400
     listing them for one without phrases."""
-    if locale in LANGUAGES:
-        return locale
-    low = locale.lower()
-    if low in _LOCALES:
-        return _LOCALES[low]
-    tag = locale.replace("_", "-")
-    if tag in LANGUAGES:
-        return tag
-    base = low.split("-")[0].split("_")[0]
-    if base in LANGUAGES:
-        return base
+    found = instruction_language(locale)
+    if found is not None:
+        return found
     raise GraphHopperError(f"locale '{locale[:40]}' is not supported; supported: {', '.join(LANGUAGES)}")
 
 
