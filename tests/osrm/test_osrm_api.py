@@ -488,6 +488,14 @@ def test_nearest_several_coordinates(client: httpx.Client) -> None:
     assert d["waypoints"][1] == one["waypoints"]
 
 
+def test_a_pole_snaps_like_any_point(client: httpx.Client) -> None:
+    """Latitude +-90 is valid input: snapping clamps it to Web Mercator's edge, as OSRM does (it once divided by zero:
+    500)."""
+    for path in ("/nearest/v1/driving/0,90", "/nearest/v1/driving/7.42,-90", "/route/v1/driving/0,90;7.4197,43.7311"):
+        r = client.get(path)
+        assert r.status_code == 200 and r.json()["code"] == "Ok", (path, r.text[:200])
+
+
 def test_nearest_shape(client: httpx.Client) -> None:
     d = client.get("/nearest/v1/driving/7.4197,43.7311.json", params={"number": "3"}).json()
     assert set(d) == {"code", "waypoints"} and d["code"] == "Ok"

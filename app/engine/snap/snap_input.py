@@ -6,6 +6,14 @@ import math
 
 from app.engine.errors import InvalidValue
 
+MAX_LATITUDE = 85.05112877980659  # OSRM's web_mercator::MAX_LATITUDE: the projection's edge
+
+
+def snap_latitude(lat: float) -> float:
+    """The latitude snapping works with: clamped to Web Mercator's edge, as OSRM's `web_mercator::clamp` does (the
+    projection of a pole is infinite; a point beyond 85.05 degrees snaps as one on that parallel)."""
+    return max(-MAX_LATITUDE, min(MAX_LATITUDE, lat))
+
 
 def check_coordinate(lon: float, lat: float) -> tuple[float, float]:
     """`(lon, lat)` as floats when finite and in range (-180..180, -90..90), else `InvalidValue`."""

@@ -36,7 +36,7 @@ from app.engine.geo import gc_distance_m
 from app.engine.snap.index import SnapIndex, SnapMetric, Tree, segment_directions
 from app.engine.snap.kernels import _nearest_osrm, _nearest_point, _osrm_vertex, _snap_point
 from app.engine.snap.osrm_snap import _chain_offset, _phantom_figures, chain_end_kind
-from app.engine.snap.snap_input import check_bearing, check_coordinate, check_radius
+from app.engine.snap.snap_input import check_bearing, check_coordinate, check_radius, snap_latitude
 from app.engine.types import HotPath, Phantom, new_phantom
 from floor.format.graph import Graph
 from floor.format.units import COORD_SCALE
@@ -209,6 +209,7 @@ class Snapper:
         `any_edge` (OSRM's `snapping=any`): roads that refuse waypoints are candidates too (`data.no_start_arcs`).
         """
         qlon, qlat = check_coordinate(lon, lat)
+        qlat = snap_latitude(qlat)
         radius = check_radius(radius_m)
         bearing = check_bearing(bearing)
         limit = math.inf if radius is None else radius * 1.01 + 1.0  # local frame vs haversine slack
@@ -375,6 +376,7 @@ class Snapper:
         """Up to `number` phantoms on distinct chains, nearest first (any component), within `radius_m` if given;
         never on roads that refuse waypoints (osrm-routed's nearest has no `snapping=any`)."""
         qlon, qlat = check_coordinate(lon, lat)
+        qlat = snap_latitude(qlat)
         radius = check_radius(radius_m)
         bearing = check_bearing(bearing)
         if not isinstance(number, (int, np.integer)) or isinstance(number, bool) or number < 1:
