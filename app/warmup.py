@@ -178,10 +178,11 @@ def exercise_algorithms(service: Any, phantoms: list[Any], algorithms: tuple[str
 
     engine = service.opened
     for algorithm in algorithms if algorithms is not None else engine.algorithms:
-        try:
-            engine.routes(phantoms, RouteOptions(algorithm=algorithm))
-        except EngineError:
-            pass
+        for trace in (False, True):  # a traced search takes the step-by-step kernels (the map's search spaces)
+            try:
+                engine.routes(phantoms, RouteOptions(algorithm=algorithm, trace=trace))
+            except EngineError:
+                pass
     engine.router.warmup(algorithms)
 
 

@@ -194,7 +194,8 @@ def _entry(args: tuple) -> Any:
         import numba
 
         sig = tuple(numba.typeof(a) for a in args)
-        _ch_leg.compile(sig)
+        if sig not in _ch_leg.overloads:  # a new thread's labels: the kernel is loaded already, no compile to count
+            _ch_leg.compile(sig)
         if len(_ENTRIES) >= 64:  # derived routers come and go: forget the old ones
             _ENTRIES.clear()
         got = _ENTRIES[key] = (_ch_leg.overloads[sig].entry_point, (args[3], args[4], args[5], args[6], args[10]))

@@ -534,7 +534,8 @@ class CHSearch:
 
             args = (self._g, seeds, labels, base, self._counters, trace)
             sig = tuple(numba.typeof(a) for a in args)
-            _run.compile(sig)
+            if sig not in _run.overloads:  # each thread's searcher asks once: compile (or load) only the first time
+                _run.compile(sig)
             self._entry = (labels, _run.overloads[sig].entry_point)
         return self._entry[1](self._g, seeds, labels, base, self._counters, trace)  # type: ignore[no-any-return]
 
