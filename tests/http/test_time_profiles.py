@@ -429,3 +429,22 @@ def test_a_running_server_takes_the_profiles_on_sighup(monaco: tuple[Path, Path,
         assert httpx.get(base + url, timeout=30).json()["routes"][0]["duration"] == before
     finally:
         api_server.stop(proc)
+
+
+# -- the Valhalla peer's predicted-traffic encoding -------------------------------------------------------------------
+def test_the_valhalla_peer_encodes_the_same_week_from_sunday() -> None:
+    """The peer's weeks start on Sunday (Valhalla's buckets) where starroute's start on Monday, and its DCT-II
+    string decodes (Valhalla's DCT-III) to the speeds given, up to the 200-coefficient truncation."""
+    from harness.valhalla_peer import BUCKETS, decode_speeds, encode_speeds, weekly_buckets
+
+    week = np.tile(np.array(_rush()), 7)
+    week[5 * 96 :] = 100  # Saturday, Sunday free
+    buckets = weekly_buckets(week)
+    assert buckets.shape == (BUCKETS,)
+    monday_0800 = 288 + 8 * 12
+    assert buckets[monday_0800] == 50 and buckets[monday_0800 - 288] == 100  # Sunday 08:00 free
+    assert buckets[monday_0800 - 6] == 50 and buckets[monday_0800 - 7] == 100  # from 07:30
+    flat = decode_speeds(encode_speeds(np.full(BUCKETS, 50.0)))
+    assert np.allclose(flat, 50.0, atol=0.05)
+    rush = decode_speeds(encode_speeds(80.0 * buckets / 100))
+    assert abs(rush[monday_0800] - 40.0) < 4 and abs(rush[3 * 12] - 80.0) < 4  # 08:00 Monday, 03:00 Sunday
