@@ -35,7 +35,10 @@ from floor.format.metrics import (
 from floor.format.units import CLOSED_DS
 from floor.kernels.measure import measured_max_speed_mps
 from preprocessing.metric import MetricReport, new_metric
-from preprocessing.osm.speeds import Source, read_segment_speeds, read_turn_penalties
+from preprocessing.osm.speeds import MetricFileError, Source, read_segment_speeds, read_turn_penalties
+from preprocessing.osm.time_profiles import read_segment_profiles, read_time_profiles
+from preprocessing.time_metric import TimeReport, time_metric
+from preprocessing.timezones import TimezoneError, check_timezone, default_timezone
 
 # what `new_metric` and the new metric's top speed read of the preprocessed graph
 METRIC_INPUTS = frozenset(
@@ -55,6 +58,8 @@ class Customized:
     seconds: dict[str, float] = field(default_factory=dict)
     landmarks: str = "none"  # "kept" (no arc got lighter), "recomputed", "pending", or "none" (the graph has none)
     hierarchy: str = "none"  # how the hierarchies were made for the metric ("pending": at its first load)
+    time: TimeReport | None = None  # what the time profiles did (None: the metric has none)
+    timezone: str | None = None  # the time profiles' zone
 
 
 @dataclass
@@ -153,14 +158,31 @@ def customize(
     turn_files: Sequence[Source] = (),
     say: Callable[[str], None] | None = None,
     stages: bool = False,
+    time_profiles: Source | None = None,
+    segment_profiles: Sequence[Source] = (),
+    timezone: str | None = None,
 ) -> Customized:
-    """Apply OSRM speed and turn penalty files to the graph in `graph_dir` (always on top of its preprocessed
-    metric) and make the result its current metric, its search stages pending (`stages`: computed and added now).
-    `MetricFileError` for a malformed file and `FormatError` for a bad graph, both before anything is written."""
+    """Apply OSRM speed and turn penalty files, and time profiles (`time_profiles` with its `segment_profiles`,
+    in `timezone`, by default the graph's: `preprocessing.timezones`), to the graph in `graph_dir` (always on top
+    of its preprocessed metric) and make the result its current metric, its search stages pending (`stages`:
+    computed and added now; time profiles alone need none: the static weights stay the preprocessed ones).
+    `MetricFileError` for a malformed file or option and `FormatError` for a bad graph, both before anything is
+    written."""
     t0 = time.perf_counter()
     secs: dict[str, float] = {}
+    if (time_profiles is None) != (not segment_profiles):
+        raise MetricFileError("time profiles need both files: --time-profiles and --segment-profiles")
+    if timezone is not None and time_profiles is None:
+        raise MetricFileError("--timezone goes with time profiles (--time-profiles, --segment-profiles)")
+    if timezone is not None:
+        try:
+            check_timezone(timezone)
+        except TimezoneError as exc:
+            raise MetricFileError(str(exc)) from None
     speeds = read_segment_speeds(segment_files) if segment_files else None
     turns = read_turn_penalties(turn_files) if turn_files else None
+    profiles = read_time_profiles(time_profiles) if time_profiles is not None else None
+    seg_prof = read_segment_profiles(segment_profiles, profiles) if profiles is not None else None
     secs["read files"] = time.perf_counter() - t0
     t1 = time.perf_counter()
     # checked when it was written (the metric is, at load); only what a metric is computed from
@@ -169,14 +191,24 @@ def customize(
     if turns is None:  # the turns' own values stay the preprocessed ones: nothing to store
         arrays = {k: v for k, v in arrays.items() if k not in ("eb_arc_turn", "eb_arc_turn_duration")}
     secs["apply"] = time.perf_counter() - t1
+    fields: dict[str, Any] = {"max_speed_mps": measured_max_speed_mps({**base.arrays, **arrays})}
+    timed: TimeReport | None = None
+    if profiles is not None and seg_prof is not None:
+        t2 = time.perf_counter()
+        td, timed = time_metric({**base.arrays, **arrays}, profiles, seg_prof)
+        report.extra["time_profiles"] = timed.as_dict()
+        timezone = timezone or default_timezone(base.manifest)
+        fields["timezone"] = timezone
+        if speeds is None and turns is None:  # the static metric stays the preprocessed one, its stages with it
+            arrays = {}
+        arrays.update(td)
+        secs["time profiles"] = time.perf_counter() - t2
     pending = _pending(base, arrays)
-    fields = {"max_speed_mps": measured_max_speed_mps({**base.arrays, **arrays})}
     t3 = time.perf_counter()
-    info = {
-        "sources": _sources("segment_speeds", segment_files) + _sources("turn_penalties", turn_files),
-        "report": report.as_dict(),
-        "pending": pending,
-    }
+    sources = _sources("segment_speeds", segment_files) + _sources("turn_penalties", turn_files)
+    if time_profiles is not None:
+        sources += _sources("time_profiles", [time_profiles]) + _sources("segment_profiles", segment_profiles)
+    info = {"sources": sources, "report": report.as_dict(), "pending": pending}
     secs["write"] = 0.0
     info["seconds"] = {k: round(v, 3) for k, v in secs.items()}
     mid = save_metric(graph_dir, arrays, fields, info)
@@ -184,6 +216,7 @@ def customize(
     has_lm = "lm_nodes" in base.manifest["arrays"]
     done = Customized(mid, report, secs, "pending" if "landmarks" in pending else "kept" if has_lm else "none")
     done.hierarchy = "pending" if "hierarchy" in pending else "none"
+    done.time, done.timezone = timed, fields.get("timezone")
     if stages and pending:
         got = complete_metric(graph_dir, mid, say)
         if got is not None:
@@ -195,7 +228,9 @@ def customize(
 def _pending(base: Graph, arrays: dict[str, np.ndarray]) -> list[str]:
     """The search stages a metric of `arrays` over `base` needs: its hierarchy where the graph has one, and new
     landmark tables where some search arc got lighter (the preprocessed bounds would overestimate)."""
-    out = []
+    out: list[str] = []
+    if "arc_weight" not in arrays:  # time profiles alone: the preprocessed weights, and stages, stand
+        return out
     stored = base.manifest["arrays"]  # every array of the graph, mapped or not
     if "cch_first" in stored or "ch_rank" in stored:
         out.append("hierarchy")

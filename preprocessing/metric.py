@@ -139,7 +139,7 @@ def segment_lengths(arrays: dict[str, np.ndarray], a: np.ndarray, b: np.ndarray)
     return osrm_lengths_m(lon[a], lat[a], lon[b], lat[b])
 
 
-def _named_segments(
+def named_segments(
     arrays: dict[str, np.ndarray], from_id: np.ndarray, to_id: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(arc, from shape point, to shape point, line) of every directed road-arc segment whose OSM node pair is a
@@ -194,7 +194,7 @@ def new_metric(
     closed = np.zeros(len(w0), dtype=bool)
     if speeds is not None and len(speeds):
         rep.segment_lines, rep.segment_keys = speeds.lines, len(speeds)
-        arc_u, a_u, b_u, upd = _named_segments(arrays, speeds.from_id, speeds.to_id)
+        arc_u, a_u, b_u, upd = named_segments(arrays, speeds.from_id, speeds.to_id)
         rep.segments_updated = len(upd)
         rep.segment_keys_applied = int(len(_unique(upd)))
         len_u = segment_lengths(arrays, a_u, b_u)

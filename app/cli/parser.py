@@ -165,7 +165,8 @@ def parser() -> argparse.ArgumentParser:
 
     cu = sub.add_parser(
         "customize",
-        help="apply OSRM segment speed / turn penalty CSV files to a graph as its new metric (no re-preprocess)",
+        help="apply OSRM segment speed / turn penalty CSV files and time profiles to a graph as its new metric (no "
+        "re-preprocess)",
     )
     cu.add_argument("graph_dir", type=Path, metavar="GRAPH_DIR", help="graph directory")
     cu.add_argument(
@@ -181,6 +182,27 @@ def parser() -> argparse.ArgumentParser:
         type=Path,
         metavar="CSV",
         help="from_osm_node_id,via_osm_node_id,to_osm_node_id,penalty_s[,weight] per line (repeatable)",
+    )
+    cu.add_argument(
+        "--time-profiles",
+        type=Path,
+        metavar="CSV",
+        help="departure time: profile,00:00,...,23:45 header, then a named profile per line, 96 speeds in percent of "
+        "free flow (1-200); with --segment-profiles",
+    )
+    cu.add_argument(
+        "--segment-profiles",
+        action="append",
+        type=Path,
+        metavar="CSV",
+        help="from_osm_node_id,to_osm_node_id,mon,tue,wed,thu,fri,sat,sun header, then a profile name per weekday "
+        "per directed segment (repeatable; later lines win); with --time-profiles",
+    )
+    cu.add_argument(
+        "--timezone",
+        metavar="IANA",
+        help="the time zone the profiles' times are in (e.g. Europe/Lisbon); default: the graph's, from the zone "
+        "whose principal city is nearest to its centre (UTC if none)",
     )
     cu.add_argument("--reset", action="store_true", help="serve the preprocessed metric again")
     cu.add_argument(

@@ -213,8 +213,10 @@ def cmd_customize(args: argparse.Namespace) -> int:
 
     segment_files = list(args.segment_speed_file or [])
     turn_files = list(args.turn_penalty_file or [])
+    profile_files = list(args.segment_profiles or [])
+    timed = args.time_profiles is not None or bool(profile_files)
     if args.reset:
-        if segment_files or turn_files:
+        if segment_files or turn_files or timed or args.timezone:
             raise CliError("--reset takes no files: it serves the preprocessed metric again")
         try:
             was = reset(args.graph_dir)
@@ -222,8 +224,10 @@ def cmd_customize(args: argparse.Namespace) -> int:
             raise CliError(str(exc)) from None
         print("metric reset to the preprocessed one" if was else "the graph already serves its preprocessed metric")
         return 0
-    if not segment_files and not turn_files:
-        raise CliError("give --segment-speed-file and/or --turn-penalty-file (or --reset)")
+    if not segment_files and not turn_files and not timed:
+        raise CliError(
+            "give --segment-speed-file, --turn-penalty-file and/or --time-profiles with --segment-profiles (or --reset)"
+        )
 
     def say(message: str) -> None:  # rarely called (a graph without the CCH): app.warmup imported only then
         from app.warmup import say_stderr
@@ -233,7 +237,14 @@ def cmd_customize(args: argparse.Namespace) -> int:
     try:
         done = run_until_signal(
             lambda: customize(
-                args.graph_dir, segment_files, turn_files, say=None if args.quiet else say, stages=args.stages
+                args.graph_dir,
+                segment_files,
+                turn_files,
+                say=None if args.quiet else say,
+                stages=args.stages,
+                time_profiles=args.time_profiles,
+                segment_profiles=profile_files,
+                timezone=args.timezone,
             ),
             on_stop=_abandon,
             message="the metric was not changed",
@@ -255,6 +266,16 @@ def cmd_customize(args: argparse.Namespace) -> int:
                 f"turn penalties: {r.turn_lines} lines, {r.turn_keys} turns, {r.turn_keys_applied} applied "
                 f"({r.turns_updated} turns of the search graph), {r.turn_keys_unmatched} matched no turn"
                 + (f", {r.turns_clamped} negative clamped to 0" if r.turns_clamped else "")
+            )
+        if done.time is not None:
+            t = done.time
+            lines.append(
+                f"time profiles: {t.profiles} profiles; {t.segment_lines} segment lines, {t.segment_keys} segments, "
+                f"{t.segment_keys_applied} applied ({t.segments_profiled} arc segments), {t.segment_keys_unmatched} "
+                f"matched no segment; {t.arcs_timed} arcs timed ({t.arcs_mixed} mixed) by {t.rows} rows, "
+                f"{t.fifo_repaired} arcs repaired for FIFO"
+                + (f", {t.closed_static} closed arcs left static" if t.closed_static else "")
+                + f"; time zone {done.timezone}"
             )
         later = " (computed once when it is first loaded: a server's SIGHUP, or `--stages` now)"
         pending = "pending" in (done.hierarchy, done.landmarks)

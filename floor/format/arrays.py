@@ -75,6 +75,7 @@ _PEN = "preprocessing.osm.penalties"
 _EV = "preprocessing.osm.way_values"  # written by preprocessing.build; optional: graphs built before have none
 _SEG = "preprocessing.build"  # per-segment values of the chains, and more; optional: graphs built before have none
 _MODE = "preprocessing.build"  # the travel mode per arc; optional: graphs built before have none
+STAGE_TD = "preprocessing.time_metric"  # time profiles: written with a metric (`starroute customize`), never preprocess
 
 
 # Every array of every stage, in one table. The core arrays are written by `preprocessing.graph.finalize_arrays`.
@@ -252,6 +253,25 @@ ARRAYS: tuple[ArraySpec, ...] = (
     ArraySpec("pen_lat", "int32", "[e]", "1e-7 degree", _PEN, "steps"),
     ArraySpec("pen_ds", "int32", "[e]", "decisecond of penalty charged to every arc passing it", _PEN, "steps"),
     ArraySpec("man_seq", "int32", "[o]", "maneuver overrides (maneuvers.py)", "preprocessing.osm.maneuvers", "steps"),
+    # departure time (`starroute customize --time-profiles`): a metric's arrays only, never the preprocessed graph's;
+    # week time, slots and factor units in `units` (WEEK_DS, SLOT_DS, SLOTS, TD_ONE); absent: static durations
+    ArraySpec(
+        "td_factor",
+        "int32",
+        "[P, 672]",
+        "travel-time factor per profile row and weekly 15-minute slot, at the slot's midpoint, in 1/65536 (65536 = "
+        "free flow; linear between midpoints, wrapping around the week); rows shared by every arc timed alike",
+        STAGE_TD,
+        "departure-time searches",
+    ),
+    ArraySpec(
+        "td_arc_row",
+        "int32",
+        "[m]",
+        "the td_factor row timing each road arc (-1: static, always arc_duration)",
+        STAGE_TD,
+        "departure-time searches",
+    ),
 )
 
 
@@ -295,7 +315,12 @@ METRIC_ARRAYS = ("arc_weight", "arc_duration", "geom_seg_weight", "geom_seg_dura
 )
 
 
-METRIC_MANIFEST_KEYS = ("ch", "excludable", "landmarks", "max_speed_mps")  # what a metric replaces in the manifest
+# a metric's own arrays the preprocessed graph never has (its time profiles): overlaid when present, absent otherwise
+TD_ARRAYS = tuple(a.name for a in ARRAYS if a.stage == STAGE_TD)
+
+
+# what a metric replaces in (or adds to) the manifest; "timezone": the IANA zone of the time profiles' week time
+METRIC_MANIFEST_KEYS = ("ch", "excludable", "landmarks", "max_speed_mps", "timezone")
 
 
 def metric_free(name: str) -> bool:
@@ -304,9 +329,9 @@ def metric_free(name: str) -> bool:
 
 
 def metric_dependent(name: str) -> bool:
-    """Whether a metric may replace the stored array `name`: the weights and durations of arcs and turns, and the
-    hierarchies and landmark tables built on them (not the landmarks' choice)."""
-    return name in METRIC_ARRAYS or (built_on_search_graph(name) and name != "lm_nodes")
+    """Whether a metric may replace the stored array `name`: the weights and durations of arcs and turns, the time
+    profiles, and the hierarchies and landmark tables built on them (not the landmarks' choice)."""
+    return name in METRIC_ARRAYS or name in TD_ARRAYS or (built_on_search_graph(name) and name != "lm_nodes")
 
 
 def search_view_arrays(arrays: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:

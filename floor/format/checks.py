@@ -14,7 +14,7 @@ import numpy as np
 
 from floor.format.arrays import CH_PREFIX, EB_PREFIX, FormatError, ch_names
 from floor.format.encoded_values import ENCODED_VALUES, MAX_SPEED_NONE_KMH, NO_LIMIT_U8
-from floor.format.units import CLOSED_DS, TRAVEL_MODES
+from floor.format.units import CLOSED_DS, SLOTS, TD_FACTOR_MAX, TD_FACTOR_MIN, TRAVEL_MODES
 
 
 def _fail(name: str, rule: str) -> FormatError:
@@ -171,6 +171,30 @@ def check_encoded_values(arrays: Mapping[str, np.ndarray], m: int) -> None:
             raise _fail(ev.array, f"km/h up to {MAX_SPEED_NONE_KMH}, or {NO_LIMIT_U8} for none")
 
 
+def check_time_profiles(arrays: Mapping[str, np.ndarray], m: int) -> None:
+    """A metric's time profiles (`td_factor`, `td_arc_row`; absent: static durations): both or neither, a row of
+    `SLOTS` factors per profile within TD_FACTOR_MIN..TD_FACTOR_MAX (200 % .. 1 % of free flow), and one row id
+    (or -1) per road arc."""
+    has = ["td_factor" in arrays, "td_arc_row" in arrays]
+    if not any(has):
+        return
+    if not all(has):
+        raise _fail("td_factor" if has[1] else "td_arc_row", "td_factor and td_arc_row come together")
+    f = np.asarray(arrays["td_factor"])
+    if f.ndim != 2 or f.shape[1] != SLOTS:
+        raise _fail("td_factor", f"one row of {SLOTS} weekly slots per profile")
+    if f.size and (int(f.min()) < TD_FACTOR_MIN or int(f.max()) > TD_FACTOR_MAX):
+        raise _fail(
+            "td_factor", f"factors in 1/65536 within {TD_FACTOR_MIN}..{TD_FACTOR_MAX} (200 % .. 1 % of free flow)"
+        )
+    row = np.asarray(arrays["td_arc_row"])
+    if row.ndim != 1 or row.shape[0] != m:
+        raise _fail("td_arc_row", f"one entry per arc ({m})")
+    _ids(arrays, "td_arc_row", max(int(f.shape[0]), 1), "td_factor row", allow=-1)
+    if f.shape[0] == 0 and np.any(row >= 0):
+        raise _fail("td_arc_row", "-1 everywhere when td_factor has no row")
+
+
 def check_search_graph(arrays: Mapping[str, np.ndarray]) -> None:
     """The edge-based search graph: its own CSR, and each search node's road arc in range."""
     m = int(arrays["arc_head"].shape[0])
@@ -245,6 +269,7 @@ def check_graph(arrays: Mapping[str, np.ndarray], structure: bool = True) -> Non
     """Every stage the arrays hold; `FormatError` naming the first array and rule that fails. `structure` False: not
     the customizable hierarchy's structure, which no metric changes (a reload of the served build)."""
     check_core(arrays)
+    check_time_profiles(arrays, int(arrays["arc_head"].shape[0]))
     n = int(arrays["node_lon"].shape[0])
     search_prefix = ""
     if EB_PREFIX + "first_out" in arrays:

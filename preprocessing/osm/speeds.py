@@ -60,7 +60,7 @@ class TurnPenalties:
 Source = str | os.PathLike[str] | tuple[str, bytes]  # a file, or (a name for messages, its bytes)
 
 
-def _read(src: Source) -> tuple[str, list[str]]:
+def read_source(src: Source) -> tuple[str, list[str]]:
     """The name and the lines of a file or of in-memory bytes."""
     if isinstance(src, tuple):
         name, raw = src
@@ -78,7 +78,7 @@ def _read(src: Source) -> tuple[str, list[str]]:
     return name, text.splitlines()
 
 
-def _osm_id(path: object, no: int, field: str, value: str) -> int:
+def osm_node_id(path: object, no: int, field: str, value: str) -> int:
     v = value.strip()
     if not v.isdigit():
         raise MetricFileError(f"{path} line {no}: {field} {value!r} is not an OSM node id (a whole number >= 0)")
@@ -88,7 +88,7 @@ def _osm_id(path: object, no: int, field: str, value: str) -> int:
     return n
 
 
-def _number(path: object, no: int, field: str, value: str, unsigned: bool) -> float:
+def parse_number(path: object, no: int, field: str, value: str, unsigned: bool) -> float:
     v = value.strip()
     try:
         x = float(v)
@@ -124,7 +124,7 @@ def read_segment_speeds(paths: Sequence[Source]) -> SegmentSpeeds:
     """Read segment speed files (module docstring); `MetricFileError` on the first malformed line."""
     parts: list[tuple[np.ndarray, ...]] = []
     for src in paths:
-        path, all_lines = _read(src)
+        path, all_lines = read_source(src)
         lines = [line for line in all_lines if line.strip()]
         fast = _fast_columns(lines, 3, 2)
         if fast is not None and not np.any(fast[2] < 0):
@@ -144,12 +144,14 @@ def read_segment_speeds(paths: Sequence[Source]) -> SegmentSpeeds:
                 raise MetricFileError(
                     f"{path} line {no}: expected from_osm_node_id,to_osm_node_id,speed_kmh[,rate], got {line!r}"
                 )
-            fr.append(_osm_id(path, no, "from_osm_node_id", cols[0]))
-            to.append(_osm_id(path, no, "to_osm_node_id", cols[1]))
-            speed.append(_number(path, no, "speed_kmh", cols[2], unsigned=True))
+            fr.append(osm_node_id(path, no, "from_osm_node_id", cols[0]))
+            to.append(osm_node_id(path, no, "to_osm_node_id", cols[1]))
+            speed.append(parse_number(path, no, "speed_kmh", cols[2], unsigned=True))
             if len(cols) >= 4:
                 has.append(True)
-                rate.append(math.nan if not cols[3].strip() else _number(path, no, "rate", cols[3], unsigned=False))
+                rate.append(
+                    math.nan if not cols[3].strip() else parse_number(path, no, "rate", cols[3], unsigned=False)
+                )
             else:
                 has.append(False)
                 rate.append(math.nan)
@@ -165,7 +167,7 @@ def read_segment_speeds(paths: Sequence[Source]) -> SegmentSpeeds:
     merged: list[np.ndarray] = [np.concatenate([p[i] for p in parts]) if parts else np.zeros(0) for i in range(5)]
     n = len(merged[0])
     keys = np.stack([merged[0].astype(np.int64), merged[1].astype(np.int64)]).reshape(2, n)
-    last = _last_of(keys)
+    last = last_of(keys)
     return SegmentSpeeds(
         keys[0][last], keys[1][last], merged[2][last], merged[3][last], merged[4].astype(bool)[last], n
     )
@@ -177,7 +179,7 @@ def read_turn_penalties(paths: Sequence[Source]) -> TurnPenalties:
     pen: list[float] = []
     wgt: list[float] = []
     for src in paths:
-        path, all_lines = _read(src)
+        path, all_lines = read_source(src)
         for no, line in enumerate(all_lines, 1):
             if not line.strip():
                 continue
@@ -189,17 +191,17 @@ def read_turn_penalties(paths: Sequence[Source]) -> TurnPenalties:
                 )
             ids.append(
                 (
-                    _osm_id(path, no, "from_osm_node_id", cols[0]),
-                    _osm_id(path, no, "via_osm_node_id", cols[1]),
-                    _osm_id(path, no, "to_osm_node_id", cols[2]),
+                    osm_node_id(path, no, "from_osm_node_id", cols[0]),
+                    osm_node_id(path, no, "via_osm_node_id", cols[1]),
+                    osm_node_id(path, no, "to_osm_node_id", cols[2]),
                 )
             )
-            pen.append(_number(path, no, "penalty_s", cols[3], unsigned=False))
+            pen.append(parse_number(path, no, "penalty_s", cols[3], unsigned=False))
             w = cols[4].strip() if len(cols) >= 5 else ""
-            wgt.append(_number(path, no, "weight", w, unsigned=False) if w else math.nan)
+            wgt.append(parse_number(path, no, "weight", w, unsigned=False) if w else math.nan)
     n = len(ids)
     keys = np.array(ids, dtype=np.int64).reshape(n, 3).T
-    last = _last_of(keys)
+    last = last_of(keys)
     return TurnPenalties(
         keys[0][last],
         keys[1][last],
@@ -210,7 +212,7 @@ def read_turn_penalties(paths: Sequence[Source]) -> TurnPenalties:
     )
 
 
-def _last_of(keys: np.ndarray) -> np.ndarray:
+def last_of(keys: np.ndarray) -> np.ndarray:
     """Indices of the last occurrence of each distinct key column of `keys` [r, n], in key order."""
     n = keys.shape[1]
     if n == 0:
