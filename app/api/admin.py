@@ -2,7 +2,9 @@
 new metric, `DELETE /admin/metric` goes back to the preprocessed one; both behind a bearer token.
 
 Off unless `STARROUTE_ADMIN_TOKEN` is set (404 then, as for any unknown path); a missing or wrong token gets 401 and
-changes nothing. The body is the CSV itself (`text/csv`), up to `admin_max_body_bytes`. The update runs as
+changes nothing. The body is the CSV itself (`text/csv`), or a whole metric as JSON (`application/json`: the files'
+texts under `segment_speeds`, `turn_penalties`, `time_profiles`, `segment_profiles`, and a `timezone`: departure
+time's profiles come this way), up to `admin_max_body_bytes`. The update runs as
 `starroute customize --stages` does (`preprocessing.customize`: read, apply, written atomically into the graph
 directory, then its search stages added), then every worker reloads: this one at once, or all of them through the
 supervisor's SIGHUP. A malformed file is a 400 naming the line and the reason, with nothing written. Each update
@@ -79,9 +81,47 @@ def _reload_everywhere(service: Any) -> str:
     return "applied"
 
 
+_JSON_FILES = {
+    "segment_speeds": "segment_files",
+    "turn_penalties": "turn_files",
+    "segment_profiles": "segment_profiles",
+}
+
+
+def _metric_files(body: bytes) -> dict[str, Any]:
+    """A JSON body's files as `customize`'s arguments: each key's text (or a list of texts, later ones winning) named
+    `<key>[i]` in messages; `ValueError` saying what is wrong with the body."""
+    try:
+        doc = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise ValueError(f"the body is not JSON ({exc})") from None
+    if not isinstance(doc, dict):
+        raise ValueError("the body must be a JSON object")
+    known = {*_JSON_FILES, "time_profiles", "timezone"}
+    unknown = sorted(set(doc) - known)
+    if unknown:
+        raise ValueError(f"unknown key(s) {', '.join(unknown)}; the keys are {', '.join(sorted(known))}")
+    files: dict[str, Any] = {"segment_files": [], "turn_files": []}
+    for key, arg in _JSON_FILES.items():
+        texts = doc.get(key, [])
+        texts = [texts] if isinstance(texts, str) else texts
+        if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+            raise ValueError(f"{key} must be a file's text or a list of them")
+        files[arg] = [(f"{key}[{i}]" if len(texts) > 1 else key, t.encode()) for i, t in enumerate(texts)]
+    if "time_profiles" in doc:
+        if not isinstance(doc["time_profiles"], str):
+            raise ValueError("time_profiles must be the file's text")
+        files["time_profiles"] = ("time_profiles", doc["time_profiles"].encode())
+    if "timezone" in doc:
+        if not isinstance(doc["timezone"], str):
+            raise ValueError("timezone must be an IANA time zone name")
+        files["timezone"] = doc["timezone"]
+    return files
+
+
 @router.post(
     ADMIN_PATH,
-    summary="Apply a traffic file as the new metric (admin)",
+    summary="Apply traffic files (CSV, or a whole metric as JSON) as the new metric (admin)",
     responses={
         400: {"description": "a malformed file (the line and the reason): nothing changed"},
         413: {"description": "a body over STARROUTE_ADMIN_MAX_BODY_BYTES"},
@@ -97,11 +137,13 @@ async def post_metric(
     kind: Literal["segment-speeds", "turn-penalties"] = Query(
         "segment-speeds",
         description="`segment-speeds`: from_osm_node_id,to_osm_node_id,speed_kmh[,rate] lines; `turn-penalties`: "
-        "from_osm_node_id,via_osm_node_id,to_osm_node_id,penalty_s[,weight] lines",
+        "from_osm_node_id,via_osm_node_id,to_osm_node_id,penalty_s[,weight] lines (a `text/csv` body; a JSON "
+        "body names its files itself)",
     ),
 ) -> Response:
-    """The body (an OSRM CSV) becomes the graph's metric on top of its preprocessed one, written into the graph
-    directory and applied by every worker; answers the counts (`starroute customize`'s report)."""
+    """The body (an OSRM CSV, or a JSON object of files with time profiles) becomes the graph's metric on top of its
+    preprocessed one, written into the graph directory and applied by every worker; answers the counts (`starroute
+    customize`'s report)."""
     refused = _refused(request)
     if refused is not None:
         return refused
@@ -115,12 +157,20 @@ async def post_metric(
     from preprocessing.customize import customize
     from preprocessing.osm.speeds import MetricFileError
 
-    source = [("request body", body)]
-    seg, turn = (source, []) if kind == "segment-speeds" else ([], source)
+    if request.headers.get("content-type", "").split(";")[0].strip().lower() == "application/json":
+        try:
+            files = _metric_files(body)
+        except ValueError as exc:
+            return error_response("InvalidValue", f"{exc}; the metric was not changed")
+        kind = "json"  # type: ignore[assignment]  # said in the log line
+    else:
+        source = [("request body", body)]
+        seg, turn = (source, []) if kind == "segment-speeds" else ([], source)
+        files = {"segment_files": seg, "turn_files": turn}
 
     def run() -> Any:
         with _LOCK:  # the search stages here and now: this process is warm, and the supervisor then has none to do
-            return customize(service.settings.graph_dir, seg, turn, stages=True)
+            return customize(service.settings.graph_dir, stages=True, **files)
 
     try:
         done = await asyncio.to_thread(run)
@@ -136,7 +186,12 @@ async def post_metric(
         )
         return error_response("Unavailable", f"the metric was written but could not be applied: {exc}")
     r = done.report
-    lines, changed = (r.segment_lines, f"{r.arcs_changed} arcs") if seg else (r.turn_lines, f"{r.turns_updated} turns")
+    if files["segment_files"] or not files["turn_files"]:
+        lines, changed = r.segment_lines, f"{r.arcs_changed} arcs"
+    else:
+        lines, changed = r.turn_lines, f"{r.turns_updated} turns"
+    if done.time is not None:
+        changed += f", {done.time.arcs_timed} arcs timed"
     log.info(
         "admin: metric %s (%s, %d lines, %s changed) written into %s in %.2f s; %s",
         done.metric_id,
@@ -154,6 +209,7 @@ async def post_metric(
         "report": done.report.as_dict(),
         "hierarchy": done.hierarchy,
         "landmarks": done.landmarks,
+        "timezone": done.timezone,
         "seconds": {k: round(v, 3) for k, v in done.seconds.items()},
     }
     return Response(orjson.dumps(out), media_type=JSON_TYPE)

@@ -432,6 +432,40 @@ def test_a_running_server_takes_the_profiles_on_sighup(monaco: tuple[Path, Path,
 
 
 # -- the Valhalla peer's predicted-traffic encoding -------------------------------------------------------------------
+def test_the_admin_endpoint_takes_profiles_as_a_json_body(monaco: tuple[Path, Path, Path]) -> None:
+    """`POST /admin/metric` with a JSON body: the files' texts by name, the zone; this worker serves them at once; a
+    bad file or key is a 400 naming it, with nothing written."""
+    import asyncio
+
+    from app.main import create_app
+    from app.settings import Settings
+
+    g, tp, sp = monaco
+    app = create_app(Settings(graph_dir=g, admin_token="t0ken"))
+    app.state.service.open()
+
+    def post(body: object) -> httpx.Response:
+        async def go() -> httpx.Response:
+            transport = httpx.ASGITransport(app=app)
+            async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
+                auth = {"Authorization": "Bearer t0ken"}
+                return await c.post("/admin/metric", json=body, headers=auth, timeout=120)
+
+        return asyncio.run(go())
+
+    texts = {"time_profiles": tp.read_text(), "segment_profiles": sp.read_text()}
+    bad = post({**texts, "time_profiles": texts["time_profiles"].replace(",50,", ",0,", 1)})
+    assert bad.status_code == 400 and "time_profiles line 2" in bad.json()["message"], bad.text
+    assert post({**texts, "speeds": ""}).status_code == 400 and post([1]).status_code == 400
+    assert not os.path.lexists(g / METRIC_LINK)
+    ok = post({**texts, "timezone": "Europe/Paris"})
+    assert ok.status_code == 200, ok.text
+    out = ok.json()
+    assert out["timezone"] == "Europe/Paris" and out["report"]["time_profiles"]["segment_keys_applied"] == 3
+    served = app.state.service.engine.graph
+    assert served.manifest["timezone"] == "Europe/Paris" and np.count_nonzero(served.td_arc_row >= 0) >= 1
+
+
 def test_the_valhalla_peer_encodes_the_same_week_from_sunday() -> None:
     """The peer's weeks start on Sunday (Valhalla's buckets) where starroute's start on Monday, and its DCT-II
     string decodes (Valhalla's DCT-III) to the speeds given, up to the 200-coefficient truncation."""
