@@ -9,13 +9,11 @@ from __future__ import annotations
 import hashlib
 import shutil
 import subprocess
-import sys
-import tempfile
-import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from harness.peer_wheels import wheel_binaries
 from harness.servers import start_osrm, start_starroute, stop
 
 OSRM_WHEEL = "osrm-bindings==26.10.0"
@@ -23,26 +21,7 @@ OSRM_WHEEL = "osrm-bindings==26.10.0"
 
 def ensure_osrm(osrm_dir: Path) -> Path | None:
     """Directory holding osrm-extract/-contract/-routed (downloading the wheel once); None when unavailable."""
-    bin_dir = osrm_dir / "osrm" / "bin"
-    if (bin_dir / "osrm-routed").exists():
-        return bin_dir
-    osrm_dir.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        r = subprocess.run(
-            [sys.executable, "-m", "pip", "download", OSRM_WHEEL, "--no-deps", "--only-binary=:all:"]
-            + ["--python-version", "3.12", "-d", tmp, "-q"],
-            capture_output=True,
-            text=True,
-        )
-        wheels = list(Path(tmp).glob("osrm_bindings-*.whl"))
-        if r.returncode != 0 or not wheels:
-            print(f"osrm-bindings not available: {r.stderr.strip()[-300:]}", file=sys.stderr)
-            return None
-        with zipfile.ZipFile(wheels[0]) as z:
-            z.extractall(osrm_dir)
-    for exe in bin_dir.iterdir():
-        exe.chmod(0o755)
-    return bin_dir
+    return wheel_binaries(OSRM_WHEEL, "osrm_bindings-*.whl", osrm_dir, osrm_dir / "osrm" / "bin", "osrm-routed")
 
 
 # starroute profile -> OSRM's Lua profile of the same rules, and the profile's name in request URLs

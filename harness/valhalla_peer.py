@@ -22,13 +22,13 @@ import base64
 import json
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
-import zipfile
 from pathlib import Path
 
 import numpy as np
+
+from harness.peer_wheels import wheel_binaries
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -44,26 +44,9 @@ LOCATE_BATCH = 500
 def ensure_valhalla(valhalla_dir: Path = VALHALLA_DIR) -> Path | None:
     """Directory holding valhalla_build_tiles / valhalla_add_predicted_traffic / valhalla_service (downloading the
     wheel once); None when unavailable."""
-    bin_dir = valhalla_dir / "valhalla" / "bin"
-    if (bin_dir / "valhalla_service").exists():
-        return bin_dir
-    valhalla_dir.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        r = subprocess.run(
-            [sys.executable, "-m", "pip", "download", VALHALLA_WHEEL, "--no-deps", "--only-binary=:all:"]
-            + ["--python-version", "3.12", "-d", tmp, "-q"],
-            capture_output=True,
-            text=True,
-        )
-        wheels = list(Path(tmp).glob("pyvalhalla-*.whl"))
-        if r.returncode != 0 or not wheels:
-            print(f"pyvalhalla not available: {r.stderr.strip()[-300:]}", file=sys.stderr)
-            return None
-        with zipfile.ZipFile(wheels[0]) as z:
-            z.extractall(valhalla_dir)
-    for exe in bin_dir.iterdir():
-        exe.chmod(0o755)
-    return bin_dir
+    return wheel_binaries(
+        VALHALLA_WHEEL, "pyvalhalla-*.whl", valhalla_dir, valhalla_dir / "valhalla" / "bin", "valhalla_service"
+    )
 
 
 def write_config(bin_dir: Path, work: Path, port: int) -> Path:
