@@ -18,6 +18,18 @@ INF_WEIGHT = 1 << 60  # int64 search sentinel (ds or dm): INF + INF does not ove
 CLOSED_DS = 1 << 26  # int32 weight of a road closed by a speed file (0 km/h): 77 days, above any real route; a
 # path weighing at least this is no path (sums of a few fit in int32)
 LM_NONE = 0xFFFFFFFF  # uint32 landmark-distance sentinel: the pair is unreachable, no bound
+# Departure time (time profiles, `td_*` arrays): week time in ds since Monday 00:00 local time of the graph, in 672
+# slots of 15 minutes; a slot's travel-time factor (taken at its midpoint, linear between midpoints, wrapping around
+# the week) in 1/TD_ONE units: TD_ONE = free flow, round(TD_ONE * 100 / pct) for a speed of pct % of free flow
+WEEK_DS = 7 * 86400 * WEIGHT_PER_SECOND  # 6_048_000
+SLOT_DS = 9000  # 15 minutes
+SLOTS_PER_DAY = 96
+SLOTS = 7 * SLOTS_PER_DAY  # 672
+TD_ONE = 65536  # factor 1.0 (free flow)
+TD_PCT_MIN = 1  # percent of free flow a time profile may give
+TD_PCT_MAX = 200
+TD_FACTOR_MIN = round(TD_ONE * 100 / TD_PCT_MAX)  # 32768: twice free flow
+TD_FACTOR_MAX = TD_ONE * 100 // TD_PCT_MIN  # 6_553_600: a hundredth of free flow
 
 FLAG_FERRY = 1
 FLAG_ROUNDABOUT = 2
