@@ -138,11 +138,13 @@ class Engine:
         return view.router, view, view.info(cached)
 
     def stop_threads(self) -> None:
-        """End the threads the engine started (custom models' customization, the tables' helper), after their work:
-        a process forks workers only without them (`app.server.prepare_fork`)."""
+        """End the threads the engine started (custom models' and departure times' customizations, the tables'
+        helper), after their work: a process forks workers only without them (`app.server.prepare_fork`)."""
+        from app.engine.features.departure import stop_threads as stop_departure
         from app.engine.features.table import stop_helper
 
         self.models.stop_threads()
+        stop_departure(self.router)
         stop_helper()
 
     def warmup(self, algorithms: Sequence[str] | None = None) -> None:

@@ -121,6 +121,49 @@ def test_random_graphs_equal_the_oracle(seed: int) -> None:
     assert finite > 0 or n < 5
 
 
+def test_window_minimum_bounds_the_factor_inside_the_window() -> None:
+    rng = np.random.default_rng(8)
+    fac = T.factors_from_percent(rng.integers(30, 201, (3, SLOTS)))
+
+    def factor(r: int, t: int) -> int:  # the piecewise-linear factor at week time t, floored
+        k, x = divmod((t - 4500) % WEEK_DS, 9000)
+        return (int(fac[r, k]) * (9000 - x) + int(fac[r, (k + 1) % SLOTS]) * x) // 9000
+
+    for trial in range(60):
+        a = WEEK_DS - 2000 if trial < 5 else int(rng.integers(0, 2 * WEEK_DS))  # across Sunday -> Monday too
+        b = a + int(rng.integers(0, 5000))
+        mins = T.window_minimum(fac, a, b)
+        exact = np.array([min(factor(r, t) for t in range(a, b + 1)) for r in range(3)])
+        assert np.all(mins <= exact) and np.all(mins >= fac.min(axis=1))
+        assert np.all(exact - mins < TD_ONE // 8 + 2)
+    assert np.array_equal(T.window_minimum(fac, 0, WEEK_DS), fac.min(axis=1))
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_window_potentials_stay_exact(seed: int) -> None:
+    """Potentials on the lower bounds of the window [departure, any arrival no earlier than the best] are exact."""
+    g, ta, _, rng = random_case(seed)
+    n = g.num_nodes
+    closed = ta.node_dur[np.asarray(g.arc_head)] < 0
+    st = T.new_state(n, g.num_arcs, 4 * g.num_arcs + 8)
+    q = 0
+    for trial in range(15):
+        src = (rng.choice(n, 1).astype(np.int32), np.zeros(1, np.int32), np.full(1, -1, np.int32))
+        tn = rng.choice(n, 1).astype(np.int32)
+        tt, tp, tr = np.zeros(1, np.int64), np.zeros(1, np.int64), np.full(1, -1, np.int32)
+        tau0 = int(rng.integers(0, WEEK_DS))
+        ref, _, _, _ = td_dijkstra(ta, src, tau0, (tn, tt, tp, tr))
+        if ref >= INF_WEIGHT:
+            continue
+        upper = ref + int(rng.integers(0, 50))  # any feasible arrival
+        mins = T.window_minimum(ta.factor, tau0, upper)
+        lbw = T.lower_bound_weights(ta._replace(row_min=mins))
+        h = T.hierarchy_of(customize(g, weight=lbw, dist=np.asarray(g.arc_dist), duration=lbw, forbidden=closed))
+        q += 1
+        T.td_route(ta, h, True, 0, src, np.int64(tau0), (tn, tt, tp, tr, np.zeros(1, np.int64)), st, q)
+        assert int(st.out[0]) + tau0 == ref, f"seed {seed} trial {trial}"
+
+
 def test_potentials_are_the_exact_lower_bound_distances() -> None:
     for seed in range(10):
         g, ta, h, rng = random_case(seed, 30, 90)

@@ -21,9 +21,11 @@ the travel-time functions (`_retime`), its weight the path's static weight.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -51,12 +53,14 @@ from app.engine.search.timedep import (
     td_tree,
     ttf,
     walk_times,
+    window_minimum,
 )
 from app.engine.types import Leg, Phantom, RouteResult, SearchStats
 from floor.format.units import CLOSED_DS, COORD_SCALE, INF_WEIGHT, TD_ONE, WEEK_DS
 from floor.kernels.geometry import haversine_m
 
 _STAMP_LIMIT = (1 << 29) - 2
+WINDOWS = 4  # lower-bound hierarchies of time windows kept per graph besides the weekly one (about 20 MB each on Porto)
 _EXAMPLE = "e.g. 2026-03-02T08:30, 2026-03-02T08:30:00+01:00 or now"
 
 
@@ -136,8 +140,13 @@ class TDModel:
         m = int(np.asarray(g.arc_duration).shape[0])
         self.road_row = np.ascontiguousarray(arc_row if self.profiled else np.full(m, -1), dtype=np.int32)
         self.arrays: TDArrays | None = None
-        self._hierarchy: TDHierarchy | None = None
+        # lower-bound hierarchies by their per-row factors (mins, hierarchy), least recently used first
+        self._hierarchies: dict[bytes, tuple[np.ndarray, TDHierarchy]] = {}
+        self._pending: set[bytes] = set()
+        self._builder: ThreadPoolExecutor | None = None
+        self.customizations = 0
         self._lock = threading.Lock()
+        self._build_lock = threading.Lock()
         self._local = threading.local()
         self.hierarchy_seconds = 0.0
         if not self.edge_based:
@@ -160,30 +169,86 @@ class TDModel:
 
     @property
     def hierarchy(self) -> TDHierarchy | None:
-        """The CCH customized on the lower-bound metric (None: the graph has no CCH; TD-A* then runs without
-        potentials, still exact)."""
-        if self._hierarchy is None:
-            s = self.router.search_graph
-            if not has_cch(s):
-                return None
+        """The CCH customized on the lower-bound metric of the whole week (None: the graph has no CCH; TD-A* then runs
+        without potentials, still exact)."""
+        g = self.check()
+        return self.hierarchy_for(g.row_min)
+
+    def hierarchy_for(self, mins: np.ndarray, wait: bool = False) -> TDHierarchy | None:
+        """A CCH customized on a lower-bound metric valid for per-row factors `mins` (`timedep.window_minimum`): the
+        one of `mins` when built, else the tightest kept one whose factors are all at most `mins` (the weekly one at
+        worst), with the one of `mins` then customized in the background (`wait`: now). The weekly one is always
+        kept, `WINDOWS` others, least recently used dropped."""
+        s = self.router.search_graph
+        if not has_cch(s):
+            return None
+        g = self.check()
+        mins = np.asarray(mins, np.int64)
+        key, weekly = mins.tobytes(), g.row_min.tobytes()
+        with self._lock:
+            found = self._hierarchies.pop(key, None)
+            if found is not None:
+                self._hierarchies[key] = found  # most recently used last
+                return found[1]
+            if key != weekly and not wait:
+                if key not in self._pending and len(self._pending) < 2:
+                    if self._builder is None:
+                        self._builder = ThreadPoolExecutor(1, "starroute-td-windows", initializer=_lower_priority)
+                    self._pending.add(key)
+                    self._builder.submit(self._build, mins)
+                usable = [(int(m.sum()), h) for m, h in self._hierarchies.values() if np.all(m <= mins)]
+                if usable:
+                    return max(usable, key=lambda x: x[0])[1]
+        if key != weekly and not wait:
+            return self.hierarchy_for(g.row_min, wait=True)
+        return self._build(mins)
+
+    def _build(self, mins: np.ndarray) -> TDHierarchy:
+        """Customize the lower-bound hierarchy of `mins` and keep it (see `hierarchy_for`)."""
+        g = self.check()
+        s = self.router.search_graph
+        key, weekly = mins.tobytes(), g.row_min.tobytes()
+        try:
+            with self._build_lock:  # one customization at a time (each about 0.5 s and 40 MB on Porto)
+                found = self._hierarchies.get(key)
+                if found is not None:
+                    return found[1]
+                t0 = time.perf_counter()
+                lbw = lower_bound_weights(g._replace(row_min=mins))
+                forbid = g.node_dur[g.arc_head] < 0
+                h = hierarchy_of(customize(s, weight=lbw, dist=np.asarray(s.arc_dist), duration=lbw, forbidden=forbid))
+                self.hierarchy_seconds += time.perf_counter() - t0
+                self.customizations += 1
             with self._lock:
-                if self._hierarchy is None:
-                    t0 = time.perf_counter()
-                    g = self.check()
-                    lbw = lower_bound_weights(g)
-                    forbid = g.node_dur[g.arc_head] < 0
-                    h = customize(s, weight=lbw, dist=np.asarray(s.arc_dist), duration=lbw, forbidden=forbid)
-                    self._hierarchy = hierarchy_of(h)
-                    self.hierarchy_seconds = time.perf_counter() - t0
-        return self._hierarchy
+                self._hierarchies[key] = (mins, h)
+                while len(self._hierarchies) > WINDOWS + 1:
+                    del self._hierarchies[next(k for k in self._hierarchies if k != weekly)]
+            return h
+        finally:
+            with self._lock:
+                self._pending.discard(key)
+
+    def stop_threads(self) -> None:
+        """End the background customization thread, once its work is done (before a fork)."""
+        if self._builder is not None:
+            self._builder.shutdown(wait=True)
+            self._builder = None
+
+    def wait(self) -> None:
+        """Until the background customizations asked for so far are done (tests and benchmarks)."""
+        while True:
+            with self._lock:
+                if not self._pending:
+                    return
+            time.sleep(0.01)
 
     def state(self) -> tuple[TDState, list[int]]:
         """This thread's search arrays and its query counter (a one-element list)."""
         st = getattr(self._local, "state", None)
         if st is None:
             g = self.check()
-            h = self.hierarchy
-            up = 0 if h is None else int(h.up_arcs.shape[0])
+            s = self.router.search_graph
+            up = int(s.arrays["cch_head"].shape[0]) if has_cch(s) else 0  # bounds every customization's arcs
             st = self._local.state = (new_state(g.node_dur.shape[0], g.arc_head.shape[0], up), [0])
         return st
 
@@ -200,6 +265,14 @@ class TDModel:
         return week_time(when.at, self.tz)
 
 
+def _lower_priority() -> None:
+    """The customizing thread at nice 19 (as custom models' customization): requests preempt it."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+    except (AttributeError, OSError):
+        pass
+
+
 def td_model(router: Any) -> TDModel:
     """The router's `TDModel`, from the graph's `td_factor` / `td_arc_row` (none: static times), built once."""
     g = router.graph
@@ -209,6 +282,13 @@ def td_model(router: Any) -> TDModel:
         return TDModel(router, g.arrays["td_factor"] if has else None, g.arrays["td_arc_row"] if has else None)
 
     return derived(router, "td_model", build)
+
+
+def stop_threads(router: Any) -> None:
+    """End the router's departure-time customization thread, if it ever started one."""
+    model = router.__dict__.get("_derived", {}).get("td_model")
+    if model is not None:
+        model.stop_threads()
 
 
 def install_profiles(router: Any, factor: np.ndarray, arc_row: np.ndarray) -> TDModel:
@@ -286,10 +366,14 @@ def td_leg(model: TDModel, legs: Legs, i: int, src: Phantom, tgt: Phantom, tau0:
                     v = int(g.arc_tail[pred[v]])
                 best, path, seed_s, seed_t = arrive, np.array(back[::-1], np.int32), -1 - int(pred[v]), j
         else:
-            h = model.hierarchy
+            mins = g.row_min
+            upper = _upper_bound(model, src, tgt, tau0) if model.profiled and excl == 0 else None
+            if upper is not None:  # arrivals stay before `upper`: the window's lower bounds are tighter
+                mins = window_minimum(g.factor, tau0, upper)
+            h = model.hierarchy_for(mins)
             state, counter = model.state()
             q = model.next_query(counter, state)
-            t_lb = t_turn + _lower_bounds(g, t_part, t_row)
+            t_lb = t_turn + _lower_bounds(g, t_part, t_row, mins)
             hh = h if h is not None else _stand_in(model)
             td_route(g, hh, h is not None, excl, (s_nodes, s_part, s_row), np.int64(tau0),
                      (t_nodes, t_turn, t_part, t_row, t_lb), state, q)  # fmt: skip
@@ -318,12 +402,25 @@ def td_leg(model: TDModel, legs: Legs, i: int, src: Phantom, tgt: Phantom, tau0:
     return leg, arrive
 
 
-def _lower_bounds(g: TDArrays, parts: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """int64 lower bounds of partial arcs (`timedep.lower_bound`, vectorised)."""
+def _lower_bounds(g: TDArrays, parts: np.ndarray, rows: np.ndarray, mins: np.ndarray) -> np.ndarray:
+    """int64 lower bounds of partial arcs with per-row factors `mins` (`timedep.lower_bound`, vectorised)."""
     out = parts.astype(np.int64).copy()
     prof = (rows >= 0) & (parts > 0)
-    out[prof] = (out[prof] * g.row_min[rows[prof]]) // TD_ONE
+    out[prof] = (out[prof] * mins[rows[prof]]) // TD_ONE
     return out
+
+
+def _upper_bound(model: TDModel, src: Phantom, tgt: Phantom, tau0: int) -> int | None:
+    """The arrival of the static route's path departing at `tau0` (a feasible path, so no earlier than the best
+    one), or None (no hierarchy, no route)."""
+    r = model.router
+    if "ch" not in r.algorithms:
+        return None
+    try:
+        leg = r.query().route([src, tgt], "ch").legs[0]
+    except NoRoute:
+        return None
+    return _retime(model, leg, tau0)
 
 
 def _stand_in(model: TDModel) -> TDHierarchy:

@@ -447,3 +447,26 @@ def no_hierarchy(n: int) -> TDHierarchy:
     """A stand-in hierarchy (no arcs) for searches without potentials."""
     z = np.zeros(n + 1, np.int32)
     return TDHierarchy(np.zeros(max(n, 1), np.int32), z, np.zeros((0, 4), np.int32), z, np.zeros((0, 4), np.int32))
+
+
+def window_minimum(factor: np.ndarray, a: int, b: int, step: int = TD_ONE // 8) -> np.ndarray:
+    """int64 [P]: per row a lower bound of the factor over week times [a, b] (the exact minimum of the piecewise-linear
+    factor there, at the ends or a midpoint inside, rounded down to a multiple of `step` so that few distinct windows
+    arise), never below the row's weekly minimum. An arc entered in [a, b] takes at least its static duration times
+    this: the lower-bound metric of a search whose arrivals stay in the window (`app.engine.features.departure`)."""
+    fac = factor.astype(np.int64)
+    weekly = fac.min(axis=1)
+    if b - a >= WEEK_DS - 2 * SLOT_DS:
+        return weekly
+
+    def at(t: int) -> np.ndarray:
+        s = (t - _HALF_SLOT) % WEEK_DS
+        k, r = divmod(s, SLOT_DS)
+        return (fac[:, k] * (SLOT_DS - r) + fac[:, (k + 1) % SLOTS] * r) // SLOT_DS
+
+    lo = np.minimum(at(a), at(b))
+    k0 = (a - _HALF_SLOT) // SLOT_DS + 1  # the midpoints strictly inside (a, b)
+    k1 = (b - _HALF_SLOT - 1) // SLOT_DS
+    if k1 >= k0:
+        lo = np.minimum(lo, fac[:, np.arange(k0, k1 + 1) % SLOTS].min(axis=1))
+    return np.maximum(lo // step * step, weekly)
