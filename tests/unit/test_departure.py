@@ -356,3 +356,20 @@ def test_bad_times_are_refused(engine: Engine) -> None:
     with pytest.raises(InvalidValue, match="depart_at"):
         engine.table(*engine.resolve_table(req), None, engine.when(req))
     assert route(engine, a, b, depart_at="now").departure is not None
+
+
+def test_warmup_loads_the_departure_kernels_only_with_profiles(engine: Engine, bundled_graph: Path) -> None:
+    from types import SimpleNamespace
+
+    from app.warmup import exercise_departures
+
+    a, b = pairs(engine, 1, seed=2)[0]
+    plain = Engine(load(bundled_graph))
+    phs = plain.snap(Waypoints([a, b], default_radius_m=500))
+    exercise_departures(SimpleNamespace(opened=plain), phs)  # no profiles: nothing built, no search state
+    model = td_model(plain.router)
+    assert not model.profiled and model.customizations == 0 and not hasattr(model._local, "state")
+    fresh = Engine(load(bundled_graph))
+    profiled = install_profiles(fresh.router, *rush_hour(fresh.graph))
+    exercise_departures(SimpleNamespace(opened=fresh), phs)
+    assert profiled.customizations >= 1 and hasattr(profiled._local, "state")
