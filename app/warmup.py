@@ -198,6 +198,7 @@ def exercise_options(service: Any, phantoms: list[Any]) -> None:
     exercise_alternatives(service, phantoms)
     exercise_areas(service, phantoms)
     exercise_matching(service, phantoms)
+    exercise_departures(service, phantoms)
 
 
 def exercise_alternatives(service: Any, phantoms: list[Any]) -> None:
@@ -246,6 +247,28 @@ def exercise_areas(service: Any, phantoms: list[Any]) -> None:
                 contour_polygons(part[:, 0], part[:, 1], part[:, 2], part[:, 3], 50.0)
     except (EngineError, ValueError) as exc:
         log.info("warm-up of isochrones: %s", exc)
+
+
+def exercise_departures(service: Any, phantoms: list[Any]) -> None:
+    """Departure times (the time-dependent kernels, the weekly lower-bound hierarchy), only on a graph with time
+    profiles: elsewhere a start-up costs nothing more (a first departure-time request there loads them)."""
+    from app.engine.errors import EngineError
+    from app.engine.facade import RouteRequest, Waypoints
+    from app.engine.features.departure import isochrone_when, td_model
+    from app.engine.types import RouteOptions
+
+    engine = service.opened
+    model = td_model(engine.router)
+    if not model.profiled or model.arrays is None:
+        return
+    try:
+        when = engine.when(RouteRequest(Waypoints([(p.lon, p.lat) for p in phantoms]), depart_at="2026-12-07T08:00"))
+        for algorithm in ("ch", "dijkstra"):
+            engine.routes(phantoms, RouteOptions(algorithm=algorithm, when=when))
+        engine.table(phantoms, phantoms, None, None, when)
+        isochrone_when(engine.router, phantoms[0], [600], when, False, "duration", 0)
+    except EngineError as exc:
+        log.info("warm-up of departure times: %s", exc)
 
 
 def exercise_matching(service: Any, phantoms: list[Any]) -> None:

@@ -13,6 +13,7 @@ import math
 import os
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -118,13 +119,17 @@ class Graph:
         radius_m: float | None = None,
         epsilon: float = 1.0,
         custom_model: Mapping[str, Any] | str | None = None,
+        depart_at: str | None = None,
+        arrive_by: str | None = None,
     ) -> Route:
         """The fastest route from `origin` through each `via` point to `destination`, points as (lon, lat).
 
         `algorithm`: one of `algorithms` (None: "ch", or "alt" when avoiding areas); `exclude`: road classes not to
         use ("motorway"); `alternatives`: up to this many more routes (no via points); `avoid`: GeoJSON polygons
         not to enter; `radius_m`: snapping radius of every point (default 1000 m); `epsilon` > 1: weighted A*;
-        `custom_model`: GraphHopper's custom model (a dict or its JSON), routed on its weights.
+        `custom_model`: GraphHopper's custom model (a dict or its JSON), routed on its weights. `depart_at` /
+        `arrive_by`: ISO 8601 or "now", the fastest route for that departure on the graph's time profiles (the
+        latest departure arriving in time), its `departure` and `arrival` set.
 
         >>> r = graph.route((7.4197, 43.7311), (7.4246, 43.7384))
         >>> round(r.distance_m), round(r.duration_s), r.coordinates.shape[1], len(r.legs)
@@ -144,7 +149,7 @@ class Graph:
         model = None if custom_model is None else self.engine.parse_model(custom_model)
         req = RouteRequest(
             self._waypoints(points, radius_m), algorithm, _exclude(exclude), areas, alternatives, False, epsilon,
-            custom_model=model,
+            custom_model=model, depart_at=depart_at, arrive_by=arrive_by,
         )  # fmt: skip
         return Route.of(self.engine.route(req))
 
@@ -191,6 +196,7 @@ class Graph:
         block: tuple[int, int] = BLOCK,
         progress: bool = False,
         custom_model: Mapping[str, Any] | str | None = None,
+        depart_at: str | None = None,
     ) -> Matrix:
         """Durations (s) and distances (m) from every source to every destination (default: the sources), NaN
         where unreachable, as `Matrix.durations_s` / `.distances_m` [N, M] float64 arrays.
@@ -199,12 +205,18 @@ class Graph:
         scheduler address "tcp://HOST:PORT", or "local" for a local cluster of `workers` processes (every worker
         must read this graph directory at the same path). `progress`: a progress bar on stderr. `custom_model`:
         GraphHopper's custom model (a dict or its JSON), every cell on its weights (each Dask worker builds it once).
+        `depart_at` (ISO 8601 or "now"): time-dependent durations for that departure, computed here in one call.
 
         >>> m = graph.table([(7.4197, 43.7311), (7.4246, 43.7384)])
         >>> m.durations_s.round(1).tolist()
         [[0.0, 207.0], [236.2, 0.0]]
         """
         model = None if custom_model is None else self.engine.parse_model(custom_model)
+        if depart_at is not None:
+            req = replace(self._table_request(sources, destinations, exclude, model), depart_at=depart_at)
+            s, d, ex_set = self.engine.resolve_table(req)
+            tbl = self.engine.table(s, d, ex_set, req.model, self.engine.when(req))
+            return Matrix(tbl.durations_s, tbl.distances_m, [Waypoint.of(p) for p in s], [Waypoint.of(p) for p in d])
         src, dst, ex = self._snap_table(sources, destinations, exclude, model)
         sink = DenseSink(len(src), len(dst))
         self._run(
@@ -304,10 +316,11 @@ class Graph:
         exclude: Exclude = None,
         buffer_m: float = 50.0,
         custom_model: Mapping[str, Any] | str | None = None,
+        depart_at: str | None = None,
     ) -> Isochrone:
         """What is reached from `point` within each of `minutes` (or `distance_m` metres instead); with `reverse`,
         who reaches it. One band per limit, largest first, polygons around the reached roads (`buffer_m`, 5-500);
-        `custom_model`: on a custom model's travel times.
+        `custom_model`: on a custom model's travel times; `depart_at`: on the travel times of that departure.
 
         >>> iso = graph.isochrone((7.4197, 43.7311), minutes=[2, 4])
         >>> [b.value for b in iso.bands], iso.geojson["features"][0]["geometry"]["type"] in ("Polygon", "MultiPolygon")
@@ -328,7 +341,14 @@ class Graph:
             metric, limits = "distance", values
         model = None if custom_model is None else self.engine.parse_model(custom_model)
         req = IsochroneRequest(
-            self._waypoints([(lon, lat)]), limits, metric, reverse, _exclude(exclude), buffer_m, model
+            self._waypoints([(lon, lat)]),
+            limits,
+            metric,
+            reverse,
+            _exclude(exclude),
+            buffer_m,
+            model,
+            depart_at=depart_at,
         )
         phantom, ex = self.engine.resolve_isochrone(req)
         return Isochrone.of(self.engine.isochrone(req, phantom, ex), values, metric, reverse, buffer_m)

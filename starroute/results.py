@@ -7,7 +7,7 @@ Each mirrors the native HTTP API's answer for the same request (`app.api.native`
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -92,6 +92,8 @@ class Route:
     waypoints: tuple[Waypoint, ...]
     exclude: tuple[str, ...] = ()
     alternatives: tuple[Route, ...] = ()
+    departure: str | None = None  # with depart_at / arrive_by: when it leaves and arrives (ISO 8601, local time)
+    arrival: str | None = None
 
     def __repr__(self) -> str:
         names = [w.name or f"({w.location[0]:.5f}, {w.location[1]:.5f})" for w in self.waypoints]
@@ -109,7 +111,10 @@ class Route:
         wps = tuple(Waypoint.of(p) for p in answer.phantoms)
         ex = tuple(answer.exclude)
         best, *others = answer.result.routes
-        return cls._one(best, wps, ex, tuple(cls._one(r, wps, ex) for r in others))
+        route = cls._one(best, wps, ex, tuple(cls._one(r, wps, ex) for r in others))
+        if answer.departure is None:
+            return route
+        return replace(route, departure=answer.departure, arrival=answer.arrival)
 
     @classmethod
     def _one(

@@ -16,6 +16,8 @@ from app.api.geometry import simplify, valid_lonlat
 from app.api.instructions import language_of
 from app.api.openapi_limits import limit
 from app.api.schemas import (
+    ARRIVE_BY,
+    DEPART_AT,
     LANGUAGE,
     Algorithm,
     ErrorBody,
@@ -192,6 +194,8 @@ async def _route(svc: Service, req: facade.RouteRequest, overview: str, language
     body = feature(
         answer.best, answer.phantoms, overview, answer.result, trace, answer.exclude, answer.custom_model, steps_of
     )
+    if answer.departure is not None:
+        body["properties"]["departure"], body["properties"]["arrival"] = answer.departure, answer.arrival
     return _json(body, _JSON)
 
 
@@ -243,6 +247,8 @@ async def get_route(
         ),
     ] = 0,
     language: Annotated[str | None, Query(description=LANGUAGE, examples=["de"])] = None,
+    depart_at: Annotated[str | None, Query(description=DEPART_AT, examples=["2026-03-02T08:30"])] = None,
+    arrive_by: Annotated[str | None, Query(description=ARRIVE_BY)] = None,
 ) -> Response:
     """The fastest route from `from` through each `via` point to `to`; `[lon, lat]` order throughout (RFC 7946).
     Alternatives, when found, are in `properties.alternatives` (each a Feature like this one)."""
@@ -258,8 +264,9 @@ async def get_route(
 
         areas = parse_compact(avoid, **_areas_limits(svc))
     req = facade.RouteRequest(
-        _waypoints(svc, points), algorithm, _exclude_list(exclude), areas, alternatives, trace, epsilon
-    )
+        _waypoints(svc, points), algorithm, _exclude_list(exclude), areas, alternatives, trace, epsilon,
+        depart_at=depart_at, arrive_by=arrive_by,
+    )  # fmt: skip
     return await _route(svc, req, overview, language)
 
 
@@ -290,6 +297,8 @@ async def post_route(request: Request, body: Annotated[RouteRequest, Body()]) ->
         body.trace,
         body.epsilon,
         custom_model=_model(body.custom_model),
+        depart_at=body.depart_at,
+        arrive_by=body.arrive_by,
     )
     return await _route(svc, req, body.overview, body.language)
 
@@ -333,6 +342,8 @@ async def get_isochrone(
     avoid: Annotated[
         str | None, Query(description="areas not to enter: polygons `lon,lat;lon,lat;...` separated by `|`")
     ] = None,
+    depart_at: Annotated[str | None, Query(description=DEPART_AT)] = None,
+    arrive_by: Annotated[str | None, Query(description="refused: an isochrone takes depart_at")] = None,
 ) -> Response:
     """One GeoJSON Polygon/MultiPolygon Feature per limit, largest first, covering the roads reached within it (and
     `buffer_m` around them), with holes where the network is not reached; built from a one-to-all search with a
@@ -356,8 +367,9 @@ async def get_isochrone(
 
         areas = parse_compact(avoid, **_areas_limits(svc))
     req = IsochroneRequest(
-        _waypoints(svc, [(lon, lat)]), limits, metric, reverse, _exclude_list(exclude), buffer_m, avoid=areas
-    )
+        _waypoints(svc, [(lon, lat)]), limits, metric, reverse, _exclude_list(exclude), buffer_m, avoid=areas,
+        depart_at=depart_at, arrive_by=arrive_by,
+    )  # fmt: skip
     return await _isochrone(svc, req, values)
 
 
@@ -395,7 +407,7 @@ async def post_isochrone(request: Request, body: Annotated[IsochroneBody, Body()
     lon, lat = float(body.point[0]), float(body.point[1])
     req = IsochroneRequest(
         _waypoints(svc, [(lon, lat)]), limits, metric, body.reverse, body.exclude, body.buffer_m,
-        _model(body.custom_model), _geo_areas(svc, body.avoid),
+        _model(body.custom_model), _geo_areas(svc, body.avoid), body.depart_at, body.arrive_by,
     )  # fmt: skip
     return await _isochrone(svc, req, values)
 
@@ -420,6 +432,8 @@ async def _isochrone(svc: Service, req: IsochroneRequest, values: list[float]) -
                              "settled": answer.settled}  # fmt: skip
     if answer.custom_model is not None:
         info["custom_model"] = answer.custom_model
+    if answer.departure is not None:
+        info["departure"] = answer.departure
     return _json({"type": "FeatureCollection", "features": features, "properties": info}, _JSON)
 
 
@@ -480,7 +494,7 @@ async def post_table(request: Request, body: Annotated[TableRequest, Body()]) ->
         destinations = list(range(n, len(points)))
     req = facade.TableRequest(
         _waypoints(svc, points), list(range(n)), destinations, body.exclude, _model(body.custom_model),
-        _geo_areas(svc, body.avoid),
+        _geo_areas(svc, body.avoid), body.depart_at, body.arrive_by,
     )  # fmt: skip
     model = req.model
     tbl, src, dst = await svc.table(req)
@@ -492,4 +506,6 @@ async def post_table(request: Request, body: Annotated[TableRequest, Body()]) ->
     }
     if model is not None:
         out["custom_model"] = svc.opened.model_info(model)
+    if tbl.departure is not None:
+        out["departure"] = tbl.departure
     return _json(out)

@@ -34,6 +34,13 @@ LANGUAGE = (
     "turn-by-turn steps per leg (`properties.legs[].steps`) with text instructions in this language (those of "
     "OSRM's `language=`, from osrm-text-instructions 0.15.0): " + ", ".join(LANGUAGES)
 )
+DEPART_AT = (
+    "depart at this time (ISO 8601, e.g. `2026-03-02T08:30` in the graph's local time or with an offset, or `now`): "
+    "time-dependent travel times from the graph's time profiles; the answer says its departure and arrival"
+)
+ARRIVE_BY = "arrive by this time (ISO 8601 or `now`): the latest departure that arrives in time (routes only)"
+DepartAt = Annotated[str | None, Field(description=DEPART_AT)]
+ArriveBy = Annotated[str | None, Field(description=ARRIVE_BY)]
 
 
 class _Strict(BaseModel):
@@ -63,6 +70,8 @@ class RouteRequest(_Strict):
     )
     custom_model: CustomModelBody = None
     language: str | None = Field(None, description=LANGUAGE)
+    depart_at: DepartAt = None
+    arrive_by: ArriveBy = None
 
 
 class TableRequest(_Strict):
@@ -77,6 +86,8 @@ class TableRequest(_Strict):
         description="areas not to enter (a GeoJSON Polygon, MultiPolygon, Feature or FeatureCollection): their "
         "roads are closed, as a custom model closes roads; no point is snapped onto them",
     )
+    depart_at: DepartAt = None
+    arrive_by: ArriveBy = None
 
 
 class IsochroneRequest(_Strict):
@@ -98,6 +109,8 @@ class IsochroneRequest(_Strict):
         description="areas not to enter (a GeoJSON Polygon, MultiPolygon, Feature or FeatureCollection): their "
         "roads are closed, as a custom model closes roads; no point is snapped onto them",
     )
+    depart_at: DepartAt = None
+    arrive_by: ArriveBy = None
 
 
 class CustomModelInfo(BaseModel):

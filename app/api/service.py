@@ -357,7 +357,9 @@ class Service:
         hierarchy = algorithm in INLINE_ALGORITHMS and not options.trace
         # a custom model is built (or found) in the search process too, for its own engine; but its hierarchy is
         # customized there in the background, so a traced CH search on one stays here
-        if not hierarchy and (req.custom_model is None or algorithm not in INLINE_ALGORITHMS):
+        if options.when is not None:  # time-dependent: milliseconds (arrive_by: a search per departure tried)
+            answer = await self.run_slow(run)
+        elif not hierarchy and (req.custom_model is None or algorithm not in INLINE_ALGORITHMS):
             answer = await self.run_in_process(search_processes.route, req, run)
             if built and answer.custom_model is not None:
                 answer.custom_model["cached"] = False
@@ -381,8 +383,10 @@ class Service:
         await self.prepare_model(engine, req.model)
         src, dst, ex = engine.resolve_table(req)
 
+        when = engine.when(req)
+
         def run() -> Table:
-            return engine.table(src, dst, ex, req.model)
+            return engine.table(src, dst, ex, req.model, when)
 
         if len(src) * len(dst) <= self.settings.inline_table_cells:
             return run(), src, dst

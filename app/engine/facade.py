@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from app.engine.errors import EngineError, InvalidValue, NoSegment, NotImplementedOption, TooBig
+from app.engine.features.departure import When, isochrone_when, route_when, table_when, when_for
 from app.engine.maps.tiles import DebugTile
 from app.engine.models.custom_model import CustomModel, parse_model
 from app.engine.models.model_metric import ModelCache, ModelView
@@ -53,7 +54,7 @@ from floor.kernels.jit import thread_compile_seconds
 __all__ = [
     "Contour", "CustomModel", "Engine", "IsochroneAnswer", "IsochroneRequest", "Limits", "MatchAnswer", "Matching",
     "MatchRequest", "NearestRequest", "RouteAnswer", "RouteRequest", "TableRequest", "Tracepoint", "TripAnswer",
-    "TripRequest", "Waypoints", "engine_limits",
+    "TripRequest", "Waypoints", "When", "engine_limits",
 ]  # fmt: skip
 
 
@@ -137,11 +138,13 @@ class Engine:
         return view.router, view, view.info(cached)
 
     def stop_threads(self) -> None:
-        """End the threads the engine started (custom models' customization, the tables' helper), after their work:
-        a process forks workers only without them (`app.server.prepare_fork`)."""
+        """End the threads the engine started (custom models' and departure times' customizations, the tables'
+        helper), after their work: a process forks workers only without them (`app.server.prepare_fork`)."""
+        from app.engine.features.departure import stop_threads as stop_departure
         from app.engine.features.table import stop_helper
 
         self.models.stop_threads()
+        stop_departure(self.router)
         stop_helper()
 
     def warmup(self, algorithms: Sequence[str] | None = None) -> None:
@@ -276,6 +279,9 @@ class Engine:
             raise TooBig(f"Number of points {n} is higher than the maximum ({lim.max_via_points})")
         if req.alternatives > lim.max_alternatives:
             raise TooBig(f"alternatives={req.alternatives} is more than the maximum ({lim.max_alternatives})")
+        when = self.when(req)
+        if when is not None and (req.custom_model is not None or req.avoid is not None or req.alternatives):
+            raise InvalidValue("depart_at / arrive_by cannot be combined with custom_model, avoid or alternatives")
         router, view, info = self._view(req.custom_model)
         default = view.algorithm if view is not None else self.default_algorithm
         if req.avoid is not None and default == "ch":
@@ -300,13 +306,23 @@ class Engine:
             continue_straight=req.continue_straight,
             model=view,
             model_info=info,
+            when=when,
         )
         return algorithm, phantoms, options
+
+    def when(self, req: RouteRequest | TableRequest | IsochroneRequest) -> When | None:
+        """A request's departure or arrival time (`depart_at` / `arrive_by`), checked (`InvalidValue`: both given, a
+        bad value, a graph without turns); None when it gives none."""
+        if req.depart_at is None and req.arrive_by is None:
+            return None
+        return when_for(self.router, req.depart_at, req.arrive_by)
 
     # -- answers ---------------------------------------------------------------------------------------------------
     def routes(self, phantoms: list[Phantom], options: RouteOptions) -> RouteAnswer:
         """The routes through resolved `phantoms` (`resolve_route`), their traces as coordinates when asked."""
         router = options.model.router if options.model is not None else self.router
+        if options.when is not None:
+            return self._routes_when(phantoms, options)
         compiled = thread_compile_seconds()  # the search runs on this thread: what its figures include
         result = router.query().routes(phantoms, options)
         result.compile_s = thread_compile_seconds() - compiled
@@ -314,6 +330,16 @@ class Engine:
         ex = sorted(resolved.classes) if resolved is not None else []
         traces = [self._trace(tr) for tr in result.traces] if options.trace else []
         return RouteAnswer(result, phantoms, ex, traces, options.model_info)
+
+    def _routes_when(self, phantoms: list[Phantom], options: RouteOptions) -> RouteAnswer:
+        """The time-dependent route (`app.engine.features.departure.route_when`)."""
+        resolved = self.router.exclude_set(options.exclude)
+        compiled = thread_compile_seconds()
+        mask = resolved.mask if resolved is not None else 0
+        result, depart, arrive = route_when(self.router, phantoms, options.when, mask, options.algorithm)
+        result.compile_s = thread_compile_seconds() - compiled
+        ex = sorted(resolved.classes) if resolved is not None else []
+        return RouteAnswer(result, phantoms, ex, [], None, depart, arrive)
 
     def route(self, req: RouteRequest) -> RouteAnswer:
         """`resolve_route` then `routes`."""
@@ -358,9 +384,16 @@ class Engine:
         destinations: list[Phantom],
         exclude: ExcludeSet | None = None,
         model: CustomModel | None = None,
+        when: When | None = None,
     ) -> Table:
         """Durations (s) and distances (m), NaN where unreachable; on `model`'s metric when given (the one
-        `resolve_table` snapped with)."""
+        `resolve_table` snapped with); departing at `when` (`Engine.when`), time-dependent."""
+        if when is not None:
+            if model is not None:
+                raise InvalidValue("depart_at cannot be combined with custom_model or avoid")
+            mask = exclude.mask if exclude is not None else 0
+            dur, dist, depart = table_when(self.router, sources, destinations, when, mask)
+            return Table(dur, dist, list(sources), list(destinations), depart)
         return self._view(model)[0].query().table(sources, destinations, exclude)
 
     def model_info(self, model: CustomModel | None) -> dict[str, Any] | None:
@@ -432,7 +465,15 @@ class Engine:
         scale = WEIGHT_PER_SECOND if req.metric == "duration" else DIST_PER_METRE  # seconds -> ds, metres -> dm
         units = [int(round(v * scale)) for v in req.limits]
         router, _, info = self._view(req.model)
-        pieces, settled = router.query().isochrone(phantom, units, req.metric, req.reverse, ex)
+        when = self.when(req)
+        depart = None
+        if when is not None:
+            if req.model is not None:
+                raise InvalidValue("depart_at cannot be combined with custom_model or avoid")
+            mask = ex.mask if ex is not None else 0
+            pieces, settled, depart = isochrone_when(router, phantom, units, when, req.reverse, req.metric, mask)
+        else:
+            pieces, settled = router.query().isochrone(phantom, units, req.metric, req.reverse, ex)
         out = []
         for value, part in zip(req.limits, pieces, strict=True):
             try:
@@ -440,7 +481,7 @@ class Engine:
             except ValueError as exc:
                 raise TooBig(f"isochrone of {value:g}: {exc}") from None
             out.append(Contour(float(value), geometry, tol, int(len(part))))
-        return IsochroneAnswer(out[::-1], phantom, settled, info)
+        return IsochroneAnswer(out[::-1], phantom, settled, info, depart)
 
     def match(self, req: MatchRequest) -> MatchAnswer:
         """Match a trace (`app.engine.features.match`): OSRM's checks and limits, `tidy`, the hidden Markov model,

@@ -55,7 +55,8 @@ class RouteRequest:
     `exclude`: one of the profile's excludable class sets; `avoid`: parsed areas (`app.engine.features.areas.Areas`);
     `alternatives`: how many more routes to look for (two points only); `trace`: the settled nodes; `epsilon`:
     weighted A*; `continue_straight`: OSRM's option (None: the profile's default); `custom_model`: GraphHopper's
-    custom model (`parse_model`), answered on its metric (`app.engine.models.model_metric`)."""
+    custom model (`parse_model`), answered on its metric (`app.engine.models.model_metric`); `depart_at` /
+    `arrive_by`: ISO 8601 or "now", the time-dependent route (`app.engine.features.departure`)."""
 
     waypoints: Waypoints
     algorithm: str | None = None
@@ -66,6 +67,8 @@ class RouteRequest:
     epsilon: float = 1.0
     continue_straight: bool | None = None
     custom_model: CustomModel | None = None
+    depart_at: str | None = None
+    arrive_by: str | None = None
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,8 @@ class TableRequest:
     exclude: Sequence[str] = ()
     custom_model: CustomModel | None = None
     avoid: Any = None  # areas (`app.engine.features.areas.Areas`): their roads closed, as a custom model's (`model`)
+    depart_at: str | None = None  # ISO 8601 or "now": time-dependent durations (`app.engine.features.departure`)
+    arrive_by: str | None = None  # refused: a table takes depart_at
 
     @cached_property
     def model(self) -> CustomModel | None:
@@ -124,6 +129,8 @@ class IsochroneRequest:
     buffer_m: float = 50.0
     custom_model: CustomModel | None = None
     avoid: Any = None  # areas whose roads are closed (as `TableRequest.avoid`)
+    depart_at: str | None = None  # ISO 8601 or "now": reached by time-dependent travel times
+    arrive_by: str | None = None  # refused: an isochrone takes depart_at
 
     @cached_property
     def model(self) -> CustomModel | None:
@@ -165,6 +172,8 @@ class RouteAnswer:
     exclude: list[str]
     traces: list[dict[str, Any]] = field(default_factory=list)
     custom_model: dict[str, Any] | None = None  # the model's key, the method that answered, its build
+    departure: str | None = None  # with a departure time: when it leaves and arrives (ISO 8601, local time)
+    arrival: str | None = None
 
     @property
     def best(self) -> Any:
@@ -211,6 +220,7 @@ class IsochroneAnswer:
     phantom: Phantom
     settled: int
     custom_model: dict[str, Any] | None = None
+    departure: str | None = None  # with depart_at: the departure (ISO 8601, local time)
 
 
 @dataclass

@@ -255,7 +255,8 @@ class RouteOptions:
     `continue_straight`: no u-turn at via points (OSRM's option; None: the profile's default), on edge-based graphs;
     `model`: a custom model's view, whose router (its weights) answers instead of the engine's; `plateaus`: whether
     alternatives the via-node method did not find may come from plateaus (tens of milliseconds; off, the result says
-    whether any were left unsought: `RouteResult.complete`).
+    whether any were left unsought: `RouteResult.complete`); `when`: depart at / arrive by that time
+    (`app.engine.features.departure`).
     """
 
     algorithm: str = "ch"
@@ -269,6 +270,7 @@ class RouteOptions:
     model: Any = None  # a custom model's view (`app.engine.models.model_metric.ModelView`): its router answers
     model_info: dict[str, Any] | None = None
     plateaus: bool = True
+    when: Any = None  # a departure or arrival time (`app.engine.features.departure.When`): time-dependent legs
 
 
 @dataclass
@@ -295,3 +297,4 @@ class Table:
     distances_m: np.ndarray  # float64 [S, T]
     sources: list[Phantom]
     destinations: list[Phantom]
+    departure: str | None = None  # with depart_at: the departure (ISO 8601, local time), durations time-dependent

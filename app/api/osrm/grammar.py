@@ -181,6 +181,20 @@ class Option:
     limit: str | None = None
 
 
+def _time(v: str) -> str:
+    """A departure or arrival time as given (ISO 8601 or `now`): the engine reads it and says what is wrong."""
+    if not v:
+        raise ValueError("empty")
+    return v
+
+
+_DEPART_AT = (
+    "`{ISO 8601}` | `now` (our extension): depart at this time (`2026-03-02T08:30` in the graph's local time, or with "
+    "`Z` or an offset, `+` written `%2B`): durations from the graph's time profiles, `departure` and `arrival` in the "
+    "answer"
+)
+
+
 def _option(default: Any, parse: Callable[[str], Any], doc: str, limit: str | None = None) -> Any:
     """A field of an options class: its default, and the `Option` that reads it from the query string."""
     return field(default=default, metadata={"option": Option(parse, doc, limit)})
@@ -268,6 +282,10 @@ class OsrmRouteOptions(OsrmRouteLikeOptions):
         _default_true_false,
         "`default|true|false`: no turning back at via points (default: the profile's; car true)",
     )
+    depart_at: str | None = _option(None, _time, _DEPART_AT)
+    arrive_by: str | None = _option(
+        None, _time, "`{ISO 8601}` | `now` (our extension): the latest departure arriving by this time"
+    )
 
 
 @dataclass(frozen=True)
@@ -304,6 +322,7 @@ class OsrmTableOptions(OsrmOptions):
         "`input` (default) | `snapped`: where the fallback distance is measured from",
     )
     scale_factor: float = _option(1.0, _double, "`{factor}` > 0: durations multiplied by it")
+    depart_at: str | None = _option(None, _time, _DEPART_AT)
 
 
 @dataclass(frozen=True)

@@ -55,11 +55,16 @@ async def route(svc: Service, req: OsrmRequest[OsrmRouteOptions]) -> dict[str, A
         exclude=o.exclude,
         alternatives=o.alternatives if n == 2 else 0,  # OSRM looks for alternatives between two points only
         continue_straight=o.continue_straight,
+        depart_at=o.depart_at,
+        arrive_by=o.arrive_by,
     )
     answer = await svc.route(engine_req)
     phantoms = answer.phantoms
     routes = [route_object(svc.opened, r, wps, o) for r in answer.result.routes]
     body: dict[str, Any] = {"code": "Ok", "routes": routes}
+    if answer.departure is not None:  # our extension: when the time-dependent route leaves and arrives
+        for r in routes:
+            r["departure"], r["arrival"] = answer.departure, answer.arrival
     if not o.skip_waypoints:
         keep = range(n) if wps is None else wps
         body["waypoints"] = [waypoint(phantoms[i], o.generate_hints) for i in keep]

@@ -37,7 +37,8 @@ async def table(svc: Service, req: OsrmRequest[OsrmTableOptions]) -> dict[str, A
     if len(src) * len(dst) > limit * limit:
         raise TooBig("Too many table coordinates")
     check_coordinates(req)
-    tbl, _, _ = await svc.table(TableRequest(waypoints(req, radiuses), src, dst, o.exclude))
+    treq = TableRequest(waypoints(req, radiuses), src, dst, o.exclude, depart_at=o.depart_at)
+    tbl, _, _ = await svc.table(treq)
     phantoms = tbl.sources + tbl.destinations
     durations = np.asarray(tbl.durations_s, dtype=np.float64) * o.scale_factor
     distances = np.asarray(tbl.distances_m, dtype=np.float64)
@@ -62,4 +63,6 @@ async def table(svc: Service, req: OsrmRequest[OsrmTableOptions]) -> dict[str, A
         body["distances"] = np.round(distances, 1)
     body["sources"] = [waypoint(p, o.generate_hints) for p in tbl.sources]
     body["destinations"] = [waypoint(p, o.generate_hints) for p in tbl.destinations]
+    if tbl.departure is not None:  # our extension: the durations are those of this departure
+        body["departure"] = tbl.departure
     return body
