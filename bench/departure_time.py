@@ -141,8 +141,10 @@ def main() -> None:
     for key in settled:
         print(f"    settled per route, {key}: p50 {pct(settled[key], 50):.0f}, p90 {pct(settled[key], 90):.0f}")
 
-    print(f"    lower-bound hierarchies customized so far: {model.customizations} ({model.hierarchy_seconds:.1f} s, "
-          "windows in the background)")
+    print(
+        f"    lower-bound hierarchies customized so far: {model.customizations} ({model.hierarchy_seconds:.1f} s, "
+        "windows in the background)"
+    )
     model.wait()
 
     # table
@@ -194,8 +196,10 @@ def main() -> None:
         want = res.best.duration_s
         if abs(dur["mon03"][i] - want) > 0.001 * want:
             off += 1
-    print(f"  03:00 = static fastest (oracle, no profiles) within 0.1 %: {'PASS' if off == 0 else 'FAIL'} "
-          f"({len(dur['mon03']) - off}/{len(dur['mon03'])})")
+    print(
+        f"  03:00 = static fastest (oracle, no profiles) within 0.1 %: {'PASS' if off == 0 else 'FAIL'} "
+        f"({len(dur['mon03']) - off}/{len(dur['mon03'])})"
+    )
     faster = sum(dur["mon08"][i] < dur["mon03"][i] for i in dur["mon08"])
     longer = sum(dur["mon08"][i] > dur["mon03"][i] for i in dur["mon08"])
     print(f"  08:00 never faster than 03:00: {'PASS' if faster == 0 else 'FAIL'} ({faster} faster); longer at 08:00: "
@@ -224,8 +228,7 @@ def main() -> None:
 
     if args.http:
         http(args.graph, pairs[: min(200, len(pairs))])
-    valhalla = HERE.parent / "harness" / "valhalla_peer.py"
-    print(f"\nValhalla 3.9.1 (same predicted traffic): {'harness/valhalla_peer.py present: not wired yet' if valhalla.exists() else 'harness/valhalla_peer.py not on this branch yet: figures to come beside these'}")  # noqa: E501
+    print("\nValhalla 3.9.1 (same predicted traffic): not wired into this benchmark yet (harness/valhalla_peer.py)")
 
 
 def http(graph_dir: Path, pairs: list[Any]) -> None:
