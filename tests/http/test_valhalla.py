@@ -19,6 +19,8 @@ from harness import api_server
 from tests.osrm.test_osrm_api import random_points
 
 ROAD_PAIRS = 6  # seeded point pairs per check
+# the graphs these tests ask `graph_cache` for, built ahead by conftest's background builder
+GRAPHS = [("andorra.osm.pbf", "car", True, 8)]
 
 
 @pytest.fixture(scope="module")
@@ -162,6 +164,20 @@ def test_isochrones_are_the_native_bands(val: Valhalla, client: httpx.Client, po
     lines = val.isochrones([lon, lat], profile="auto", intervals=[240])
     assert lines.raw["features"][0]["geometry"]["type"] == "LineString"
     assert np.allclose(np.asarray(lines[0].geometry, float), rings[1])
+
+
+def test_andorra_directions_matrix_isochrones(graph_cache) -> None:
+    """The client's directions, matrix and isochrones on Andorra too (mountain roads, hairpins, tunnels)."""
+    from app.engine.data import load
+
+    graph = graph_cache("andorra.osm.pbf", "car", ch=True, landmarks=8)
+    base = api_server.shared(graph)
+    points = random_points(load(graph), 2 * ROAD_PAIRS, 43)
+    val = Valhalla(base_url=f"{base}/valhalla")
+    with httpx.Client(base_url=base, timeout=60.0) as client:
+        test_directions_agree_with_the_native_route(val, client, points)
+        test_matrix_agrees_with_the_native_table(val, client, points)
+        test_isochrones_are_the_native_bands(val, client, points)
 
 
 def test_unknown_costing_and_a_costing_the_graph_lacks_are_125(val: Valhalla, client: httpx.Client, points) -> None:
