@@ -26,6 +26,7 @@ from app.api.openapi_limits import add_limits
 from app.api.osrm import dispatch as osrm
 from app.api.service import Service
 from app.api.valhalla import endpoints as valhalla
+from app.api.vroom import endpoints as vroom
 from app.engine.facade import engine_limits
 from app.settings import Settings
 
@@ -42,6 +43,8 @@ DESCRIPTION = """Road routing over contraction hierarchies and ALT.
 * **Valhalla API** — `/valhalla/route`, `/valhalla/sources_to_targets`, `/valhalla/isochrone`, `/valhalla/locate`
   (POST JSON or GET `?json=`), `/valhalla/status` with Valhalla's request, `trip` and error shape
   (`{error_code, error, status_code, status}`).
+* **VROOM API** — `POST /optimize`: VROOM's vehicle routing input (vehicles, jobs, shipments) solved by VROOM on
+  this graph's durations and distances, answered in VROOM's output format (`options.g`: route geometries).
 * `GET /health`, `GET /metrics` (Prometheus).
 """
 
@@ -144,6 +147,7 @@ def create_app(settings: Settings | None = None, service: Service | None = None)
     app.include_router(osrm.router)
     app.include_router(graphhopper.router)  # /graphhopper/: GraphHopper's dialect
     app.include_router(valhalla.router)  # /valhalla/: Valhalla's dialect
+    app.include_router(vroom.router)  # /optimize: VROOM's vehicle routing
     app.include_router(health.router)
     app.include_router(admin.router)
     app.include_router(pages.router)

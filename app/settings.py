@@ -65,6 +65,14 @@ class Settings(BaseSettings):
     inline_table_cells: int = Field(
         16, ge=0, description="CH tables up to this many cells run on the event loop, larger ones in the pool"
     )
+    optimize_max_locations: int = Field(
+        200,
+        ge=2,
+        description="most places in one /optimize request (jobs, shipment pickups and deliveries, vehicle "
+        "starts and ends)",
+    )
+    optimize_exploration: int = Field(5, ge=0, le=5, description="VROOM's exploration level for /optimize (its -x)")
+    optimize_threads: int = Field(2, ge=1, description="VROOM's threads for one /optimize request (its -t)")
     max_body_bytes: int = Field(1_000_000, ge=1024, description="largest POST body")
     max_connections: int = Field(
         1000, ge=1, description="open connections per worker; a new one beyond is answered 503 Overloaded and closed"

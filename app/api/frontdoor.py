@@ -7,8 +7,8 @@ do nothing for it (`osrm.handle` never raises; a GET has no body). A request tha
 on goes the long way, so that CORSMiddleware answers it as before.
 
 Native paths (`/route`, `/nearest`, `/table`, `/health`, `/metrics`, the docs, the start page `/` and `/static/...`,
-the map's road tiles `/tile/{z}/{x}/{y}` and `/osrm-client`, GraphHopper's `/graphhopper/...`, Valhalla's
-`/valhalla/...`) go on to FastAPI;
+the map's road tiles `/tile/{z}/{x}/{y}` and `/osrm-client`, VROOM's `/optimize`, GraphHopper's `/graphhopper/...`,
+Valhalla's `/valhalla/...`) go on to FastAPI;
 any other GET is an OSRM URL (so an unknown path answers OSRM's `InvalidUrl`). POST bodies larger than the limit are
 refused with 413 before they are read.
 """
@@ -31,6 +31,7 @@ NATIVE_PATHS = frozenset(
     | {"/", "/start", "/favicon.ico", "/isochrone"}
     | {"/osrm-client"}  # the map page's OSRM client demo (app.api.tiles)
     | {ADMIN_PATH}  # live traffic updates (app.api.admin), with their own body limit
+    | {"/optimize"}  # VROOM's vehicle routing (app.api.vroom)
 )
 STATIC_PREFIX = "/static/"
 TILE_PREFIX = "/tile/"  # the map's road tiles (app.api.tiles); OSRM's own /tile/v1/... stays an OSRM URL

@@ -218,6 +218,13 @@ def tile(generation: int, which: tuple[Callable[[Engine, int, int, int], bytes],
     return draw(_engine(generation), z, x, y)
 
 
+def call(generation: int, which: tuple[Callable[[Any], Any], Any]) -> Any:
+    """`fn(arg)` in a child, `which` = (fn, arg): a module-level function of plain data that needs no engine (sent by
+    name: `app.api.vroom.solve.solve`, which holds the GIL while it works)."""
+    fn, arg = which
+    return fn(arg)
+
+
 def other_threads() -> list[str]:
     """The names of this process's threads but the calling one and uvicorn's worker ping thread (`always_pong`,
     which waits on a pipe and holds no lock)."""

@@ -17,6 +17,8 @@ from harness import api_server
 from tests.osrm.test_osrm_api import random_points
 
 ROAD_PAIRS = 6  # seeded point pairs per check
+# the graphs these tests ask `graph_cache` for, built ahead by conftest's background builder
+GRAPHS = [("andorra.osm.pbf", "car", True, 8)]
 
 
 @pytest.fixture(scope="module")
@@ -142,6 +144,21 @@ def test_isochrones_have_nested_buckets(gh: Graphhopper, client: httpx.Client, p
     geom = native["geometry"]
     parts = [geom["coordinates"]] if geom["type"] == "Polygon" else geom["coordinates"]
     assert abs(area(iso[1].geometry) - max(area(p[0]) for p in parts)) < 1e-12  # the largest part of the same band
+
+
+def test_andorra_directions_matrix_isochrones(graph_cache) -> None:
+    """The client's directions, matrix and isochrones on Andorra too (mountain roads, hairpins, tunnels)."""
+    from app.engine.data import load
+
+    graph = graph_cache("andorra.osm.pbf", "car", ch=True, landmarks=8)
+    base = api_server.shared(graph)
+    points = random_points(load(graph), 2 * ROAD_PAIRS, 43)
+    gh = Graphhopper(base_url=f"{base}/graphhopper")
+    with httpx.Client(base_url=base, timeout=60.0) as client:
+        for encoded in (True, False):
+            test_directions_agree_with_the_native_route(gh, client, points, encoded)
+        test_matrix_agrees_with_the_native_table(gh, client, points)
+        test_isochrones_have_nested_buckets(gh, client, points)
 
 
 def test_custom_model_and_alternatives(client: httpx.Client, points) -> None:

@@ -137,6 +137,35 @@ def test_isochrones_answer_as_in_the_worker(service: Service) -> None:
     ]
 
 
+def test_vroom_solves_in_the_child_as_in_the_worker(service: Service, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`/optimize`'s solver (it holds the GIL) runs in the child by name (`search_processes.call`): VROOM's answer,
+    its clocks aside, is the worker's."""
+    from app.api.vroom.solve import Job, dumps, solve
+
+    body = {
+        "vehicles": [{"id": 1, "start_index": 0, "end_index": 0, "capacity": [2]}],
+        "jobs": [{"id": k, "location_index": k, "delivery": [1]} for k in (1, 2, 3)],
+        # one best tour: 0 -> 1 -> 2 -> 0 (30 s); job 3 does not fit
+        "matrices": {"car": {"durations": [[0, 10, 100, 100], [100, 0, 10, 100], [10, 100, 0, 100], [100] * 4]}},
+    }
+    text = dumps(body)
+    assert text is not None
+    job = Job(text, 5, 1, 5.0, False)
+    _child_pid(service)  # warm: no fallback to the worker's threads
+    monkeypatch.setattr(service, "run_slow", lambda *_a, **_k: pytest.fail("solved in the worker"))
+    code, got = asyncio.run(service.run_in_process(search_processes.call, (solve, job), lambda: solve(job)))
+    want_code, want = solve(job)
+    assert code == want_code == 0 and got["summary"]["cost"] == 30 and [u["id"] for u in got["unassigned"]] == [3]
+    for answer in (got, want):
+        answer["summary"].pop("computing_times")
+    assert got == want
+    bad = Job(b'{"vehicles": []}', 5, 1, 5.0, False)
+    assert asyncio.run(service.run_in_process(search_processes.call, (solve, bad), lambda: solve(bad))) == (
+        2,
+        "No vehicle defined.",
+    )
+
+
 def test_the_child_follows_a_reload_to_the_new_metric(service: Service) -> None:
     """After a new metric is written and the worker reloads, the child answers on it (not on the metric it warmed)."""
     req = RouteRequest(Waypoints([A, B]), algorithm="dijkstra")

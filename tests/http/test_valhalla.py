@@ -19,6 +19,8 @@ from harness import api_server
 from tests.osrm.test_osrm_api import random_points
 
 ROAD_PAIRS = 6  # seeded point pairs per check
+# the graphs these tests ask `graph_cache` for, built ahead by conftest's background builder
+GRAPHS = [("andorra.osm.pbf", "car", True, 8)]
 
 
 @pytest.fixture(scope="module")
@@ -162,6 +164,53 @@ def test_isochrones_are_the_native_bands(val: Valhalla, client: httpx.Client, po
     lines = val.isochrones([lon, lat], profile="auto", intervals=[240])
     assert lines.raw["features"][0]["geometry"]["type"] == "LineString"
     assert np.allclose(np.asarray(lines[0].geometry, float), rings[1])
+
+
+def test_optimized_route_is_the_trip_with_fixed_ends(client: httpx.Client, points) -> None:
+    """`/optimized_route` visits the locations between the fixed first and last in OSRM's `/trip` order (source=first,
+    destination=last, roundtrip=false), with the same time, one leg per hop, `original_index` per location."""
+    pts = points[:6]
+    req = {"locations": _locs(*pts), "costing": "auto"}
+    r = client.post("/valhalla/optimized_route", json=req)
+    assert r.status_code == 200, r.text
+    trip = r.json()["trip"]
+    order = [loc["original_index"] for loc in trip["locations"]]
+    assert order[0] == 0 and order[-1] == len(pts) - 1 and sorted(order) == list(range(len(pts)))
+    assert all((loc["lon"], loc["lat"]) == pts[i] for loc, i in zip(trip["locations"], order, strict=True))
+    osrm = client.get(
+        f"/trip/v1/driving/{';'.join(f'{lon},{lat}' for lon, lat in pts)}",
+        params={"source": "first", "destination": "last", "roundtrip": "false"},
+    ).json()
+    assert osrm["code"] == "Ok", osrm
+    by_place = sorted(range(len(pts)), key=lambda i: osrm["waypoints"][i]["waypoint_index"])
+    assert order == by_place
+    assert abs(trip["summary"]["time"] - osrm["trips"][0]["duration"]) <= 0.1
+    assert len(trip["legs"]) == len(pts) - 1 and all(leg["maneuvers"] for leg in trip["legs"])
+    ordered = ";".join(f"{pts[i][0]},{pts[i][1]}" for i in order)  # a trip may turn back at its stops, as OSRM's
+    through = client.get(f"/route/v1/driving/{ordered}", params={"continue_straight": "false"}).json()["routes"][0]
+    assert abs(trip["summary"]["time"] - through["duration"]) <= 0.1
+    for leg, hop in zip(trip["legs"], through["legs"], strict=True):
+        assert abs(leg["summary"]["time"] - hop["duration"]) <= 0.1
+    assert client.get("/valhalla/optimized_route", params={"json": json.dumps(req)}).json() == r.json()
+    top = req | {"costing_options": {"auto": {"top_speed": 50}}}
+    assert "optimized_route" in _error(client.post("/valhalla/optimized_route", json=top), 107)
+    _error(client.post("/valhalla/optimized_route", json={"locations": _locs(pts[0]), "costing": "auto"}), 120)
+    status = client.get("/valhalla/status").json()
+    assert "optimized_route" in status["available_actions"]
+
+
+def test_andorra_directions_matrix_isochrones(graph_cache) -> None:
+    """The client's directions, matrix and isochrones on Andorra too (mountain roads, hairpins, tunnels)."""
+    from app.engine.data import load
+
+    graph = graph_cache("andorra.osm.pbf", "car", ch=True, landmarks=8)
+    base = api_server.shared(graph)
+    points = random_points(load(graph), 2 * ROAD_PAIRS, 43)
+    val = Valhalla(base_url=f"{base}/valhalla")
+    with httpx.Client(base_url=base, timeout=60.0) as client:
+        test_directions_agree_with_the_native_route(val, client, points)
+        test_matrix_agrees_with_the_native_table(val, client, points)
+        test_isochrones_are_the_native_bands(val, client, points)
 
 
 def test_unknown_costing_and_a_costing_the_graph_lacks_are_125(val: Valhalla, client: httpx.Client, points) -> None:

@@ -286,6 +286,21 @@ class OsrmRouteOptions(OsrmRouteLikeOptions):
     arrive_by: str | None = _option(
         None, _time, "`{ISO 8601}` | `now` (our extension): the latest departure arriving by this time"
     )
+    voice_instructions: bool = _option(
+        False,
+        _bool,
+        "`true|false` (default): with `steps=true`, each step's `voiceInstructions` (Mapbox Directions' navigation "
+        "field: `distanceAlongGeometry`, `announcement`, `ssmlAnnouncement`) in `language` (default en)",
+    )
+    banner_instructions: bool = _option(
+        False,
+        _bool,
+        "`true|false` (default): with `steps=true`, each step's `bannerInstructions` (Mapbox Directions' navigation "
+        "field: `distanceAlongGeometry`, `primary`, `secondary`) in `language` (default en)",
+    )
+    voice_units: str = _option(
+        "imperial", _choice("imperial", "metric"), "`imperial` (default, as Mapbox) | `metric`: distances spoken"
+    )
 
 
 @dataclass(frozen=True)

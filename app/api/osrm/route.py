@@ -8,7 +8,9 @@ right / left; `continue_straight` (default: the profile's; car true) forbids tur
 edge-based graph; `waypoints` name the coordinates whose legs stay apart (the others are only passed). `snapping=any`
 lets points snap onto roads that refuse waypoints (car: private service roads; not onto roads of other travel modes,
 such as ferries, which OSRM's `any` allows too). `annotations=nodes` gives the OSM node id behind every coordinate.
-Accepted but without effect (as OSRM allows): `hints`.
+Accepted but without effect (as OSRM allows): `hints`. With `steps=true`, `voice_instructions=true` and
+`banner_instructions=true` add the Mapbox Directions API's navigation fields to each step
+(`app.api.instructions.navigation`; `voice_units=imperial|metric`), in `language` (default en).
 
 Refusals in osrm-routed's order: `InvalidOptions` (per point lists of the wrong length, a bearing out of range,
 fewer than two points), `TooBig` (more than `max_via_points` points, more than `max_alternatives` alternatives),
@@ -50,6 +52,9 @@ async def route(svc: Service, req: OsrmRequest[OsrmRouteOptions]) -> dict[str, A
             raise InvalidValue("First and last coordinates must be specified as waypoints.")
         if any(b <= a for a, b in zip(wps, wps[1:], strict=False)) or wps[-1] >= n:
             raise InvalidValue("Waypoints must be supplied in increasing order")
+    navigation = o.voice_instructions or o.banner_instructions
+    if navigation and not o.steps:
+        raise InvalidValue("voice_instructions and banner_instructions need steps=true")
     engine_req = RouteRequest(
         waypoints(req, radiuses),
         exclude=o.exclude,
@@ -61,6 +66,17 @@ async def route(svc: Service, req: OsrmRequest[OsrmRouteOptions]) -> dict[str, A
     answer = await svc.route(engine_req)
     phantoms = answer.phantoms
     routes = [route_object(svc.opened, r, wps, o) for r in answer.result.routes]
+    if navigation:  # Mapbox Directions' navigation fields (`app.api.instructions.navigation`)
+        from app.api.instructions.navigation import add_navigation
+
+        language = o.language or "en"
+        for r in routes:
+            add_navigation(
+                r["legs"], language, voice_instructions=o.voice_instructions,
+                banner_instructions=o.banner_instructions, units=o.voice_units,
+            )  # fmt: skip
+            if o.voice_instructions:
+                r["voiceLocale"] = language
     body: dict[str, Any] = {"code": "Ok", "routes": routes}
     if answer.departure is not None:  # our extension: when the time-dependent route leaves and arrives
         for r in routes:

@@ -1,6 +1,7 @@
-"""The Valhalla dialect's endpoints under `/valhalla/`: route, sources_to_targets, isochrone, locate (each POST with
-a JSON body, or GET with it in `?json=`) and status. Each reads Valhalla's request (`grammar`), asks the service
-(the engine's door) and writes Valhalla's answer; every refusal is Valhalla's error (`errors.ValhallaRoute`)."""
+"""The Valhalla dialect's endpoints under `/valhalla/`: route, optimized_route, sources_to_targets, isochrone,
+locate (each POST with a JSON body, or GET with it in `?json=`) and status. Each reads Valhalla's request
+(`grammar`), asks the service (the engine's door) and writes Valhalla's answer; every refusal is Valhalla's error
+(`errors.ValhallaRoute`)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from app.api.valhalla.errors import (
     MAX_DISTANCE,
     MAX_TIME,
     NO_SOURCES_TARGETS,
+    NOT_IMPLEMENTED,
     PARSE,
     RESPONSES,
     ValhallaError,
@@ -40,11 +42,19 @@ from app.api.valhalla.schemas import (
     StatusResponse,
 )
 from app.api.valhalla.trips import trip
-from app.engine.facade import IsochroneRequest, NearestRequest, NoSegment, RouteRequest, TableRequest, Waypoints
+from app.engine.facade import (
+    IsochroneRequest,
+    NearestRequest,
+    NoSegment,
+    RouteRequest,
+    TableRequest,
+    TripRequest,
+    Waypoints,
+)
 
 PREFIX = "/valhalla"
 router = APIRouter(prefix=PREFIX, tags=["valhalla"], route_class=ValhallaRoute)
-ACTIONS = ["status", "route", "sources_to_targets", "isochrone", "locate"]
+ACTIONS = ["status", "route", "sources_to_targets", "optimized_route", "isochrone", "locate"]
 # a URL's 65,535 bytes (`app.http_protocol.MAX_URL_BYTES`) hold 5,000 characters however they are percent-encoded
 # (12 bytes for a 4-byte character); longer requests are POSTs
 JSON = Query(alias="json", max_length=5_000, description="the request's JSON, as the POST body (longer: POST it)")
@@ -76,6 +86,18 @@ def _given(options: DirectionsOptions | None, name: str) -> Any:
     return getattr(options, name) if options is not None and name in options.model_fields_set else None
 
 
+def _directions(b: RouteBody) -> tuple[str, str, str, str]:
+    """A route request's directions options (in `directions_options` or, as Valhalla also reads them, at the top):
+    units, the language tag, the instructions' language, the directions type (`none` when narrative is false)."""
+    d = b.directions_options
+    units = _given(d, "units") or b.units or "kilometers"
+    tag = _given(d, "language") or b.language or "en-US"
+    kind = _given(d, "directions_type") or b.directions_type or "instructions"
+    if _given(d, "narrative") is False or b.narrative is False:
+        kind = "none"
+    return units, tag, grammar.language(tag), kind
+
+
 async def _route(request: Request, b: RouteBody) -> Response:
     timing.start(request)
     svc = _svc(request)
@@ -85,13 +107,7 @@ async def _route(request: Request, b: RouteBody) -> Response:
         avoid_polygons=b.avoid_polygons, exclude_polygons=b.exclude_polygons,
     )  # fmt: skip
     cost = grammar.costing(engine, b.costing, b.costing_options)
-    d = b.directions_options
-    units = _given(d, "units") or b.units or "kilometers"
-    tag = _given(d, "language") or b.language or "en-US"
-    language = grammar.language(tag)
-    kind = _given(d, "directions_type") or b.directions_type or "instructions"
-    if _given(d, "narrative") is False or b.narrative is False:
-        kind = "none"
+    units, tag, language, kind = _directions(b)
     grammar.check_location_count(len(b.locations), svc.settings.max_via_points)
     alternates = min(b.alternates, engine.limits.max_alternatives) if len(b.locations) == 2 else 0
     req = RouteRequest(
@@ -132,6 +148,58 @@ async def post_route(request: Request, body: Annotated[RouteBody, Body()]) -> Re
 async def get_route(request: Request, json: Annotated[str, JSON]) -> Response:
     """Valhalla's `/route` with the request in `?json=`."""
     return await _route(request, grammar.body(RouteBody, json))
+
+
+async def _optimized_route(request: Request, b: RouteBody) -> Response:
+    timing.start(request)
+    svc = _svc(request)
+    engine = svc.opened
+    grammar.refuse(
+        date_time=b.date_time, avoid_locations=b.avoid_locations, exclude_locations=b.exclude_locations,
+        avoid_polygons=b.avoid_polygons, exclude_polygons=b.exclude_polygons,
+    )  # fmt: skip
+    cost = grammar.costing(engine, b.costing, b.costing_options)
+    if cost.model is not None:
+        raise ValhallaError(NOT_IMPLEMENTED, "top_speed and custom_model on optimized_route")
+    units, tag, language, kind = _directions(b)
+    grammar.check_location_count(len(b.locations), svc.settings.max_trip_size)
+    req = TripRequest(_waypoints(svc, b.locations), roundtrip=False, source="first", destination="last",
+                      exclude=cost.exclude)  # fmt: skip
+    answer = await svc.trip(req)
+    locations = [
+        {"type": loc.type, "lat": loc.lat, "lon": loc.lon, "original_index": i}
+        for i, loc in ((i, b.locations[i]) for i in answer.order)
+    ]
+    body = {
+        "trip": trip(
+            engine,
+            answer.route,
+            locations,
+            miles=grammar.miles(units),
+            language=language if kind == "instructions" else None,
+            language_tag=tag,
+            shape_format=b.shape_format,
+            travel=grammar.TRAVEL.get(cost.profile, ("auto", "drive", "car"))[1:],
+            with_maneuvers=kind != "none",
+        )  # fmt: skip
+    }
+    return _json(_with_id(body, b.id))
+
+
+@router.post("/optimized_route", response_model=RouteResponse, responses=RESPONSES, summary="Valhalla: optimized route")
+async def post_optimized_route(request: Request, body: Annotated[RouteBody, Body()]) -> Response:
+    """Valhalla's `/optimized_route`: the locations between the first and the last (both fixed) in the order that
+    takes least time (starroute's trip), answered as a `trip` whose `locations` are in that order, each with its
+    `original_index`."""
+    return await _optimized_route(request, body)
+
+
+@router.get(
+    "/optimized_route", response_model=RouteResponse, responses=RESPONSES, summary="Valhalla: optimized route (GET)"
+)
+async def get_optimized_route(request: Request, json: Annotated[str, JSON]) -> Response:
+    """Valhalla's `/optimized_route` with the request in `?json=`."""
+    return await _optimized_route(request, grammar.body(RouteBody, json))
 
 
 async def _matrix(request: Request, b: MatrixBody) -> Response:

@@ -67,7 +67,7 @@ MESSAGES = {
     UNKNOWN: "Unknown",
 }
 # an engine error code -> Valhalla's code for it
-_CODES = {"NoSegment": NO_EDGES, "NoRoute": NO_PATH, "NoTable": NO_PATH, "TooBig": MAX_LOCATIONS}
+_CODES = {"NoSegment": NO_EDGES, "NoRoute": NO_PATH, "NoTable": NO_PATH, "NoTrips": NO_PATH, "TooBig": MAX_LOCATIONS}
 # a body field whose validation failed -> (missing, too few, unreadable)
 _FIELDS = {
     "locations": (NO_LOCATIONS, FEW_LOCATIONS, BAD_LOCATION),
