@@ -13,8 +13,9 @@ the travel-time functions (`_retime`), its weight the path's static weight.
 - **arrive_by**: arrival is non-decreasing in departure (FIFO, composed over legs), so the latest departure arriving
   by the time is found by search on departure times (`latest_departure`: a secant step from the feasible side,
   bisection when it overshoots), exact to the decisecond.
-- **Tables**: per source one TD-Dijkstra until every destination seed is settled (`timedep.td_tree`), the sources
-  shared between the calling thread and one more (the kernels release the GIL).
+- **Tables**: per source one TD-A* until every destination seed is settled (`timedep.td_tree`), its potential the
+  exact weekly lower-bound distance to the nearest destination (`timedep.set_potentials`, once per table), the
+  sources shared between the calling thread and one more (the kernels release the GIL).
 - **Isochrones**: one TD-Dijkstra with the largest limit as cutoff; each road arc reached from its entry time, cut
   at the limit in proportion to its travel time at that entry.
 """
@@ -45,6 +46,7 @@ from app.engine.search.timedep import (
     TDState,
     new_state,
     no_hierarchy,
+    set_potentials,
     td_arrays,
     td_route,
     td_tree,
@@ -418,6 +420,22 @@ def _table_targets(model: TDModel, legs: Legs, destinations: Sequence[Phantom]) 
     return tuple(np.ascontiguousarray(a[order], dtype=d) for a, d in zip(flat, dt, strict=True))
 
 
+def _set_potentials(model: TDModel, targets: tuple[np.ndarray, ...]) -> np.ndarray:
+    """int64 per search node: its exact weekly lower-bound distance to the nearest target seed (zeros without a
+    hierarchy), shared by every row of a table: TD-A* towards the destination set."""
+    g = model.check()
+    h = model.hierarchy
+    pot = np.zeros(g.node_dur.shape[0], np.int64)
+    if h is None or len(targets[0]) == 0:
+        return pot
+    nodes, turn, parts, rows = targets[:4]
+    state, counter = model.state()
+    q = model.next_query(counter, state)
+    cost = turn + _lower_bounds(g, parts, rows, g.row_min)
+    set_potentials(h, np.ascontiguousarray(h.rank[nodes]), np.ascontiguousarray(cost, np.int64), state, q, pot)
+    return pot
+
+
 def td_table(model: TDModel, legs: Legs, sources: Sequence[Phantom], destinations: Sequence[Phantom], tau0: int,
              excl: int) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """Earliest-arrival durations (ds after `tau0`) and the distances (dm) of those paths, INF_WEIGHT unreachable,
@@ -427,13 +445,14 @@ def td_table(model: TDModel, legs: Legs, sources: Sequence[Phantom], destination
     ns, nt = len(sources), len(destinations)
     dur = np.full((ns, nt), INF_WEIGHT, np.int64)
     dist = np.full((ns, nt), INF_WEIGHT, np.int64)
+    pot = _set_potentials(model, targets)
 
     def rows(which: range) -> None:
         state, counter = model.state()
         for i in which:
             _, src = _source_seeds(model, legs, sources[i])
             q = model.next_query(counter, state)
-            td_tree(g, excl, src, np.int64(tau0), targets, np.int64(0), state, q, dur[i], dist[i])
+            td_tree(g, excl, src, np.int64(tau0), targets, np.int64(0), pot, state, q, dur[i], dist[i])
             for j, tgt in enumerate(destinations):
                 dr = legs.direct(sources[i], tgt)
                 if dr is not None and dr[0] < CLOSED_DS:
@@ -466,7 +485,8 @@ def td_isochrone(model: TDModel, legs: Legs, phantom: Phantom, limits: Sequence[
     none = (np.zeros(0, np.int32), np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int32),
             np.zeros(0, np.int64), np.zeros(0, np.int32))  # fmt: skip
     dummy = np.zeros(1, np.int64)
-    td_tree(g, excl, src, np.int64(tau0), none, np.int64(max(limits)), state, q, dummy, dummy.copy())
+    zeros = derived(model, "no_potentials", lambda: np.zeros(g.node_dur.shape[0], np.int64))
+    td_tree(g, excl, src, np.int64(tau0), none, np.int64(max(limits)), zeros, state, q, dummy, dummy.copy())
     settled = int(state.out[0])
     n = g.node_dur.shape[0]
     lab, pred, st = state.lab[:n], state.pred[:n], state.st[:n]
