@@ -250,8 +250,9 @@ def exercise_areas(service: Any, phantoms: list[Any]) -> None:
 
 
 def exercise_departures(service: Any, phantoms: list[Any]) -> None:
-    """Departure times (the time-dependent kernels, the weekly lower-bound hierarchy), only on a graph with time
-    profiles: elsewhere a start-up costs nothing more (a first departure-time request there loads them)."""
+    """Departure times (the time-dependent kernels, the lower-bound hierarchies: the weekly one and the time windows'
+    within their budget, `LowerBounds.prepare`), only on a graph with time profiles: elsewhere a start-up costs
+    nothing more (a first departure-time request there loads them)."""
     from app.engine.errors import EngineError
     from app.engine.facade import RouteRequest, Waypoints
     from app.engine.features.departure import isochrone_when, td_model
@@ -262,6 +263,8 @@ def exercise_departures(service: Any, phantoms: list[Any]) -> None:
     if not model.profiled or model.arrays is None:
         return
     try:
+        if model.bounds is not None:
+            model.bounds.prepare()
         when = engine.when(RouteRequest(Waypoints([(p.lon, p.lat) for p in phantoms]), depart_at="2026-12-07T08:00"))
         for algorithm in ("ch", "dijkstra"):
             engine.routes(phantoms, RouteOptions(algorithm=algorithm, when=when))

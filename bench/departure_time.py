@@ -1,27 +1,34 @@
-"""Departure time (issue 44): time-dependent routes, tables and isochrones beside the static ones, and the issue's
-done-criteria checked on the same graph.
+"""Departure time (issue 44): time-dependent routes, tables and isochrones beside the static ones and beside
+Valhalla 3.9 with the same speeds, and the issue's done-criteria checked on the same graph.
 
-    python bench/departure_time.py GRAPH_DIR [--routes 300] [--seed 1] [--table 100] [--http]
+    python bench/departure_time.py GRAPH_DIR --work DIR [--routes 200] [--seed 1] [--table 100] [--http]
+                                   [--valhalla EXTRACT]
 
-The time profiles are the graph's (`td_factor` / `td_arc_row`, written by `starroute customize`); a graph without
-them gets the issue's rush-hour profile in process (50 % of free flow weekdays 07:30-09:00 on every motorway, trunk
-and primary road and their links, `rush_hour`, installed with `departure.install_profiles`). In process
-(`Engine.route` / `table` / `isochrone` wall time, one thread but the table's two): p50 / p90 of the static route,
-of `depart_at` at Monday 08:00 (rush hour), 03:00 and at random times of the week, of `arrive_by` 09:00; a
-`--table` x `--table` table; a 10-minute isochrone. `--http`: the same routes over HTTP against `app.server` (its
-graph's own profiles: none before td-input's arrays, then the search is the free-flow one). Valhalla's figures
-(`harness/valhalla_peer.py`, Valhalla 3.9.1 with the same predicted traffic) go beside them once that peer exists.
+The time profiles are the graph's own (`td_factor` / `td_arc_row`). A graph without them is hard-linked into
+`DIR/graph` (once), given the issue's rush hour by `bench/td_profiles.py` (50 % of free flow weekdays 07:30-09:00 on
+every motorway, trunk and primary road and their links, into `DIR/profiles`) and `starroute customize
+--time-profiles --segment-profiles`, and measured there. In process (`Engine.route` / `table` / `isochrone` wall
+time, one thread but the table's two): p50 / p90 of the static route, of `depart_at` at Monday 08:00 (rush hour),
+03:00 and at random times of the week, of `arrive_by` 09:00; a `--table` x `--table` table; a 10-minute isochrone;
+the lower-bound hierarchies kept and the process's memory. `--http`: the same pairs over HTTP (native GET /route, one
+connection) against `app.server` serving the customized graph: static, Monday 03:00 and 08:00. `--valhalla
+EXTRACT`: Valhalla 3.9.1 (`harness/valhalla_peer.py`, built once into `DIR/valhalla`) with the same rush hour as
+predicted traffic, the same pairs without a time and at Monday 03:00 and 08:00 (POST /route, one connection), and
+its durations beside starroute's (the median ratio per time).
 
 Checks printed (each PASS/FAIL with its counts): at Monday 03:00 every duration equals the static fastest one (the
 oracle without profiles) within 0.1 %; at 08:00 no route is faster than at 03:00 and routes over the profiled roads
-take longer; FIFO over 24 departures per pair; `arrive_by` round-trips (depart at the answer's departure: arrive by
+take longer; FIFO over 48 departures per pair; `arrive_by` round-trips (depart at the answer's departure: arrive by
 the time; one decisecond later: after it).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -35,17 +42,29 @@ import numpy as np  # noqa: E402
 MAIN = ("motorway", "motorway_link", "trunk", "trunk_link", "primary", "primary_link")
 
 
-def rush_hour(graph: Any) -> tuple[np.ndarray, np.ndarray]:
-    """The issue's profile: one row, 50 % weekdays 07:30-09:00, on the main roads and their links."""
-    from app.engine.search.timedep import factors_from_percent
-    from floor.format.units import ROAD_CLASS_CODE, SLOTS
+def customized_graph(graph_dir: Path, work: Path) -> Path:
+    """`graph_dir` when it holds time profiles; else a hard-linked copy in `work/graph` with the rush hour of
+    `bench/td_profiles.py` applied by `starroute customize` (made once)."""
+    from floor.format.graph import load_graph
 
-    pct = np.full((1, SLOTS), 100)
-    for day in range(5):
-        pct[0, day * 96 + 30 : day * 96 + 36] = 50
-    main = [ROAD_CLASS_CODE[c] for c in MAIN]
-    row = np.where(np.isin(np.asarray(graph.arc_class), main), 0, -1).astype(np.int32)
-    return factors_from_percent(pct), row
+    if "td_factor" in load_graph(graph_dir, check=False).arrays:
+        return graph_dir
+    out = work / "graph"
+    if out.exists() and "td_factor" in load_graph(out, check=False).arrays:
+        return out
+    shutil.rmtree(out, ignore_errors=True)
+    work.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(graph_dir, out, symlinks=True, copy_function=os.link)  # customize writes new files only
+    from bench.td_profiles import write_profiles
+
+    tp, sp, n = write_profiles(graph_dir, work / "profiles")
+    cli = Path(sys.executable).with_name("starroute")
+    cmd = [str(cli), "customize", str(out), "--time-profiles", str(tp), "--segment-profiles", str(sp)]
+    t = time.perf_counter()
+    done = subprocess.run(cmd, check=True, capture_output=True, text=True)
+    print(f"{' '.join(cmd[1:])}: {time.perf_counter() - t:.1f} s ({n} segments)")
+    print("  " + "\n  ".join(x for x in done.stdout.splitlines() if "profile" in x or "time" in x))
+    return out
 
 
 def pct(xs: list[float], q: float) -> float:
@@ -65,25 +84,41 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--table", type=int, default=100)
     ap.add_argument("--http", action="store_true", help="also over HTTP (app.server, 1 worker)")
+    ap.add_argument("--work", type=Path, default=Path("/tmp/starroute-departure"), help="the customized copy, profiles")
+    ap.add_argument("--valhalla", type=Path, metavar="EXTRACT", help="Valhalla 3.9.1 on this extract beside")
     args = ap.parse_args()
+    args.graph = customized_graph(args.graph, args.work)
 
     from app.engine.data import load
     from app.engine.errors import NoRoute, NoSegment
     from app.engine.facade import Engine, IsochroneRequest, RouteRequest, TableRequest, Waypoints
-    from app.engine.features.departure import TDModel, install_profiles, parse_time, td_model, td_route_at, week_time
+    from app.engine.features.departure import TDModel, parse_time, td_model, td_route_at, week_time
 
     graph = load(args.graph)
     engine = Engine(graph)
     model = td_model(engine.router)
-    if model.profiled:
-        print(f"profiles: the graph's ({len(graph.arrays['td_factor'])} rows)")
-    else:
-        model = install_profiles(engine.router, *rush_hour(graph))
-        print("profiles: none in the graph; the issue's rush hour installed in process (50 % weekdays 07:30-09:00 on "
-              f"{int((model.road_row >= 0).sum())} of {len(model.road_row)} road arcs)")  # fmt: skip
+    if not model.profiled:
+        raise SystemExit(f"{args.graph} holds no time profiles")
+    print(f"profiles: the graph's ({args.graph}: {len(graph.arrays['td_factor'])} rows, "
+          f"{int((model.road_row >= 0).sum())} of {len(model.road_row)} road arcs timed, {model.tz})")  # fmt: skip
+    import psutil
+
+    def rss() -> int:
+        return int(psutil.Process().memory_info().rss)
+
+    rss0 = rss()
     t0 = time.perf_counter()
     model.hierarchy  # noqa: B018 - the lower-bound hierarchy, customized once
-    print(f"lower-bound hierarchy customized in {time.perf_counter() - t0:.2f} s")
+    print(f"weekly lower-bound hierarchy customized in {time.perf_counter() - t0:.2f} s")
+    t0 = time.perf_counter()
+    assert model.bounds is not None
+    built = model.bounds.prepare()  # as a server's warm-up does
+    print(
+        f"window hierarchies: {built} of {len(model.bounds.distinct())} distinct grid windows customized in "
+        f"{time.perf_counter() - t0:.2f} s; lower-bound hierarchies hold {model.bounds.nbytes() / 2**20:.1f} MiB "
+        f"(budget {model.bounds.budget / 2**20:.0f} MiB for the windows); process RSS "
+        f"{rss() / 2**20:.0f} MiB (+{(rss() - rss0) / 2**20:.0f} since the graph loaded)"
+    )  # fmt: skip
 
     rng = np.random.default_rng(args.seed)
     big = np.flatnonzero(np.asarray(graph.node_component) == 0)
@@ -94,8 +129,7 @@ def main() -> None:
     def req(a: Any, b: Any, **kw: Any) -> RouteRequest:
         return RouteRequest(Waypoints([a, b], default_radius_m=1000), **kw)
 
-    # warm: every kernel loaded, and the rush hour's window hierarchies customized, before timing (a server warms
-    # them with its first requests, in the background)
+    # warm: every kernel loaded before timing
     for kw in ({}, {"depart_at": "2026-12-07T08:00"}, {"arrive_by": "2026-12-07T09:00"},
                {"depart_at": "2026-12-07T08:00", "algorithm": "dijkstra"}):  # fmt: skip
         for a, b in pairs[-20:] if "algorithm" not in kw else pairs[:2]:
@@ -104,7 +138,9 @@ def main() -> None:
             except (NoRoute, NoSegment):
                 pass
             model.wait()
-    print(f"warm-up: {model.customizations} lower-bound hierarchies customized ({model.hierarchy_seconds:.1f} s)")
+    print(
+        f"warm-up: {model.customizations} lower-bound hierarchies customized in all ({model.hierarchy_seconds:.1f} s)"
+    )
 
     times: dict[str, list[float]] = {k: [] for k in ("static", "mon08", "mon03", "random", "arrive")}
     settled: dict[str, list[int]] = {"mon08": [], "mon03": [], "random": []}
@@ -142,8 +178,9 @@ def main() -> None:
         print(f"    settled per route, {key}: p50 {pct(settled[key], 50):.0f}, p90 {pct(settled[key], 90):.0f}")
 
     print(
-        f"    lower-bound hierarchies customized so far: {model.customizations} ({model.hierarchy_seconds:.1f} s, "
-        "windows in the background)"
+        f"    lower-bound hierarchies customized so far: {model.customizations} ({model.hierarchy_seconds:.1f} s); "
+        f"kept: the weekly one and {model.bounds.kept()} windows, {model.bounds.nbytes() / 2**20:.1f} MiB; process RSS "
+        f"{psutil.Process().memory_info().rss / 2**20:.0f} MiB"
     )
     model.wait()
 
@@ -165,8 +202,8 @@ def main() -> None:
         tbl = engine.table(src, dst, ex, None, when)
         t_td.append(time.perf_counter() - t)
     print(f"  table {len(src)}x{len(dst)}: static {t_static * 1000:.1f} ms, depart_at 08:00 {min(t_td) * 1000:.1f} ms "
-          f"(TD-Dijkstra per source to its last destination, 2 threads; {np.isnan(tbl.durations_s).sum()} "
-          "unreachable cells)")  # fmt: skip
+          "(per source a TD-A* towards the destination set until the last one settles, 2 threads; "
+          f"{np.isnan(tbl.durations_s).sum()} unreachable cells)")  # fmt: skip
 
     # isochrone
     iso_s, iso_t = [], []
@@ -225,40 +262,135 @@ def main() -> None:
     print(f"  FIFO, 48 departures per pair: {'PASS' if bad_fifo == 0 else 'FAIL'} ({pairs_checked - bad_fifo}/"
           f"{pairs_checked})")  # fmt: skip
     print(f"  arrive_by round trip: {'PASS' if bad_rt == 0 else 'FAIL'} ({pairs_checked - bad_rt}/{pairs_checked})")
+    tau8 = week_time(parse_time("2026-12-07T08:00", tz, "t"), tz)
+    cells = [(int(rng.integers(0, len(src))), int(rng.integers(0, len(dst)))) for _ in range(20)]
+    off_cells = 0
+    for i, j in cells:
+        try:
+            want = td_route_at(model, legs, [src[i], dst[j]], tau8, 0, "td", oracle=True)[1] - tau8
+        except NoRoute:
+            want = None
+        got = tbl.durations_s[i, j]
+        off_cells += not (np.isnan(got) if want is None else round(got * 10) == want)
+    print(
+        f"  table 08:00 = oracle routes: {'PASS' if off_cells == 0 else 'FAIL'} ({len(cells) - off_cells}/{len(cells)})"
+    )
 
-    if args.http:
-        http(args.graph, pairs[: min(200, len(pairs))])
-    print("\nValhalla 3.9.1 (same predicted traffic): not wired into this benchmark yet (harness/valhalla_peer.py)")
+    peer_pairs = pairs[: min(200, len(pairs))]
+    ours = http(args.graph, peer_pairs) if args.http else None
+    if args.valhalla is not None:
+        valhalla(args.valhalla, args.graph, args.work, peer_pairs, ours)
 
 
-def http(graph_dir: Path, pairs: list[Any]) -> None:
-    """The same routes over HTTP (one connection, sequential), static and depart_at 08:00."""
+def wait_idle(pid: int, limit_s: float = 240.0) -> float:
+    """Until the process and its children use under 5 % of a core over 2 s (a server's background warm-up done);
+    seconds waited."""
+    import psutil
+
+    t0 = time.perf_counter()
+    root = psutil.Process(pid)
+
+    def cpu() -> float:
+        total = 0.0
+        for p in [root, *root.children(recursive=True)]:
+            try:
+                c = p.cpu_times()
+                total += c.user + c.system
+            except psutil.NoSuchProcess:
+                pass
+        return total
+
+    while time.perf_counter() - t0 < limit_s:
+        before = cpu()
+        time.sleep(2.0)
+        if cpu() - before < 0.1:
+            break
+    return time.perf_counter() - t0
+
+
+TIMES = {"no time": None, "Monday 03:00": "2026-12-07T03:00", "Monday 08:00": "2026-12-07T08:00"}
+
+
+def http(graph_dir: Path, pairs: list[Any]) -> dict[str, dict[int, float]]:
+    """The same routes over HTTP (one connection, sequential) against a server of the customized graph, without a
+    time and departing Monday 03:00 and 08:00; per time the durations (s) by pair index."""
     import httpx
 
     from harness.servers import start_starroute, stop
 
     proc, base = start_starroute(graph_dir, workers=1)
+    idle = wait_idle(proc.pid)
+    out: dict[str, list[float]] = {k: [] for k in TIMES}
+    durations: dict[str, dict[int, float]] = {k: {} for k in TIMES}
     try:
         with httpx.Client(base_url=base, timeout=60) as c:
-            out: dict[str, list[float]] = {"static": [], "depart_at 08:00": []}
-            for extra in ({}, {"depart_at": "2026-12-07T08:00"}):
-                for a, b in pairs[:5]:
-                    c.get("/route", params={"from": f"{a[0]},{a[1]}", "to": f"{b[0]},{b[1]}", "overview": "false",
-                                            **extra})  # fmt: skip
-            for a, b in pairs:
-                for name, extra in (("static", {}), ("depart_at 08:00", {"depart_at": "2026-12-07T08:00"})):
-                    params = {"from": f"{a[0]},{a[1]}", "to": f"{b[0]},{b[1]}", "overview": "false", **extra}
+            for name, at in TIMES.items():
+                for i, (a, b) in enumerate(pairs):
+                    params = {"from": f"{a[0]},{a[1]}", "to": f"{b[0]},{b[1]}", "overview": "false"}
+                    if at is not None:
+                        params["depart_at"] = at
                     t = time.perf_counter()
                     r = c.get("/route", params=params)
-                    if r.status_code == 200:
+                    if r.status_code == 200 and i >= 5:  # the first five warm the connection
                         out[name].append(time.perf_counter() - t)
-        own = "its own" if (graph_dir / "td_factor.npy").exists() else "none, so free-flow searches"
-        print(f"\nover HTTP (native GET /route, 1 worker, 1 connection; the server's graph profiles: {own}):")
-        line("static route", out["static"])
-        line("depart_at Monday 08:00", out["depart_at 08:00"], out["static"])
-        print(f"  ({statistics.mean(out['static']) * 1000:.2f} ms mean static)")
+                    if r.status_code == 200:
+                        durations[name][i] = r.json()["properties"]["duration_s"]
     finally:
         stop(proc)
+    print(f"\nover HTTP (native GET /route, overview=false, 1 worker, 1 connection; {graph_dir}, its profiles; the "
+          f"server's background warm-up done after {idle:.0f} s):")  # fmt: skip
+    for name in TIMES:
+        line(f"starroute {name}", out[name], out["no time"] if name != "no time" else None)
+    print(f"  ({statistics.mean(out['no time']) * 1000:.2f} ms mean static)")
+    return durations
+
+
+def valhalla(
+    extract: Path, graph_dir: Path, work: Path, pairs: list[Any], ours: dict[str, dict[int, float]] | None
+) -> None:
+    """Valhalla 3.9.1 with the same rush hour as predicted traffic: the same pairs without a time and departing
+    Monday 03:00 and 08:00 (POST /route, one connection), its durations beside starroute's."""
+    from harness.servers import stop
+    from harness.valhalla_peer import prepare, route, start_valhalla
+
+    t = time.perf_counter()
+    bin_dir, config = prepare(extract, graph_dir, work / "profiles", work / "valhalla")
+    done = (work / "valhalla" / "traffic.done").read_text().strip()
+    took = time.perf_counter() - t
+    print(f"\nValhalla 3.9.1 ({work / 'valhalla'}, predicted traffic: {done}; ready in {took:.1f} s), POST /route,"
+          " 1 thread, 1 connection:")  # fmt: skip
+    proc, base = start_valhalla(bin_dir, config)
+    times: dict[str, list[float]] = {k: [] for k in TIMES}
+    durations: dict[str, dict[int, float]] = {k: {} for k in TIMES}
+    try:
+        for name, at in TIMES.items():
+            for i, (a, b) in enumerate(pairs):
+                try:
+                    sec, ms = route(base, a, b, at)
+                except RuntimeError:
+                    continue
+                durations[name][i] = sec
+                if i >= 5:
+                    times[name].append(ms / 1000)
+    finally:
+        stop(proc)
+    for name in TIMES:
+        line(f"Valhalla {name}", times[name], times["no time"] if name != "no time" else None)
+    if ours is None:
+        return
+    print("  durations, Valhalla / starroute over the same pairs (a sanity check: two engines, two speed models):")
+    for name in TIMES:
+        both = [i for i in durations[name] if i in ours[name] and ours[name][i] > 0]
+        r = np.array([durations[name][i] / ours[name][i] for i in both])
+        if len(r):
+            print(f"    {name:<14} median {np.median(r):.2f}, p10 {np.percentile(r, 10):.2f}, "
+                  f"p90 {np.percentile(r, 90):.2f} (n={len(r)})")  # fmt: skip
+    for who, d in (("starroute", ours), ("Valhalla", durations)):
+        both = [i for i in d["Monday 08:00"] if i in d["Monday 03:00"] and d["Monday 03:00"][i] > 0]
+        r = np.array([d["Monday 08:00"][i] / d["Monday 03:00"][i] for i in both])
+        if len(r):
+            print(f"    {who}: 08:00 / 03:00 median {np.median(r):.3f}, p90 {np.percentile(r, 90):.3f}, "
+                  f"longer on {(r > 1.001).sum()}/{len(r)}")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -212,6 +212,34 @@ def route(base: str, a: tuple[float, float], b: tuple[float, float], date_time: 
     return float(answer["trip"]["summary"]["time"]), ms
 
 
+def prepare(extract: Path, graph_dir: Path, profiles_dir: Path, work: Path) -> tuple[Path, Path]:
+    """Valhalla's tiles of `extract` with the profiles of `profiles_dir` as predicted traffic, in `work` (built once:
+    a finished build leaves `work/traffic.done` and is reused); (bin dir, config). RuntimeError without the wheel."""
+    import shutil
+
+    bin_dir = ensure_valhalla()
+    if bin_dir is None:
+        raise RuntimeError(f"no Valhalla binaries ({VALHALLA_WHEEL} could not be unpacked into {VALHALLA_DIR})")
+    work.mkdir(parents=True, exist_ok=True)
+    config = write_config(bin_dir, work, free_port())
+    done = work / "traffic.done"
+    if done.exists():
+        return bin_dir, config
+    for d in (work / "tiles", work / "traffic"):
+        shutil.rmtree(d, ignore_errors=True)
+    build_tiles(bin_dir, config, extract)
+    proc, base = start_valhalla(bin_dir, config)
+    try:
+        lon, lat, way, week = profiled_points(graph_dir, profiles_dir)
+        edges = locate_edges(base, lon, lat, way)
+    finally:
+        stop(proc)
+    n = write_traffic(work / "tiles", work / "traffic", edges, week)
+    add_predicted_traffic(bin_dir, config, work / "traffic")
+    done.write_text(f"{len(lon)} segments, {len(edges)} edges located, {n} written\n", encoding="utf-8")
+    return bin_dir, config
+
+
 def main() -> int:
     import argparse
 

@@ -188,7 +188,10 @@ class TraceLeg(BaseModel):
 class RouteProperties(BaseModel):
     distance_m: float
     duration_s: float
-    algorithm: Algorithm
+    algorithm: Algorithm | Literal["td-astar", "td-dijkstra"] = Field(
+        description="the search that answered; with depart_at / arrive_by the time-dependent ones: td-astar, or "
+        "td-dijkstra (the oracle) when asked for dijkstra"
+    )
     stats: SearchStats = Field(description="summed over the legs")
     waypoints: list[Waypoint]
     legs: list[LegProperties]

@@ -282,6 +282,11 @@ class Engine:
         when = self.when(req)
         if when is not None and (req.custom_model is not None or req.avoid is not None or req.alternatives):
             raise InvalidValue("depart_at / arrive_by cannot be combined with custom_model, avoid or alternatives")
+        if when is not None and req.continue_straight and n > 2:
+            raise InvalidValue(
+                "continue_straight is not applied to departure-time routes (each leg departs where the last arrived, "
+                "free to turn back at a via point): leave it out or set it false"
+            )
         router, view, info = self._view(req.custom_model)
         default = view.algorithm if view is not None else self.default_algorithm
         if req.avoid is not None and default == "ch":

@@ -84,3 +84,21 @@ def test_osrm_extension_options(client: httpx.Client) -> None:
     t = client.get(f"/table/v1/driving/{coords}?depart_at=2026-03-02T08:30&annotations=duration,distance")
     assert t.status_code == 200, t.text
     assert t.json()["departure"] == "2026-03-02T08:30:00+00:00" and t.json()["durations"][0][1] > 0
+
+
+def test_openapi_names_the_time_dependent_algorithms(client: httpx.Client) -> None:
+    spec = client.get("/openapi.json").text
+    assert '"td-astar"' in spec and '"td-dijkstra"' in spec
+
+
+def test_continue_straight_with_a_departure_is_refused(client: httpx.Client) -> None:
+    """Via points of a departure-time route are not held to continue_straight: asking for it is a 400 saying so."""
+    mid = ((A[0] + B[0]) / 2, (A[1] + B[1]) / 2)
+    coords = f"{A[0]},{A[1]};{mid[0]},{mid[1]};{B[0]},{B[1]}"
+    r = client.get(f"/route/v1/driving/{coords}?depart_at=2026-03-02T08:30&continue_straight=true")
+    assert r.status_code == 400 and "continue_straight" in r.json()["message"], r.text
+    for extra in ("", "&continue_straight=false"):
+        ok = client.get(f"/route/v1/driving/{coords}?depart_at=2026-03-02T08:30{extra}")
+        assert ok.status_code == 200, ok.text
+    two = f"{A[0]},{A[1]};{B[0]},{B[1]}"
+    assert client.get(f"/route/v1/driving/{two}?depart_at=2026-03-02T08:30&continue_straight=true").status_code == 200

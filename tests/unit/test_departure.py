@@ -178,6 +178,37 @@ def test_potentials_are_the_exact_lower_bound_distances() -> None:
         assert got == want, f"seed {seed}"
 
 
+def test_set_potentials_are_the_exact_distances_to_the_nearest_target() -> None:
+    """A table's potentials (every node at once, several targets with costs) equal a Dijkstra on the reversed
+    lower-bound metric from all the targets; a TD-A* table row on them equals the oracle."""
+    for seed in range(10):
+        g, ta, h, rng = random_case(seed, 30, 90)
+        n = g.num_nodes
+        st = T.new_state(n, g.num_arcs, h.up_arcs.shape[0])
+        lbw = T.lower_bound_weights(ta)
+        targets = rng.choice(n, 4, replace=False).astype(np.int32)
+        costs = rng.integers(0, 30, 4).astype(np.int64)
+        want = backward_distances(ta, lbw, list(zip(targets.tolist(), costs.tolist(), strict=True)))
+        pot = np.zeros(n, np.int64)
+        T.set_potentials(h, h.rank[targets].astype(np.int32), costs, st, 3, pot)
+        assert pot.tolist() == want, f"seed {seed}"
+        order = np.argsort(targets, kind="stable")
+        tn = np.ascontiguousarray(targets[order])
+        zero64, none32 = np.zeros(4, np.int64), np.full(4, -1, np.int32)
+        tgt = (tn, zero64, zero64, none32, zero64, np.arange(4, dtype=np.int32))
+        T.set_potentials(h, h.rank[tn].astype(np.int32), zero64, st, 4, pot)
+        for trial in range(5):
+            src = (rng.choice(n, 1).astype(np.int32), np.zeros(1, np.int64), np.full(1, -1, np.int32),
+                   np.zeros(1, np.int64))  # fmt: skip
+            tau0 = int(rng.integers(0, WEEK_DS))
+            got = np.full(4, INF_WEIGHT, np.int64)
+            T.td_tree(ta, 0, src, np.int64(tau0), tgt, np.int64(0), pot, st, 10 + trial, got, np.zeros(4, np.int64))
+            for j in range(4):
+                ref, _, _, _ = td_dijkstra(ta, src[:3], tau0, (tn[j : j + 1], zero64[:1], zero64[:1], none32[:1]))
+                want_j = INF_WEIGHT if ref >= INF_WEIGHT else ref - tau0
+                assert got[j] == want_j, f"seed {seed} trial {trial} target {j}"
+
+
 def backward_distances(ta: T.TDArrays, lbw: np.ndarray, seeds: list[tuple[int, int]]) -> list[int]:
     """Plain Dijkstra on the reversed lower-bound metric (closed heads left out): the exact distance to the seeds."""
     n = ta.node_dur.shape[0]

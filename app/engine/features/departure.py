@@ -13,19 +13,18 @@ the travel-time functions (`_retime`), its weight the path's static weight.
 - **arrive_by**: arrival is non-decreasing in departure (FIFO, composed over legs), so the latest departure arriving
   by the time is found by search on departure times (`latest_departure`: a secant step from the feasible side,
   bisection when it overshoots), exact to the decisecond.
-- **Tables**: per source one TD-Dijkstra until every destination seed is settled (`timedep.td_tree`), the sources
-  shared between the calling thread and one more (the kernels release the GIL).
+- **Tables**: per source one TD-A* until every destination seed is settled (`timedep.td_tree`), its potential the
+  exact weekly lower-bound distance to the nearest destination (`timedep.set_potentials`, once per table), the
+  sources shared between the calling thread and one more (the kernels release the GIL).
 - **Isochrones**: one TD-Dijkstra with the largest limit as cutoff; each road arc reached from its entry time, cut
   at the limit in proportion to its travel time at that entry.
 """
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -38,29 +37,27 @@ from app.engine.errors import InvalidValue, NoRoute
 from app.engine.features.isochrone import point_pieces, reached_arc_pieces
 from app.engine.route.assemble import AT_FIRST, AT_LAST, BWD, FWD, join_route
 from app.engine.route.legs import Legs
-from app.engine.search.cch import customize, has_cch
+from app.engine.search.cch import has_cch
+from app.engine.search.td_bounds import LowerBounds
 from app.engine.search.td_reference import td_dijkstra
 from app.engine.search.timedep import (
     TDArrays,
     TDHierarchy,
     TDState,
-    hierarchy_of,
-    lower_bound_weights,
     new_state,
     no_hierarchy,
+    set_potentials,
     td_arrays,
     td_route,
     td_tree,
     ttf,
     walk_times,
-    window_minimum,
 )
 from app.engine.types import Leg, Phantom, RouteResult, SearchStats
 from floor.format.units import CLOSED_DS, COORD_SCALE, INF_WEIGHT, TD_ONE, WEEK_DS
 from floor.kernels.geometry import haversine_m
 
 _STAMP_LIMIT = (1 << 29) - 2
-WINDOWS = 4  # lower-bound hierarchies of time windows kept per graph besides the weekly one (about 20 MB each on Porto)
 _EXAMPLE = "e.g. 2026-03-02T08:30, 2026-03-02T08:30:00+01:00 or now"
 
 
@@ -140,15 +137,8 @@ class TDModel:
         m = int(np.asarray(g.arc_duration).shape[0])
         self.road_row = np.ascontiguousarray(arc_row if self.profiled else np.full(m, -1), dtype=np.int32)
         self.arrays: TDArrays | None = None
-        # lower-bound hierarchies by their per-row factors (mins, hierarchy), least recently used first
-        self._hierarchies: dict[bytes, tuple[np.ndarray, TDHierarchy]] = {}
-        self._pending: set[bytes] = set()
-        self._builder: ThreadPoolExecutor | None = None
-        self.customizations = 0
-        self._lock = threading.Lock()
-        self._build_lock = threading.Lock()
+        self.bounds: LowerBounds | None = None
         self._local = threading.local()
-        self.hierarchy_seconds = 0.0
         if not self.edge_based:
             return
         node_arc = np.asarray(s.node_arc)
@@ -158,6 +148,7 @@ class TDModel:
             s.first_out, s.arc_head, s.arc_tail, s.arc_turn_duration, s.arc_flags, s.arc_dist, node_dur,
             self.road_row[node_arc], factor if self.profiled else None,
         )  # fmt: skip
+        self.bounds = LowerBounds(s, self.arrays)
 
     def check(self) -> TDArrays:
         """The arrays, or `InvalidValue` on a graph without an edge-based search graph."""
@@ -171,76 +162,28 @@ class TDModel:
     def hierarchy(self) -> TDHierarchy | None:
         """The CCH customized on the lower-bound metric of the whole week (None: the graph has no CCH; TD-A* then runs
         without potentials, still exact)."""
-        g = self.check()
-        return self.hierarchy_for(g.row_min)
+        self.check()
+        assert self.bounds is not None
+        return self.bounds.weekly
 
-    def hierarchy_for(self, mins: np.ndarray, wait: bool = False) -> TDHierarchy | None:
-        """A CCH customized on a lower-bound metric valid for per-row factors `mins` (`timedep.window_minimum`): the
-        one of `mins` when built, else the tightest kept one whose factors are all at most `mins` (the weekly one at
-        worst), with the one of `mins` then customized in the background (`wait`: now). The weekly one is always
-        kept, `WINDOWS` others, least recently used dropped."""
-        s = self.router.search_graph
-        if not has_cch(s):
-            return None
-        g = self.check()
-        mins = np.asarray(mins, np.int64)
-        key, weekly = mins.tobytes(), g.row_min.tobytes()
-        with self._lock:
-            found = self._hierarchies.pop(key, None)
-            if found is not None:
-                self._hierarchies[key] = found  # most recently used last
-                return found[1]
-            if key != weekly and not wait:
-                if key not in self._pending and len(self._pending) < 2:
-                    if self._builder is None:
-                        self._builder = ThreadPoolExecutor(1, "starroute-td-windows", initializer=_lower_priority)
-                    self._pending.add(key)
-                    self._builder.submit(self._build, mins)
-                usable = [(int(m.sum()), h) for m, h in self._hierarchies.values() if np.all(m <= mins)]
-                if usable:
-                    return max(usable, key=lambda x: x[0])[1]
-        if key != weekly and not wait:
-            return self.hierarchy_for(g.row_min, wait=True)
-        return self._build(mins)
+    @property
+    def customizations(self) -> int:
+        """Lower-bound hierarchies customized so far (the weekly one and the windows')."""
+        return 0 if self.bounds is None else self.bounds.customizations
 
-    def _build(self, mins: np.ndarray) -> TDHierarchy:
-        """Customize the lower-bound hierarchy of `mins` and keep it (see `hierarchy_for`)."""
-        g = self.check()
-        s = self.router.search_graph
-        key, weekly = mins.tobytes(), g.row_min.tobytes()
-        try:
-            with self._build_lock:  # one customization at a time (each about 0.5 s and 40 MB on Porto)
-                found = self._hierarchies.get(key)
-                if found is not None:
-                    return found[1]
-                t0 = time.perf_counter()
-                lbw = lower_bound_weights(g._replace(row_min=mins))
-                forbid = g.node_dur[g.arc_head] < 0
-                h = hierarchy_of(customize(s, weight=lbw, dist=np.asarray(s.arc_dist), duration=lbw, forbidden=forbid))
-                self.hierarchy_seconds += time.perf_counter() - t0
-                self.customizations += 1
-            with self._lock:
-                self._hierarchies[key] = (mins, h)
-                while len(self._hierarchies) > WINDOWS + 1:
-                    del self._hierarchies[next(k for k in self._hierarchies if k != weekly)]
-            return h
-        finally:
-            with self._lock:
-                self._pending.discard(key)
+    @property
+    def hierarchy_seconds(self) -> float:
+        return 0.0 if self.bounds is None else self.bounds.seconds
 
     def stop_threads(self) -> None:
         """End the background customization thread, once its work is done (before a fork)."""
-        if self._builder is not None:
-            self._builder.shutdown(wait=True)
-            self._builder = None
+        if self.bounds is not None:
+            self.bounds.stop_threads()
 
     def wait(self) -> None:
         """Until the background customizations asked for so far are done (tests and benchmarks)."""
-        while True:
-            with self._lock:
-                if not self._pending:
-                    return
-            time.sleep(0.01)
+        if self.bounds is not None:
+            self.bounds.wait()
 
     def state(self) -> tuple[TDState, list[int]]:
         """This thread's search arrays and its query counter (a one-element list)."""
@@ -263,14 +206,6 @@ class TDModel:
     def at(self, when: When) -> int:
         """Week time of a request's time."""
         return week_time(when.at, self.tz)
-
-
-def _lower_priority() -> None:
-    """The customizing thread at nice 19 (as custom models' customization): requests preempt it."""
-    try:
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
-    except (AttributeError, OSError):
-        pass
 
 
 def td_model(router: Any) -> TDModel:
@@ -366,11 +301,13 @@ def td_leg(model: TDModel, legs: Legs, i: int, src: Phantom, tgt: Phantom, tau0:
                     v = int(g.arc_tail[pred[v]])
                 best, path, seed_s, seed_t = arrive, np.array(back[::-1], np.int32), -1 - int(pred[v]), j
         else:
+            bounds = model.bounds
+            assert bounds is not None
             mins = g.row_min
             upper = _upper_bound(model, src, tgt, tau0) if model.profiled and excl == 0 else None
-            if upper is not None:  # arrivals stay before `upper`: the window's lower bounds are tighter
-                mins = window_minimum(g.factor, tau0, upper)
-            h = model.hierarchy_for(mins)
+            if upper is not None:  # arrivals stay before `upper`: a window's lower bounds are tighter
+                mins = bounds.window(tau0, upper)
+            h = bounds.for_window(mins)
             state, counter = model.state()
             q = model.next_query(counter, state)
             t_lb = t_turn + _lower_bounds(g, t_part, t_row, mins)
@@ -483,6 +420,22 @@ def _table_targets(model: TDModel, legs: Legs, destinations: Sequence[Phantom]) 
     return tuple(np.ascontiguousarray(a[order], dtype=d) for a, d in zip(flat, dt, strict=True))
 
 
+def _set_potentials(model: TDModel, targets: tuple[np.ndarray, ...]) -> np.ndarray:
+    """int64 per search node: its exact weekly lower-bound distance to the nearest target seed (zeros without a
+    hierarchy), shared by every row of a table: TD-A* towards the destination set."""
+    g = model.check()
+    h = model.hierarchy
+    pot = np.zeros(g.node_dur.shape[0], np.int64)
+    if h is None or len(targets[0]) == 0:
+        return pot
+    nodes, turn, parts, rows = targets[:4]
+    state, counter = model.state()
+    q = model.next_query(counter, state)
+    cost = turn + _lower_bounds(g, parts, rows, g.row_min)
+    set_potentials(h, np.ascontiguousarray(h.rank[nodes]), np.ascontiguousarray(cost, np.int64), state, q, pot)
+    return pot
+
+
 def td_table(model: TDModel, legs: Legs, sources: Sequence[Phantom], destinations: Sequence[Phantom], tau0: int,
              excl: int) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """Earliest-arrival durations (ds after `tau0`) and the distances (dm) of those paths, INF_WEIGHT unreachable,
@@ -492,13 +445,14 @@ def td_table(model: TDModel, legs: Legs, sources: Sequence[Phantom], destination
     ns, nt = len(sources), len(destinations)
     dur = np.full((ns, nt), INF_WEIGHT, np.int64)
     dist = np.full((ns, nt), INF_WEIGHT, np.int64)
+    pot = _set_potentials(model, targets)
 
     def rows(which: range) -> None:
         state, counter = model.state()
         for i in which:
             _, src = _source_seeds(model, legs, sources[i])
             q = model.next_query(counter, state)
-            td_tree(g, excl, src, np.int64(tau0), targets, np.int64(0), state, q, dur[i], dist[i])
+            td_tree(g, excl, src, np.int64(tau0), targets, np.int64(0), pot, state, q, dur[i], dist[i])
             for j, tgt in enumerate(destinations):
                 dr = legs.direct(sources[i], tgt)
                 if dr is not None and dr[0] < CLOSED_DS:
@@ -531,7 +485,8 @@ def td_isochrone(model: TDModel, legs: Legs, phantom: Phantom, limits: Sequence[
     none = (np.zeros(0, np.int32), np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int32),
             np.zeros(0, np.int64), np.zeros(0, np.int32))  # fmt: skip
     dummy = np.zeros(1, np.int64)
-    td_tree(g, excl, src, np.int64(tau0), none, np.int64(max(limits)), state, q, dummy, dummy.copy())
+    zeros = derived(model, "no_potentials", lambda: np.zeros(g.node_dur.shape[0], np.int64))
+    td_tree(g, excl, src, np.int64(tau0), none, np.int64(max(limits)), zeros, state, q, dummy, dummy.copy())
     settled = int(state.out[0])
     n = g.node_dur.shape[0]
     lab, pred, st = state.lab[:n], state.pred[:n], state.st[:n]

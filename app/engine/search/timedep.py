@@ -290,9 +290,32 @@ def td_route(g, h, use_pot, excl, sources, tau0, targets, state, q):  # pragma: 
 
 
 @kernel
-def td_tree(g, excl, sources, tau0, targets, cutoff, state, q, arrive, dist):  # pragma: no cover - numba
+def set_potentials(h, t_ranks, t_cost, state, q, pot):  # pragma: no cover - numba
+    """pot[v] <- the exact lower-bound distance from every search node v to the nearest of a target set (seeds at
+    ranks `t_ranks` with costs `t_cost`; INF_WEIGHT: none reachable): the backward upward search from all of them,
+    then one sweep down the ranks, `h(r) = min(b(r), min over upward arcs (r, w) of up(r, w) + h(w))` (the CH
+    potential of `potential`, for every node at once: a table's destinations are shared by all its rows)."""
+    _backward_upward(h, t_ranks, t_cost, state, q)
+    pval, bval, bst = state.pval, state.bval, state.bst
+    up_first, up_arcs, rank = h.up_first, h.up_arcs, h.rank
+    n = rank.shape[0]
+    for r in range(n - 1, -1, -1):
+        best = bval[r] if bst[r] >= 2 * q else INF_WEIGHT
+        for k in range(up_first[r], up_first[r + 1]):
+            c = pval[up_arcs[k, 0]] + up_arcs[k, 1]
+            if c < best:
+                best = c
+        pval[r] = best
+    for v in range(n):
+        pot[v] = pval[rank[v]]
+
+
+@kernel
+def td_tree(g, excl, sources, tau0, targets, cutoff, pot, state, q, arrive, dist):  # pragma: no cover - numba
     """TD-Dijkstra from one phantom's source seeds departing at `tau0`, until every target seed node is settled (or,
-    with no targets, until the smallest label passes `tau0 + cutoff`): a table row and an isochrone's tree.
+    with no targets, until the smallest label passes `tau0 + cutoff`): a table row and an isochrone's tree. `pot`:
+    per node a consistent lower bound of the time to the nearest target (`set_potentials`; zeros: Dijkstra), so the
+    search is TD-A* towards the target set (a node settles with its exact label; one with INF_WEIGHT is skipped).
 
     `sources` = (nodes, parts, rows, dists); `targets` = (nodes sorted, turn, parts, rows, dists, phantom index) with
     one entry per (node, phantom). `arrive[p]` / `dist[p]` <- the earliest arrival (ds after `tau0`) at target
@@ -316,12 +339,14 @@ def td_tree(g, excl, sources, tau0, targets, cutoff, state, q, arrive, dist):  #
     for i in range(s_nodes.shape[0]):
         v = s_nodes[i]
         a = tau0 + ttf(s_part[i], s_row[i], factor, tau0)
+        if pot[v] >= INF_WEIGHT:
+            continue
         if st[v] < lab or a < lab_[v]:
             lab_[v] = a
             dst[v] = s_dist[i]
             pred[v] = -1 - i
             st[v] = lab
-            size = heap_push(hk, hn, size, a - tau0, v)
+            size = heap_push(hk, hn, size, a - tau0 + pot[v], v)
     settled = 0
     relaxed = 0
     nt = t_nodes.shape[0]
@@ -366,12 +391,14 @@ def td_tree(g, excl, sources, tau0, targets, cutoff, state, q, arrive, dist):  #
             relaxed += 1
             te = tu + turn[e]
             a = te + ttf(d, node_row[v], factor, te)
+            if pot[v] >= INF_WEIGHT:
+                continue
             if st[v] < lab or a < lab_[v]:
                 lab_[v] = a
                 dst[v] = dst[u] + g.arc_dist[e]
                 pred[v] = e
                 st[v] = lab
-                size = heap_push(hk, hn, size, a - tau0, v)
+                size = heap_push(hk, hn, size, a - tau0 + pot[v], v)
     out[0] = settled
     out[1] = relaxed
 
