@@ -210,7 +210,8 @@ class Engine:
         return self.router.legs.osm_nodes(leg)
 
     def info(self) -> dict[str, Any]:
-        return self.router.info()
+        """The router's metadata and the graph's time zone (`timezone`: departure times' local time; None: UTC)."""
+        return self.router.info() | {"timezone": self.graph.manifest.get("timezone")}
 
     def sample_points(self) -> tuple[tuple[float, float], tuple[float, float]] | None:
         return self.router.sample_points()

@@ -15,6 +15,8 @@ from routingpy.exceptions import RouterApiError
 from routingpy.utils import decode_polyline6
 
 from app.api.valhalla.trips import maneuver_type
+from floor.format.encoded_values import arc_values
+from floor.format.graph import load_graph
 from harness import api_server
 from tests.osrm.test_osrm_api import random_points
 
@@ -262,8 +264,12 @@ def test_costing_options_that_map_and_refusals(client: httpx.Client, points) -> 
     ignored = route(costing_options={"auto": {"use_highways": 0.2, "maneuver_penalty": 9}}).json()
     assert ignored["trip"]["summary"]["time"] == fast
     assert "shortest" in _error(route(costing_options={"auto": {"shortest": True}}), 107)
-    assert "date_time" in _error(route(date_time={"type": 1, "value": "2026-01-01T08:00"}), 107)
-    assert "avoid_polygons" in _error(route(avoid_polygons=[[[7.41, 43.73], [7.42, 43.73], [7.42, 43.74]]]), 107)
+    assert "invariant" in _error(route(date_time={"type": 3, "value": "2026-01-01T08:00"}), 107)
+    assert "exclude_locations" in _error(route(exclude_locations=_locs(a)), 107)
+    assert "self" in _error(route(exclude_polygons=[[[7.41, 43.73], [7.42, 43.74], [7.42, 43.73], [7.41, 43.74]]]), 137)
+    assert "truck" in _error(route(costing="truck", costing_options={"truck": {"hazmat": True}}), 107)
+    assert "axle_load" in _error(route(costing="truck", costing_options={"truck": {"axle_load": 9}}), 107)
+    assert "height" in _error(route(costing="truck", costing_options={"truck": {"height": "tall"}}), 100)
     assert "supported: " in _error(route(directions_options={"language": "xx-XX"}), 100)
     through = [{"lon": a[0], "lat": a[1], "type": "through"}, {"lon": b[0], "lat": b[1]}]
     assert "through" in _error(route(locations=through), 107)
@@ -285,6 +291,84 @@ def test_costing_options_that_map_and_refusals(client: httpx.Client, points) -> 
     _error(client.post("/valhalla/isochrone", json=iso | {"contours": [{"time": 2}], "locations": _locs(a, b)}), 150)
     status = client.get("/valhalla/status").json()
     assert "route" in status["available_actions"] and status["version"]
+
+
+def test_truck_costing_closes_the_roads_too_low_or_narrow(client: httpx.Client, points, bundled_graph: Path) -> None:
+    """costing=truck on the car graph: the roads whose max_height / max_width / max_length / max_weight is below the
+    truck's (Valhalla's defaults 4.11 m, 2.6 m, 21.64 m, 21.77 t) are closed, top speed 120 km/h: the native route
+    with that custom model, to 0.1 s; across a 2.2 m underpass a car drives, a truck does not; a 2 m truck does."""
+    closed = "max_height < 4.11 || max_width < 2.6 || max_length < 21.64 || max_weight < 21.77"
+    model = {"priority": [{"if": closed, "multiply_by": "0"}], "speed": [{"if": "true", "limit_to": 120}]}
+    for a, b in zip(points[::2], points[1::2], strict=True):
+        truck = client.post("/valhalla/route", json={"locations": _locs(a, b), "costing": "truck"}).json()["trip"]
+        native = _native(client, [a, b], custom_model=model)
+        assert abs(truck["summary"]["time"] - native["duration_s"]) <= 0.1
+        assert truck["legs"][0]["maneuvers"][0]["travel_type"] == "truck"
+    g = load_graph(bundled_graph, metric=False)
+    low = np.flatnonzero(arc_values(g.arrays, "max_height") <= 2.5)
+    assert len(low)
+    k = int(low[0])
+    u, v = int(np.asarray(g.arc_tail)[k]), int(np.asarray(g.arc_head)[k])
+    lon, lat = np.asarray(g.node_lon, float) / 1e7, np.asarray(g.node_lat, float) / 1e7
+    ends = (
+        (lon[u] * 0.8 + lon[v] * 0.2, lat[u] * 0.8 + lat[v] * 0.2),
+        (lon[u] * 0.2 + lon[v] * 0.8, lat[u] * 0.2 + lat[v] * 0.8),
+    )
+    body = {"locations": _locs(*ends), "directions_options": {"directions_type": "none"}}
+    car = client.post("/valhalla/route", json=body | {"costing": "auto"}).json()["trip"]
+    truck = client.post("/valhalla/route", json=body | {"costing": "truck"})
+    small = {"costing": "truck", "costing_options": {"truck": {"height": 2.0, "weight": 3}}}
+    assert client.post("/valhalla/route", json=body | small).json()["trip"]["summary"] == car["summary"]
+    assert truck.status_code == 200 and truck.json()["trip"]["summary"] != car["summary"]  # snapped beside it
+    m = client.post("/valhalla/sources_to_targets", json={"sources": _locs(*points[:2]), "targets": _locs(*points[2:4]),
+                                                         "costing": "truck"})  # fmt: skip
+    table = client.post("/table", json={"sources": points[:2], "destinations": points[2:4], "custom_model": model})
+    got = [[c["time"] for c in row] for row in m.json()["sources_to_targets"]]
+    want = np.asarray(table.json()["durations_s"], float)
+    assert np.abs(np.asarray(got, float) - want).max() <= 0.5
+
+
+def test_exclude_polygons_are_avoid_areas(client: httpx.Client, points) -> None:
+    """exclude_polygons (and avoid_polygons, its old name): rings closed when open, GeoJSON features too, answered
+    as the native API's avoid areas; route, matrix and isochrone."""
+    a, b = points[4], points[5]
+    line = _native(client, [a, b])["geometry"]
+    mid = line[len(line) // 2]  # a small square on the route's middle: it must change
+    ring = [[mid[0] - 3e-4, mid[1] - 3e-4], [mid[0] + 3e-4, mid[1] - 3e-4], [mid[0] + 3e-4, mid[1] + 3e-4],
+            [mid[0] - 3e-4, mid[1] + 3e-4]]  # fmt: skip
+    closed = [*ring, ring[0]]
+    avoid = {"type": "Polygon", "coordinates": [closed]}
+    native = client.post("/route", json={"coordinates": [a, b], "avoid": avoid}).json()
+    req = {"locations": _locs(a, b), "costing": "auto"}
+    for polygons in (
+        [ring],
+        [closed],
+        {"type": "FeatureCollection", "features": [{"type": "Feature", "geometry": avoid}]},
+    ):
+        for key in ("exclude_polygons", "avoid_polygons"):
+            r = client.post("/valhalla/route", json=req | {key: polygons})
+            if native.get("code") == "NoRoute":
+                _error(r, 442)
+                continue
+            assert r.status_code == 200, r.text
+            assert abs(r.json()["trip"]["summary"]["time"] - native["properties"]["duration_s"]) <= 0.1
+    plain = client.post("/valhalla/route", json=req).json()["trip"]["summary"]["time"]
+    assert native.get("code") == "NoRoute" or native["properties"]["duration_s"] > plain + 0.1
+    m = client.post("/valhalla/sources_to_targets", json={"sources": _locs(a), "targets": _locs(b), "costing": "auto",
+                                                         "exclude_polygons": [ring]})  # fmt: skip
+    table = client.post("/table", json={"sources": [a], "destinations": [b], "avoid": avoid}).json()
+    cell = m.json()["sources_to_targets"][0][0]
+    want = table["durations_s"][0][0]
+    assert (cell["time"] is None) == (want is None) and (want is None or abs(cell["time"] - want) <= 0.5)
+    iso = {"locations": _locs(a), "costing": "auto", "contours": [{"time": 3}], "exclude_polygons": [ring]}
+    band = client.post("/valhalla/isochrone", json=iso | {"polygons": True})
+    native_iso = client.post("/isochrone", json={"point": list(a), "minutes": [3], "avoid": avoid})
+    assert band.status_code == 200 and native_iso.status_code == 200, (band.text, native_iso.text)
+    geom = native_iso.json()["features"][0]["geometry"]
+    rings = [geom["coordinates"]] if geom["type"] == "Polygon" else geom["coordinates"]
+    assert band.json()["features"][0]["geometry"]["coordinates"] in rings
+    assert _error(client.post("/valhalla/route", json=req | {"exclude_polygons": [[[7.41, 43.73]]]}), 137)
+    assert _error(client.post("/valhalla/route", json=req | {"exclude_polygons": {"type": "Polygon"}}), 137)
 
 
 def test_unknown_dialect_paths_are_one_metrics_label(client: httpx.Client) -> None:

@@ -16,7 +16,7 @@ from starlette.responses import Response
 from app.api import timing
 from app.api.dialects import largest_polygon
 from app.api.service import Service
-from app.api.valhalla import grammar
+from app.api.valhalla import grammar, times
 from app.api.valhalla.errors import (
     MAX_CONTOURS,
     MAX_DISTANCE,
@@ -82,6 +82,25 @@ def _with_id(body: dict[str, Any], id_: str | int | None) -> dict[str, Any]:
     return body
 
 
+def _areas(svc: Service, b: Any) -> Any:
+    """The request's polygons to exclude (`exclude_polygons`, or its older name `avoid_polygons`) as avoid areas."""
+    polygons = b.avoid_polygons if b.avoid_polygons is not None else b.exclude_polygons
+    return grammar.areas(polygons, svc.settings.max_vertices, svc.settings.max_polygons)
+
+
+def _when(b: Any, action: str, cost: grammar.Costing, areas: Any, alternates: int = 0) -> times.When:
+    """The request's `date_time` as the engine's departure time, refused (107) beside what the engine's
+    departure times do not take: a custom model (truck, top_speed, custom_model), polygons, alternates."""
+    when = times.when(b.date_time, action)
+    if when and cost.model is not None:
+        times.refuse_with("truck, top_speed or custom_model costing options")
+    if when and areas is not None:
+        times.refuse_with("exclude_polygons")
+    if when and alternates:
+        times.refuse_with("alternates")
+    return when
+
+
 def _given(options: DirectionsOptions | None, name: str) -> Any:
     return getattr(options, name) if options is not None and name in options.model_fields_set else None
 
@@ -102,27 +121,31 @@ async def _route(request: Request, b: RouteBody) -> Response:
     timing.start(request)
     svc = _svc(request)
     engine = svc.opened
-    grammar.refuse(
-        date_time=b.date_time, avoid_locations=b.avoid_locations, exclude_locations=b.exclude_locations,
-        avoid_polygons=b.avoid_polygons, exclude_polygons=b.exclude_polygons,
-    )  # fmt: skip
+    grammar.refuse(avoid_locations=b.avoid_locations, exclude_locations=b.exclude_locations)
     cost = grammar.costing(engine, b.costing, b.costing_options)
+    areas = _areas(svc, b)
     units, tag, language, kind = _directions(b)
     grammar.check_location_count(len(b.locations), svc.settings.max_via_points)
     alternates = min(b.alternates, engine.limits.max_alternatives) if len(b.locations) == 2 else 0
+    when = _when(b, "route", cost, areas, alternates)
     req = RouteRequest(
-        _waypoints(svc, b.locations), None, exclude=cost.exclude, alternatives=alternates, custom_model=cost.model
-    )
+        _waypoints(svc, b.locations), None, exclude=cost.exclude, avoid=areas, alternatives=alternates,
+        custom_model=cost.model, depart_at=when.depart_at, arrive_by=when.arrive_by,
+    )  # fmt: skip
     answer = await svc.route(req)
     locations = [
         {"type": loc.type, "lat": loc.lat, "lon": loc.lon, "original_index": i} for i, loc in enumerate(b.locations)
     ]
-    travel = grammar.TRAVEL.get(cost.profile, ("auto", "drive", "car"))[1:]
+    if answer.departure is not None:
+        legs = [leg.duration_s for leg in answer.best.legs]
+        stamps = times.location_times(answer.departure, legs, engine.info().get("timezone"))
+        locations = times.with_times(locations, stamps)
+    travel = cost.travel
     trips = [
         trip(
             engine,
             r,
-            locations,
+            [dict(loc) for loc in locations],
             miles=grammar.miles(units),
             language=language if kind == "instructions" else None,
             language_tag=tag,
@@ -154,13 +177,12 @@ async def _optimized_route(request: Request, b: RouteBody) -> Response:
     timing.start(request)
     svc = _svc(request)
     engine = svc.opened
-    grammar.refuse(
-        date_time=b.date_time, avoid_locations=b.avoid_locations, exclude_locations=b.exclude_locations,
-        avoid_polygons=b.avoid_polygons, exclude_polygons=b.exclude_polygons,
-    )  # fmt: skip
+    grammar.refuse(avoid_locations=b.avoid_locations, exclude_locations=b.exclude_locations)
+    if b.date_time is not None or b.avoid_polygons or b.exclude_polygons:
+        raise ValhallaError(NOT_IMPLEMENTED, "date_time and exclude_polygons on optimized_route")
     cost = grammar.costing(engine, b.costing, b.costing_options)
     if cost.model is not None:
-        raise ValhallaError(NOT_IMPLEMENTED, "top_speed and custom_model on optimized_route")
+        raise ValhallaError(NOT_IMPLEMENTED, "truck, top_speed and custom_model on optimized_route")
     units, tag, language, kind = _directions(b)
     grammar.check_location_count(len(b.locations), svc.settings.max_trip_size)
     req = TripRequest(_waypoints(svc, b.locations), roundtrip=False, source="first", destination="last",
@@ -179,7 +201,7 @@ async def _optimized_route(request: Request, b: RouteBody) -> Response:
             language=language if kind == "instructions" else None,
             language_tag=tag,
             shape_format=b.shape_format,
-            travel=grammar.TRAVEL.get(cost.profile, ("auto", "drive", "car"))[1:],
+            travel=cost.travel,
             with_maneuvers=kind != "none",
         )  # fmt: skip
     }
@@ -206,35 +228,34 @@ async def _matrix(request: Request, b: MatrixBody) -> Response:
     timing.start(request)
     svc = _svc(request)
     engine = svc.opened
-    grammar.refuse(
-        date_time=b.date_time, avoid_locations=b.avoid_locations, exclude_locations=b.exclude_locations,
-        avoid_polygons=b.avoid_polygons, exclude_polygons=b.exclude_polygons,
-    )  # fmt: skip
+    grammar.refuse(avoid_locations=b.avoid_locations, exclude_locations=b.exclude_locations)
     sources, targets = b.sources or b.locations, b.targets or b.locations
     if sources is None or targets is None:
         raise ValhallaError(NO_SOURCES_TARGETS)
     cost = grammar.costing(engine, b.costing, b.costing_options)
+    areas = _areas(svc, b)
+    when = _when(b, "sources_to_targets", cost, areas)
     n = len(sources)
     req = TableRequest(
         _waypoints(svc, sources + targets), list(range(n)), list(range(n, n + len(targets))), cost.exclude,
-        cost.model,
+        cost.model, areas, depart_at=when.depart_at,
     )  # fmt: skip
     tbl, _, _ = await svc.table(req)
     unit_m = 1609.344 if grammar.miles(b.units) else 1000.0
     dur = np.asarray(tbl.durations_s, dtype=np.float64)
     dist = np.asarray(tbl.distances_m, dtype=np.float64)
-    rows = [
-        [
-            {
-                "from_index": i,
-                "to_index": j,
-                "time": int(round(float(dur[i, j]))) if np.isfinite(dur[i, j]) else None,
-                "distance": round(float(dist[i, j]) / unit_m, 3) if np.isfinite(dist[i, j]) else None,
-            }
-            for j in range(len(targets))
-        ]
-        for i in range(n)
-    ]
+    zone = engine.info().get("timezone")
+
+    def cell(i: int, j: int) -> dict[str, Any]:
+        if not np.isfinite(dur[i, j]):
+            return {"from_index": i, "to_index": j, "time": None, "distance": None}
+        out: dict[str, Any] = {"from_index": i, "to_index": j, "time": int(round(float(dur[i, j]))),
+               "distance": round(float(dist[i, j]) / unit_m, 3)}  # fmt: skip
+        if tbl.departure is not None:  # Valhalla's arrival at the target
+            out |= times.stamp(tbl.departure, float(dur[i, j]), zone)
+        return out
+
+    rows = [[cell(i, j) for j in range(len(targets))] for i in range(n)]
     body = {
         "sources_to_targets": rows,
         "sources": [{"lat": s.lat, "lon": s.lon} for s in sources],
@@ -281,11 +302,12 @@ async def _isochrone(request: Request, b: IsochroneBody) -> Response:
     svc = _svc(request)
     engine = svc.opened
     grammar.refuse(
-        date_time=b.date_time, avoid_locations=b.avoid_locations, exclude_locations=b.exclude_locations,
-        avoid_polygons=b.avoid_polygons, exclude_polygons=b.exclude_polygons, show_locations=b.show_locations,
-    )  # fmt: skip
+        avoid_locations=b.avoid_locations, exclude_locations=b.exclude_locations, show_locations=b.show_locations
+    )
     grammar.check_location_count(len(b.locations), 1)
     cost = grammar.costing(engine, b.costing, b.costing_options)
+    areas = _areas(svc, b)
+    when = _when(b, "isochrone", cost, areas)
     lim = engine.limits
     metric, limits = _contours(b, lim.max_contours, lim.max_minutes, lim.max_distance_m)
     colors = {
@@ -293,8 +315,9 @@ async def _isochrone(request: Request, b: IsochroneBody) -> Response:
         for k, (v, c) in enumerate(zip(limits, b.contours, strict=True))
     }
     req = IsochroneRequest(
-        _waypoints(svc, b.locations), sorted(set(limits)), metric, b.reverse, cost.exclude, custom_model=cost.model
-    )
+        _waypoints(svc, b.locations), sorted(set(limits)), metric, b.reverse, cost.exclude, custom_model=cost.model,
+        avoid=areas, depart_at=when.depart_at,
+    )  # fmt: skip
     answer = await svc.isochrone(req)
     scale = 60.0 if metric == "duration" else 1000.0
     features = []

@@ -2,10 +2,12 @@
 
 The codes are Valhalla's where it has one for the case (`valhalla/worker.cc`): 100 unparsable request, 110/112/113
 a required parameter missing, 120-122 too few locations, 124/125 no or an unknown costing, 130-132 a location that
-cannot be read, 150 too many locations, 151/152/154 contours too long or too many, 171 no road near a location,
-442 no path. Options starroute cannot honour are 107 ("Not Implemented", answered 400 here, with the reason); other
-engine refusals 199 with the engine's reason. A server that cannot answer now says 503 in the same shape (with
-Retry-After). `ValhallaRoute` makes every refusal of a `/valhalla/` endpoint this shape, validation's included.
+cannot be read, 133/137 an area to avoid that cannot be read, 142 arrive_by on an isochrone, 150 too many locations,
+151/152/154 contours too long or too many, 160-165 a `date_time` missing its value or not read, 171 no road near a
+location, 442 no path. Options starroute cannot honour are 107 ("Not Implemented", answered 400 here, with the
+reason); other engine refusals 199 with the engine's reason. A server that cannot answer now says 503 in the same
+shape (with Retry-After). `ValhallaRoute` makes every refusal of a `/valhalla/` endpoint this shape, validation's
+included.
 """
 
 from __future__ import annotations
@@ -36,10 +38,18 @@ UNKNOWN_COSTING = 125  # No costing method found
 BAD_LOCATION = 130  # Failed to parse location
 BAD_SOURCE = 131
 BAD_TARGET = 132
+BAD_AVOID = 133  # Failed to parse avoid
+BAD_POLYGON = 137  # Failed to parse polygon
+ISOCHRONE_ARRIVE_BY = 142  # Arrive by not implemented for isochrones
 MAX_LOCATIONS = 150  # Exceeded max locations
 MAX_TIME = 151  # Exceeded max time
 MAX_CONTOURS = 152  # Exceeded max contours
 MAX_DISTANCE = 154  # Path distance exceeds the max distance limit
+NO_DEPART_TIME = 160  # Date and time required for origin for date_type of depart at
+NO_ARRIVE_TIME = 161  # ... for destination for date_type of arrive by
+BAD_DATE_TIME = 162  # Date and time is invalid.  Format is YYYY-MM-DDTHH:MM
+BAD_DATE_TYPE = 163  # Invalid date_type
+NO_INVARIANT_TIME = 165  # Date and time required for destination for date_type of invariant
 NO_EDGES = 171  # No suitable edges near location
 NO_PATH = 442  # No path could be found for input
 UNKNOWN = 199
@@ -58,10 +68,18 @@ MESSAGES = {
     BAD_LOCATION: "Failed to parse location",
     BAD_SOURCE: "Failed to parse source",
     BAD_TARGET: "Failed to parse target",
+    BAD_AVOID: "Failed to parse avoid",
+    BAD_POLYGON: "Failed to parse polygon",
+    ISOCHRONE_ARRIVE_BY: "Arrive by not implemented for isochrones",
     MAX_LOCATIONS: "Exceeded max locations",
     MAX_TIME: "Exceeded max time",
     MAX_CONTOURS: "Exceeded max contours",
     MAX_DISTANCE: "Path distance exceeds the max distance limit",
+    NO_DEPART_TIME: "Date and time required for origin for date_type of depart at",
+    NO_ARRIVE_TIME: "Date and time required for destination for date_type of arrive by",
+    BAD_DATE_TIME: "Date and time is invalid.  Format is YYYY-MM-DDTHH:MM",
+    BAD_DATE_TYPE: "Invalid date_type",
+    NO_INVARIANT_TIME: "Date and time required for destination for date_type of invariant",
     NO_EDGES: "No suitable edges near location",
     NO_PATH: "No path could be found for input",
     UNKNOWN: "Unknown",

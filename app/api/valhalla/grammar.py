@@ -1,6 +1,7 @@
-"""Valhalla's request -> the engine's requests: the costing (-> the graph's profile), the costing options that map
-onto the engine (exclude classes, a top speed as a custom model), units, the language of the instructions, the
-locations, and the options starroute refuses (each with a sentence saying why).
+"""Valhalla's request -> the engine's requests: the costing (-> the graph's profile; truck -> a car graph with the
+truck's dimensions as a custom model), the costing options that map onto the engine (exclude classes, a top speed as
+a custom model), the polygons to exclude (-> avoid areas), units, the language of the instructions, the locations,
+and the options starroute refuses (each with a sentence saying why).
 
 A GET request carries its JSON in `?json=`; `body` reads it into the same typed model a POST body is."""
 
@@ -15,14 +16,22 @@ from pydantic import BaseModel, ValidationError
 
 from app.api.dialects import instruction_language
 from app.api.instructions.compile import LANGUAGES
-from app.api.valhalla.errors import MAX_LOCATIONS, NO_EDGES, NOT_IMPLEMENTED, PARSE, UNKNOWN_COSTING, ValhallaError
+from app.api.valhalla.errors import (
+    BAD_POLYGON,
+    MAX_LOCATIONS,
+    NO_EDGES,
+    NOT_IMPLEMENTED,
+    PARSE,
+    UNKNOWN_COSTING,
+    ValhallaError,
+)
 from app.api.valhalla.schemas import Location
 from app.engine.facade import CustomModel, Engine, EngineError
 
 M = TypeVar("M", bound=BaseModel)
 # Valhalla's costings -> the starroute profile that answers them (None: no starroute profile does)
 COSTINGS: dict[str, str | None] = {
-    "auto": "car", "taxi": "car", "bicycle": "bike", "pedestrian": "foot", "bus": None, "truck": None,
+    "auto": "car", "taxi": "car", "bicycle": "bike", "pedestrian": "foot", "bus": None, "truck": "car",
     "motor_scooter": None, "motorcycle": None, "bikeshare": None, "multimodal": None, "transit": None,
     "auto_shorter": None, "auto_data_fix": None,
 }  # fmt: skip
@@ -35,15 +44,29 @@ TRAVEL = {
 # Valhalla's exclude_* costing options -> the profile's excludable class
 EXCLUDES = {"exclude_tolls": "toll", "exclude_highways": "motorway", "exclude_ferries": "ferry"}
 KM_PER_MILE = 1.609344
+# truck costing options -> (the encoded value a road's limit is stored in, Valhalla's default); a road whose limit is
+# below the truck's is closed to it
+TRUCK_LIMITS = {
+    "height": ("max_height", 4.11), "width": ("max_width", 2.6), "length": ("max_length", 21.64),
+    "weight": ("max_weight", 21.77),
+}  # fmt: skip
+TRUCK_TOP_SPEED = 120.0  # km/h, Valhalla's truck default
+# truck options whose road data the graph does not store: refused when given
+TRUCK_REFUSED = {
+    "axle_load": "maxaxleload", "axle_count": "maxaxles", "hgv_no_access_penalty": "hgv access",
+    "hazmat": "hazmat",
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
 class Costing:
-    """A request's costing, resolved: the graph's profile, the classes to exclude, a custom model (top speed)."""
+    """A request's costing, resolved: the graph's profile, the classes to exclude, a custom model (top speed, a
+    truck's dimensions), and Valhalla's (travel_mode, travel_type) for the answer."""
 
     profile: str
     exclude: list[str]
     model: CustomModel | None
+    travel: tuple[str, str] = ("drive", "car")
 
 
 def body(model: type[M], text: str) -> M:
@@ -80,7 +103,10 @@ def costing(engine: Engine, name: str | None, options: dict[str, dict[str, Any]]
     rules = opts.get("custom_model")
     if rules is not None and not isinstance(rules, dict):
         raise ValhallaError(PARSE, "costing_options custom_model must be an object (GraphHopper's custom model)")
-    top = opts.get("top_speed")
+    truck = name == "truck"
+    if truck:
+        rules = truck_rules(opts, rules)
+    top = opts.get("top_speed", TRUCK_TOP_SPEED if truck else None)
     if top is not None:
         if isinstance(top, bool) or not isinstance(top, int | float) or not 10 <= top <= 252:
             raise ValhallaError(PARSE, "costing_options top_speed must be a number of km/h from 10 to 252")
@@ -90,7 +116,58 @@ def costing(engine: Engine, name: str | None, options: dict[str, dict[str, Any]]
         model = None if rules is None else Engine.parse_model(rules)
     except EngineError as exc:
         raise ValhallaError(PARSE, f"costing_options custom_model: {exc.message}") from None
-    return Costing(own, exclude, model)
+    travel = ("drive", "truck") if truck else TRAVEL.get(own, ("auto", "drive", "car"))[1:]
+    return Costing(own, exclude, model, travel)
+
+
+def truck_rules(opts: dict[str, Any], rules: dict[str, Any] | None) -> dict[str, Any]:
+    """A truck's costing options as custom model rules: a priority 0 on the roads whose max_height, max_width,
+    max_length or max_weight is below the truck's (Valhalla's defaults where not given); the options whose road data
+    the graph lacks are Valhalla's 107."""
+    for key, data in TRUCK_REFUSED.items():
+        given = opts.get(key)
+        if given is not None and given is not False:
+            raise ValhallaError(
+                NOT_IMPLEMENTED, f"costing_options truck {key} is not supported: this graph does not store {data}"
+            )
+    limits = []
+    for key, (value, default) in TRUCK_LIMITS.items():
+        size = opts.get(key, default)
+        if isinstance(size, bool) or not isinstance(size, int | float) or not 0 < size <= 100:
+            raise ValhallaError(PARSE, f"costing_options truck {key} must be a number above 0 (metres or tonnes)")
+        limits.append(f"{value} < {float(size):g}")
+    out = dict(rules or {})
+    out["priority"] = [*(out.get("priority") or []), {"if": " || ".join(limits), "multiply_by": "0"}]
+    return out
+
+
+def areas(polygons: list[Any] | dict[str, Any] | None, max_vertices: int, max_polygons: int) -> Any:
+    """Valhalla's `exclude_polygons` (rings `[[lon, lat], ...]`, closed when open as Valhalla closes them, or GeoJSON
+    Polygon features, or a FeatureCollection of them) as the engine's avoid areas; Valhalla's 137 with the reason for
+    one that cannot be read (or more than the server's limits). None: none given."""
+    from app.engine.features.areas import parse_areas
+
+    if not polygons:
+        return None
+    if isinstance(polygons, dict):
+        features = polygons.get("features") if polygons.get("type") == "FeatureCollection" else None
+        if not isinstance(features, list):
+            raise ValhallaError(BAD_POLYGON, "exclude_polygons: an array of rings or a GeoJSON FeatureCollection")
+    else:
+        features = []
+        for ring in polygons:
+            if isinstance(ring, dict):
+                features.append(ring)
+            elif isinstance(ring, list) and ring:
+                closed = ring if ring[0] == ring[-1] else [*ring, ring[0]]
+                features.append({"type": "Feature", "geometry": {"type": "Polygon", "coordinates": [closed]}})
+            elif ring != []:  # Valhalla skips an empty ring
+                raise ValhallaError(BAD_POLYGON, "exclude_polygons: each ring is an array of [lon, lat] positions")
+    try:
+        return parse_areas({"type": "FeatureCollection", "features": features}, max_vertices=max_vertices,
+                           max_polygons=max_polygons)  # fmt: skip
+    except EngineError as exc:
+        raise ValhallaError(BAD_POLYGON, f"exclude_polygons: {exc.message}") from None
 
 
 def language(tag: str) -> str:
@@ -135,11 +212,8 @@ def radiuses(locations: list[Location]) -> list[float | None] | None:
 def refuse(**given: Any) -> None:
     """Valhalla's 107 for each option starroute cannot honour that was given."""
     why = {
-        "date_time": "date_time is not supported: starroute has no time-dependent speeds",
-        "avoid_locations": "avoid_locations is not supported",
-        "exclude_locations": "exclude_locations is not supported",
-        "avoid_polygons": "avoid_polygons is not supported (the native API's avoid areas are)",
-        "exclude_polygons": "exclude_polygons is not supported (the native API's avoid areas are)",
+        "avoid_locations": "avoid_locations is not supported (exclude_polygons is: a small ring around the place)",
+        "exclude_locations": "exclude_locations is not supported (exclude_polygons is: a small ring around the place)",
         "show_locations": "show_locations is not supported",
     }
     for name, value in given.items():

@@ -11,15 +11,25 @@ from pydantic import BaseModel, ConfigDict, Field
 from app.api.schemas import Lat, Lon
 
 UNITS = Literal["kilometers", "km", "miles", "mi"]
-COSTING = Field(description="auto (car), bicycle (bike) or pedestrian (foot): the one the graph was built for")
+COSTING = Field(
+    description="auto (car), bicycle (bike) or pedestrian (foot): the one the graph was built for; truck on a car graph"
+)
 COSTING_OPTIONS = Field(
     None,
     description="`{costing: {...}}`: exclude_tolls, exclude_highways, exclude_ferries (the graph's excludable "
     "classes), top_speed (km/h, a speed limit) and custom_model (starroute's extension: GraphHopper's custom model) "
-    "are applied; shortest is refused; the other options "
-    "(use_* preferences, penalties) are ignored",
+    "are applied; truck's height, width, length (m) and weight (t) close the roads whose max_height, max_width, "
+    "max_length, max_weight is below them (Valhalla's defaults 4.11, 2.6, 21.64, 21.77 when not given; top_speed "
+    "120), axle_load, axle_count, hazmat=true and hgv_no_access_penalty are refused (107: the graph does not store "
+    "them); shortest is refused; the other options (use_* preferences, penalties) are ignored",
 )
 REFUSED = "refused when given: not supported"
+POLYGONS = Field(
+    None,
+    description="rings `[[lon, lat], ...]` (closed if open) or a GeoJSON FeatureCollection of Polygons: roads whose "
+    "shape meets one (crossing or inside) are closed, as the native API's avoid areas (exclude_polygons and "
+    "avoid_polygons are one option)",
+)
 
 
 class _Body(BaseModel):
@@ -48,15 +58,27 @@ class DirectionsOptions(_Body):
     narrative: bool = True
 
 
+class DateTime(_Body):
+    """Valhalla's `date_time`: when the route leaves (or arrives), in the graph's local time."""
+
+    type: int = Field(description="0 depart now, 1 depart at value, 2 arrive by value; 3 (invariant) is refused")
+    value: str | None = Field(None, max_length=40, description="local time YYYY-MM-DDTHH:MM (types 1 and 2)")
+
+
 class _Common(_Body):
     costing: str = COSTING
     costing_options: dict[str, dict[str, Any]] | None = COSTING_OPTIONS
     id: str | int | None = Field(None, description="echoed in the answer")
-    date_time: dict[str, Any] | None = Field(None, description=REFUSED + " (no time-dependent speeds)")
-    avoid_locations: list[dict[str, Any]] | None = Field(None, description=REFUSED)
-    exclude_locations: list[dict[str, Any]] | None = Field(None, description=REFUSED)
-    avoid_polygons: list[Any] | None = Field(None, description=REFUSED)
-    exclude_polygons: list[Any] | None = Field(None, description=REFUSED)
+    date_time: DateTime | None = Field(
+        None,
+        description="time-dependent durations from the graph's time profiles: type 0 now, 1 depart at, 2 arrive by "
+        "(route only; an isochrone answers 142, a matrix 107); not with truck, top_speed, custom_model, "
+        "polygons or alternates (107)",
+    )
+    avoid_locations: list[dict[str, Any]] | None = Field(None, description=REFUSED + " (give exclude_polygons)")
+    exclude_locations: list[dict[str, Any]] | None = Field(None, description=REFUSED + " (give exclude_polygons)")
+    avoid_polygons: list[Any] | dict[str, Any] | None = POLYGONS
+    exclude_polygons: list[Any] | dict[str, Any] | None = POLYGONS
 
 
 class RouteBody(_Common):
