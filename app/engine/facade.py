@@ -45,6 +45,7 @@ from app.engine.roads import RoadGraph
 from app.engine.router import Router
 from app.engine.snap.snapper import MIN_COMPONENT_SIZE
 from app.engine.types import ExcludeSet, Leg, Phantom, RouteOptions, SearchTrace, Table
+from floor.format.encoded_values import ENCODED_VALUES, MissingValue, arc_values
 from floor.format.graph import Graph
 from floor.format.manifest import Manifest
 from floor.format.units import DIST_PER_METRE, WEIGHT_PER_SECOND
@@ -401,6 +402,26 @@ class Engine:
             dur, dist, depart = table_when(self.router, sources, destinations, when, mask)
             return Table(dur, dist, list(sources), list(destinations), depart)
         return self._view(model)[0].query().table(sources, destinations, exclude)
+
+    def road_values(self, name: str, arcs: np.ndarray) -> list[Any]:
+        """GraphHopper's encoded value `name` (`floor.format.encoded_values`) of the road arcs `arcs` (a route's
+        `piece_arc`), for path details: an enum's constant (`MOTORWAY`), a number (None: no limit stated), a bool.
+        `InvalidValue` for a name the graph does not store."""
+        ev = ENCODED_VALUES.get(name)
+        if ev is None:
+            raise InvalidValue(f"no encoded value {name!r}")
+        keys = [ev.array] if ev.array is not None else ["arc_class", "arc_lane_count"]
+        arrays = self.graph.arrays
+        idx = np.asarray(arcs, dtype=np.int64)
+        try:
+            got = arc_values({k: np.asarray(arrays[k])[idx] for k in keys if k in arrays}, name)
+        except (MissingValue, KeyError):
+            raise InvalidValue(f"this graph does not store {name!r}: re-run `starroute preprocess` to add it") from None
+        if ev.kind == "enum":
+            return [ev.constants[int(v)] for v in got]
+        if ev.kind == "number":
+            return [float(v) if np.isfinite(v) else None for v in got]
+        return [bool(v) for v in got]
 
     def model_info(self, model: CustomModel | None) -> dict[str, Any] | None:
         """What an answer says about `model` (None for none): its key, method, build (`ModelView.info`)."""

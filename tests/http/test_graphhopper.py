@@ -13,6 +13,8 @@ from routingpy import Graphhopper
 from routingpy.exceptions import RouterApiError
 from routingpy.utils import decode_polyline5
 
+from floor.format.encoded_values import arc_values
+from floor.format.units import ROAD_CLASSES
 from harness import api_server
 from tests.osrm.test_osrm_api import random_points
 
@@ -207,7 +209,7 @@ def test_refusals_are_graphhoppers_400(client: httpx.Client, points) -> None:
     q = [("point", f"{a[1]},{a[0]}"), ("point", f"{b[1]},{b[0]}")]
     get = lambda *extra: client.get("/graphhopper/route", params=q + list(extra))  # noqa: E731
     assert "elevation" in _gh_error(get(("elevation", "true")))
-    assert "road_class" in _gh_error(get(("details", "road_class")))
+    assert "surface" in _gh_error(get(("details", "surface")))
     assert "supported: " in _gh_error(get(("locale", "xx")))
     assert "heading" in _gh_error(get(("heading", "90"), ("heading", "90")))
     assert "round_trip" in _gh_error(get(("algorithm", "round_trip")))
@@ -218,6 +220,61 @@ def test_refusals_are_graphhoppers_400(client: httpx.Client, points) -> None:
     _gh_error(client.post("/graphhopper/route", content=b"{x", headers={"content-type": "application/json"}))
     _gh_error(client.post("/graphhopper/matrix", json={"points": [a, b], "out_arrays": ["weights"]}))
     _gh_error(client.get("/graphhopper/isochrone", params={"point": "x"}))
+
+
+# GraphHopper's RoadClass values as its path details write them (lower case)
+GH_ROAD_CLASSES = {
+    "other", "motorway", "trunk", "primary", "secondary", "tertiary", "residential", "unclassified", "service",
+    "road", "track", "bridleway", "steps", "cycleway", "path", "living_street", "footway", "pedestrian", "platform",
+    "corridor", "construction", "busway",
+}  # fmt: skip
+
+
+def _at(rows: list[list], k: int):
+    """The value of the detail row holding point k (from <= k < to)."""
+    (value,) = [v for a, b, v in rows if a <= k < b]
+    return value
+
+
+def test_road_class_and_max_speed_details(client: httpx.Client, points, bundled_graph: Path) -> None:
+    """details road_class (GraphHopper's names, lower case; a link is its road's class, a ferry other) and max_speed
+    (km/h, null where none is stated): rows cover the path, neighbours differ, and each piece of road carries its
+    arc's class and limit (the same route in process, its arcs read from the graph)."""
+    from app.engine.data import load
+    from app.engine.facade import Engine, RouteRequest, Waypoints
+
+    g = load(bundled_graph)
+    engine = Engine(g)
+    classes, limits = np.asarray(g.arc_class), arc_values(g.arrays, "max_speed")
+    seen_classes, seen_limits = set(), set()
+    for a, b in zip(points[::2], points[1::2], strict=True):
+        body = {"points": [a, b], "details": ["road_class", "max_speed"], "points_encoded": False}
+        r = client.post("/graphhopper/route", json=body)
+        assert r.status_code == 200, r.text
+        path = r.json()["paths"][0]
+        n = len(path["points"]["coordinates"])
+        for name in ("road_class", "max_speed"):
+            rows = path["details"][name]
+            assert rows[0][0] == 0 and rows[-1][1] == n - 1, (name, rows)
+            assert all(p[1] == q[0] and p[2] != q[2] for p, q in zip(rows, rows[1:], strict=False)), rows
+        (leg,) = engine.route(RouteRequest(Waypoints([a, b]))).best.legs
+        assert len(leg.coordinates) == n
+        begin = 0
+        for arc, end in zip(leg.piece_arc, leg.piece_coord_end, strict=True):
+            if int(end) > begin:
+                base = ROAD_CLASSES[int(classes[arc])].removesuffix("_link")
+                want = base if base in GH_ROAD_CLASSES else "other"
+                assert _at(path["details"]["road_class"], begin) == want
+                limit = float(limits[arc])
+                assert _at(path["details"]["max_speed"], begin) == (limit if np.isfinite(limit) else None)
+                seen_classes.add(want)
+                seen_limits.add(limit if np.isfinite(limit) else None)
+            begin = int(end)
+    assert len(seen_classes) >= 3 and None in seen_limits and len(seen_limits) >= 3, (seen_classes, seen_limits)
+    q = [("point", f"{points[0][1]},{points[0][0]}"), ("point", f"{points[1][1]},{points[1][0]}")]
+    get = client.get("/graphhopper/route", params=[*q, ("details", "road_class"), ("details", "max_speed")]).json()
+    post = client.post("/graphhopper/route", json={"points": points[:2], "details": ["road_class", "max_speed"]})
+    assert get["paths"][0]["details"] == post.json()["paths"][0]["details"]
 
 
 def test_via_points_give_one_path_with_a_via_sign(gh: Graphhopper, client: httpx.Client, points) -> None:

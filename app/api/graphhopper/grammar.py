@@ -27,7 +27,7 @@ PROFILE_ALIASES = {
     "walk": "foot",
     "hike": "foot",
 }
-DETAILS = ("street_name", "time", "distance", "average_speed")  # the path details this server writes
+DETAILS = ("street_name", "time", "distance", "average_speed", "road_class", "max_speed")  # the details written
 
 
 @dataclass(frozen=True)
@@ -105,10 +105,7 @@ def check_details(details: Sequence[str]) -> list[str]:
     """The path details asked for, each one this server writes; a 400 naming the others."""
     unknown = [d for d in details if d not in DETAILS]
     if unknown:
-        raise GraphHopperError(
-            f"Cannot find the path details: {unknown[:5]}; this server writes {', '.join(DETAILS)} "
-            "(road_class and max_speed are not available)"
-        )
+        raise GraphHopperError(f"Cannot find the path details: {unknown[:5]}; this server writes {', '.join(DETAILS)}")
     return list(dict.fromkeys(details))
 
 

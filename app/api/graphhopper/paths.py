@@ -31,6 +31,7 @@ _TURNS = {
 _ROUNDABOUTS = frozenset({"roundabout", "rotary", "roundabout turn"})
 _EXITS = frozenset({"exit roundabout", "exit rotary"})
 _KEEPS = frozenset({"fork", "on ramp", "off ramp", "merge"})
+ROAD_DETAILS = ("road_class", "max_speed")  # path details read from the graph's encoded values
 
 
 def sign(kind: str, modifier: str | None, driving_side: str = "right") -> int:
@@ -131,19 +132,32 @@ def _merged(rows: list[list[Any]]) -> list[list[Any]]:
     return out
 
 
-def details(route: Route, names: list[str], instructions_: list[dict[str, Any]]) -> dict[str, list[list[Any]]]:
+def details(
+    engine: Engine, route: Route, names: list[str], instructions_: list[dict[str, Any]]
+) -> dict[str, list[list[Any]]]:
     """GraphHopper's path details `{name: [[from, to, value], ...]}`: street names from the instructions, time (ms),
-    distance (m) and average speed (km/h) per piece of road."""
+    distance (m) and average speed (km/h) per piece of road, its road class (GraphHopper's names, lower case; a link
+    is its road's class) and legal speed limit (km/h, None where none is stated) from the graph's encoded values."""
     out: dict[str, list[list[Any]]] = {}
     pieces: list[tuple[int, int, float, float]] = []
+    arcs: list[int] = []
     offset = 0
     for leg in route.legs:
         begin = 0
-        for end, dist, dur in zip(leg.piece_coord_end, leg.piece_distance_m, leg.piece_duration_s, strict=True):
+        for arc, end, dist, dur in zip(
+            leg.piece_arc, leg.piece_coord_end, leg.piece_distance_m, leg.piece_duration_s, strict=True
+        ):
             pieces.append((offset + begin, offset + int(end), float(dist), float(dur)))
+            arcs.append(int(arc))
             begin = int(end)
         offset += len(leg.coordinates) - 1
     for name in names:
+        if name in ROAD_DETAILS:
+            values = engine.road_values(name, np.asarray(arcs, dtype=np.int64))
+            if name == "road_class":
+                values = [str(v).lower() for v in values]
+            out[name] = _merged([[a, b, v] for (a, b, _, _), v in zip(pieces, values, strict=True)])
+            continue
         if name == "street_name":
             rows = [[i["interval"][0], i["interval"][1], i["street_name"]] for i in instructions_]
             out[name] = _merged(rows)
@@ -188,5 +202,5 @@ def path(
         ins = instructions(engine, route, language or "en")
     if language is not None:
         out["instructions"] = ins
-    out["details"] = details(route, detail_names, ins)
+    out["details"] = details(engine, route, detail_names, ins)
     return out
