@@ -162,7 +162,10 @@ class TripLeg(BaseModel):
 
 
 class Trip(BaseModel):
-    locations: list[dict[str, Any]]
+    locations: list[dict[str, Any]] = Field(
+        description="type, lat, lon, original_index; with date_time also date_time (YYYY-MM-DDTHH:MM: the departure, "
+        "then each leg's arrival), time_zone_offset and time_zone_name"
+    )
     legs: list[TripLeg]
     summary: Summary
     status: int
@@ -186,6 +189,9 @@ class Cell(BaseModel):
     to_index: int
     time: int | None = Field(description="seconds; null: unreachable")
     distance: float | None = Field(description="in units; null: unreachable")
+    date_time: str | None = Field(None, description="with date_time: the arrival at the target, YYYY-MM-DDTHH:MM")
+    time_zone_offset: str | None = Field(None, description="with date_time: e.g. +01:00")
+    time_zone_name: str | None = Field(None, description="with date_time: the graph's time zone, e.g. Europe/Monaco")
 
 
 class MatrixResponse(BaseModel):
