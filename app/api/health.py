@@ -145,7 +145,8 @@ async def health(request: Request) -> Response:
         "uptime_s": round(time.time() - svc.metrics.started, 3),
         "algorithms": list(svc.opened.algorithms),
         "excludable": [sorted(e.classes) for e in svc.opened.excludable],
-        "graph": graph_summary(svc.opened.meta.raw),
+        "graph": graph_summary(svc.opened.meta.raw)
+        | {"time_profiles": svc.opened.has_time_profiles, "timezone": svc.opened.timezone},
         "metric": metric_summary(svc.opened.meta.raw, svc.loaded_at, svc.reloads),
         "custom_models": svc.opened.custom_models_info(),
         "search_processes": svc.processes_info(),

@@ -275,7 +275,10 @@ class Health(BaseModel):
     uptime_s: float
     algorithms: list[str]
     excludable: list[list[str]] = Field(default_factory=list, description="the class sets `exclude=` takes")
-    graph: dict[str, object]
+    graph: dict[str, object] = Field(
+        description="the graph's manifest summary; `time_profiles`: whether departure times change its durations "
+        "(`starroute customize --time-profiles`), `timezone`: the local time a departure time without offset is in"
+    )
     metric: dict[str, object] = Field(
         default_factory=dict,
         description="the metric this worker serves: `id` (`preprocessed`, or the one `starroute customize` wrote), "

@@ -210,9 +210,21 @@ class Engine:
         """int64 OSM node ids behind a leg's coordinates (OSRM's `annotations=nodes`; 0 where unknown)."""
         return self.router.legs.osm_nodes(leg)
 
+    @property
+    def has_time_profiles(self) -> bool:
+        """Whether the graph carries time profiles (`td_factor`, `td_arc_row`): departure times change its durations."""
+        arrays = self.graph.arrays
+        return "td_factor" in arrays and "td_arc_row" in arrays and len(arrays["td_factor"]) > 0
+
+    @property
+    def timezone(self) -> str | None:
+        """The graph's time zone (departure times' local time; None: UTC)."""
+        tz = self.graph.manifest.get("timezone")
+        return None if tz is None else str(tz)
+
     def info(self) -> dict[str, Any]:
         """The router's metadata and the graph's time zone (`timezone`: departure times' local time; None: UTC)."""
-        return self.router.info() | {"timezone": self.graph.manifest.get("timezone")}
+        return self.router.info() | {"timezone": self.timezone}
 
     def sample_points(self) -> tuple[tuple[float, float], tuple[float, float]] | None:
         return self.router.sample_points()

@@ -50,9 +50,8 @@ class App:
         return float(r.json()["properties"]["duration_s"])
 
 
-@pytest.fixture(scope="module")
-def profiled(bundled_graph: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[App]:
-    tmp = tmp_path_factory.mktemp("monaco-td")
+def rush_hour_copy(bundled_graph: Path, tmp: Path) -> Path:
+    """A copy of Monaco in `tmp` customized with profile files: `RUSH` on weekdays on every primary road."""
     g = tmp / "monaco"
     shutil.copytree(bundled_graph, g)
     arrays = dict(load_graph(g, metric=False).arrays)
@@ -69,7 +68,12 @@ def profiled(bundled_graph: Path, tmp_path_factory: pytest.TempPathFactory) -> I
     sp.write_text("\n".join([",".join(SEGMENT_HEADER), *sorted(lines)]) + "\n")
     done = customize(g, time_profiles=tp, segment_profiles=[sp])
     assert done.time is not None and done.time.arcs_timed > 0
-    yield App(g)
+    return g
+
+
+@pytest.fixture(scope="module")
+def profiled(bundled_graph: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[App]:
+    yield App(rush_hour_copy(bundled_graph, tmp_path_factory.mktemp("monaco-td")))
 
 
 def points(graph: Path, k: int) -> list[tuple[tuple[float, float], tuple[float, float]]]:
@@ -104,3 +108,10 @@ def test_a_graph_without_profiles_answers_static_durations(plain: App, bundled_g
         assert rush == plain.duration(a, b, depart_at=MONDAY_3) == plain.duration(a, b, depart_at="2026-03-07T17:45")
         assert rush == plain.duration(a, b, depart_at=MONDAY_8, algorithm="dijkstra")
         assert rush <= plain.duration(a, b) + 0.05  # the static route minimises the weight, this the travel time
+
+
+def test_health_says_whether_the_graph_has_time_profiles(profiled: App, plain: App) -> None:
+    """The map page shows its departure-time controls only where `/health` says the graph has time profiles."""
+    graph = profiled.get("/health").json()["graph"]
+    assert graph["time_profiles"] is True and graph["timezone"]
+    assert plain.get("/health").json()["graph"]["time_profiles"] is False

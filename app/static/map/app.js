@@ -2,7 +2,8 @@
  * avoid, excluded road classes, isochrones. Everything comes from this server (no CDN, no tile server).
  *
  * State lives in the URL hash (shareable): #loc=lon,lat;lon,lat&alg=ch&ex=toll&avoid=lon,lat;…|…&iso=lon,lat
- * &min=5,10,15&rev=1&ss=dijkstra&sbs=dijkstra,ch&bg=speed&map=z/lat/lon
+ * &min=5,10,15&rev=1&ss=dijkstra&sbs=dijkstra,ch&bg=speed&dep=mon,08:00&map=z/lat/lon
+ * (`dep`: a departure time, a day of the week and a quarter hour; only on a graph with time profiles, departure.js)
  */
 (function () {
   'use strict';
@@ -17,7 +18,7 @@
 
   var $ = function (id) { return document.getElementById(id); };
   var state = { points: [], alg: null, exclude: [], avoid: [], iso: null, minutes: null, reverse: false,
-    ss: null, sbs: [], bg: 'class' };
+    ss: null, sbs: [], bg: 'class', dep: null };  // dep: {day: 0 (Monday)..6, q: quarter hour 0..95} or null
   var health = null, algorithms = [], profile = 'car';
   var map, roads, background = null;
   var routeLayer, altLayer, markerLayer, areaLayer, isoLayer, drawLayer, searchLayer, meetLayer;
@@ -45,6 +46,13 @@
     return stats.compile_ms ? '<span class="compiled" title="' + esc(compiled(stats)) + '">' + text + ' †</span>' :
       text;
   }
+  /* The clock time of an ISO 8601 answer time (its local time): Mon 08:12. */
+  function clock(t) {
+    var m = /^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d)/.exec(t || '');
+    if (!m) return String(t);
+    var wd = (new Date(Date.UTC(+m[1], +m[2] - 1, +m[3])).getUTCDay() + 6) % 7;
+    return ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'][wd] + ' ' + m[4] + ':' + m[5];
+  }
   function distance(m) { return m < 1000 ? Math.round(m) + ' m' : (m / 1000).toFixed(m < 10000 ? 2 : 1) + ' km'; }
   /* A message over the map, where the eye is (not at the foot of the panel): `error` ones in red. */
   function status(text, error) {
@@ -55,6 +63,25 @@
   function esc(s) { return String(s).replace(/[&<>"]/g, function (c) { return '&#' + c.charCodeAt(0) + ';'; }); }
 
   var pending = 0;  // requests in flight (tests wait for 0)
+
+  // -- departure time ------------------------------------------------------------------------------------------------
+  var DAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
+  function two(n) { return (n < 10 ? '0' : '') + n; }
+  function quarter(q) { return two(Math.floor(q / 4)) + ':' + two((q % 4) * 15); }
+  function readDep(v) {
+    var m = /^(mon|tue|wed|thu|fri|sat|sun),(\d\d):(00|15|30|45)$/.exec(v || '');
+    var h = m ? Number(m[2]) : 99;
+    return h < 24 ? { day: DAYS.indexOf(m[1]), q: h * 4 + Number(m[3]) / 15 } : null;
+  }
+  function timed() { return !!(state.dep && health && health.graph && health.graph.time_profiles); }
+  /* A departure time the API takes: the coming `day` (today when it is that day), at quarter hour `q`, written
+   * without offset (the graph's local time). */
+  function departAt(day, q) {
+    var d = new Date(), ahead = (day - (d.getDay() + 6) % 7 + 7) % 7;
+    d.setDate(d.getDate() + ahead);
+    return d.getFullYear() + '-' + two(d.getMonth() + 1) + '-' + two(d.getDate()) + 'T' + quarter(q);
+  }
+  function departParam() { return timed() ? '&depart_at=' + departAt(state.dep.day, state.dep.q) : ''; }
 
   function getJSON(url) {
     pending++;
@@ -95,6 +122,7 @@
     state.ss = h.ss || null;
     state.sbs = h.sbs ? h.sbs.split(',') : [];
     state.bg = h.bg === 'speed' ? 'speed' : 'class';
+    state.dep = readDep(h.dep);
     var v = (h.map || '').split('/').map(Number);
     return v.length === 3 && v.every(isFinite) ? v : null;
   }
@@ -110,6 +138,7 @@
     if (searchActive && state.ss) parts.push('ss=' + state.ss);
     if (searchActive && state.sbs.length) parts.push('sbs=' + state.sbs.join(','));
     if (state.bg !== 'class') parts.push('bg=' + state.bg);
+    if (state.dep) parts.push('dep=' + DAYS[state.dep.day] + ',' + quarter(state.dep.q));
     if (map) {
       var c = map.getCenter();
       parts.push('map=' + map.getZoom() + '/' + c.lat.toFixed(5) + '/' + c.lng.toFixed(5));
@@ -242,12 +271,13 @@
     q += '&algorithm=' + encodeURIComponent(alg);
     if (state.exclude.length) q += '&exclude=' + state.exclude.join(',');
     if (state.avoid.length) q += '&avoid=' + avoidParam();
-    return q;
+    return q + departParam();
   }
 
   function osrmUrl() {
     var pts = state.points, q = '?steps=true&overview=full&geometries=geojson';
-    if (pts.length === 2) q += '&alternatives=2';
+    if (pts.length === 2 && !timed()) q += '&alternatives=2';  // (none with a departure time)
+    q += departParam();
     if (state.exclude.length) q += '&exclude=' + state.exclude.join(',');
     return '/route/v1/driving/' + pts.map(ll).join(';') + q;
   }
@@ -315,6 +345,10 @@
     $('summary').innerHTML = duration(p.duration_s) + ' · ' + distance(p.distance_m) +
       '<br><span class="muted">' + esc(alg) + note + ': ' + p.stats.settled.toLocaleString() +
       ' search nodes settled, ' + micros(p.stats) + '</span>';
+    if (p.departure) {
+      $('summary').innerHTML += '<br><span class="muted" id="times">departs ' + esc(clock(p.departure)) +
+        ', arrives ' + esc(clock(p.arrival)) + '</span>';
+    }
     bestSummary = $('summary').innerHTML;
     $('map').setAttribute('data-route', alg);
     (p.waypoints || []).forEach(function (w, i) {
@@ -322,6 +356,7 @@
     });
     labelWaypoints();
     if (live) return;
+    if (window.StarrouteDeparture) window.StarrouteDeparture.update();
     showRoutes([]);
     if (state.avoid.length) {
       $('steps-note').textContent = 'Turn-by-turn steps come from the OSRM API, which has no areas to avoid.';
@@ -782,7 +817,10 @@
     });
     marker.addTo(isoLayer);
     var url = '/isochrone?point=' + ll(p) + '&minutes=' + encodeURIComponent(isoMinutes()) +
-      (state.reverse ? '&reverse=true' : '') + (state.exclude.length ? '&exclude=' + state.exclude.join(',') : '');
+      (state.reverse ? '&reverse=true' : departParam()) +  // an isochrone with a time departs from its point
+      (state.exclude.length ? '&exclude=' + state.exclude.join(',') : '');
+    var at = timed() ? (state.reverse ? ' (no time: an isochrone with one departs from its point)' :
+      ', leaving ' + DAYS[state.dep.day] + ' ' + quarter(state.dep.q)) : '';
     $('iso-info').textContent = '…';
     return getJSON(url).then(function (fc) {
       if (seq !== isoSeq) return;
@@ -793,7 +831,7 @@
           interactive: false, pane: 'sr-iso' }).addTo(isoLayer);
       });
       $('iso-info').textContent = fc.features.map(function (f) { return f.properties.value; }).reverse().join(', ') +
-        ' min ' + (state.reverse ? 'to' : 'from') + ' here';
+        ' min ' + (state.reverse ? 'to' : 'from') + ' here' + at;
       isoLegend(fc.features.map(function (f, i) {
         return [ISO_COLOURS[Math.min(ISO_COLOURS.length - 1, i + Math.max(0, ISO_COLOURS.length - n - 1))],
           f.properties.value];
@@ -1038,6 +1076,7 @@
     $('algorithm').value = state.alg || algorithms[0];
     $('exclude').querySelectorAll('input').forEach(function (x) { x.checked = state.exclude.indexOf(x.value) >= 0; });
     $('iso-minutes').value = isoMinutes();
+    if (window.StarrouteDeparture) window.StarrouteDeparture.sync();
     drawAreas();
     drawMarkers();
     refit();
@@ -1059,6 +1098,10 @@
     get map() { return map; }, get roads() { return roads; }, get background() { return background; },
     get search() { return searchLayer; }, state: state,
     get pending() { return pending; },
+    get health() { return health; }, getJSON: getJSON, isochrone: isochrone, writeHash: writeHash, timed: timed, departAt: departAt,
+    quarter: quarter, days: DAYS, fmtDuration: duration,
+    /* the current waypoints and classes as native /route parameters, without algorithm or time (the chart's) */
+    routeQuery: function () { return nativeQuery(effectiveAlgorithm()).replace(/&depart_at=[^&]*/, ''); },
     compare: compare, showSearch: showSearch, route: route, ready: null, last: null
   };
   window.starroute.ready = start();
