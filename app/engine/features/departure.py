@@ -11,8 +11,9 @@ the travel-time functions (`_retime`), its weight the path's static weight.
   once per graph, as `model_metric` customizes a model's), or the oracle `td_reference` for `algorithm=dijkstra`;
   leg i+1 departs when leg i arrives. The stretch along a shared chain competes as in static legs.
 - **arrive_by**: arrival is non-decreasing in departure (FIFO, composed over legs), so the latest departure arriving
-  by the time is found by search on departure times (`latest_departure`: a secant step from the feasible side,
-  bisection when it overshoots), exact to the decisecond.
+  by the time is found by one backward TD-A* per leg from the last (`td_latest_departure`, `td_backward`), then the
+  route departing then; the oracle (`algorithm=dijkstra`) searches on departure times instead (`latest_departure`:
+  a secant step from the feasible side, bisection when it overshoots); both exact to the decisecond.
 - **Tables**: per source one TD-A* until every destination seed is settled (`timedep.td_tree`), its potential the
   exact weekly lower-bound distance to the nearest destination (`timedep.set_potentials`, once per table), the
   sources shared between the calling thread and one more (the kernels release the GIL).
@@ -38,6 +39,7 @@ from app.engine.features.isochrone import point_pieces, reached_arc_pieces
 from app.engine.route.assemble import AT_FIRST, AT_LAST, BWD, FWD, join_route
 from app.engine.route.legs import Legs
 from app.engine.search.cch import has_cch
+from app.engine.search.td_backward import incoming, latest_entry, td_latest
 from app.engine.search.td_bounds import LowerBounds
 from app.engine.search.td_reference import td_dijkstra
 from app.engine.search.timedep import (
@@ -374,6 +376,36 @@ def td_route_at(model: TDModel, legs: Legs, phantoms: Sequence[Phantom], tau0: i
     return RouteResult([join_route(out, algorithm)]), tau
 
 
+def td_latest_departure(model: TDModel, legs: Legs, phantoms: Sequence[Phantom], by: int, excl: int) -> int:
+    """The latest departure (week time) through `phantoms` arriving by week time `by`: per leg from the last, one
+    backward TD-A* (`td_backward.td_latest`, the leg's stretch along a shared chain too), each leg arriving by the
+    next one's latest departure (arrival is non-decreasing in departure, composed over legs). `NoRoute` for none."""
+    g = model.check()
+    hier = model.hierarchy
+    hh = hier if hier is not None else _stand_in(model)
+    first_in, in_arcs = derived(model, "incoming", lambda: incoming(g))
+    state, counter = model.state()
+    for i in range(len(phantoms) - 2, -1, -1):
+        src, tgt = phantoms[i], phantoms[i + 1]
+        _, (s_nodes, s_part, s_row, _) = _source_seeds(model, legs, src)
+        _, (t_nodes, t_turn, t_part, t_row, _) = _target_seeds(model, legs, tgt)
+        best = -INF_WEIGHT
+        if len(s_nodes) and len(t_nodes):
+            q = model.next_query(counter, state)
+            s_lb = _lower_bounds(g, s_part, s_row, g.row_min)
+            td_latest(g, first_in, in_arcs, hh, hier is not None, excl, (s_nodes, s_part, s_row, s_lb), np.int64(by),
+                      (t_nodes, t_turn, t_part, t_row), state, q)  # fmt: skip
+            best = int(state.out[0])
+        dr = legs.direct(src, tgt)
+        if dr is not None and dr[0] < CLOSED_DS:
+            arc = src.fwd_arc if dr[2] == FWD else src.bwd_arc
+            best = max(best, int(latest_entry(int(dr[3]), int(model.road_row[arc]), g.factor, np.int64(by))))
+        if best <= -INF_WEIGHT:
+            raise NoRoute(f"no route from waypoint {i} to waypoint {i + 1}")
+        by = best
+    return by
+
+
 def latest_departure(arrival_of: Callable[[int], tuple[Any, int]], by: int) -> tuple[int, Any, int]:
     """The latest departure D (week time, ds) whose arrival `arrival_of(D)` is at most `by`, with its answer and
     arrival: arrival is non-decreasing in departure (FIFO), so D + 1 arrives after `by`. A secant step from the
@@ -559,9 +591,14 @@ def route_when(
         depart_dt = when.at
     else:
         by = model.at(when)
-        tau0, res, arrive = latest_departure(
-            lambda d: td_route_at(model, router.legs, phantoms, d, excl, name, oracle), by
-        )
+        if oracle:  # the oracle searches on departures (`latest_departure`); TD-A* searches backward once
+            tau0, res, arrive = latest_departure(
+                lambda d: td_route_at(model, router.legs, phantoms, d, excl, name, oracle), by
+            )
+        else:
+            tau0 = td_latest_departure(model, router.legs, phantoms, by, excl)
+            res, arrive = td_route_at(model, router.legs, phantoms, tau0, excl, name)
+            assert arrive <= by, f"departing at {tau0} arrives at {arrive}, after {by}"
         depart_dt = later(when.at, tau0 - by)
     return res, iso(depart_dt, model.tz), iso(later(depart_dt, arrive - tau0), model.tz)
 
