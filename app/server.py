@@ -199,8 +199,26 @@ def prepare_fork(service: Any) -> None:
     others = [t.name for t in threading.enumerate() if t is not threading.current_thread()]
     if others:
         log.warning("forking workers beside threads %s: those do not exist in the workers", others)
+    if service.engine is not None:
+        service.engine.before_fork()
     gc.collect()
+    trim_heap()
     gc.freeze()
+
+
+def trim_heap() -> None:
+    """Hand the C heap's free pages back to the system (glibc's `malloc_trim`; nothing elsewhere): arrays freed
+    before a fork otherwise stay in the process's heap and arenas, resident, and are inherited by every worker."""
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("c")
+    try:
+        libc = ctypes.CDLL(name) if name else None
+        if libc is not None and hasattr(libc, "malloc_trim"):
+            libc.malloc_trim(0)
+    except OSError:
+        pass
 
 
 def _supervisor(service: Any) -> type:

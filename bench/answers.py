@@ -2,7 +2,7 @@
 several waypoints, each algorithm), tables, nearest, trips, matches, native GeoJSON routes and isochrones, each
 answer hashed (volatile timing fields removed), so a restructuring can show it changed no answer.
 
-    python -m bench.answers GRAPH_DIR [--tree DIR] [--routes 500] [--seed 1] [--port 5099] [--show]
+    python -m bench.answers GRAPH_DIR [--tree DIR] [--routes 500] [--seed 1] [--port 5099] [--workers 1] [--show]
 
 `--tree DIR` serves from another checkout (`python -m app.server` run there), so two trees answer the same requests
 on the same graph: equal lines mean equal answers. Prints one line per request group (count and hash) and a total.
@@ -43,9 +43,9 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def serve(tree: Path, graph: Path, port: int) -> subprocess.Popen:
+def serve(tree: Path, graph: Path, port: int, workers: int = 1) -> subprocess.Popen:
     env = {**os.environ, "STARROUTE_SEARCH_PROCESSES": "0"}
-    argv = [sys.executable, "-m", "app.server", str(graph), "--port", str(port)]
+    argv = [sys.executable, "-m", "app.server", str(graph), "--port", str(port), "--workers", str(workers)]
     proc = subprocess.Popen(argv, cwd=tree, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 600
     while time.time() < deadline:
@@ -130,10 +130,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--show", action="store_true", help="print each answer's hash")
+    ap.add_argument("--workers", type=int, default=1, help="server workers (2: forked from a warm supervisor)")
     args = ap.parse_args(argv)
     graph = args.graph.resolve()
     port = args.port or _free_port()
-    proc = serve(args.tree.resolve(), graph, port)
+    proc = serve(args.tree.resolve(), graph, port, args.workers)
     total = hashlib.sha256()
     try:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=120) as c:

@@ -7,7 +7,9 @@ For each worker count: starts `python -m app.server GRAPH_DIR --workers W`, time
 reads every process's PSS and USS (psutil, `/proc/PID/smaps_rollup`). PSS splits shared pages (the memory-mapped
 graph, and with forked workers everything the supervisor loaded before forking) between the processes that map
 them, so the total PSS is what the server really holds; the table prints it and the increment per extra worker
-against the one-worker server (the issue's goal: under 50 MiB per extra worker).
+against the one-worker server (the issue's goal: under 50 MiB per extra worker). `--breakdown` also prints, per
+process, where its memory is by kind of mapping (`bench/smaps.py`: the graph's files, libraries, numba's machine
+code, the malloc heap, Python's arenas, numpy arrays) as RSS, PSS and pages private to it.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ sys.path.insert(0, str(HERE.parent))
 
 from app.engine.data import load  # noqa: E402
 from bench.http_load import osrm_paths, random_pairs  # noqa: E402
+from bench.smaps import table  # noqa: E402
 from bench.soak import process_memory  # noqa: E402
 from bench.versus_osrm import wrk  # noqa: E402
 from harness.servers import start_starroute, stop  # noqa: E402
@@ -46,7 +49,7 @@ def mixed_paths(graph: Path, seed: int) -> list[str]:
     return out
 
 
-def measure(graph: Path, workers: int, paths: list[str], duration: float) -> dict[str, float]:
+def measure(graph: Path, workers: int, paths: list[str], duration: float, split: bool = False) -> dict[str, float]:
     t0 = time.perf_counter()
     proc, base = start_starroute(graph, workers)
     ready = time.perf_counter() - t0
@@ -54,6 +57,10 @@ def measure(graph: Path, workers: int, paths: list[str], duration: float) -> dic
         got = wrk(base, paths, duration, 8)
         time.sleep(0.5)
         rows = process_memory(proc.pid)
+        if split:
+            for k, r in enumerate(rows):
+                role = "supervisor" if k == 0 and workers > 1 else "process"
+                print(table(int(r["pid"]), graph, f"\n{workers} worker(s): {role} {int(r['pid'])}"))
     finally:
         stop(proc)
     return {
@@ -73,9 +80,10 @@ def main() -> None:
     ap.add_argument("--workers", default="1,2,3")
     ap.add_argument("--duration", type=float, default=10.0)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--breakdown", action="store_true", help="where each process's memory is, by kind of mapping")
     args = ap.parse_args()
     paths = mixed_paths(args.graph, args.seed)
-    rows = [measure(args.graph, int(w), paths, args.duration) for w in args.workers.split(",")]
+    rows = [measure(args.graph, int(w), paths, args.duration, args.breakdown) for w in args.workers.split(",")]
     one = next((r for r in rows if r["workers"] == 1), None)
     print(f"{args.graph}: wrk {args.duration:g} s of mixed routes / 25x25 tables / nearest, 8 connections")
     print("| workers | processes | ready s | req/s | total PSS MiB | total USS MiB | PSS per extra worker MiB |")

@@ -148,6 +148,19 @@ class Engine:
         stop_departure(self.router)
         stop_helper()
 
+    def before_fork(self) -> None:
+        """Keep only what workers read (`app.server.prepare_fork`, threads ended): every thread's search objects
+        dropped (the warm-up's: workers search on threads of their own) and the graph's mapped pages taken out of
+        this process's resident set (the workers fault them in from the page cache as they read them). Otherwise
+        the supervisor holds both all its life, counted in the server's memory though no worker uses them."""
+        from floor.format.files import release_pages
+
+        for router in (self.router, *self.models.routers()):
+            router.forget_thread_state()
+        for graph in (self.graph, self.router.search_graph):
+            for arr in graph.arrays.values():
+                release_pages(arr)
+
     def warmup(self, algorithms: Sequence[str] | None = None) -> None:
         """A few tiny queries per algorithm (all, or `algorithms`) and a table: kernels loaded, per-graph tables
         built, before a request needs them."""

@@ -368,6 +368,11 @@ class Router:
 
     # -- queries ---------------------------------------------------------------------------------------------------
 
+    def forget_thread_state(self) -> None:
+        """Drop every thread's query object (their search labels, heaps and bounds: tens of MB on a large graph),
+        so that a process about to fork workers does not hand them pages its own warm-up wrote and nobody reads."""
+        self._local = threading.local()
+
     def query(self) -> Query:
         """This thread's query object (created on first use, then reused)."""
         q = getattr(self._local, "query", None)

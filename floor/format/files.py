@@ -127,3 +127,26 @@ def save_array(path: Path, arr: np.ndarray) -> None:
         data = memoryview(arr.reshape(-1).view(np.uint8)) if arr.size else memoryview(b"")  # type: ignore[arg-type]
         for i in range(0, len(data), WRITE_CHUNK):
             fh.write(data[i : i + WRITE_CHUNK])
+
+
+def release_pages(arr: np.ndarray) -> bool:
+    """Take a memory-mapped array's pages out of this process's resident set (`madvise(MADV_DONTNEED)` on its file
+    mapping): they stay in the page cache and come back on the next read, as a minor fault. For pages the process
+    read once and will not need (a checksum's pass, a supervisor's warm-up before it forks workers that answer
+    everything): without it they count in the process's RSS and PSS as long as it lives. False (and nothing done)
+    for an array that is not a read-only file mapping."""
+    import mmap
+
+    base: object = arr
+    while isinstance(base, np.ndarray):
+        if isinstance(base, np.memmap) and isinstance(getattr(base, "_mmap", None), mmap.mmap):
+            base = base._mmap  # type: ignore[attr-defined]
+            break
+        base = base.base
+    if not isinstance(base, mmap.mmap) or not hasattr(mmap, "MADV_DONTNEED"):
+        return False
+    try:
+        base.madvise(mmap.MADV_DONTNEED)
+    except (OSError, ValueError):  # closed, or a kernel without it: the pages stay, nothing is lost
+        return False
+    return True

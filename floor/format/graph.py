@@ -24,7 +24,16 @@ from floor.format.arrays import (
     validate_arrays,
     write_json,
 )
-from floor.format.files import committing, keep_created, make_parents, remove_created, track, umask, untrack
+from floor.format.files import (
+    committing,
+    keep_created,
+    make_parents,
+    release_pages,
+    remove_created,
+    track,
+    umask,
+    untrack,
+)
 from floor.format.integrity import (
     FileState,
     changed,
@@ -241,6 +250,9 @@ def load_graph(
             check_graph(arrays, structure=not same)  # a reused graph's weight-free structure was checked already
         except FormatError as exc:
             raise FormatError(f"graph {p}: {exc}: re-run `starroute preprocess`") from None
+    for name, arr in arrays.items():  # the checksums and checks read every page: none stays resident for them
+        if reuse is None or arr is not reuse.arrays.get(name):
+            release_pages(arr)
     return Graph(p, manifest, arrays, files)
 
 

@@ -240,6 +240,11 @@ class ModelCache:
             self._customizer.shutdown(wait=True)
             self._customizer = None
 
+    def routers(self) -> list[Router]:
+        """The routers of the views built so far."""
+        with self._lock:
+            return [v.router for v in self._views.values()]
+
     def cached(self, model: CustomModel) -> bool:
         """Whether `model`'s view is built (a request for it needs no build)."""
         with self._lock:
