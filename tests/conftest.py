@@ -144,3 +144,23 @@ def osrm_base():  # type: ignore[no-untyped-def]
     proc, base = start_osrm(bin_dir, prepare_osrm(bin_dir, BUNDLED, work))
     yield base
     stop(proc)
+
+
+_FILE_SECONDS: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Each test file's seconds (setup, call and teardown summed), for the summary below."""
+    path = report.nodeid.split("::", 1)[0]
+    _FILE_SECONDS[path] = _FILE_SECONDS.get(path, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """The 20 test files that took longest: where the suite's time goes (its goal is under 12 minutes)."""
+    if not _FILE_SECONDS:
+        return
+    total = sum(_FILE_SECONDS.values())
+    terminalreporter.section("slowest test files")
+    for path, secs in sorted(_FILE_SECONDS.items(), key=lambda kv: -kv[1])[:20]:
+        terminalreporter.write_line(f"{secs:8.1f} s {100 * secs / total:5.1f} %  {path}")
+    terminalreporter.write_line(f"{total:8.1f} s in {len(_FILE_SECONDS)} files")
