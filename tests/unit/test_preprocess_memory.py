@@ -1,5 +1,5 @@
 """The preprocess's memory helpers: the heap trimmed between stages, and the comparison that shows a leaner build is
-the same graph (`bench.graph_bytes`)."""
+the same graph (`harness.graph_bytes`)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.graph_bytes import differences, table
 from floor.format.graph import save_graph
 from floor.memory import trim_heap
 from floor.report import Reporter
+from harness.graph_bytes import differences, table
 from preprocessing.graph import arrays_from_arcs
 
 
