@@ -14,6 +14,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from floor.memory import trim_heap
+
 
 def peak_rss_mb() -> float:
     """Peak resident set size of this process so far, in MiB."""
@@ -117,6 +119,7 @@ class Reporter:
         finally:
             if progress is not None:
                 progress.stop()
+        trim_heap()  # what the stage freed leaves the process's resident set before the next stage starts
         secs = time.perf_counter() - t0
         self.stages[name] = {"seconds": round(secs, 3), "peak_rss_mb": round(peak_rss_mb(), 1)}
         if name in self._beside:  # its work ran beside another stage: its own seconds, and the wait for it

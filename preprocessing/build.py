@@ -130,14 +130,14 @@ def point_segments(
     first[geom_first[:-1]] = True
     last = np.zeros(len(pos), dtype=bool)
     last[geom_first[1:] - 1] = True
-    out = np.zeros((len(pos), 4), dtype=np.int64)
+    out = np.zeros((len(pos), 4), dtype=np.int32)  # deciseconds cast as stored (int32), not held as int64 first
     out[:, 0] = np.where(first, 0, seg_f[pos])
     out[:, 1] = np.where(first, 0, seg_b[pos])
     out[:, 2] = np.where(first, 0, np.where(last, on_arcs * pen_f[pos], pen_f[pos]))
     out[:, 3] = np.where(last, 0, np.where(first, on_arcs * pen_b[pos], pen_b[pos]))
     out[~fmask[chain], 0::2] = 0
     out[~bmask[chain], 1::2] = 0
-    return out.astype(np.int32)
+    return out
 
 
 def encoded_values(
@@ -201,6 +201,7 @@ def build_arrays(
             break
         at = np.searchsorted(nodes.osm_id, arrays["geom_osm_id"][points])
         cut[at] = True
+        arrays.clear()  # the next round builds them again: never two rounds' arrays at once
     else:  # pragma: no cover - the rule converges after one round
         raise AssertionError("OSRM's compression kept shape points after cutting the chains there")
     flags = compressed * NODE_COMPRESSED + turning[node_src] * NODE_TURNING
@@ -272,10 +273,12 @@ def _build(
     prev_missing[1:] = ~present[:-1]
     brk = is_start | (prev_missing & ~is_start)
     piece = np.cumsum(brk) - 1
-    keep = present.copy()
+    keep = present
     ni = idx_c[keep]
     piece = piece[keep]
     way_of_pos = way_of_pos[keep]
+    del idx, idx_c, present, keep, is_start, prev_missing, brk, refs  # the build's peak is per way position: each
+    # temporary goes as soon as it is spent
     # drop consecutive duplicates created by removing a missing node between two equal refs
     if len(ni):
         dup = np.zeros(len(ni), dtype=bool)
@@ -303,8 +306,10 @@ def _build(
     junction |= nodes.barrier & (use > 0)
     junction |= cut & (use > 0)
     cut = junction[ni]
+    del junction
     cuts = np.flatnonzero(cut)
     same = piece[cuts[1:]] == piece[cuts[:-1]]
+    del piece, piece_dense, piece_len, ok
     c0 = cuts[:-1][same]
     c1 = cuts[1:][same]
     nc = len(c0)
@@ -325,12 +330,16 @@ def _build(
         directed, direction = nodes.directed_ds[ni].astype(np.int64), nodes.direction[ni]
         pen_f += np.where(direction == OBSTACLE_FORWARD, directed, 0)
         pen_b += np.where(direction == OBSTACLE_BACKWARD, directed, 0)
+        del directed, direction
     if nodes.passing_ds is not None:  # a node inside a chain is one OSRM compresses away: passing it costs this
         passing = np.where(cut, 0, nodes.passing_ds[ni].astype(np.int64))
         pen_f, pen_b = pen_f + passing, pen_b + passing
+        del passing
     _stop_rules(nodes, ni, cut, cs, pen_f, pen_b)
+    del pen, cs
     pcf, pcb = np.cumsum(pen_f), np.cumsum(pen_b)
     interior_f, interior_b = pcf[c1 - 1] - pcf[c0], pcb[c1 - 1] - pcb[c0]
+    del pcf, pcb
     chain_way = way_of_pos[c0]
 
     # geometry: positions c0..c1 inclusive per chain
@@ -340,7 +349,8 @@ def _build(
     pos = np.repeat(c0, npts) + (np.arange(geom_first[-1]) - np.repeat(geom_first[:-1], npts))
     geom_lon = lon[pos]
     geom_lat = lat[pos]
-    geom_osm_id = nodes.osm_id[ni][pos]
+    geom_osm_id = nodes.osm_id[ni[pos]]
+    del lon, lat
 
     # graph node ids: junctions get one id; blocking barriers one id per chain end that touches them
     a_node = ni[c0]
@@ -352,6 +362,7 @@ def _build(
     nid = len(plain)
     ends = np.concatenate([a_node, b_node])
     gid = jid[ends]
+    del jid
     bar = nodes.barrier[ends]
     gid[bar] = nid + np.arange(int(bar.sum()))
     node_src = np.concatenate([plain, ends[bar]])  # NodeTable index of each graph node
@@ -364,11 +375,6 @@ def _build(
     seg_rate = ways.rate[seg_way] if ways.rate is not None else np.ones(p)
     in_chain = ~piece_start
 
-    def per_segment(kmh: np.ndarray, dur: np.ndarray, r: np.ndarray) -> np.ndarray:
-        """Deciseconds of the segment ending at each position: `segment_ds` at `kmh` (or the way's `duration`
-        split evenly over its segments) slowed by the rate `r`; 0 at a piece's first position."""
-        return np.where(in_chain, segment_ds(seg, kmh, dur, seg_edges, r), 0)
-
     def weights(per_seg: np.ndarray, pens: np.ndarray) -> np.ndarray:
         """Deciseconds of each chain: its segments plus the node penalties `pens` (inside, and at the head unless
         the turns charge those)."""
@@ -376,15 +382,22 @@ def _build(
         return (cum[c1] - cum[c0]) + pens
 
     one = np.ones(p)
-    fk_s, bk_s = ways.fwd_kmh[seg_way], ways.bwd_kmh[seg_way]
-    fd_s, bd_s = ways.fwd_duration_s[seg_way], ways.bwd_duration_s[seg_way]
     head_f, head_b = pen_f[c1], pen_b[c0]  # the obstacle at the head node, arriving forward / backward
     on_arcs = 0 if obstacles_on_turns else 1  # OSRM charges a junction's obstacle on the turns passing it
     fpen, bpen = interior_f + on_arcs * head_f, interior_b + on_arcs * head_b
-    seg_fw, seg_bw = per_segment(fk_s, fd_s, seg_rate), per_segment(bk_s, bd_s, seg_rate)  # weight (routability)
-    seg_ft, seg_bt = per_segment(fk_s, fd_s, one), per_segment(bk_s, bd_s, one)  # duration
+    # deciseconds of the segment ending at each position: `segment_ds` at the way's speed (or its `duration` split
+    # evenly over its segments; per way, gathered one at a time) slowed by the rate, for the weight (routability),
+    # then at rate 1 for the duration; 0 at a piece's first position
+    seg_fw, seg_bw, seg_ft, seg_bt = (
+        np.where(in_chain, segment_ds(seg, kmh[seg_way], dur[seg_way], seg_edges, r), 0)
+        for kmh, dur, r in (
+            (ways.fwd_kmh, ways.fwd_duration_s, seg_rate), (ways.bwd_kmh, ways.bwd_duration_s, seg_rate),
+            (ways.fwd_kmh, ways.fwd_duration_s, one), (ways.bwd_kmh, ways.bwd_duration_s, one),
+        )
+    )  # fmt: skip
     fw, bw = weights(seg_fw, fpen), weights(seg_bw, bpen)
     ft, bt = weights(seg_ft, fpen), weights(seg_bt, bpen)
+    del one, seg_rate, seg_edges, seg, seg_way, way_of_pos, in_chain
     fk = ways.fwd_kmh[chain_way]
     bk = ways.bwd_kmh[chain_way]
     fd = ways.fwd_duration_s[chain_way]

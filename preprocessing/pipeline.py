@@ -100,6 +100,7 @@ def preprocess(
         needed = np.unique(ways.refs)
         with rep.stage("read nodes", total=len(needed), unit="nodes") as tick:
             nodes = read_nodes(src, needed, prof, progress=tick)
+        del needed
         if turns is None:
             turns = bool(prof.TURNS)
         restrictions: list[Restriction] = []
@@ -117,6 +118,11 @@ def preprocess(
 
     report: dict[str, Any] = dict(ways.report)
     report.update(build_report)
+    strings = len(ways.strings)
+    from preprocessing.osm.penalties import penalty_arrays  # where gates are, for the steps
+
+    pen_arrays = penalty_arrays(nodes)
+    del ways, nodes, vias  # the OSM tables end with the build: none is held beside the later stages
     contract = ch or landmarks > 0
     if turns or contract:  # compiled (first run) or loaded before the stages, reported as compile, not stage time
         estimate = (TURNS_COMPILE_S if turns else 0.0) + (CONTRACT_COMPILE_S if contract else 0.0)
@@ -152,7 +158,7 @@ def preprocess(
             "arcs": build_report["arcs"],
             "chains": build_report["chains"],
             "shape_points": build_report["shape_points"],
-            "strings": len(ways.strings),
+            "strings": strings,
             "components": build_report["components"],
             "largest_component_nodes": build_report["largest_component_nodes"],
         },
@@ -207,9 +213,8 @@ def preprocess(
         manifest["landmarks"] = lm_meta
 
     from preprocessing.basemap import build_basemap, wanted  # the map's background (`basemap`: None = by extract size)
-    from preprocessing.osm.penalties import penalty_arrays  # where gates are, for the steps
 
-    arrays.update(penalty_arrays(nodes))
+    arrays.update(pen_arrays)
     if wanted(src, basemap):
         with rep.stage("basemap"):
             bg_arrays, manifest["basemap"] = build_basemap(src)
