@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from app.settings import Settings
+from floor.memory import trim_heap
 
 log = logging.getLogger("starroute")
 
@@ -202,23 +203,8 @@ def prepare_fork(service: Any) -> None:
     if service.engine is not None:
         service.engine.before_fork()
     gc.collect()
-    trim_heap()
+    trim_heap()  # arrays freed before the fork would stay resident in every worker
     gc.freeze()
-
-
-def trim_heap() -> None:
-    """Hand the C heap's free pages back to the system (glibc's `malloc_trim`; nothing elsewhere): arrays freed
-    before a fork otherwise stay in the process's heap and arenas, resident, and are inherited by every worker."""
-    import ctypes
-    import ctypes.util
-
-    name = ctypes.util.find_library("c")
-    try:
-        libc = ctypes.CDLL(name) if name else None
-        if libc is not None and hasattr(libc, "malloc_trim"):
-            libc.malloc_trim(0)
-    except OSError:
-        pass
 
 
 def _supervisor(service: Any) -> type:
