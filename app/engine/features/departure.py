@@ -479,9 +479,16 @@ def td_table(model: TDModel, legs: Legs, sources: Sequence[Phantom], destination
     dist = np.full((ns, nt), INF_WEIGHT, np.int64)
     pot = _set_potentials(model, targets)
 
-    def rows(which: range) -> None:
+    order = iter(range(ns))  # rows handed out one at a time: neither thread idles while the other has work
+    take = threading.Lock()
+
+    def rows() -> None:
         state, counter = model.state()
-        for i in which:
+        while True:
+            with take:
+                i = next(order, -1)
+            if i < 0:
+                return
             _, src = _source_seeds(model, legs, sources[i])
             q = model.next_query(counter, state)
             td_tree(g, excl, src, np.int64(tau0), targets, np.int64(0), pot, state, q, dur[i], dist[i])
@@ -493,12 +500,11 @@ def td_table(model: TDModel, legs: Legs, sources: Sequence[Phantom], destination
                     if c <= dur[i, j]:
                         dur[i, j], dist[i, j] = c, dr[1]
 
-    half = ns // 2 if ns * nt >= 400 else 0
     helper = None
-    if half:
-        helper = threading.Thread(target=rows, args=(range(half, ns),), name="starroute-td-table")
+    if ns >= 2 and ns * nt >= 400:
+        helper = threading.Thread(target=rows, name="starroute-td-table")
         helper.start()
-    rows(range(0, half if half else ns))
+    rows()
     if helper is not None:
         helper.join()
     return dur, dist
