@@ -245,7 +245,7 @@ def td_route(g, h, use_pot, excl, sources, tau0, targets, state, q):  # pragma: 
     s_nodes, s_part, s_row = sources
     t_nodes, t_turn, t_part, t_row, t_lb = targets
     factor = g.factor
-    lab_, dst, pred, st, hk, hn = state.lab, state.dst, state.pred, state.st, state.hk, state.hn
+    lab_, dst, pred, st, hk = state.lab, state.dst, state.pred, state.st, state.hk
     tmark, tidx, out = state.tmark, state.tidx, state.out
     lab = 2 * q
     done = lab + 1
@@ -269,7 +269,7 @@ def td_route(g, h, use_pot, excl, sources, tau0, targets, state, q):  # pragma: 
             dst[v] = 0
             pred[v] = -1 - i
             st[v] = lab
-            size = heap_push(hk, hn, size, a - tau0 + hv, v)
+            size = qpush(hk, size, ((a - tau0 + hv) << 32) | v)
     best = INF_WEIGHT
     best_node = -1
     settled = 0
@@ -283,7 +283,9 @@ def td_route(g, h, use_pot, excl, sources, tau0, targets, state, q):  # pragma: 
         g.node_row,
     )  # noqa: E501
     while size > 0:
-        key, u, size = heap_pop(hk, hn, size)
+        item, size = qpop(hk, size)
+        key = item >> 32
+        u = np.int32(item & 0xFFFFFFFF)
         if st[u] == done:
             continue
         if key >= best:
@@ -315,7 +317,7 @@ def td_route(g, h, use_pot, excl, sources, tau0, targets, state, q):  # pragma: 
                 lab_[v] = a
                 pred[v] = e
                 st[v] = lab
-                size = heap_push(hk, hn, size, a - tau0 + hv, v)
+                size = qpush(hk, size, ((a - tau0 + hv) << 32) | v)
     out[0] = best
     out[1] = best_node
     out[2] = settled
