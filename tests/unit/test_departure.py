@@ -121,63 +121,6 @@ def test_random_graphs_equal_the_oracle(seed: int) -> None:
     assert finite > 0 or n < 5
 
 
-def test_window_until_its_end_then_weekly_equals_the_oracle() -> None:
-    assert sum(window_until_case(seed, True) for seed in range(12)) > 0  # cases where the window alone goes wrong
-    for seed in range(12):  # short arcs, steep factors: ties at the window's end (a node reopened)
-        window_until_case(seed, False)
-
-
-def window_until_case(seed: int, long: bool) -> int:
-    """td_route_until: a window's hierarchy until the window's end, the weekly one after (`max(weekly, min(window,
-    end - t))`), equals the oracle for departures inside the window, routes ending before or after its end. Arcs
-    last up to 6000 ds here (factors 1 to 2, FIFO), so a route spans slots and the window's end matters."""
-    g = with_cch(random_graph(seed, 40, 120))
-    rng = np.random.default_rng(100 + seed)
-    n = g.num_nodes
-    fac = T.factors_from_percent(rng.integers(50, 101, (3, SLOTS)) if long else rng.integers(20, 201, (3, SLOTS)))
-    scale = 200 if long else 1
-    node_dur = rng.integers(0, 30 * scale, n).astype(np.int32)
-    node_dur[rng.random(n) < 0.05] = -1
-    node_row = rng.integers(-1, 3, n).astype(np.int32)
-    flags = np.zeros(g.num_arcs, np.uint8)
-    ta = T.td_arrays(g.first_out, g.arc_head, g.arc_tail, g.arc_weight, flags, g.arc_dist, node_dur, node_row, fac)
-    closed = node_dur[np.asarray(g.arc_head)] < 0
-
-    def hierarchy(mins: np.ndarray) -> T.TDHierarchy:
-        lbw = T.lower_bound_weights(ta._replace(row_min=mins))
-        return T.hierarchy_of(customize(g, weight=lbw, dist=np.asarray(g.arc_dist), duration=lbw, forbidden=closed))
-
-    h = hierarchy(ta.row_min)
-    st = T.new_state(n, g.num_arcs, h.up_arcs.shape[0])
-    later = st._replace(pval=np.zeros(n, np.int64), pst=np.zeros(n, np.int32), bval=np.zeros(n, np.int64),
-                        bst=np.zeros(n, np.int32))  # fmt: skip
-    q = differ = 0
-    for trial in range(6):
-        a = int(rng.integers(0, WEEK_DS - 40000))
-        end = a + int(rng.integers(10, 100)) * scale
-        mins = T.window_minimum(ta.factor, a, end)
-        hw = hierarchy(mins)
-        for _ in range(20):
-            tau0 = int(rng.integers(a, end + 1))
-            k = int(rng.integers(1, 3))
-            src = (rng.choice(n, k, replace=False).astype(np.int32), rng.integers(0, 10 * scale, k).astype(np.int32),
-                   rng.integers(-1, 3, k).astype(np.int32))  # fmt: skip
-            tn = np.sort(rng.choice(n, 1)).astype(np.int32)
-            tt, tp, tr = np.zeros(1, np.int64), rng.integers(0, 10 * scale, 1).astype(np.int64), np.full(1, 1, np.int32)
-            tlb = tt + np.array([T.lower_bound(int(tp[0]), 1, ta.row_min)], np.int64)
-            tlbw = tt + np.array([T.lower_bound(int(tp[0]), 1, mins)], np.int64)
-            want, _, _, _ = td_dijkstra(ta, src, tau0, (tn, tt, tp, tr))
-            q += 1
-            T.td_route_until(ta, hw, True, 0, src, np.int64(tau0), (tn, tt, tp, tr, tlbw), st, q, h, True,
-                             np.int64(end), tlb, later)  # fmt: skip
-            got = INF_WEIGHT if st.out[1] < 0 else int(st.out[0]) + tau0
-            assert got == want, f"seed {seed} trial {trial} tau0 {tau0} end {end}"
-            q += 1  # the window's hierarchy alone: wrong on some routes passing its end
-            T.td_route(ta, hw, True, 0, src, np.int64(tau0), (tn, tt, tp, tr, tlbw), st, q)
-            differ += (INF_WEIGHT if st.out[1] < 0 else int(st.out[0]) + tau0) != want
-    return differ
-
-
 def test_window_minimum_bounds_the_factor_inside_the_window() -> None:
     rng = np.random.default_rng(8)
     fac = T.factors_from_percent(rng.integers(30, 201, (3, SLOTS)))

@@ -51,7 +51,6 @@ from app.engine.search.timedep import (
     set_potentials,
     td_arrays,
     td_route,
-    td_route_until,
     td_tree,
     ttf,
     walk_times,
@@ -198,22 +197,10 @@ class TDModel:
             st = self._local.state = (new_state(g.node_dur.shape[0], g.arc_head.shape[0], up), [0])
         return st
 
-    def later_state(self, state: TDState) -> TDState:
-        """This thread's second potential memo beside `state` (the weekly bounds after a window's end)."""
-        st = getattr(self._local, "later", None)
-        if st is None:
-            n = state.pval.shape[0]
-            st = self._local.later = state._replace(
-                pval=np.zeros(n, np.int64), pst=np.zeros(n, np.int32), bval=np.zeros(n, np.int64),
-                bst=np.zeros(n, np.int32),
-            )  # fmt: skip
-        return st
-
     def next_query(self, counter: list[int], state: TDState) -> int:
         counter[0] += 1
         if counter[0] > _STAMP_LIMIT:
-            later = getattr(self._local, "later", None)
-            for a in (state.st, state.tmark, state.pst, state.bst, *((later.pst, later.bst) if later else ())):
+            for a in (state.st, state.tmark, state.pst, state.bst):
                 a.fill(0)
             counter[0] = 1
         return counter[0]
@@ -327,17 +314,8 @@ def td_leg(model: TDModel, legs: Legs, i: int, src: Phantom, tgt: Phantom, tau0:
             q = model.next_query(counter, state)
             t_lb = t_turn + _lower_bounds(g, t_part, t_row, mins)
             hh = h if h is not None else _stand_in(model)
-            weekly = upper is not None and np.array_equal(mins, g.row_min)  # the rush ends before `upper`
-            late = bounds.longest_tight(tau0) if weekly else None
-            hw = bounds.for_window(late[0]) if late is not None and h is not None else None
-            if late is not None and hw is not None and hw is not h:  # the window's bounds until its end, then weekly
-                t_lbw = t_turn + _lower_bounds(g, t_part, t_row, late[0])
-                td_route_until(g, hw, True, excl, (s_nodes, s_part, s_row), np.int64(tau0),
-                               (t_nodes, t_turn, t_part, t_row, t_lbw), state, q, hh, True, np.int64(late[1]), t_lb,
-                               model.later_state(state))  # fmt: skip
-            else:
-                td_route(g, hh, h is not None, excl, (s_nodes, s_part, s_row), np.int64(tau0),
-                         (t_nodes, t_turn, t_part, t_row, t_lb), state, q)  # fmt: skip
+            td_route(g, hh, h is not None, excl, (s_nodes, s_part, s_row), np.int64(tau0),
+                     (t_nodes, t_turn, t_part, t_row, t_lb), state, q)  # fmt: skip
             out = state.out
             stats.settled, stats.relaxed = int(out[2]), int(out[3])
             if out[1] >= 0:

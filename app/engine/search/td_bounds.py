@@ -93,19 +93,6 @@ class LowerBounds:
                 return self._grid[i, start % SLOTS].astype(np.int64)
         return self.arrays.row_min
 
-    def longest_tight(self, tau0: int) -> tuple[np.ndarray, int] | None:
-        """The longest grid window from the quarter hour holding tau0 whose minima are tighter than the weekly ones
-        somewhere, and its end (week time); None when every one is the weekly bounds. A route arriving after its end
-        takes it until then and the weekly bounds after (`timedep.td_route_until`)."""
-        start = tau0 // SLOT_DS
-        if self._grid is None:
-            self._grid = grid(self.arrays.factor)
-        for i in range(len(LENGTHS) - 1, -1, -1):
-            mins = self._grid[i, start % SLOTS].astype(np.int64)
-            if np.any(mins > self.arrays.row_min):
-                return mins, (start + LENGTHS[i]) * SLOT_DS
-        return None
-
     def distinct(self) -> list[np.ndarray]:
         """The grid windows' distinct minima other than the weekly ones, the most used first."""
         if self._grid is None:

@@ -235,33 +235,7 @@ def potential(h, r0, state, q):  # pragma: no cover - numba
 @kernel
 def td_route(g, h, use_pot, excl, sources, tau0, targets, state, q):  # pragma: no cover - numba
     """TD-A* (h: the CH potentials, `use_pot`) or TD-Dijkstra (h = 0) from source seeds departing at week time
-    `tau0` to the best target seed; arcs whose `arc_flags & excl` are skipped (`td_route_until` without its later
-    bounds)."""
-    td_route_until(g, h, use_pot, excl, sources, tau0, targets, state, q, h, False, np.int64(0), targets[4], state)
-
-
-@kernel
-def _split_potential(h, use_pot, v, state, q, h2, until, rest, state2):  # pragma: no cover - numba
-    """`td_route_until`'s potential of node v with `rest` ds left until `end`."""
-    if not use_pot:
-        return np.int64(0)
-    hv = potential(h, h.rank[v], state, q)
-    if not until or hv >= INF_WEIGHT:
-        return hv
-    lo = potential(h2, h2.rank[v], state2, q)
-    m = hv if hv < rest else rest
-    return lo if lo > m else m
-
-
-@kernel
-def td_route_until(g, h, use_pot, excl, sources, tau0, targets, state, q, h2, until, end, t_lb2,
-                   state2):  # fmt: skip  # pragma: no cover - numba
-    """`td_route`; with `until`, h is valid only for arcs entered by week time `end` (a window's hierarchy, `targets`'
-    lower bounds on its minima) and h2 always (the weekly one, `t_lb2`, its memo in `state2`): the potential of a
-    node reached at t is `max(h2, min(h, end - t))` (the rest arrives by `end`, all of it on h's bounds, or it takes
-    at least until `end`), consistent, and `t + potential` never decreases in t. It can stay flat (`end` while
-    `min` is `end - t`), so a node can be popped at the same key as a better label of it still queued: with `until`
-    a settled node whose label improves is reopened (label-correcting); the stop at the best arrival stays exact.
+    `tau0` to the best target seed; arcs whose `arc_flags & excl` are skipped.
 
     `sources` = (nodes, parts ds, rows): a source seed starts its node at `tau0 + ttf(part)`; `targets` = (nodes,
     turn ds, parts ds, rows, lower bounds): reaching target seed j's node at tau arrives at `tau' + ttf(part)(tau')`,
@@ -283,16 +257,12 @@ def td_route_until(g, h, use_pot, excl, sources, tau0, targets, state, q, h2, un
         for j in range(t_nodes.shape[0]):
             t_ranks[j] = h.rank[t_nodes[j]]
         _backward_upward(h, t_ranks, t_lb, state, q)
-        if until:
-            for j in range(t_nodes.shape[0]):
-                t_ranks[j] = h2.rank[t_nodes[j]]
-            _backward_upward(h2, t_ranks, t_lb2, state2, q)
     size = 0
     for i in range(s_nodes.shape[0]):
         v = s_nodes[i]
         a = tau0 + ttf(s_part[i], s_row[i], factor, tau0)
         if st[v] < lab or a < lab_[v]:
-            hv = _split_potential(h, use_pot, v, state, q, h2, until, end - a, state2)
+            hv = potential(h, h.rank[v], state, q) if use_pot else 0
             if hv >= INF_WEIGHT:
                 continue
             lab_[v] = a
@@ -335,13 +305,13 @@ def td_route_until(g, h, use_pot, excl, sources, tau0, targets, state, q, h2, un
                 continue
             v = head[e]
             d = node_dur[v]
-            if d < 0 or (st[v] == done and not until):  # until: a node may be reopened (below)
+            if d < 0 or st[v] == done:
                 continue
             relaxed += 1
             te = tu + turn[e]
             a = te + ttf(d, node_row[v], factor, te)
             if st[v] < lab or a < lab_[v]:
-                hv = _split_potential(h, use_pot, v, state, q, h2, until, end - a, state2)
+                hv = potential(h, h.rank[v], state, q) if use_pot else 0
                 if hv >= INF_WEIGHT:
                     continue
                 lab_[v] = a
