@@ -14,9 +14,10 @@ the travel-time functions (`_retime`), its weight the path's static weight.
   by the time is found by one backward TD-A* per leg from the last (`td_latest_departure`, `td_backward`), then the
   route departing then; the oracle (`algorithm=dijkstra`) searches on departure times instead (`latest_departure`:
   a secant step from the feasible side, bisection when it overshoots); both exact to the decisecond.
-- **Tables**: per source one TD-A* until every destination seed is settled (`timedep.td_tree`), its potential the
-  exact weekly lower-bound distance to the nearest destination (`timedep.set_potentials`, once per table), the
-  sources shared between the calling thread and one more (the kernels release the GIL).
+- **Tables**: per source one TD-A* until every destination seed is settled or, every destination found, its smallest
+  key passes the largest arrival (`timedep.td_tree`), its potential the exact weekly lower-bound distance to the
+  nearest destination (`timedep.set_potentials`, once per table), the rows handed one at a time to the calling
+  thread and one more (the kernels release the GIL).
 - **Isochrones**: one TD-Dijkstra with the largest limit as cutoff; each road arc reached from its entry time, cut
   at the limit in proportion to its travel time at that entry.
 """
