@@ -209,6 +209,37 @@ def test_set_potentials_are_the_exact_distances_to_the_nearest_target() -> None:
                 assert got[j] == want_j, f"seed {seed} trial {trial} target {j}"
 
 
+def test_table_rows_stop_once_every_target_is_found() -> None:
+    """A table row stops when its smallest key passes the largest arrival found, every target phantom having one:
+    a phantom whose far seed node is never settled still gets its exact arrival (the oracle's), and the row settles
+    no node beyond that arrival (it used to settle on until the far seed node)."""
+    checked = 0
+    for seed in range(10):
+        g, ta, _, rng = random_case(seed, 30, 90)
+        n = g.num_nodes
+        st = T.new_state(n, g.num_arcs, 0)
+        for trial in range(5):
+            src = (rng.choice(n, 1).astype(np.int32), np.zeros(1, np.int64), np.full(1, -1, np.int32),
+                   np.zeros(1, np.int64))  # fmt: skip
+            tau0 = int(rng.integers(0, WEEK_DS))
+            one = np.zeros(1, np.int64)
+            _, _, lab, _ = td_dijkstra(ta, src[:3], tau0, (src[0], one, one, np.full(1, -1, np.int32)))
+            reached = np.flatnonzero(lab < INF_WEIGHT)
+            reached = reached[np.argsort(lab[reached], kind="stable")]
+            if len(reached) < 4 or lab[reached[-1]] <= lab[reached[1]]:
+                continue
+            near, far = int(reached[1]), int(reached[-1])
+            tn = np.array(sorted((near, far)), np.int32)
+            z2, none2 = np.zeros(2, np.int64), np.full(2, -1, np.int32)
+            tgt = (tn, z2, z2, none2, z2, np.zeros(2, np.int32))  # one phantom, two seed nodes
+            got, dist = np.full(1, INF_WEIGHT, np.int64), np.zeros(1, np.int64)
+            T.td_tree(ta, 0, src, np.int64(tau0), tgt, np.int64(0), np.zeros(n, np.int64), st, 1 + trial, got, dist)
+            assert got[0] == lab[near] - tau0, f"seed {seed} trial {trial}"
+            assert st.out[0] <= int((lab[reached] <= lab[near]).sum()), f"seed {seed} trial {trial}"
+            checked += 1
+    assert checked >= 20
+
+
 def backward_distances(ta: T.TDArrays, lbw: np.ndarray, seeds: list[tuple[int, int]]) -> list[int]:
     """Plain Dijkstra on the reversed lower-bound metric (closed heads left out): the exact distance to the seeds."""
     n = ta.node_dur.shape[0]

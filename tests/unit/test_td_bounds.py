@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 from app.engine.data import load
+from app.engine.errors import NoRoute
 from app.engine.facade import Engine, RouteRequest, Waypoints
-from app.engine.features.departure import install_profiles, td_model
+from app.engine.features.departure import When, backward_bounds, install_profiles, parse_time, td_model
 from app.engine.search import timedep as T
 from app.engine.search.td_bounds import LENGTHS, LowerBounds, grid
 from floor.format.units import SLOT_DS, SLOTS
@@ -73,3 +74,28 @@ def test_no_window_beyond_the_budget(engine: Engine) -> None:
     assert tight.for_window(mins) is tight.weekly  # ... but the budget leaves no room: the weekly bounds serve
     tight.wait()
     assert tight.kept() == 0 and tight.customizations == 1
+
+
+def test_arrive_by_on_window_bounds_equals_the_oracle(engine: Engine) -> None:
+    """arrive_by's backward search takes the grid window holding [the static path's latest departure, the arrival]
+    (tighter than the weekly bounds at rush hour) and still equals the search on departures (the oracle)."""
+    model = td_model(engine.router)
+    b = model.bounds
+    assert b is not None and b.weekly is not None
+    b.prepare()
+    tighter = done = 0
+    for a, z in pairs(engine, 10, seed=13):
+        for by in ("2026-12-07T08:30", "2026-12-07T09:05:10.5", "2026-12-08T07:50", "2026-12-07T03:00"):
+            try:
+                fast = engine.route(RouteRequest(Waypoints([a, z], default_radius_m=500), arrive_by=by))
+            except NoRoute:
+                continue
+            req = RouteRequest(Waypoints([a, z], default_radius_m=500), arrive_by=by, algorithm="dijkstra")
+            oracle = engine.route(req)
+            assert (fast.departure, fast.arrival) == (oracle.departure, oracle.arrival), (a, z, by)
+            mins, h = backward_bounds(model, fast.phantoms[0], fast.phantoms[1], model.at(When(parse_time(by, model.tz,
+                                      "b"), True)), 0)  # fmt: skip
+            assert np.all(mins >= model.check().row_min)
+            tighter += bool(np.any(mins > model.check().row_min)) and h is not b.weekly
+            done += 1
+    assert done > 10 and tighter > 5

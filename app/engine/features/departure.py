@@ -14,9 +14,10 @@ the travel-time functions (`_retime`), its weight the path's static weight.
   by the time is found by one backward TD-A* per leg from the last (`td_latest_departure`, `td_backward`), then the
   route departing then; the oracle (`algorithm=dijkstra`) searches on departure times instead (`latest_departure`:
   a secant step from the feasible side, bisection when it overshoots); both exact to the decisecond.
-- **Tables**: per source one TD-A* until every destination seed is settled (`timedep.td_tree`), its potential the
-  exact weekly lower-bound distance to the nearest destination (`timedep.set_potentials`, once per table), the
-  sources shared between the calling thread and one more (the kernels release the GIL).
+- **Tables**: per source one TD-A* until every destination seed is settled or, every destination found, its smallest
+  key passes the largest arrival (`timedep.td_tree`), its potential the exact weekly lower-bound distance to the
+  nearest destination (`timedep.set_potentials`, once per table), the rows handed one at a time to the calling
+  thread and one more (the kernels release the GIL).
 - **Isochrones**: one TD-Dijkstra with the largest limit as cutoff; each road arc reached from its entry time, cut
   at the limit in proportion to its travel time at that entry.
 """
@@ -39,7 +40,7 @@ from app.engine.features.isochrone import point_pieces, reached_arc_pieces
 from app.engine.route.assemble import AT_FIRST, AT_LAST, BWD, FWD, join_route
 from app.engine.route.legs import Legs
 from app.engine.search.cch import has_cch
-from app.engine.search.td_backward import incoming, latest_entry, td_latest
+from app.engine.search.td_backward import incoming, latest_along, latest_entry, td_latest
 from app.engine.search.td_bounds import LowerBounds
 from app.engine.search.td_reference import td_dijkstra
 from app.engine.search.timedep import (
@@ -381,8 +382,6 @@ def td_latest_departure(model: TDModel, legs: Legs, phantoms: Sequence[Phantom],
     backward TD-A* (`td_backward.td_latest`, the leg's stretch along a shared chain too), each leg arriving by the
     next one's latest departure (arrival is non-decreasing in departure, composed over legs). `NoRoute` for none."""
     g = model.check()
-    hier = model.hierarchy
-    hh = hier if hier is not None else _stand_in(model)
     first_in, in_arcs = derived(model, "incoming", lambda: incoming(g))
     state, counter = model.state()
     for i in range(len(phantoms) - 2, -1, -1):
@@ -391,8 +390,10 @@ def td_latest_departure(model: TDModel, legs: Legs, phantoms: Sequence[Phantom],
         _, (t_nodes, t_turn, t_part, t_row, _) = _target_seeds(model, legs, tgt)
         best = -INF_WEIGHT
         if len(s_nodes) and len(t_nodes):
+            mins, hier = backward_bounds(model, src, tgt, by, excl)
+            hh = hier if hier is not None else _stand_in(model)
             q = model.next_query(counter, state)
-            s_lb = _lower_bounds(g, s_part, s_row, g.row_min)
+            s_lb = _lower_bounds(g, s_part, s_row, mins)
             td_latest(g, first_in, in_arcs, hh, hier is not None, excl, (s_nodes, s_part, s_row, s_lb), np.int64(by),
                       (t_nodes, t_turn, t_part, t_row), state, q)  # fmt: skip
             best = int(state.out[0])
@@ -404,6 +405,36 @@ def td_latest_departure(model: TDModel, legs: Legs, phantoms: Sequence[Phantom],
             raise NoRoute(f"no route from waypoint {i} to waypoint {i + 1}")
         by = best
     return by
+
+
+def backward_bounds(model: TDModel, src: Phantom, tgt: Phantom, by: int,
+                    excl: int) -> tuple[np.ndarray, TDHierarchy | None]:  # fmt: skip
+    """The per-row minima and hierarchy of a leg's backward search arriving by `by`: those of the grid window holding
+    [D, by], D the static route's latest departure along its path (feasible, so no later than the answer: the
+    backward search only enters arcs in [D, by], the forward window argument mirrored), else the weekly ones."""
+    bounds = model.bounds
+    assert bounds is not None
+    low = _feasible_departure(model, src, tgt, by) if model.profiled and excl == 0 else None
+    if low is None:
+        return model.check().row_min, model.hierarchy
+    mins = bounds.window(low, by)
+    return mins, bounds.for_window(mins)
+
+
+def _feasible_departure(model: TDModel, src: Phantom, tgt: Phantom, by: int) -> int | None:
+    """The latest departure along the static route's path arriving by `by` (None: no hierarchy, no route)."""
+    r = model.router
+    if "ch" not in r.algorithms:
+        return None
+    try:
+        leg = r.query().route([src, tgt], "ch").legs[0]
+    except NoRoute:
+        return None
+    turn = np.zeros(leg.piece_arc.shape[0]) if leg.piece_turn_s is None else leg.piece_turn_s
+    turns = np.round(turn * 10).astype(np.int64)
+    parts = np.round(leg.piece_duration_s * 10).astype(np.int64) - turns
+    rows = model.road_row[leg.piece_arc.astype(np.int64)]
+    return int(latest_along(parts, rows, turns, model.check().factor, np.int64(by)))
 
 
 def latest_departure(arrival_of: Callable[[int], tuple[Any, int]], by: int) -> tuple[int, Any, int]:
@@ -479,9 +510,16 @@ def td_table(model: TDModel, legs: Legs, sources: Sequence[Phantom], destination
     dist = np.full((ns, nt), INF_WEIGHT, np.int64)
     pot = _set_potentials(model, targets)
 
-    def rows(which: range) -> None:
+    order = iter(range(ns))  # rows handed out one at a time: neither thread idles while the other has work
+    take = threading.Lock()
+
+    def rows() -> None:
         state, counter = model.state()
-        for i in which:
+        while True:
+            with take:
+                i = next(order, -1)
+            if i < 0:
+                return
             _, src = _source_seeds(model, legs, sources[i])
             q = model.next_query(counter, state)
             td_tree(g, excl, src, np.int64(tau0), targets, np.int64(0), pot, state, q, dur[i], dist[i])
@@ -493,12 +531,11 @@ def td_table(model: TDModel, legs: Legs, sources: Sequence[Phantom], destination
                     if c <= dur[i, j]:
                         dur[i, j], dist[i, j] = c, dr[1]
 
-    half = ns // 2 if ns * nt >= 400 else 0
     helper = None
-    if half:
-        helper = threading.Thread(target=rows, args=(range(half, ns),), name="starroute-td-table")
+    if ns >= 2 and ns * nt >= 400:
+        helper = threading.Thread(target=rows, name="starroute-td-table")
         helper.start()
-    rows(range(0, half if half else ns))
+    rows()
     if helper is not None:
         helper.join()
     return dur, dist

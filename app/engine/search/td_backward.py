@@ -59,6 +59,17 @@ def latest_entry(d, row, factor, t):  # pragma: no cover - numba
 
 
 @kernel
+def latest_along(parts, rows, turns, factor, by):  # pragma: no cover - numba
+    """The latest departure along a fixed path arriving by week time `by`: from its last piece back, each piece's
+    latest entry (`latest_entry`) less its turn (piece k: its turn, then its part `parts[k]` timed by `rows[k]`, as
+    `timedep.walk_times` times it forward). A feasible departure, so no later than the best one."""
+    t = np.int64(by)
+    for k in range(parts.shape[0] - 1, -1, -1):
+        t = latest_entry(parts[k], rows[k], factor, t) - turns[k]
+    return t
+
+
+@kernel
 def _forward_upward(h, s_ranks, s_cost, state, q):  # pragma: no cover - numba
     """The lower-bound hierarchy's forward upward search from the source seeds, to exhaustion (labels in bval)."""
     up_first, up_arcs = h.up_first, h.up_arcs
@@ -212,4 +223,4 @@ def incoming(g: TDArrays) -> tuple[np.ndarray, np.ndarray]:
     return first.astype(np.int32), order
 
 
-__all__ = ["TDHierarchy", "TDState", "incoming", "latest_entry", "source_potential", "td_latest"]
+__all__ = ["TDHierarchy", "TDState", "incoming", "latest_along", "latest_entry", "source_potential", "td_latest"]
