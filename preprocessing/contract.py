@@ -189,14 +189,15 @@ def _contract_rounds(
 def _base_records(graph: Graph, exclude_mask: int = 0) -> tuple[np.ndarray, int]:
     """One record per distinct (tail, head), tail != head: the min-weight arc, ties on the smallest arc id; arcs whose
     flags meet `exclude_mask` are left out."""
-    tail = np.asarray(graph.arc_tail, dtype=np.int64)
-    head = np.asarray(graph.arc_head, dtype=np.int64)
-    weight = np.asarray(graph.arc_weight, dtype=np.int64)
-    dist = np.asarray(graph.arc_dist, dtype=np.int64)
+    tail = np.asarray(graph.arc_tail)  # the graph's own arrays (int32), no copies: this runs beside the others
+    head = np.asarray(graph.arc_head)
+    weight = np.asarray(graph.arc_weight)
+    dist = np.asarray(graph.arc_dist)
     keep = tail != head
     if exclude_mask:
         keep &= (np.asarray(graph.arc_flags).astype(np.int64) & exclude_mask) == 0
     ids = np.flatnonzero(keep)
+    del keep
     order = ids[np.lexsort((ids, weight[ids], head[ids], tail[ids]))]
     if len(order):
         t, h = tail[order], head[order]
@@ -290,8 +291,10 @@ def build_ch(
     del pool, lst_start, lst_len, lst_cap, wd
 
     t0 = time.perf_counter()
-    arrays = _finalize(n, rec[: int(st[ST_NREC])], rank, up_first, down_first, int(st[ST_UP]), int(st[ST_DOWN]))
-    arrays = with_durations(arrays, np.asarray(graph.arc_duration))
+    arrays = _finalize(
+        n, rec[: int(st[ST_NREC])], rank, up_first, down_first, int(st[ST_UP]), int(st[ST_DOWN]), graph.arc_duration
+    )
+    del rec
     seconds["finalize"] = time.perf_counter() - t0
 
     shortcuts = int(np.count_nonzero(arrays["ch_unpack"][:, 1] >= 0))
@@ -320,42 +323,56 @@ def build_ch(
 
 
 def _finalize(
-    n: int, rec: np.ndarray, rank: np.ndarray, up_first: np.ndarray, down_first: np.ndarray, nup: int, ndown: int
+    n: int,
+    rec: np.ndarray,
+    rank: np.ndarray,
+    up_first: np.ndarray,
+    down_first: np.ndarray,
+    nup: int,
+    ndown: int,
+    arc_duration: np.ndarray,
 ) -> dict[str, np.ndarray]:
-    """Records -> rank-indexed upward/downward CSR graphs and the unpacking table."""
+    """Records -> rank-indexed upward/downward CSR graphs (head/tail, weight, dist, duration) and the unpacking table.
+
+    Everything is int32 (record and arc ids fit: the records hold them as int32) and each temporary goes once spent:
+    this runs at the contraction's peak, beside the records."""
     assert nup + ndown == len(rec), "every arc record must be final once all nodes are contracted"
-    pos = rec[:, R_POS].astype(np.int64)
+    pos = rec[:, R_POS]
     is_up = pos >= 0
-    up_rec = np.empty(nup, dtype=np.int64)
+    up_rec = np.empty(nup, dtype=np.int32)
     up_rec[pos[is_up]] = np.flatnonzero(is_up)
-    down_rec = np.empty(ndown, dtype=np.int64)
-    down_rec[-pos[~is_up] - 1] = np.flatnonzero(~is_up)
+    is_up ^= True  # now: is down
+    down_rec = np.empty(ndown, dtype=np.int32)
+    down_rec[-pos[is_up] - 1] = np.flatnonzero(is_up)
+    del is_up
     # within a rank, sort upward arcs by head rank and downward arcs by tail rank (locality, determinism)
-    up_tail = rank[rec[up_rec, R_TAIL]]
-    up_head = rank[rec[up_rec, R_HEAD]]
-    up_rec = up_rec[np.lexsort((up_head, up_tail))]
-    down_tail = rank[rec[down_rec, R_TAIL]]
-    down_head = rank[rec[down_rec, R_HEAD]]
-    down_rec = down_rec[np.lexsort((down_tail, down_head))]
-    glob = np.empty(len(rec), dtype=np.int64)
-    glob[up_rec] = np.arange(nup)
-    glob[down_rec] = nup + np.arange(ndown)
-    all_rec = np.concatenate([up_rec, down_rec])
-    a = rec[all_rec, R_A].astype(np.int64)
-    b = rec[all_rec, R_B].astype(np.int64)
-    sc = b >= 0
-    a[sc] = glob[a[sc]]
-    b[sc] = glob[b[sc]]
+    up_rec = up_rec[np.lexsort((rank[rec[up_rec, R_HEAD]], rank[rec[up_rec, R_TAIL]]))]
+    down_rec = down_rec[np.lexsort((rank[rec[down_rec, R_TAIL]], rank[rec[down_rec, R_HEAD]]))]
+    unpack = np.empty((nup + ndown, 2), dtype=np.int32)
+    for col, field in ((0, R_A), (1, R_B)):
+        unpack[:nup, col] = rec[up_rec, field]
+        unpack[nup:, col] = rec[down_rec, field]
+    glob = np.empty(len(rec), dtype=np.int32)  # record id -> CH arc id
+    glob[up_rec] = np.arange(nup, dtype=np.int32)
+    glob[down_rec] = np.arange(nup, nup + ndown, dtype=np.int32)
+    sc = np.flatnonzero(unpack[:, 1] >= 0)
+    unpack[sc, 0] = glob[unpack[sc, 0]]
+    unpack[sc, 1] = glob[unpack[sc, 1]]
+    del glob, sc
+    dur = _durations(unpack, arc_duration)
     order = np.empty(n, dtype=np.int32)
     order[rank] = np.arange(n, dtype=np.int32)
-    up = np.empty((nup, 3), dtype=np.int32)
+    up = np.empty((nup, 4), dtype=np.int32)
     up[:, 0] = rank[rec[up_rec, R_HEAD]]
     up[:, 1] = rec[up_rec, R_W]
     up[:, 2] = rec[up_rec, R_D]
-    down = np.empty((ndown, 3), dtype=np.int32)
+    up[:, 3] = dur[:nup]
+    del up_rec
+    down = np.empty((ndown, 4), dtype=np.int32)
     down[:, 0] = rank[rec[down_rec, R_TAIL]]
     down[:, 1] = rec[down_rec, R_W]
     down[:, 2] = rec[down_rec, R_D]
+    down[:, 3] = dur[nup:]
     return {
         "ch_rank": rank.astype(np.int32),
         "ch_order": order,
@@ -363,19 +380,19 @@ def _finalize(
         "ch_up_arcs": up,
         "ch_down_first": down_first.astype(np.int32),
         "ch_down_arcs": down,
-        "ch_unpack": np.stack([a, b], axis=1).astype(np.int32),
+        "ch_unpack": unpack,
     }
 
 
-def with_durations(arrays: dict[str, np.ndarray], arc_duration: np.ndarray) -> dict[str, np.ndarray]:
-    """The CH arrays with a 4th arc column: each CH arc's duration, the sum over its unpacked original arcs (a
-    fixed point over the unpacking table, one pass per level of shortcut nesting)."""
-    unpack = arrays["ch_unpack"].astype(np.int64)
+def _durations(unpack: np.ndarray, arc_duration: np.ndarray) -> np.ndarray:
+    """int32 per CH arc: its duration, the sum over its unpacked original arcs (a fixed point over the unpacking
+    table `unpack`, one pass per level of shortcut nesting)."""
     first, second = unpack[:, 0], unpack[:, 1]
     base = second < 0
     dur = np.full(len(unpack), -1, dtype=np.int64)
-    dur[base] = np.asarray(arc_duration, dtype=np.int64)[first[base]]
+    dur[base] = np.asarray(arc_duration)[first[base]]
     todo = np.flatnonzero(~base)
+    del base
     while len(todo):
         d1, d2 = dur[first[todo]], dur[second[todo]]
         ready = (d1 >= 0) & (d2 >= 0)
@@ -385,9 +402,4 @@ def with_durations(arrays: dict[str, np.ndarray], arc_duration: np.ndarray) -> d
         todo = todo[~ready]
     if len(dur) and int(dur.max()) >= 2**31:
         raise ValueError("a shortcut's duration exceeds int32")
-    nup = len(arrays["ch_up_arcs"])
-    out = dict(arrays)
-    for name, part in (("ch_up_arcs", dur[:nup]), ("ch_down_arcs", dur[nup:])):
-        arcs = arrays[name]
-        out[name] = np.concatenate([arcs[:, :3], part.astype(np.int32)[:, None]], axis=1)
-    return out
+    return dur.astype(np.int32)
