@@ -230,7 +230,7 @@ def stop_threads(router: Any) -> None:
 
 
 def install_profiles(router: Any, factor: np.ndarray, arc_row: np.ndarray) -> TDModel:
-    """Time profiles given as arrays (the contract's `td_factor` [P, 672], `td_arc_row` [m]) instead of the graph's:
+    """Time profiles given as arrays (the format's `td_factor` [P, 672], `td_arc_row` [m]) instead of the graph's:
     tests and benchmarks on graphs built without them."""
     model = TDModel(router, factor, arc_row)
     router.__dict__.setdefault("_derived", {})["td_model"] = model

@@ -5,8 +5,8 @@ Times are integer deciseconds of *week time* (`floor.format.units.WEEK_DS`, Mond
 A search node's label is the time it reaches the end of its road arc. Search arc e (u -> v) taken at label tau of u
 reaches v at `tau' + ttf(v, tau')`, `tau' = tau + turn[e]` (turn durations are static), `ttf` the piecewise-linear
 travel-time function of v's road arc (`ttf`, the one formula every search here and the oracle
-`app.engine.search.td_reference` call; docs/notes: td_contract). FIFO (arrival never decreases with departure) makes
-label-setting exact, as in Dijkstra's algorithm.
+`app.engine.search.td_reference` call; docs/DESIGN.md, "Graph directory arrays", states it). FIFO (arrival never
+decreases with departure) makes label-setting exact, as in Dijkstra's algorithm.
 
 **Potentials.** TD-A* keys a node by `label + h(v)`, h(v) the exact distance from v to the target set on the
 *lower-bound metric* (search arc e weighs `turn[e] + lb(head)`, `lb` the arc's static duration times its smallest
@@ -97,7 +97,7 @@ def new_state(n: int, arcs: int, up_arcs: int) -> TDState:
 def ttf(d, row, factor, tau):  # pragma: no cover - numba
     """Travel time (ds) of an arc (or a part of one) of static duration `d` ds timed by `factor` row `row` (-1:
     static) entered at week time `tau`: round(d * F(tau)), F linear between the slots' midpoints, wrapping around the
-    week (int64 arithmetic, exactly the contract's formula)."""
+    week (int64 arithmetic, exactly the format's formula, docs/DESIGN.md)."""
     if row < 0 or d <= 0:
         return np.int64(d)
     t = np.int64(tau) % WEEK_DS
@@ -491,7 +491,7 @@ def walk_times(arcs, parts, rows, turns, factor, tau0, out):  # pragma: no cover
 
 
 def factors_from_percent(pct: np.ndarray) -> np.ndarray:
-    """int32 [P, SLOTS] factors of speed rows in percent of free flow (the contract's `round(TD_ONE * 100 / pct)`)."""
+    """int32 [P, SLOTS] factors of speed rows in percent of free flow (the format's `round(TD_ONE * 100 / pct)`)."""
     p = np.asarray(pct, dtype=np.float64).reshape(-1, SLOTS)
     return np.round(TD_ONE * 100.0 / p).astype(np.int32)
 
