@@ -3,7 +3,8 @@ arc of the road graph, then the totals) and whether two builds are the same grap
 `bench/graph_bytes.py` and the tests.
 
 `differences` compares every array by name, dtype, shape and bytes, and the manifests without what says when and how
-fast they were built (`built_at`, the stages' seconds and peaks, the hierarchies' and landmarks' `seconds`); it
+fast they were built (`built_at`, the stages' seconds and peaks, the hierarchies' and landmarks' `seconds`, the
+`memory` figures and choice); it
 prints each difference and exits 1 if there is one: the check that a change to the preprocess kept its answers.
 """
 
@@ -15,7 +16,9 @@ from typing import Any
 
 import numpy as np
 
-TIMING_KEYS = ("built_at", "stages", "seconds")  # manifest keys (at any depth) that say how a build went, not what
+# manifest keys (at any depth) that say how a build went, not what: `memory` is the machine's and the choice of
+# running the CCH order and landmarks beside the contraction or after it, the same arrays either way
+TIMING_KEYS = ("built_at", "stages", "seconds", "memory")
 DERIVED = ("fingerprint", "arrays")  # checksums of the arrays, compared through the arrays themselves
 
 

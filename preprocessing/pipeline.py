@@ -31,7 +31,7 @@ from floor.format.graph import graph_in_memory, save_graph
 from floor.format.units import COORD_SCALE
 from floor.kernels.measure import measured_max_speed_mps
 from floor.report import Reporter
-from preprocessing import __version__
+from preprocessing import __version__, memory_budget
 from preprocessing.build import NoRoutableWays, build_arrays
 from preprocessing.osm.profiles import get_profile
 from preprocessing.osm.profiles.base import class_mask
@@ -64,6 +64,8 @@ def preprocess(
     basemap: bool | None = None,
     cch: bool = True,
     driving_side: str = "right",
+    low_memory: bool = False,
+    force_memory: bool = False,
 ) -> Path:
     """Turn an OSM extract into a graph directory for `profile`; returns the directory's path.
 
@@ -73,6 +75,11 @@ def preprocess(
     structure, on which the excludable sets are customized at run time instead of contracted here. `driving_side`
     ("right" or "left"): the side traffic keeps to, which the turn costs mirror (OSRM decides it per way from its
     own index of left-hand countries; here it is the whole extract's, said by whoever preprocesses it).
+
+    Memory (`preprocessing.memory_budget`): the run's estimated peak is logged first; `NotEnoughMemory` stops it
+    before reading the extract, and again before each heavy stage, when the machine's available memory cannot hold
+    it (`force_memory`: go on regardless). The CCH order and the landmarks are built beside the contraction only
+    when the three fit with a margin and not `low_memory`; the manifest's `memory` says which was chosen and why.
     """
     src = Path(input_path)
     out = Path(output_dir)
@@ -91,6 +98,14 @@ def preprocess(
         raise PreprocessError(str(exc)) from None
     if out.exists() and not force:
         raise PreprocessError(f"output {out} already exists: pass --force to replace it")
+    needs = memory_budget.run_estimate(src)
+    available = memory_budget.available_mib()
+    rep.log(
+        f"starroute: needs about {needs.after:,.0f} MiB ({needs.beside:,.0f} with the CCH order and landmarks "
+        f"beside the contraction); this machine has "
+        + ("an unknown amount available" if available is None else f"{available:,.0f} MiB available")
+    )
+    memory_budget.require("this extract", needs.after - memory_budget.rss_mib(), force_memory)
 
     try:
         with rep.stage("read ways", unit="ways") as tick:
@@ -109,6 +124,7 @@ def preprocess(
             with rep.stage("read restrictions"):
                 restrictions, r_report = read_restrictions(src, prof)
         vias = osrm_via_nodes(restrictions, ways.osm_id, ways.first, ways.refs)
+        memory_budget.require("build graph", memory_budget.build_estimate(src) - memory_budget.rss_mib(), force_memory)
         with rep.stage("build graph"):
             arrays, build_report = build_arrays(ways, nodes, obstacles_on_turns=turns, hard_osm_ids=vias)
     except OsmInputError as exc:
@@ -190,19 +206,31 @@ def preprocess(
     cch = cch and ch
     # one hierarchy to contract (the excludable sets are customized on the CCH) leaves a core idle for the longest
     # stage: the CCH order and the landmarks are built on it meanwhile (their kernels, like the contraction's,
-    # release the GIL); the same arrays either way
-    beside = _Beside(graph, cch, landmarks) if ch and cch and CONTRACT_THREADS > 1 else None
+    # release the GIL) when the memory allows their peaks stacked on the contraction's; the same arrays either way
+    at_once = CONTRACT_THREADS if ch and not cch and excludable else 1
+    extra = memory_budget.search_extra_mib(n, ch, cch, landmarks, at_once)
+    available = memory_budget.available_mib()  # now, with the graph built
+    manifest["memory"] = memory = _side_stages(needs, available, extra, ch and cch, low_memory)
+    beside = _Beside(graph, cch, landmarks) if memory["side_stages"] == "beside" else None
+    if beside is None:
+        memory_budget.require("contract (CH)", extra.ch, force_memory)
+    else:
+        memory_budget.require("contract (CH) with the CCH order and landmarks beside", extra.beside(), force_memory)
     if ch:
         _contract_all(graph, arrays, manifest, rep, excludes=not cch)
     if cch:
         from preprocessing.cch import build_cch
 
+        if beside is None:
+            memory_budget.require("cch (order)", extra.cch, force_memory)
         with rep.stage("cch (order)"):
             cch_arrays, manifest["cch"] = beside.result("cch (order)", rep) if beside else build_cch(graph)
         arrays.update(cch_arrays)
     if landmarks > 0:
         from preprocessing.landmarks import build_landmarks
 
+        if beside is None:
+            memory_budget.require("landmarks (ALT)", extra.landmarks, force_memory)
         with rep.stage("landmarks (ALT)", total=landmarks, unit="landmarks") as tick:
             if beside is not None:
                 lm_arrays, lm_meta = beside.result("landmarks (ALT)", rep)
@@ -229,6 +257,33 @@ def preprocess(
 
 
 CONTRACT_THREADS = 2  # the contraction kernels release the GIL: hierarchies are built two at a time
+
+
+def _side_stages(
+    estimate: memory_budget.RunEstimate,
+    available: float | None,
+    extra: memory_budget.SearchExtra,
+    both: bool,
+    low_memory: bool,
+) -> dict[str, Any]:
+    """The manifest's `memory`: the estimates (MiB), the available memory, and whether the CCH order and the
+    landmarks run beside the contraction (`side_stages` "beside") or after it ("after"), with the reason."""
+    if not both or CONTRACT_THREADS < 2:
+        side, why = "after", "no contraction to run beside"
+    elif low_memory:
+        side, why = "after", "--low-memory"
+    elif memory_budget.fits_beside(extra, available):
+        side, why = "beside", "fits the available memory"
+    else:
+        side, why = "after", "beside would not fit the available memory"
+    return {
+        "estimate_mib": round(estimate.after),
+        "estimate_beside_mib": round(estimate.beside),
+        "available_mib": None if available is None else round(available),
+        "search_stages_mib": {k: round(v) for k, v in extra._asdict().items()},
+        "side_stages": side,
+        "why": why,
+    }
 
 
 class _Beside:

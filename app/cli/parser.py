@@ -100,6 +100,17 @@ def parser() -> argparse.ArgumentParser:
         "default: on for extracts up to 64 MB, off above",
     )
     pre.add_argument("--force", action="store_true", help="replace an existing graph directory")
+    pre.add_argument(
+        "--low-memory",
+        action="store_true",
+        help="build the CCH order and landmarks after the contraction, not beside it (a lower peak, a few seconds "
+        "more; chosen by itself when beside would not fit the available memory)",
+    )
+    pre.add_argument(
+        "--force-memory",
+        action="store_true",
+        help="run even when the estimate says the machine's available memory cannot hold it",
+    )
     pre.add_argument("-q", "--quiet", action="store_true", help="no progress or summary")
     pre.set_defaults(func=cmd_preprocess, left="no graph was written")
 

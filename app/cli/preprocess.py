@@ -43,6 +43,13 @@ def summary_lines(out: Path, stages: dict[str, dict[str, float]] | None = None) 
         )
     if "landmarks" in mf:
         lines.append(f"landmarks   {mf['landmarks'].get('count', 0)}")
+    if "memory" in mf:
+        m = mf["memory"]
+        have = "unknown" if m["available_mib"] is None else f"{m['available_mib']:,} MiB"
+        lines.append(
+            f"memory      estimated {m['estimate_mib']:,} MiB ({m['estimate_beside_mib']:,} beside), available {have}; "
+            f"CCH order and landmarks {m['side_stages']} the contraction ({m['why']})"
+        )
     from floor.format.arrays import FormatError
     from floor.format.metrics import read_metric
 
@@ -91,11 +98,14 @@ def build_graph(
     cch: bool = True,
     driving_side: str = "right",
     summary: Any = None,
+    low_memory: bool = False,
+    force_memory: bool = False,
 ) -> Path:
     """Run the preprocess pipeline with a progress reporter (stderr: a bar per stage on a terminal, a line per step
     otherwise), then print the summary to `summary` (None: stdout); `CliError` with its one-line reason on bad
     input."""
     from floor.report import Reporter
+    from preprocessing.memory_budget import NotEnoughMemory
     from preprocessing.pipeline import PreprocessError, preprocess
 
     rep = Reporter(quiet=quiet)
@@ -112,9 +122,13 @@ def build_graph(
             basemap=basemap,
             cch=cch,
             driving_side=driving_side,
+            low_memory=low_memory,
+            force_memory=force_memory,
         )
     except PreprocessError as exc:
         raise CliError(str(exc)) from None
+    except NotEnoughMemory as exc:
+        raise CliError(str(exc), code=1) from None
     except MemoryError:
         raise CliError("out of memory; no graph was written", code=1) from None
     if not quiet:
@@ -198,6 +212,8 @@ def cmd_preprocess(args: argparse.Namespace) -> int:
             basemap=args.basemap,
             cch=not args.no_cch,
             driving_side=args.driving_side,
+            low_memory=args.low_memory,
+            force_memory=args.force_memory,
         ),
         on_stop=_abandon,
         message="no graph was written",

@@ -3,6 +3,7 @@ the same graph (`harness.graph_bytes`)."""
 
 from __future__ import annotations
 
+import json
 import tracemalloc
 from pathlib import Path
 
@@ -92,3 +93,96 @@ def test_the_hierarchys_finalize_holds_little_beside_its_output(monkeypatch) -> 
         tracemalloc.stop()
     assert meta["shortcuts"] > 0 and arrays["ch_up_arcs"].shape[1] == 4
     assert extra[0] < 2 * sum(a.nbytes for a in arrays.values())
+
+
+# The memory budget (issue 45): an estimate before the run, the side stages beside or after, a clear stop.
+
+
+def _preprocess(out: Path, **kw):  # type: ignore[no-untyped-def]
+    from preprocessing.pipeline import preprocess
+    from tests.conftest import BUNDLED
+
+    return preprocess(BUNDLED, out, landmarks=4, quiet=True, basemap=False, **kw)
+
+
+def test_the_estimate_grows_with_the_extract_and_reads_its_format(tmp_path: Path) -> None:
+    from preprocessing import memory_budget as mb
+
+    small, big, xml = tmp_path / "a.osm.pbf", tmp_path / "b.osm.pbf", tmp_path / "b.osm"
+    small.write_bytes(b"x" * 2**20)
+    big.write_bytes(b"x" * 9 * 2**20)
+    xml.write_bytes(b"x" * 9 * 2**20)
+    one, nine = mb.run_estimate(small), mb.run_estimate(big)
+    assert nine.after > one.after > mb.BASE_SEARCH_MIB and nine.beside > nine.after
+    assert 740 < nine.beside < 790 and 640 < nine.after < 690  # the 1 M network's 8.58 MiB: 753 and 661 measured
+    assert mb.run_estimate(xml).after < one.after  # XML holds a PBF's nodes in some 17 times the bytes
+
+
+def test_available_memory_can_be_said(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from preprocessing import memory_budget as mb
+
+    monkeypatch.setenv(mb.AVAILABLE_ENV, "1234")
+    assert mb.available_mib() == 1234.0
+    monkeypatch.delenv(mb.AVAILABLE_ENV)
+    assert (mb.available_mib() or 0) > 0 and mb.rss_mib() > 0  # this machine's, from /proc
+
+
+def test_side_stages_beside_only_when_they_fit_and_the_graph_is_the_same(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from preprocessing import memory_budget as mb
+
+    monkeypatch.setattr(mb, "rss_mib", lambda: 0.0)
+    monkeypatch.setenv(mb.AVAILABLE_ENV, "100000")
+    beside = _preprocess(tmp_path / "beside")
+    low = _preprocess(tmp_path / "low", low_memory=True)
+    monkeypatch.setenv(mb.AVAILABLE_ENV, "100")  # holds each stage, not the margin the three together need
+    monkeypatch.setattr(mb, "run_estimate", lambda path: mb.RunEstimate(90.0, 95.0))
+    monkeypatch.setattr(mb, "build_estimate", lambda path: 90.0)
+    short = _preprocess(tmp_path / "short")
+    memory = {g.name: json.loads((g / "manifest.json").read_text())["memory"] for g in (beside, low, short)}
+    assert memory["beside"]["side_stages"] == "beside" and memory["beside"]["available_mib"] == 100000
+    assert (memory["low"]["side_stages"], memory["low"]["why"]) == ("after", "--low-memory")
+    assert (memory["short"]["side_stages"], memory["short"]["why"]) == (
+        "after",
+        "beside would not fit the available memory",
+    )
+    stages = json.loads((beside / "manifest.json").read_text())["stages"]
+    assert stages["cch (order)"]["beside"] == "contract (CH)"
+    assert "beside" not in json.loads((low / "manifest.json").read_text())["stages"]["cch (order)"]
+    assert differences(beside, low) == [] and differences(beside, short) == []
+
+
+def test_an_extract_the_machine_cannot_hold_stops_before_reading(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from preprocessing import memory_budget as mb
+    from tests.conftest import BUNDLED
+    from tests.unit.test_preprocess_cli import leftovers, run
+
+    monkeypatch.setattr(mb, "rss_mib", lambda: 0.0)
+    monkeypatch.setenv(mb.AVAILABLE_ENV, "20")
+    out = tmp_path / "g"
+    res = run(str(BUNDLED), "-o", str(out))
+    assert res.exit_code == 1, res.output
+    assert "this machine has 20 MiB available" in res.output and "no graph was written" in res.output
+    assert "--force-memory" in res.output and "read ways" not in res.output  # stopped before the first stage
+    assert leftovers(tmp_path) == []
+    res = run(str(BUNDLED), "-o", str(out), "--force-memory", "--landmarks", "2")
+    assert res.exit_code == 0, res.output
+    assert "CCH order and landmarks after the contraction" in res.output  # the summary says the choice
+
+
+def test_a_stage_short_of_memory_stops_and_leaves_the_old_graph(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The check before the search stages: the contraction would take more than is available, so the run stops
+    with the reason, and the graph directory it was to replace is untouched (nothing half-written beside it)."""
+    from preprocessing import memory_budget as mb
+
+    monkeypatch.setenv(mb.AVAILABLE_ENV, "100000")
+    old = _preprocess(tmp_path / "g")
+    before = {f.name: f.stat().st_mtime_ns for f in old.iterdir()}
+    monkeypatch.setattr(mb, "search_extra_mib", lambda *a, **k: mb.SearchExtra(200000.0, 1.0, 1.0))
+    try:
+        _preprocess(tmp_path / "g", force=True)
+    except mb.NotEnoughMemory as exc:
+        assert str(exc).startswith("contract (CH) needs about 200,000 MiB more"), exc
+    else:
+        raise AssertionError("the contraction ran without the memory it needs")
+    assert {f.name: f.stat().st_mtime_ns for f in old.iterdir()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g"]
