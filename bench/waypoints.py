@@ -1,7 +1,7 @@
 """Routes through many waypoints (issue 47, item 2), in process: the OSRM handler and `Engine.route` per request.
 
     python bench/waypoints.py GRAPH_DIR [--points 25,100] [--routes 20] [--seed 1] [--rounds 3] [--tree DIR]
-        [--dump FILE] [--profile N]
+        [--dump FILE] [--profile N] [--http] [--osrm-dir /tmp/starroute-osrm]
 
 Draws `--routes` seeded routes of each `--points` count, random points near nodes of the largest component within
 3 km of the graph's busiest place (its bounding box's centre on Porto), and times per route, in this process:
@@ -52,7 +52,13 @@ def main() -> None:
     ap.add_argument("--tree", type=Path, default=HERE.parent)
     ap.add_argument("--dump", type=Path)
     ap.add_argument("--profile", type=int, default=0)
+    ap.add_argument("--http", action="store_true")
+    ap.add_argument("--osrm-dir", type=Path, default=Path("/tmp/starroute-osrm"))
     args = ap.parse_args()
+    if args.http:  # the harness of this tree, the server of `--tree`
+        sys.path.insert(0, str(HERE.parent))
+        over_http(args)
+        return
     sys.path.insert(0, str(args.tree.resolve()))
 
     import asyncio
@@ -118,6 +124,48 @@ def main() -> None:
         o, e = best["osrm"], best["engine"]
         print(f"{k:>8}{statistics.median(o) * 1e3:>11.2f}{statistics.mean(o) * 1e3:>11.2f}"
               f"{statistics.median(e) * 1e3:>12.2f}{statistics.mean(e) * 1e3:>13.2f}")  # fmt: skip
+
+
+def over_http(args: argparse.Namespace) -> None:
+    """`--http`: the routes' OSRM URLs on starroute and osrm-routed, one request at a time, best of `--rounds`."""
+    import httpx
+
+    from bench.http_load import find_extract
+    from floor.format.graph import load_graph
+    from harness.osrm_peer import ensure_osrm, prepare_osrm
+    from harness.servers import start_osrm, start_starroute, stop
+
+    graph = load_graph(args.graph)
+    rng = random.Random(args.seed)
+    counts = [int(x) for x in args.points.split(",")]
+    routes = {k: [points_near_centre(graph, k, rng) for _ in range(args.routes)] for k in counts}
+    running = {"starroute": start_starroute(args.graph, 1, root=args.tree.resolve())}
+    try:
+        bin_dir, extract = ensure_osrm(args.osrm_dir), find_extract(graph)
+        if bin_dir is not None and extract is not None:
+            running["osrm-routed"] = start_osrm(bin_dir, prepare_osrm(bin_dir, extract, args.osrm_dir / "data"), 1)
+        print(f"tree {args.tree.resolve()}, graph {args.graph}, {args.routes} routes each (seed {args.seed}), over "
+              f"HTTP one at a time, per route the best of {args.rounds} rounds, p50 ms")  # fmt: skip
+        print(f"{'points':>8}" + "".join(f"{name:>14}" for name in running) + f"{'ratio':>8}")
+        with httpx.Client(timeout=60.0) as client:
+            for k in counts:
+                paths = ["/route/v1/driving/" + ";".join(f"{x},{y}" for x, y in pts) for pts in routes[k]]
+                best = {name: [float("inf")] * len(paths) for name in running}
+                for _, base in running.values():  # warm
+                    for p in paths[:3]:
+                        assert client.get(base + p).json()["code"] == "Ok"
+                for _ in range(args.rounds):
+                    for name, (_, base) in running.items():
+                        for i, p in enumerate(paths):
+                            t = time.perf_counter()
+                            client.get(base + p)
+                            best[name][i] = min(best[name][i], time.perf_counter() - t)
+                p50 = {name: statistics.median(v) * 1e3 for name, v in best.items()}
+                ratio = p50["starroute"] / p50["osrm-routed"] if "osrm-routed" in p50 else float("nan")
+                print(f"{k:>8}" + "".join(f"{v:>14.2f}" for v in p50.values()) + f"{ratio:>7.2f}x")
+    finally:
+        for proc, _ in running.values():
+            stop(proc)
 
 
 if __name__ == "__main__":
