@@ -193,19 +193,22 @@ class Legs:
         for i in range(k - 1):
             last = i == k - 2
             there, targets = ([phantoms[-1]], [(0, None)]) if last else self._via_states(phantoms[i + 1])
-            target_sets: dict[int, SeedSet] = {}
+            # each place's seeds made once per leg, and kept to each state's direction once
+            as_target = [space.seeds(ph, False) for ph in there]
+            target_sets = [as_target[j].only(t_dir) for j, t_dir in targets]
+            as_source: dict[int | None, SeedSet] = {}
             nxt: dict[tuple[int, int | None] | None, tuple[int, list[Leg | _Found], list[SearchTrace]]] = {}
             for key_in, (w0, legs0, tr0) in best.items():
                 src, s_dir = (phantoms[i], None) if key_in is None else (places[key_in[0]], key_in[1])
-                s = space.seeds(src, True).only(s_dir)
-                for j, t_dir in targets:
-                    t_all = target_sets.get(j)
-                    if t_all is None:
-                        t_all = target_sets[j] = space.seeds(there[j], False)
+                place = None if key_in is None else key_in[0]
+                s_all = as_source.get(place)
+                if s_all is None:
+                    s_all = as_source[place] = space.seeds(src, True)
+                s = s_all.only(s_dir)
+                for (j, t_dir), t in zip(targets, target_sets, strict=True):
                     try:
-                        got, trace, arrive = self._leg_on(
-                            search, algorithm, i, src, there[j], options, s, t_all.only(t_dir), s_dir, t_dir
-                        )
+                        got, trace, arrive = self._leg_on(search, algorithm, i, src, there[j], options, s, t, s_dir,
+                                                          t_dir)  # fmt: skip
                     except NoRoute:
                         continue
                     key = None if last else (j, arrive)
