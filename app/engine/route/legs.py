@@ -10,14 +10,14 @@ both phantoms share is at least as cheap.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import numpy as np
 
 from app.engine.errors import NoRoute
 from app.engine.route.assemble import BWD, FWD, Assembler, leg_of
 from app.engine.route.ch_leg import DIRECT, DIRECT_FIRST, NO_ROUTE, ch_leg
-from app.engine.route.space import SearchSpace
+from app.engine.route.space import SearchSpace, SeedSet
 from app.engine.search.ch import CHSearch
 from app.engine.snap.snapper import Snapper
 from app.engine.types import HotPath, Leg, Phantom, SearchOptions, SearchResult, SearchStats, SearchTrace, Seeds
@@ -30,6 +30,18 @@ class Search(Protocol):
     same options and refuses, by name, one it cannot honour."""
 
     def run(self, sources: Seeds, targets: Seeds, options: SearchOptions) -> SearchResult: ...
+
+
+class _Found(NamedTuple):
+    """A searched leg not assembled yet (`Legs._leg_on`): its weight, the search's answer and both seed sets."""
+
+    weight: int
+    algorithm: str
+    src: Phantom
+    s: SeedSet
+    tgt: Phantom
+    t: SeedSet
+    result: SearchResult
 
 
 class Legs:
@@ -168,33 +180,46 @@ class Legs:
         """Legs through via points without turning back there (OSRM's `continue_straight`): a leg leaves a via point
         as the previous one arrived (`_via_states`: FWD or BWD along its road, or along one of the roads at a via
         point on a road node). Dynamic programming over the state a leg arrives in at each via point, one search per
-        (leaving, arriving) state pair; the first state on ties."""
+        (leaving, arriving) state pair; the first state on ties. Each place's seeds are made once per state, and only
+        the winning legs are assembled (`_Found`: a searched leg is its search's weight until then)."""
         k = len(phantoms)
         # best[(j, d)] = (total weight, legs, traces) arriving at the current via point in its state j, direction d
         # (None: the route's start)
-        best: dict[tuple[int, int | None] | None, tuple[int, list[Leg], list[SearchTrace]]] = {None: (0, [], [])}
+        best: dict[tuple[int, int | None] | None, tuple[int, list[Leg | _Found], list[SearchTrace]]] = {
+            None: (0, [], [])
+        }
         places: list[Phantom] = []
+        space = self.space
         for i in range(k - 1):
             last = i == k - 2
             there, targets = ([phantoms[-1]], [(0, None)]) if last else self._via_states(phantoms[i + 1])
-            nxt: dict[tuple[int, int | None] | None, tuple[int, list[Leg], list[SearchTrace]]] = {}
+            # each place's seeds made once per leg, and kept to each state's direction once
+            as_target = [space.seeds(ph, False) for ph in there]
+            target_sets = [as_target[j].only(t_dir) for j, t_dir in targets]
+            as_source: dict[int | None, SeedSet] = {}
+            nxt: dict[tuple[int, int | None] | None, tuple[int, list[Leg | _Found], list[SearchTrace]]] = {}
             for key_in, (w0, legs0, tr0) in best.items():
                 src, s_dir = (phantoms[i], None) if key_in is None else (places[key_in[0]], key_in[1])
-                for j, t_dir in targets:
+                place = None if key_in is None else key_in[0]
+                s_all = as_source.get(place)
+                if s_all is None:
+                    s_all = as_source[place] = space.seeds(src, True)
+                s = s_all.only(s_dir)
+                for (j, t_dir), t in zip(targets, target_sets, strict=True):
                     try:
-                        leg, trace, arrive = self.leg(search, algorithm, i, src, there[j], options, s_dir=s_dir,
-                                                      t_dir=t_dir)  # fmt: skip
+                        got, trace, arrive = self._leg_on(search, algorithm, i, src, there[j], options, s, t, s_dir,
+                                                          t_dir)  # fmt: skip
                     except NoRoute:
                         continue
                     key = None if last else (j, arrive)
-                    total = w0 + leg.weight
+                    total = w0 + got.weight
                     if key not in nxt or total < nxt[key][0]:
-                        nxt[key] = (total, [*legs0, leg], [*tr0, *([trace] if trace is not None else [])])
+                        nxt[key] = (total, [*legs0, got], [*tr0, *([trace] if trace is not None else [])])
             if not nxt:
                 raise NoRoute(f"no route from waypoint {i} to waypoint {i + 1} without turning back at a via point")
             best, places = nxt, there
-        _, legs, traces = min(best.values(), key=lambda v: v[0])
-        return legs, traces
+        _, found, traces = min(best.values(), key=lambda v: v[0])
+        return [self._built(x) for x in found], traces
 
     def _via_states(self, ph: Phantom) -> tuple[list[Phantom], list[tuple[int, int | None]]]:
         """The places a route may pass a via point on under `continue_straight`, and its states there in order
@@ -235,16 +260,34 @@ class Legs:
         the phantoms' roads (seeds on a junction node always stay); with the direction the leg arrives in (FWD/BWD,
         None on a junction node)."""
         space = self.space
-        dr = self.direct(src, tgt)
         plain = s_dir is None and t_dir is None and not options.trace
         if plain and self.hot_path.fused and isinstance(search, CHSearch) and space.edge_based:
             places = space.plain_place(src), space.plain_place(tgt)  # type: ignore[attr-defined]
             if places[0] is not None and places[1] is not None:
+                dr = self.direct(src, tgt)
                 return self._ch_leg(search, algorithm, i, src, tgt, options, dr, places[0], places[1])
-        s = space.seeds(src, True)
-        t = space.seeds(tgt, False)
+        s = space.seeds(src, True).only(s_dir)
+        t = space.seeds(tgt, False).only(t_dir)
+        got, trace, arrive = self._leg_on(search, algorithm, i, src, tgt, options, s, t, s_dir, t_dir)
+        return self._built(got), trace, arrive
+
+    def _leg_on(
+        self,
+        search: Search,
+        algorithm: str,
+        i: int,
+        src: Phantom,
+        tgt: Phantom,
+        options: SearchOptions,
+        s: SeedSet,
+        t: SeedSet,
+        s_dir: int | None,
+        t_dir: int | None,
+    ) -> tuple[Leg | _Found, SearchTrace | None, int | None]:
+        """`leg` on the phantoms' seeds `s` and `t` (kept to `s_dir` / `t_dir` already): a leg along the direct
+        stretch, or the search's answer to assemble (`_built`); its trace and the direction it arrives in."""
+        dr = self.direct(src, tgt)
         if s_dir is not None or t_dir is not None:
-            s, t = s.only(s_dir), t.only(t_dir)
             if dr is not None and ((s_dir is not None and dr[2] != s_dir) or (t_dir is not None and dr[2] != t_dir)):
                 dr = None
             if len(s.kinds) == 0 or len(t.kinds) == 0:
@@ -260,13 +303,23 @@ class Legs:
             return self.assembler.direct_leg(src, tgt, dr[2], res.stats), res.trace, dr[2]
         if res.weight >= CLOSED_DS:  # unreachable (INF_WEIGHT), or only over a closed road
             raise NoRoute(f"no route from waypoint {i} to waypoint {i + 1}")
-        arcs, turns = space.road_path(res.arcs, s, res.source_seed)
+        kind = int(t.kinds[res.target_seed])
+        return _Found(res.weight, algorithm, src, s, tgt, t, res), res.trace, (kind if kind in (FWD, BWD) else None)
+
+    def _built(self, got: Leg | _Found) -> Leg:
+        """The leg `_leg_on` found: the search's path mapped to road arcs and assembled."""
+        if isinstance(got, Leg):
+            return got
+        res, s, t = got.result, got.s, got.t
+        arcs, turns = self.space.road_path(res.arcs, s, res.source_seed)
         kind = int(t.kinds[res.target_seed])
         leg = self.assembler.search_leg(
-            src, int(s.kinds[res.source_seed]), arcs, tgt, kind, res.stats, turns, tuple(t.turns[res.target_seed])
-        )
-        assert leg.weight == res.weight, f"{algorithm}: path weighs {leg.weight} ds, the search reported {res.weight}"
-        return leg, res.trace, (kind if kind in (FWD, BWD) else None)
+            got.src, int(s.kinds[res.source_seed]), arcs, got.tgt, kind, res.stats, turns,
+            tuple(t.turns[res.target_seed]),
+        )  # fmt: skip
+        w = res.weight
+        assert leg.weight == w, f"{got.algorithm}: path weighs {leg.weight} ds, the search reported {w}"
+        return leg
 
     def _ch_leg(
         self,
