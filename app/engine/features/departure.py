@@ -353,14 +353,20 @@ def _lower_bounds(g: TDArrays, parts: np.ndarray, rows: np.ndarray, mins: np.nda
 def _upper_bound(model: TDModel, src: Phantom, tgt: Phantom, tau0: int) -> int | None:
     """The arrival of the static route's path departing at `tau0` (a feasible path, so no earlier than the best
     one), or None (no hierarchy, no route)."""
+    leg = _static_leg(model, src, tgt)
+    return None if leg is None else _retime(model, leg, tau0)
+
+
+def _static_leg(model: TDModel, src: Phantom, tgt: Phantom) -> Leg | None:
+    """The static CH route's leg from `src` to `tgt`, whose path timed for a departure bounds the time-dependent
+    search (None: no hierarchy, no route)."""
     r = model.router
     if "ch" not in r.algorithms:
         return None
     try:
-        leg = r.query().route([src, tgt], "ch").legs[0]
+        return r.query().route([src, tgt], "ch").legs[0]
     except NoRoute:
         return None
-    return _retime(model, leg, tau0)
 
 
 def _stand_in(model: TDModel) -> TDHierarchy:
@@ -423,12 +429,8 @@ def backward_bounds(model: TDModel, src: Phantom, tgt: Phantom, by: int,
 
 def _feasible_departure(model: TDModel, src: Phantom, tgt: Phantom, by: int) -> int | None:
     """The latest departure along the static route's path arriving by `by` (None: no hierarchy, no route)."""
-    r = model.router
-    if "ch" not in r.algorithms:
-        return None
-    try:
-        leg = r.query().route([src, tgt], "ch").legs[0]
-    except NoRoute:
+    leg = _static_leg(model, src, tgt)
+    if leg is None:
         return None
     turn = np.zeros(leg.piece_arc.shape[0]) if leg.piece_turn_s is None else leg.piece_turn_s
     turns = np.round(turn * 10).astype(np.int64)

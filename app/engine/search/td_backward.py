@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from app.engine.search.timedep import TDArrays, TDHierarchy, TDState, ttf
+from app.engine.search.timedep import TDArrays, TDHierarchy, TDState, memo_distance, ttf
 from floor.format.units import INF_WEIGHT
 from floor.kernels.heap import heap_pop, heap_push
 from floor.kernels.jit import kernel
@@ -101,35 +101,7 @@ def _forward_upward(h, s_ranks, s_cost, state, q):  # pragma: no cover - numba
 def source_potential(h, r0, state, q):  # pragma: no cover - numba
     """hs(r0): the exact lower-bound distance from the source set to rank r0 (INF_WEIGHT: unreachable), memoized per
     query: `hs(r) = min(f(r), min over down arcs (x, r) of hs(x) + w)`, every higher neighbour first."""
-    pval, pst, bval, bst, stack = state.pval, state.pst, state.bval, state.bst, state.stack
-    if pst[r0] == q:
-        return pval[r0]
-    down_first, down_arcs = h.down_first, h.down_arcs
-    stack[0] = r0
-    top = 1
-    while top > 0:
-        r = stack[top - 1]
-        if pst[r] == q:
-            top -= 1
-            continue
-        pending = False
-        for k in range(down_first[r], down_first[r + 1]):
-            x = down_arcs[k, 0]
-            if pst[x] != q:
-                stack[top] = x
-                top += 1
-                pending = True
-        if pending:
-            continue
-        top -= 1
-        best = bval[r] if bst[r] >= 2 * q else INF_WEIGHT
-        for k in range(down_first[r], down_first[r + 1]):
-            c = pval[down_arcs[k, 0]] + down_arcs[k, 1]
-            if c < best:
-                best = c
-        pval[r] = best
-        pst[r] = q
-    return pval[r0]
+    return memo_distance(h.down_first, h.down_arcs, r0, state, q)
 
 
 @kernel

@@ -197,14 +197,14 @@ def _backward_upward(h, t_ranks, t_cost, state, q):  # pragma: no cover - numba
 
 
 @kernel
-def potential(h, r0, state, q):  # pragma: no cover - numba
-    """h(r0): the exact lower-bound distance from rank r0 to the target set (module docstring), memoized per query;
-    INF_WEIGHT when none is reachable. Iterative: every upward neighbour is computed before its node."""
+def memo_distance(first, arcs, r0, state, q):  # pragma: no cover - numba
+    """The exact lower-bound distance of rank r0 over one side of a hierarchy (`first` / `arcs`: the upward arcs
+    towards a target set, the downward arcs from a source set), memoized per query: `d(r) = min(b(r), min over arcs
+    (r, w) of w + d(w))`, b the other side's search labels (`state.bval` where `state.bst` marks query q);
+    INF_WEIGHT when none is reachable. Iterative: every neighbour is computed before its node."""
     pval, pst, bval, bst, stack = state.pval, state.pst, state.bval, state.bst, state.stack
     if pst[r0] == q:
         return pval[r0]
-    up_first, up_arcs = h.up_first, h.up_arcs
-    top = 0
     stack[0] = r0
     top = 1
     while top > 0:
@@ -213,8 +213,8 @@ def potential(h, r0, state, q):  # pragma: no cover - numba
             top -= 1
             continue
         pending = False
-        for k in range(up_first[r], up_first[r + 1]):
-            w = up_arcs[k, 0]
+        for k in range(first[r], first[r + 1]):
+            w = arcs[k, 0]
             if pst[w] != q:
                 stack[top] = w
                 top += 1
@@ -223,13 +223,20 @@ def potential(h, r0, state, q):  # pragma: no cover - numba
             continue
         top -= 1
         best = bval[r] if bst[r] >= 2 * q else INF_WEIGHT
-        for k in range(up_first[r], up_first[r + 1]):
-            c = pval[up_arcs[k, 0]] + up_arcs[k, 1]
+        for k in range(first[r], first[r + 1]):
+            c = pval[arcs[k, 0]] + arcs[k, 1]
             if c < best:
                 best = c
         pval[r] = best
         pst[r] = q
     return pval[r0]
+
+
+@kernel
+def potential(h, r0, state, q):  # pragma: no cover - numba
+    """h(r0): the exact lower-bound distance from rank r0 to the target set (module docstring), memoized per query;
+    INF_WEIGHT when none is reachable."""
+    return memo_distance(h.up_first, h.up_arcs, r0, state, q)
 
 
 @kernel
