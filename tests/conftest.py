@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import signal
-import subprocess
-import sys
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 
@@ -39,30 +36,6 @@ def extract(name: str) -> Path:
     if not p.exists():
         pytest.skip(f"{p} not available")
     return p
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _kernels_ahead(tmp_path_factory: pytest.TempPathFactory):
-    """Every numba kernel compiled into the cache from the session's start by one `starroute compile --jobs 1` at
-    nice 10, on the core the tests (one process) leave free, so a test finds its kernels compiled instead of compiling
-    them on the tests' core (a cold cache compiles for about two minutes; STARROUTE_TEST_PRECOMPILE=0: none)."""
-    if os.environ.get("STARROUTE_TEST_PRECOMPILE", "1") == "0":
-        yield
-        return
-    log = tmp_path_factory.mktemp("compile") / "compile.log"
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "app.cli", "compile", "--jobs", "1"],
-            cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, preexec_fn=lower_priority,
-        )  # fmt: skip
-    yield
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGINT)  # as a Ctrl-C: the compile removes what it left half-written
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 @pytest.fixture(scope="session", autouse=True)
