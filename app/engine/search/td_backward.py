@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from app.engine.search.timedep import TDArrays, TDHierarchy, TDState, memo_distance, ttf
+from app.engine.search.timedep import TDArrays, TDHierarchy, TDState, memo_distance, ttf, upward_labels
 from floor.format.units import INF_WEIGHT
 from floor.kernels.heap import heap_pop, heap_push
 from floor.kernels.jit import kernel
@@ -72,29 +72,7 @@ def latest_along(parts, rows, turns, factor, by):  # pragma: no cover - numba
 @kernel
 def _forward_upward(h, s_ranks, s_cost, state, q):  # pragma: no cover - numba
     """The lower-bound hierarchy's forward upward search from the source seeds, to exhaustion (labels in bval)."""
-    up_first, up_arcs = h.up_first, h.up_arcs
-    bval, bst, bk, bn = state.bval, state.bst, state.bk, state.bn
-    lab = 2 * q
-    size = 0
-    for j in range(s_ranks.shape[0]):
-        r = s_ranks[j]
-        c = s_cost[j]
-        if bst[r] < lab or c < bval[r]:
-            bval[r] = c
-            bst[r] = lab
-            size = heap_push(bk, bn, size, c, r)
-    while size > 0:
-        key, r, size = heap_pop(bk, bn, size)
-        if bst[r] == lab + 1 or key > bval[r]:
-            continue
-        bst[r] = lab + 1
-        for k in range(up_first[r], up_first[r + 1]):
-            w = up_arcs[k, 0]
-            c = key + up_arcs[k, 1]
-            if bst[w] < lab or (bst[w] == lab and c < bval[w]):
-                bval[w] = c
-                bst[w] = lab
-                size = heap_push(bk, bn, size, c, w)
+    upward_labels(h.up_first, h.up_arcs, s_ranks, s_cost, state, q)
 
 
 @kernel

@@ -169,15 +169,16 @@ def lower_bound(d, row, row_min):  # pragma: no cover - numba
 
 
 @kernel
-def _backward_upward(h, t_ranks, t_cost, state, q):  # pragma: no cover - numba
-    """The lower-bound hierarchy's backward upward search from the target seeds, to exhaustion (b labels)."""
-    _, down_first, down_arcs = h.rank, h.down_first, h.down_arcs
+def upward_labels(first, arcs, ranks, cost, state, q):  # pragma: no cover - numba
+    """One side's upward search on the lower-bound hierarchy (`first` / `arcs`: the downward arcs reversed for the
+    target side, the upward arcs for the source side) from the seed ranks at their costs, to exhaustion: the labels
+    in `state.bval`, `state.bst` = 2q + 1 where settled for query q."""
     bval, bst, bk, bn = state.bval, state.bst, state.bk, state.bn
     lab = 2 * q
     size = 0
-    for j in range(t_ranks.shape[0]):
-        r = t_ranks[j]
-        c = t_cost[j]
+    for j in range(ranks.shape[0]):
+        r = ranks[j]
+        c = cost[j]
         if bst[r] < lab or c < bval[r]:
             bval[r] = c
             bst[r] = lab
@@ -187,13 +188,19 @@ def _backward_upward(h, t_ranks, t_cost, state, q):  # pragma: no cover - numba
         if bst[r] == lab + 1 or key > bval[r]:
             continue
         bst[r] = lab + 1
-        for k in range(down_first[r], down_first[r + 1]):
-            x = down_arcs[k, 0]
-            c = key + down_arcs[k, 1]
+        for k in range(first[r], first[r + 1]):
+            x = arcs[k, 0]
+            c = key + arcs[k, 1]
             if bst[x] < lab or (bst[x] == lab and c < bval[x]):
                 bval[x] = c
                 bst[x] = lab
                 size = heap_push(bk, bn, size, c, x)
+
+
+@kernel
+def _backward_upward(h, t_ranks, t_cost, state, q):  # pragma: no cover - numba
+    """The lower-bound hierarchy's backward upward search from the target seeds, to exhaustion (b labels)."""
+    upward_labels(h.down_first, h.down_arcs, t_ranks, t_cost, state, q)
 
 
 @kernel
