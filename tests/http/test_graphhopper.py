@@ -16,34 +16,16 @@ from routingpy.utils import decode_polyline5
 from floor.format.encoded_values import arc_values
 from floor.format.units import ROAD_CLASSES
 from harness import api_server
+from tests.http.conftest import ROAD_PAIRS
 from tests.osrm.test_osrm_api import random_points
 
-ROAD_PAIRS = 6  # seeded point pairs per check
 # the graphs these tests ask `graph_cache` for, built ahead by conftest's background builder
 GRAPHS = [("andorra.osm.pbf", "car", True, 8)]
 
 
 @pytest.fixture(scope="module")
-def base(bundled_graph: Path) -> str:
-    return api_server.shared(bundled_graph)
-
-
-@pytest.fixture(scope="module")
-def client(base: str):
-    with httpx.Client(base_url=base, timeout=60.0) as c:
-        yield c
-
-
-@pytest.fixture(scope="module")
 def gh(base: str) -> Graphhopper:
     return Graphhopper(base_url=f"{base}/graphhopper")
-
-
-@pytest.fixture(scope="module")
-def points(bundled_graph: Path) -> list[tuple[float, float]]:
-    from app.engine.data import load
-
-    return random_points(load(bundled_graph), 2 * ROAD_PAIRS, 43)
 
 
 def _native(client: httpx.Client, a: tuple[float, float], b: tuple[float, float], **extra) -> dict:

@@ -5,8 +5,6 @@ kind to test through it."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import httpx
 import numpy as np
 import pytest
@@ -14,34 +12,16 @@ from routingpy import OSRM
 from routingpy.exceptions import RouterApiError
 
 from harness import api_server
+from tests.http.conftest import ROAD_PAIRS
 from tests.osrm.test_osrm_api import random_points
 
-ROAD_PAIRS = 6  # seeded point pairs per check
 # the graphs these tests ask `graph_cache` for, built ahead by conftest's background builder
 GRAPHS = [("andorra.osm.pbf", "car", True, 8)]
 
 
 @pytest.fixture(scope="module")
-def base(bundled_graph: Path) -> str:
-    return api_server.shared(bundled_graph)
-
-
-@pytest.fixture(scope="module")
-def client(base: str):
-    with httpx.Client(base_url=base, timeout=60.0) as c:
-        yield c
-
-
-@pytest.fixture(scope="module")
 def osrm(base: str) -> OSRM:
     return OSRM(base_url=base)
-
-
-@pytest.fixture(scope="module")
-def points(bundled_graph: Path) -> list[tuple[float, float]]:
-    from app.engine.data import load
-
-    return random_points(load(bundled_graph), 2 * ROAD_PAIRS, 43)
 
 
 def _native(client: httpx.Client, pts: list[tuple[float, float]]) -> dict:
