@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import subprocess
+import sys
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 
@@ -23,6 +25,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     # files in the order of their names whatever their folder (unit/, http/, osrm/): the graphs built ahead and the
     # kernels compiled first then follow one tuned order, the one the suite's time was measured in
     items.sort(key=lambda item: item.path.name)
+    _SELECTED[0] = len(items)
     _AHEAD.clear()
     for item in items:
         if "graph_cache" in getattr(item, "fixturenames", ()):
@@ -43,6 +46,7 @@ def _graph_builds(tmp_path_factory: pytest.TempPathFactory):
     """The session's graph folder, and the graphs the selected tests will ask for (`_AHEAD`, found at collection)
     queued from the session's start, in order of first use, to one background process at nice 10, which builds them
     while the tests before them run (STARROUTE_TEST_PREBUILD=0: none)."""
+    _compile_first()
     base = tmp_path_factory.mktemp("graphs")
     ahead = [k for k in _AHEAD if (EXTRACTS / k[0]).exists()]
     if not ahead or os.environ.get("STARROUTE_TEST_PREBUILD", "1") == "0":
@@ -79,6 +83,22 @@ def graph_cache(_graph_builds: tuple[Path, dict[Key, Future[Path]]]):
 
 
 _AHEAD: list[Key] = []
+_SELECTED = [0]  # how many tests the session runs
+COMPILE_FIRST_FROM = 1000  # a session this large on an empty numba cache compiles every kernel first
+
+
+def _compile_first() -> None:
+    """On an empty numba cache, a large session (or STARROUTE_TEST_COMPILE=1; =0 never) first runs `starroute compile
+    --jobs 2`, as a user's first start does: every kernel compiles once, on both cores, instead of one by one on the
+    test process's core while a server beside it compiles the same ones."""
+    from app.warmup import is_compiled
+
+    wanted = os.environ.get("STARROUTE_TEST_COMPILE", "")
+    if wanted == "0" or (wanted != "1" and _SELECTED[0] < COMPILE_FIRST_FROM):
+        return
+    if is_compiled("engine") and is_compiled("preprocess"):
+        return
+    subprocess.run([sys.executable, "-m", "app.cli", "compile", "--jobs", "2", "--quiet"], cwd=ROOT, check=True)
 
 
 def _next_waiting(queued: dict[Key, Future[Path]]) -> Key | None:
