@@ -70,7 +70,9 @@ def parallel_segments(
     """OSRM's `ExtractionContainers::PrepareEdges` on segments two ways share: of the one-segment chains joining the
     same two nodes (`a`, `b` per chain), each direction keeps only the one of least (weight, duration) (`fval` along
     the chain, `bval` against it), ties going to the lexicographically smallest name by its UTF-8 bytes (unnamed
-    last): (forward mask, backward mask, arcs dropped)."""
+    last), then to a chain open both ways (so that, as OSRM's observed answers show, a two-way way tying with a
+    oneway becomes the one two-way edge rather than the oneway keeping one direction and the two-way the other):
+    (forward mask, backward mask, arcs dropped)."""
     single = (segments == 1) & (a != b)
     idx = np.flatnonzero(single)
     if len(idx) < 2:
@@ -88,6 +90,7 @@ def parallel_segments(
     rank[np.array(ranked, dtype=np.int64)] = np.arange(len(ranked))
     fmask, bmask = fmask.copy(), bmask.copy()
     along = a[idx] == lo  # the chain's forward arc runs lo -> hi
+    one_way = ~(fmask[idx] & bmask[idx])  # False first: a chain open both ways wins a tie in both directions
     dropped = 0
     for up in (True, False):  # lo -> hi, then hi -> lo
         fwd = along == up  # which of the chain's arcs runs this way
@@ -95,7 +98,7 @@ def parallel_segments(
         w = np.where(fwd, fval[0][idx], bval[0][idx])
         t = np.where(fwd, fval[1][idx], bval[1][idx])
         k = np.flatnonzero(is_open)
-        order = k[np.lexsort((rank[name[idx[k]]], t[k], w[k], group[k]))]
+        order = k[np.lexsort((one_way[k], rank[name[idx[k]]], t[k], w[k], group[k]))]
         first = np.ones(len(order), dtype=bool)
         first[1:] = group[order[1:]] != group[order[:-1]]
         lose = idx[order[~first]]

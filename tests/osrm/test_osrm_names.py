@@ -14,7 +14,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import httpx
+import numpy as np
 
+from floor.intersections.graph import GuidanceGraph
 from harness import api_server, asciimap
 
 Step = tuple[str, str, str, float]  # name, maneuver type, modifier, duration s
@@ -143,3 +145,24 @@ def test_shared_segments_keep_the_least_weight_and_the_smallest_name(tmp_path: P
     assert route(base, "testbot", built, "d", "e") == [("", "depart", "", 20.0), ("", "arrive", "", 0.0)]
     # one arc a direction stays of each shared segment: a-b 6 ways, b-c 3, d-e 3
     assert built.graph.manifest["report"]["parallel_segments_dropped"] == 2 * (5 + 2 + 2)
+
+
+def test_a_twoway_way_tying_with_a_oneway_on_a_shared_segment_is_the_one_edge(tmp_path: Path) -> None:
+    """OSRM merges such a pair into one two-way edge (features/guidance/turn-angles.feature "Merging at Turn - Don't
+    report u-turn"): the oneway's equal arc goes, the nodes between the shared segments stay compressible, and the
+    graph is the one the two-way way alone gives, so guidance sees no intersection there and every cost is the same."""
+    drawing = """
+        a b c d
+        """
+    main = {"highway": "secondary", "name": "Main"}
+    ways = [("ab", main), ("bc", {**main, "oneway": "yes"}), ("bc", main), ("cd", main)]
+    twin = asciimap.build(tmp_path, drawing, ways=ways, profile="car", name="twin")
+    plain = asciimap.build(tmp_path, drawing, ways=[w for i, w in enumerate(ways) if i != 1], profile="car", name="one")
+    assert twin.graph.manifest["report"]["parallel_segments_dropped"] == 1
+    for key in ("arc_tail", "arc_head", "arc_weight", "arc_duration", "node_flags", "eb_arc_weight", "eb_arc_turn"):
+        assert np.array_equal(np.asarray(twin.graph.arrays[key]), np.asarray(plain.graph.arrays[key])), key
+    gg = GuidanceGraph(twin.graph)
+    assert [v for v in range(len(twin.graph.node_lon)) if gg.is_intersection(v)] == twin.nodes("a") + twin.nodes("d")
+    env = {"STARROUTE_MIN_COMPONENT_SIZE": "1"}
+    steps = [route(api_server.shared(Path(b.graph.path), env=env), "driving", b, "a", "d") for b in (twin, plain)]
+    assert steps[0] == steps[1] == [("Main", "depart", "", 39.3), ("Main", "arrive", "", 0.0)]
