@@ -1,4 +1,5 @@
-"""Matrices on a real local Dask cluster of two worker processes: `graph.table(scheduler=...)`, accessibility, and
+"""Matrices on real local Dask clusters (two worker processes; the default local one's two threads):
+`graph.table(scheduler=...)`, accessibility, and
 `starroute matrix` from CSV to Parquet and .npz, read back cell by cell; a block that fails is retried and reported.
 Skips without Dask (the `[dask]` extra)."""
 
@@ -28,12 +29,49 @@ def graph(bundled_graph: Path) -> starroute.Graph:
 
 @pytest.fixture(scope="module")
 def client():
-    """A local cluster of two single-threaded worker processes, as `starroute matrix` starts by default."""
-    from starroute.cluster import client_for
+    """A cluster of two single-threaded worker processes, as a remote cluster's workers are: each loads the graph
+    itself and gets every block's points pickled (`starroute matrix --workers` runs threads instead: below)."""
+    import distributed
 
-    with client_for("local", workers=2) as c:
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=40
+        ) as cluster,
+        distributed.Client(cluster, set_as_default=False) as c,
+    ):
         assert len(c.scheduler_info()["workers"]) == 2
         yield c
+
+
+def test_local_cluster_is_threads_answering_with_the_callers_engine(
+    graph: starroute.Graph, pts: np.ndarray, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`scheduler="local"` (`starroute matrix --workers 2`): two worker threads of this process, which answer with
+    this graph's engine (no graph loaded again), the same cells as in process; the engine is let go after."""
+    import os
+    import threading
+
+    from starroute import blocks
+    from starroute.cluster import client_for
+
+    here = graph.table(pts[:33], pts[10:])
+    engines = dict(blocks._ENGINES)
+    threads: set[int] = set()
+    table = graph.engine.table
+
+    def spy(*args, **kw):
+        threads.add(threading.get_ident())
+        return table(*args, **kw)
+
+    monkeypatch.setattr(graph.engine, "table", spy)
+    with client_for("local", workers=2) as c:
+        idents = c.run(threading.get_ident)
+        assert len(idents) == 2 and set(c.run(os.getpid).values()) == {os.getpid()}
+        there = graph.table(pts[:33], pts[10:], scheduler=c, block=(8, 12))
+    np.testing.assert_array_equal(there.durations_s, here.durations_s)
+    np.testing.assert_array_equal(there.distances_m, here.distances_m)
+    assert threads and threading.get_ident() not in threads, "the blocks ran on this engine, in worker threads"
+    assert blocks._ENGINES == engines, "no graph loaded again, and the shared engine let go"
 
 
 @pytest.fixture(scope="module")
