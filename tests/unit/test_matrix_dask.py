@@ -236,3 +236,32 @@ def test_matrix_command_leaves_out_points_off_the_map(graph: starroute.Graph, cl
     assert cli([*args, "--scheduler", client.scheduler.address, "--radius", "8000", "-q"]) == 0
     err = capsys.readouterr().err
     assert "3 point(s) have no road within 8000 m" in err and "(id p6)" not in err, err
+
+
+def test_npz_blocks_written_in_place_in_any_order(tmp_path: Path) -> None:
+    """`NpzSink` writes each block straight into the archive: blocks in any order give the whole matrices (NaN
+    kept), the ids, members whose CRCs check, and nothing beside the output; an aborted one leaves nothing."""
+    import zipfile
+
+    from starroute.sinks import NpzSink
+
+    rng = np.random.default_rng(3)
+    n, m = 37, 23
+    dur = rng.random((n, m))
+    dur[rng.random((n, m)) < 0.1] = np.nan
+    dist = rng.random((n, m))
+    out = tmp_path / "m.npz"
+    sink = NpzSink(out, n, m, np.arange(n), np.array([f"d{j}" for j in range(m)]))
+    blocks = plan(n, m, 8, 5, by_columns=True)
+    for b in blocks[::-1]:
+        sink.write(b, dur[b.i0 : b.i1, b.j0 : b.j1], dist[b.i0 : b.i1, b.j0 : b.j1])
+    sink.close()
+    with zipfile.ZipFile(out) as z:
+        assert z.testzip() is None
+    with np.load(out) as got:
+        np.testing.assert_array_equal(got["durations_s"], dur)
+        np.testing.assert_array_equal(got["distances_m"], dist)
+        assert got["source_id"].tolist() == list(range(n)) and got["destination_id"].tolist()[-1] == "d22"
+    assert [p.name for p in tmp_path.iterdir()] == ["m.npz"]
+    NpzSink(tmp_path / "x.npz", 3, 3, np.arange(3), np.arange(3)).abort()
+    assert [p.name for p in tmp_path.iterdir()] == ["m.npz"]
