@@ -7,11 +7,11 @@
 For each size N it draws N seeded random points near nodes of the largest component of the Porto graph (built once
 from `--extract` with `starroute preprocess` when `--graph` is not given) and measures, for the same N x N matrix:
 
-- `starroute matrix GRAPH points.csv -o m.npz --workers 2`: a local Dask cluster of two worker processes, as a
-  user runs it; cells per second over the command's whole wall time (start-up, snapping, cluster, writing
-  included) and over its compute phase (the command's own summary line), and peak memory: the largest sum of the
-  resident sets of the command and all its processes (client, nannies, workers; a shared page counts once per
-  process, so this overstates), sampled every 0.1 s;
+- `starroute matrix GRAPH points.csv -o m.npz --workers 2`: a local Dask cluster of two worker threads in the
+  command's process, as a user runs it; cells per second over the command's whole wall time (start-up, snapping,
+  cluster, writing included) and over its compute phase (the command's own summary line), and peak memory: the
+  largest sum of the resident sets of the command and all its processes (a shared page counts once per process, so
+  with several processes this overstates), sampled every 0.1 s;
 - osrm-routed (`-t 2`, the `osrm-bindings` wheel's binaries and car.lua) answering `/table/v1` for every 100 x 100
   block (200 coordinates, `sources=`/`destinations=`), two client threads with keep-alive connections parsing the
   JSON, the way users chunk it: cells per second and osrm-routed's peak resident set (VmHWM). Above

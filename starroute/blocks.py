@@ -2,14 +2,18 @@
 process or on a Dask worker; and the accessibility reduction of a block, so that only per-source figures travel.
 
 A worker process memory-maps the graph once (`worker_engine`, keyed by the graph directory) and answers every block
-it is given with that engine; each thread reuses its own search arrays (`Router.query`). Entries do not depend on
+it is given with that engine; workers that are threads of the caller's process (the local cluster) use the caller's
+engine (`shared_engine`); each thread reuses its own search arrays (`Router.query`). Entries do not depend on
 the blocking: every cell is the table's answer for that pair, whatever block it is computed in.
 """
 
 from __future__ import annotations
 
+import itertools
+import os
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +24,8 @@ from app.engine.types import Phantom
 
 _ENGINES: dict[str, Engine] = {}
 _LOCK = threading.Lock()
+SHARED = "shared-engine:"  # `shared_engine`'s keys: an engine of this process, not a directory
+_SHARED_IDS = itertools.count()
 
 
 def worker_engine(graph_dir: str) -> Engine:
@@ -31,6 +37,26 @@ def worker_engine(graph_dir: str) -> Engine:
 
             engine = _ENGINES[graph_dir] = Engine(load(graph_dir))
         return engine
+
+
+@contextmanager
+def shared_engine(engine: Engine) -> Iterator[str]:
+    """A key that workers in this process (the local cluster's threads) give `worker_engine` to answer with `engine`,
+    the caller's, loaded already, for as long as the `with` lasts; the key names no directory elsewhere."""
+    key = f"{SHARED}{next(_SHARED_IDS)}"
+    with _LOCK:
+        _ENGINES[key] = engine
+    try:
+        yield key
+    finally:
+        with _LOCK:
+            _ENGINES.pop(key, None)
+
+
+def in_this_process(client: Any) -> bool:
+    """Whether every worker of `client` is a thread of this process (a local cluster without processes)."""
+    pids = client.run(os.getpid)
+    return bool(pids) and set(pids.values()) == {os.getpid()}
 
 
 def table_block(
@@ -48,12 +74,12 @@ def table_block(
     src = [p for p in sources if p is not None]
     dst = [p for p in destinations if p is not None]
     if len(src) == len(sources) and len(dst) == len(destinations):
-        t = engine.table(src, dst, engine.exclude(exclude), parsed)
+        t = engine.table(src, dst, engine.exclude(exclude), parsed, reuse_buckets=True)
         return t.durations_s, t.distances_m
     durations = np.full((len(sources), len(destinations)), np.nan)
     distances = durations.copy()
     if src and dst:
-        t = engine.table(src, dst, engine.exclude(exclude), parsed)
+        t = engine.table(src, dst, engine.exclude(exclude), parsed, reuse_buckets=True)
         rows = [i for i, p in enumerate(sources) if p is not None]
         cols = [j for j, p in enumerate(destinations) if p is not None]
         durations[np.ix_(rows, cols)] = t.durations_s

@@ -202,9 +202,10 @@ class Graph:
         where unreachable, as `Matrix.durations_s` / `.distances_m` [N, M] float64 arrays.
 
         Computed in blocks of `block` cells: here (`scheduler=None`), or on Dask: a `distributed.Client`, a
-        scheduler address "tcp://HOST:PORT", or "local" for a local cluster of `workers` processes (every worker
-        must read this graph directory at the same path). `progress`: a progress bar on stderr. `custom_model`:
-        GraphHopper's custom model (a dict or its JSON), every cell on its weights (each Dask worker builds it once).
+        scheduler address "tcp://HOST:PORT" (every worker must read this graph directory at the same path), or
+        "local" for a local cluster of `workers` threads in this process, answering with this graph's engine.
+        `progress`: a progress bar on stderr. `custom_model`: GraphHopper's custom model (a dict or its JSON), every
+        cell on its weights (each Dask worker builds it once).
         `depart_at` (ISO 8601 or "now"): time-dependent durations for that departure, computed here in one call.
 
         >>> m = graph.table([(7.4197, 43.7311), (7.4246, 43.7384)])

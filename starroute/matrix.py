@@ -16,7 +16,16 @@ import numpy as np
 
 from app.engine.facade import Engine
 from app.engine.types import Phantom
-from starroute.blocks import AccessSpec, access_block, access_task, merge_nearest, table_block, table_task
+from starroute.blocks import (
+    AccessSpec,
+    access_block,
+    access_task,
+    in_this_process,
+    merge_nearest,
+    shared_engine,
+    table_block,
+    table_task,
+)
 from starroute.cluster import client_for
 from starroute.runner import Block, Outcome, Progress, plan, run_dask, run_local
 from starroute.sinks import Sink
@@ -60,7 +69,7 @@ def run_table(
     """Every block's durations and distances into `sink` (closed on success, aborted on failure). `scheduler`
     None: here, with `engine`; else a Dask client, address or "local" (`cluster.client_for`). `model`: a custom
     model's JSON, every block on its metric. A point None (left out unsnapped) has NaN cells."""
-    blocks = plan(len(src), len(dst), *block)
+    blocks = plan(len(src), len(dst), *block, by_columns=True)  # down each column range: its buckets kept
     ex = tuple(exclude)
     try:
         if scheduler is None:
@@ -72,8 +81,8 @@ def run_table(
                 retries,
             )
         else:
-            gd = str(Path(graph_dir).resolve())
-            with client_for(scheduler, workers) as client:
+            with client_for(scheduler, workers) as client, shared_engine(engine) as key:
+                gd = key if in_this_process(client) else str(Path(graph_dir).resolve())
                 pts = _Scattered(client, src, dst)
 
                 def submit(b: Block) -> Any:
@@ -133,8 +142,8 @@ def run_access(
 
         out = run_local(blocks, compute, done, progress, retries)
     else:
-        gd = str(Path(graph_dir).resolve())
-        with client_for(scheduler, workers) as client:
+        with client_for(scheduler, workers) as client, shared_engine(engine) as key:
+            gd = key if in_this_process(client) else str(Path(graph_dir).resolve())
             pts = _Scattered(client, src, dst)
 
             def submit(b: Block) -> Any:

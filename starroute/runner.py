@@ -31,13 +31,12 @@ class Block:
         return (self.i1 - self.i0) * (self.j1 - self.j0)
 
 
-def plan(n: int, m: int, rows: int, cols: int) -> list[Block]:
-    """Blocks of at most `rows` x `cols` covering n x m, row-major."""
-    return [
-        Block(i, min(i + rows, n), j, min(j + cols, m))
-        for i in range(0, n, max(rows, 1))
-        for j in range(0, m, max(cols, 1))
-    ]
+def plan(n: int, m: int, rows: int, cols: int, by_columns: bool = False) -> list[Block]:
+    """Blocks of at most `rows` x `cols` covering n x m, row-major (`by_columns`: column-major, so blocks with the
+    same destinations follow one another and a worker reuses their buckets)."""
+    rs, cs = range(0, n, max(rows, 1)), range(0, m, max(cols, 1))
+    pairs = [(i, j) for j in cs for i in rs] if by_columns else [(i, j) for i in rs for j in cs]
+    return [Block(i, min(i + rows, n), j, min(j + cols, m)) for i, j in pairs]
 
 
 class Progress(Protocol):

@@ -1,15 +1,19 @@
 """Where matrix blocks go as they finish: dense arrays in memory, a `.npz` on disk, or long-form Parquet.
 
-The file sinks hold at most one block in memory: `.npz` rows are written in place into raw files beside the output
-(plain writes, no mapping) and zipped into the archive at the end; Parquet gets one row group per block. Both write
-to `OUTPUT.partial` and rename only when every block is in, so a failed or stopped run never leaves an output that
-looks complete.
+The file sinks hold at most one block in memory: `.npz` rows are written in place into the archive itself (its two
+big members stored uncompressed at offsets fixed up front, plain writes, no mapping; their CRCs and the small members
+added at the end); Parquet gets one row group per block. Both write to `OUTPUT.partial` and rename only when every
+block is in, so a failed or stopped run never leaves an output that looks complete.
 """
 
 from __future__ import annotations
 
+import io
 import os
+import time
 import zipfile
+import zlib
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -17,7 +21,7 @@ import numpy as np
 
 from starroute.runner import Block
 
-CHUNK = 16 << 20  # bytes copied at a time into the .npz
+CHUNK = 16 << 20  # bytes read at a time for a member's CRC
 
 
 class Sink(Protocol):
@@ -56,56 +60,88 @@ def _raw(path: Path, name: str) -> Path:
 
 class NpzSink:
     """`durations_s` and `distances_m` float64 [N, M] (NaN where unreachable) and the points' `source_id` and
-    `destination_id`, in an uncompressed `.npz` (`numpy.load` reads it; `mmap_mode` does not apply to archives)."""
+    `destination_id`, in an uncompressed `.npz` (`numpy.load` reads it; `mmap_mode` does not apply to archives).
+
+    The two matrices are the archive's first members, stored, with zip64 local headers of a fixed size: each block's
+    rows are written straight to their place in `OUTPUT.partial`; `close` reads the members back for their CRCs
+    (both at once: `zlib.crc32` and `os.pread` release the GIL), rewrites their headers and lets `zipfile` add the id
+    arrays and the central directory. So the matrix is written once, not into raw files and then copied."""
+
+    NAMES = ("durations_s", "distances_m")
 
     def __init__(self, path: Path, n: int, m: int, source_ids: np.ndarray, destination_ids: np.ndarray) -> None:
         self.path, self.n, self.m = Path(path), n, m
         self.ids = {"source_id": np.asarray(source_ids), "destination_id": np.asarray(destination_ids)}
-        self.raw = {
-            name: self.path.with_name(f".{self.path.name}.{name}.raw") for name in ("durations_s", "distances_m")
-        }
-        self.fds: dict[str, int] = {}
-        for name, p in self.raw.items():
-            self.fds[name] = os.open(p, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
-            os.ftruncate(self.fds[name], n * m * 8)  # sparse until written; unwritten cells are never read
+        buf = io.BytesIO()
+        np.lib.format.write_array_header_2_0(buf, {"descr": "<f8", "fortran_order": False, "shape": (n, m)})
+        self.npy_header = buf.getvalue()
+        when = time.localtime(time.time())[:6]
+        self.infos: dict[str, zipfile.ZipInfo] = {}
+        self.data_at: dict[str, int] = {}  # offset of each matrix's first cell in the archive
+        at = 0
+        for name in self.NAMES:
+            info = zipfile.ZipInfo(name + ".npy", date_time=when)
+            info.compress_type = zipfile.ZIP_STORED
+            info.external_attr = 0o600 << 16
+            info.file_size = info.compress_size = len(self.npy_header) + n * m * 8
+            info.CRC = 0  # until `close` knows it (the header's size does not depend on it)
+            info.header_offset = at
+            at += len(info.FileHeader(zip64=True))
+            self.data_at[name] = at + len(self.npy_header)
+            at += info.file_size
+            self.infos[name] = info
+        self.end = at
+        self.fd = os.open(_partial(self.path), os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.ftruncate(self.fd, self.end)  # sparse until written; unwritten cells are never read
+        for name in self.NAMES:
+            os.pwrite(self.fd, self.npy_header, self.data_at[name] - len(self.npy_header))
 
     def write(self, block: Block, durations: np.ndarray, distances: np.ndarray) -> None:
-        for name, arr in (("durations_s", durations), ("distances_m", distances)):
-            fd = self.fds[name]
+        for name, arr in zip(self.NAMES, (durations, distances), strict=True):
             a = np.ascontiguousarray(arr, dtype="<f8")
+            base = self.data_at[name]
             if block.j0 == 0 and block.j1 == self.m:  # whole rows: one write
-                os.pwrite(fd, a.tobytes(), block.i0 * self.m * 8)
+                os.pwrite(self.fd, a.tobytes(), base + block.i0 * self.m * 8)
                 continue
             for r in range(a.shape[0]):
-                os.pwrite(fd, a[r].tobytes(), ((block.i0 + r) * self.m + block.j0) * 8)
+                os.pwrite(self.fd, a[r].tobytes(), base + ((block.i0 + r) * self.m + block.j0) * 8)
+
+    def _crc(self, info: zipfile.ZipInfo) -> int:
+        crc, off = 0, info.header_offset + len(info.FileHeader(zip64=True))
+        left = info.file_size
+        while left > 0:
+            data = os.pread(self.fd, min(CHUNK, left), off)
+            if not data:
+                raise OSError(f"{_partial(self.path)} is shorter than its members")
+            crc = zlib.crc32(data, crc)
+            off += len(data)
+            left -= len(data)
+        return crc
 
     def close(self) -> None:
-        out = _partial(self.path)
-        with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED, allowZip64=True) as z:
-            for name, fd in self.fds.items():
-                with z.open(name + ".npy", "w", force_zip64=True) as f:
-                    header = {"descr": "<f8", "fortran_order": False, "shape": (self.n, self.m)}
-                    np.lib.format.write_array_header_2_0(f, header)
-                    size, off = self.n * self.m * 8, 0
-                    while off < size:
-                        data = os.pread(fd, min(CHUNK, size - off), off)
-                        f.write(data)
-                        off += len(data)
-            for name, arr in self.ids.items():
-                with z.open(name + ".npy", "w", force_zip64=True) as f:
-                    np.lib.format.write_array(f, arr, allow_pickle=False)
-        self._drop_raw()
-        os.replace(out, self.path)
+        infos = [self.infos[name] for name in self.NAMES]
+        with ThreadPoolExecutor(len(infos)) as pool:
+            crcs = list(pool.map(self._crc, infos))
+        for info, crc in zip(infos, crcs, strict=True):
+            info.CRC = crc
+            os.pwrite(self.fd, info.FileHeader(zip64=True), info.header_offset)
+        with os.fdopen(self.fd, "r+b") as f:
+            self.fd = -1
+            f.seek(self.end)
+            with zipfile.ZipFile(f, "w", zipfile.ZIP_STORED, allowZip64=True) as z:
+                for info in infos:  # the members already in place, for the central directory
+                    z.filelist.append(info)
+                    z.NameToInfo[info.filename] = info
+                for name, arr in self.ids.items():
+                    with z.open(name + ".npy", "w", force_zip64=True) as member:
+                        np.lib.format.write_array(member, arr, allow_pickle=False)
+        os.replace(_partial(self.path), self.path)
 
     def abort(self) -> None:
-        self._drop_raw()
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
         _partial(self.path).unlink(missing_ok=True)
-
-    def _drop_raw(self) -> None:
-        for name, fd in list(self.fds.items()):
-            os.close(fd)
-            self.raw[name].unlink(missing_ok=True)
-        self.fds.clear()
 
 
 class ParquetSink:
@@ -167,7 +203,8 @@ def open_sink(path: Path, n: int, m: int, source_ids: Any, destination_ids: Any)
 
 
 def remove_partial(path: Path) -> None:
-    """Remove what an interrupted run left beside `path` (the `.partial` output, the `.npz` raw files)."""
+    """Remove what an interrupted run left beside `path` (the `.partial` output; the raw files earlier versions wrote
+    beside an `.npz`)."""
     path = Path(path)
     _partial(path).unlink(missing_ok=True)
     for name in ("durations_s", "distances_m"):

@@ -417,16 +417,19 @@ class Engine:
         exclude: ExcludeSet | None = None,
         model: CustomModel | None = None,
         when: When | None = None,
+        reuse_buckets: bool = False,
     ) -> Table:
         """Durations (s) and distances (m), NaN where unreachable; on `model`'s metric when given (the one
-        `resolve_table` snapped with); departing at `when` (`Engine.when`), time-dependent."""
+        `resolve_table` snapped with); departing at `when` (`Engine.when`), time-dependent. `reuse_buckets`: keep
+        the destinations' CH buckets on this thread for the next table with the same destinations (a matrix's
+        blocks down one column range; the same answers, the destinations' backward searches run once)."""
         if when is not None:
             if model is not None:
                 raise InvalidValue("depart_at cannot be combined with custom_model or avoid")
             mask = exclude.mask if exclude is not None else 0
             dur, dist, depart = table_when(self.router, sources, destinations, when, mask)
             return Table(dur, dist, list(sources), list(destinations), depart)
-        return self._view(model)[0].query().table(sources, destinations, exclude)
+        return self._view(model)[0].query().table(sources, destinations, exclude, reuse_buckets)
 
     def road_values(self, name: str, arcs: np.ndarray) -> list[Any]:
         """GraphHopper's encoded value `name` (`floor.format.encoded_values`) of the road arcs `arcs` (a route's

@@ -545,12 +545,14 @@ class Query:
         sources: Sequence[Phantom],
         destinations: Sequence[Phantom],
         exclude: ExcludeSet | Iterable[str] | None = None,
+        reuse_buckets: bool = False,
     ) -> Table:
         """Durations (s) and distances (m) for every source x destination; NaN where unreachable
         (`app.engine.features.table.table`: the CH bucket table on the hierarchy without `exclude`, else core
-        searches)."""
+        searches). `reuse_buckets`: this thread's table keeps the destinations' buckets for the next table with the
+        same destinations (a matrix's blocks)."""
         ch_table, mask = self._table_search(exclude)
-        return table_of(self.router.legs, ch_table, self.searcher, sources, destinations, mask)
+        return table_of(self.router.legs, ch_table, self.searcher, sources, destinations, mask, reuse_buckets)
 
     def table_units(
         self,

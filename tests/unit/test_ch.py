@@ -193,6 +193,40 @@ def test_table_equals_single_queries(seed: int, n: int) -> None:
             assert d[i, j] == q.distance, f"{where}: table distance {d[i, j]}, single {q.distance}"
 
 
+@SETTINGS
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 40))
+def test_kept_buckets_give_the_same_table(seed: int, n: int) -> None:
+    """`reuse=True` (a matrix's blocks): tables over target sets asked in turn, some again after others pushed them
+    out of the kept ones, equal a fresh table object's cell for cell (weights, distances, durations), split or not,
+    with `at` clear between tables."""
+    from app.engine.features.table import KEEP_BUCKETS
+    from app.engine.route.space import flat_seeds
+
+    note(f"seed={seed} n={n}")
+    g = with_ch(random_graph(seed, n, 3 * n, zero_share=0.4))
+    rng = np.random.default_rng(seed + 3)
+
+    def some(lo: int) -> list[Seeds]:
+        out = []
+        for _ in range(int(rng.integers(lo, 7))):
+            k = int(rng.integers(1, 3))
+            out.append(seeds(list(rng.integers(0, n, k)), list(rng.integers(0, 20, k)), list(rng.integers(0, 50, k))))
+        return out
+
+    targets = [flat_seeds(some(0)) for _ in range(KEEP_BUCKETS + 2)]
+    order = [0, 0, 1, 0, *range(2, KEEP_BUCKETS + 2), 0, 1, 1]  # hits, and 0 and 1 asked again after eviction
+    for split_cells in (2500, 0):
+        kept = CHTable(g, split_cells=split_cells)
+        for k in order:
+            srcs = flat_seeds(some(0))
+            got = kept.run_flat(srcs, targets[k], reuse=True)
+            want = CHTable(g, split_cells=split_cells).run_flat(srcs, targets[k])
+            for name, a, b in zip(("weights", "dists", "durations"), got, want, strict=True):
+                assert a.tolist() == b.tolist(), f"seed={seed} n={n} targets {k}: {name} differ"
+            assert not kept._at.any(), "the node -> bucket rows map must be clear between tables"
+        assert len(kept._kept) <= KEEP_BUCKETS
+
+
 def test_unreachable_is_prompt_and_empty() -> None:
     # 0 -> 1 -> 2 and a separate 3 <-> 4; 2 cannot reach anything
     g = with_ch(graph_in_memory(arrays_from_arcs([0, 1, 3, 4], [1, 2, 4, 3], [5, 5, 1, 1], [50, 50, 10, 10])))

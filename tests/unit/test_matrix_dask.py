@@ -1,4 +1,5 @@
-"""Matrices on a real local Dask cluster of two worker processes: `graph.table(scheduler=...)`, accessibility, and
+"""Matrices on real local Dask clusters (two worker processes; the default local one's two threads):
+`graph.table(scheduler=...)`, accessibility, and
 `starroute matrix` from CSV to Parquet and .npz, read back cell by cell; a block that fails is retried and reported.
 Skips without Dask (the `[dask]` extra)."""
 
@@ -28,12 +29,49 @@ def graph(bundled_graph: Path) -> starroute.Graph:
 
 @pytest.fixture(scope="module")
 def client():
-    """A local cluster of two single-threaded worker processes, as `starroute matrix` starts by default."""
-    from starroute.cluster import client_for
+    """A cluster of two single-threaded worker processes, as a remote cluster's workers are: each loads the graph
+    itself and gets every block's points pickled (`starroute matrix --workers` runs threads instead: below)."""
+    import distributed
 
-    with client_for("local", workers=2) as c:
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=40
+        ) as cluster,
+        distributed.Client(cluster, set_as_default=False) as c,
+    ):
         assert len(c.scheduler_info()["workers"]) == 2
         yield c
+
+
+def test_local_cluster_is_threads_answering_with_the_callers_engine(
+    graph: starroute.Graph, pts: np.ndarray, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`scheduler="local"` (`starroute matrix --workers 2`): two worker threads of this process, which answer with
+    this graph's engine (no graph loaded again), the same cells as in process; the engine is let go after."""
+    import os
+    import threading
+
+    from starroute import blocks
+    from starroute.cluster import client_for
+
+    here = graph.table(pts[:33], pts[10:])
+    engines = dict(blocks._ENGINES)
+    threads: set[int] = set()
+    table = graph.engine.table
+
+    def spy(*args, **kw):
+        threads.add(threading.get_ident())
+        return table(*args, **kw)
+
+    monkeypatch.setattr(graph.engine, "table", spy)
+    with client_for("local", workers=2) as c:
+        idents = c.run(threading.get_ident)
+        assert len(idents) == 2 and set(c.run(os.getpid).values()) == {os.getpid()}
+        there = graph.table(pts[:33], pts[10:], scheduler=c, block=(8, 12))
+    np.testing.assert_array_equal(there.durations_s, here.durations_s)
+    np.testing.assert_array_equal(there.distances_m, here.distances_m)
+    assert threads and threading.get_ident() not in threads, "the blocks ran on this engine, in worker threads"
+    assert blocks._ENGINES == engines, "no graph loaded again, and the shared engine let go"
 
 
 @pytest.fixture(scope="module")
@@ -198,3 +236,32 @@ def test_matrix_command_leaves_out_points_off_the_map(graph: starroute.Graph, cl
     assert cli([*args, "--scheduler", client.scheduler.address, "--radius", "8000", "-q"]) == 0
     err = capsys.readouterr().err
     assert "3 point(s) have no road within 8000 m" in err and "(id p6)" not in err, err
+
+
+def test_npz_blocks_written_in_place_in_any_order(tmp_path: Path) -> None:
+    """`NpzSink` writes each block straight into the archive: blocks in any order give the whole matrices (NaN
+    kept), the ids, members whose CRCs check, and nothing beside the output; an aborted one leaves nothing."""
+    import zipfile
+
+    from starroute.sinks import NpzSink
+
+    rng = np.random.default_rng(3)
+    n, m = 37, 23
+    dur = rng.random((n, m))
+    dur[rng.random((n, m)) < 0.1] = np.nan
+    dist = rng.random((n, m))
+    out = tmp_path / "m.npz"
+    sink = NpzSink(out, n, m, np.arange(n), np.array([f"d{j}" for j in range(m)]))
+    blocks = plan(n, m, 8, 5, by_columns=True)
+    for b in blocks[::-1]:
+        sink.write(b, dur[b.i0 : b.i1, b.j0 : b.j1], dist[b.i0 : b.i1, b.j0 : b.j1])
+    sink.close()
+    with zipfile.ZipFile(out) as z:
+        assert z.testzip() is None
+    with np.load(out) as got:
+        np.testing.assert_array_equal(got["durations_s"], dur)
+        np.testing.assert_array_equal(got["distances_m"], dist)
+        assert got["source_id"].tolist() == list(range(n)) and got["destination_id"].tolist()[-1] == "d22"
+    assert [p.name for p in tmp_path.iterdir()] == ["m.npz"]
+    NpzSink(tmp_path / "x.npz", 3, 3, np.arange(3), np.arange(3)).abort()
+    assert [p.name for p in tmp_path.iterdir()] == ["m.npz"]

@@ -64,3 +64,26 @@ def test_merged_seed_sets_may_all_be_empty() -> None:
     empty = SeedSet(Seeds(np.zeros(0, dtype=np.int32), z, z, 0.0, 0.0, z), z, np.zeros((0, 2), dtype=np.int64))
     got = _merged([empty, empty])
     assert len(got.seeds.nodes) == 0 and got.turns.shape == (0, 2)
+
+
+def test_matrix_blocks_with_kept_buckets_are_the_whole_table(monaco: Router) -> None:
+    """A matrix's blocks (`reuse_buckets`, column ranges asked again and again) give the whole table's cells: points
+    mid-chain and on nodes, the same point on both sides, unreachable pairs (a destination on a tiny component), and
+    with an exclude class."""
+    g = monaco.graph
+    phantoms = some_phantoms(monaco, 30, seed=5)
+    tiny = np.flatnonzero(np.asarray(g.node_component) != 0)
+    assert len(tiny), "Monaco has nodes off the main component"
+    v = int(tiny[0])
+    off = monaco.snap_waypoints([(float(g.node_lon[v]) / COORD_SCALE, float(g.node_lat[v]) / COORD_SCALE)])
+    dst = phantoms[10:] + off
+    for exclude in ((), ("motorway",)):
+        whole = monaco.query().table(phantoms, dst, exclude)
+        q = monaco.query()
+        for _ in range(2):
+            for j in range(0, len(dst), 7):  # down each column range, twice: the second pass all from kept buckets
+                for i in range(0, len(phantoms), 9):
+                    part = q.table(phantoms[i : i + 9], dst[j : j + 7], exclude, reuse_buckets=True)
+                    for got, want in ((part.durations_s, whole.durations_s), (part.distances_m, whole.distances_m)):
+                        np.testing.assert_array_equal(got, want[i : i + 9, j : j + 7])
+        assert np.isnan(whole.durations_s).any() or exclude, "some pair unreachable"

@@ -6,14 +6,21 @@ the nodes it settles without stalling. The one-direction kernel is `app.engine.s
 `CHSearch`
 uses, and candidates are compared as (weight, dist) pairs: every entry equals `CHSearch(graph).run(s, t)`'s weight and
 `.distance` exactly (see the tie-break note in app.engine.search.ch).
+
+A caller that asks the same targets again (a matrix's blocks down one column range) can have the grouped buckets
+kept (`reuse=True`): the table object keeps the last `KEEP_BUCKETS` target sets' buckets, keyed by the digest of
+their flat seeds, so those targets' backward searches run once per table object, not once per block.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import NamedTuple
 
 import numpy as np
 
@@ -42,6 +49,7 @@ from floor.format.units import CLOSED_DS, DIST_PER_METRE, INF_WEIGHT, WEIGHT_PER
 from floor.kernels.jit import kernel
 
 AT_MASK = (1 << 32) - 1  # `_group`'s packing of a node's bucket rows (fewer than 2**31 entries)
+KEEP_BUCKETS = 4  # target sets whose buckets a table object keeps for `reuse` (a matrix's column ranges in turn)
 
 
 @kernel
@@ -124,6 +132,32 @@ def _clear(at, nodes):  # pragma: no cover - numba
     """`at` back to 0 at the nodes `_group` wrote."""
     for j in range(nodes.shape[0]):
         at[nodes[j]] = 0
+
+
+@kernel(nrt=False)
+def _restore(at, nodes, packed):  # pragma: no cover - numba
+    """`at` as `_group` left it for kept buckets: `packed[j]` at `nodes[j]` (`_clear` undoes it)."""
+    for j in range(nodes.shape[0]):
+        at[nodes[j]] = packed[j]
+
+
+class Buckets(NamedTuple):
+    """One target set's grouped bucket entries [ne, 4] (target, weight, dist, duration), the nodes that have entries,
+    and `at`'s packed rows at those nodes."""
+
+    grouped: np.ndarray
+    nodes: np.ndarray
+    packed: np.ndarray
+
+
+def seeds_key(targets: FlatSeeds) -> bytes:
+    """A digest of a flat seed set: equal seeds, equal key (the kept buckets' key)."""
+    h = hashlib.blake2b(digest_size=20)
+    for a in targets:
+        arr = np.ascontiguousarray(a)
+        h.update(str((arr.dtype.str, arr.shape)).encode())
+        h.update(arr.tobytes())
+    return h.digest()
 
 
 @kernel(nrt=False)
@@ -223,6 +257,7 @@ class CHTable:
         self._at = untouched_zeros(max(self._n, 1), np.int64)  # `_group`'s node -> bucket rows, 0 between tables
         self.split_cells = split_cells
         self.counters = np.zeros(3, dtype=np.int64)  # settled nodes, relaxed arcs of the last run
+        self._kept: OrderedDict[bytes, Buckets] = OrderedDict()  # `reuse`'s buckets, least recently used first
 
     def run(self, sources: list[Seeds], targets: list[Seeds]) -> tuple[np.ndarray, np.ndarray]:
         """int64 weights (ds) and distances (dm) [S, T]; INF_WEIGHT in both where a pair is unreachable."""
@@ -258,8 +293,12 @@ class CHTable:
         is unreachable."""
         return self.run_flat(flat_seeds(sources), flat_seeds(targets))
 
-    def run_flat(self, sources: FlatSeeds, targets: FlatSeeds) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """`run_with_durations` on seed sets already flattened (`SearchSpace.seeds_many`)."""
+    def run_flat(
+        self, sources: FlatSeeds, targets: FlatSeeds, reuse: bool = False
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """`run_with_durations` on seed sets already flattened (`SearchSpace.seeds_many`). `reuse`: take the
+        targets' buckets from the last `KEEP_BUCKETS` kept here when the same seeds were asked before, and keep
+        them otherwise (the same entries either way: only the backward searches are saved)."""
         S, T = len(sources.off) - 1, len(targets.off) - 1
         split = S * T >= self.split_cells and min(S, T) >= 2
         if split and len(self._halves) == 1:
@@ -267,8 +306,47 @@ class CHTable:
         halves = self._halves[: 1 + split]
         for h in halves:
             h.counters.fill(0)
-        cuts_t = [0, T // 2, T] if split else [0, T]
+        key = seeds_key(targets) if reuse else b""
+        kept = self._kept.get(key) if reuse else None
+        if kept is not None:
+            self._kept.move_to_end(key)
+            _restore(self._at, kept.nodes, kept.packed)
+            grouped, with_entries = kept.grouped, kept.nodes
+        else:
+            grouped, with_entries = self._backward(targets, T, split, halves)
+            if reuse:
+                self._kept[key] = Buckets(grouped, with_entries, self._at[with_entries])
+                while len(self._kept) > KEEP_BUCKETS:
+                    self._kept.popitem(last=False)
         cuts_s = [0, S // 2, S] if split else [0, S]
+        out_w = np.full((S, T), INF_WEIGHT, dtype=np.int64)
+        out_d = np.full((S, T), INF_WEIGHT, dtype=np.int64)
+        out_t = np.full((S, T), INF_WEIGHT, dtype=np.int64)
+
+        def forward(i: int) -> Callable[[], None]:
+            def job() -> None:
+                def run(h: _Half) -> tuple[int, int]:
+                    for out in (out_w, out_d, out_t):  # a rerun after the heap grew starts from nothing
+                        out[cuts_s[i] : cuts_s[i + 1]] = INF_WEIGHT
+                    return _scan(  # type: ignore[no-any-return]
+                        self._g, sources, cuts_s[i], cuts_s[i + 1], *h.lab, *h.heap, h.cur, h.counters, self._at,
+                        grouped, out_w, out_d, out_t,
+                    )  # fmt: skip
+
+                self._phase(halves[i], run)
+
+            return job
+
+        try:
+            self._both(split, [forward(i) for i in range(len(halves))])
+        finally:  # `at` is 0 again for the next table, whatever happened
+            _clear(self._at, with_entries)
+        self.counters[:] = sum(h.counters for h in halves)
+        return out_w, out_d, out_t
+
+    def _backward(self, targets: FlatSeeds, T: int, split: bool, halves: list[_Half]) -> tuple[np.ndarray, np.ndarray]:
+        """The targets' backward searches, their entries grouped by node into `at`: (grouped, nodes with entries)."""
+        cuts_t = [0, T // 2, T] if split else [0, T]
         found: list[np.ndarray] = [np.zeros((0, 5), np.int64)] * len(halves)
 
         def backward(i: int) -> Callable[[], None]:
@@ -284,31 +362,8 @@ class CHTable:
             return job
 
         self._both(split, [backward(i) for i in range(len(halves))])
-        out_w = np.full((S, T), INF_WEIGHT, dtype=np.int64)
-        out_d = np.full((S, T), INF_WEIGHT, dtype=np.int64)
-        out_t = np.full((S, T), INF_WEIGHT, dtype=np.int64)
-
-        def forward(i: int, grouped: np.ndarray) -> Callable[[], None]:
-            def job() -> None:
-                def run(h: _Half) -> tuple[int, int]:
-                    for out in (out_w, out_d, out_t):  # a rerun after the heap grew starts from nothing
-                        out[cuts_s[i] : cuts_s[i + 1]] = INF_WEIGHT
-                    return _scan(  # type: ignore[no-any-return]
-                        self._g, sources, cuts_s[i], cuts_s[i + 1], *h.lab, *h.heap, h.cur, h.counters, self._at,
-                        grouped, out_w, out_d, out_t,
-                    )  # fmt: skip
-
-                self._phase(halves[i], run)
-
-            return job
-
         grouped, with_entries = _group(np.concatenate(found) if split else found[0], self._at)
-        try:
-            self._both(split, [forward(i, grouped) for i in range(len(halves))])
-        finally:  # `at` is 0 again for the next table, whatever happened
-            _clear(self._at, with_entries)
-        self.counters[:] = sum(h.counters for h in halves)
-        return out_w, out_d, out_t
+        return grouped, with_entries
 
 
 def table(
@@ -318,10 +373,11 @@ def table(
     sources: Sequence[Phantom],
     destinations: Sequence[Phantom],
     exclude_flags: int = 0,
+    reuse_buckets: bool = False,
 ) -> Table:
     """Durations (s) and distances (m) for every source x destination; NaN where unreachable (`table_units` in
     seconds and metres)."""
-    w, d, t = table_units(legs, ch_table, searcher, sources, destinations, exclude_flags)
+    w, d, t = table_units(legs, ch_table, searcher, sources, destinations, exclude_flags, reuse_buckets)
     unreachable = w >= CLOSED_DS  # INF_WEIGHT, or only over a road a speed file closed
     durations = np.where(unreachable, np.nan, t / WEIGHT_PER_SECOND)
     distances = np.where(unreachable, np.nan, d / DIST_PER_METRE)
@@ -335,13 +391,15 @@ def table_units(
     sources: Sequence[Phantom],
     destinations: Sequence[Phantom],
     exclude_flags: int = 0,
+    reuse_buckets: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """int64 weights (ds), distances (dm) and durations (ds, of the least-weight paths) [S, T]; INF_WEIGHT in all
     three where a pair is unreachable. What `table` reports, in the integers a solver works on
     (`app.engine.features.trip`).
 
-    With `ch_table` (the hierarchy without the excluded classes) the CH bucket table, else one Dijkstra per source
-    over all destination seeds; pairs on one chain take the direct stretch where it is cheaper.
+    With `ch_table` (the hierarchy without the excluded classes) the CH bucket table (`reuse_buckets`: its kept
+    buckets, `CHTable.run_flat`), else one Dijkstra per source over all destination seeds; pairs on one chain take
+    the direct stretch where it is cheaper.
     """
     space = legs.space
     S, T = len(sources), len(destinations)
@@ -350,7 +408,9 @@ def table_units(
         d = np.zeros((S, T), dtype=np.int64)
         t = np.zeros((S, T), dtype=np.int64)
     elif ch_table is not None:
-        w, d, t = ch_table.run_flat(space.seeds_many(sources, True), space.seeds_many(destinations, False))
+        w, d, t = ch_table.run_flat(
+            space.seeds_many(sources, True), space.seeds_many(destinations, False), reuse_buckets
+        )
     else:
         src = [space.seeds(p, True).seeds for p in sources]
         dst = [space.seeds(p, False).seeds for p in destinations]
