@@ -673,7 +673,7 @@ def test_engine_codes_map_to_400_through_handle() -> None:
         def routes(self, phantoms: list, options: object, algorithm: str = "ch") -> None:
             raise NoRoute("Impossible route between points")
 
-        def table(self, sources: list, destinations: list, exclude: object = ()) -> None:
+        def table(self, sources: list, destinations: list, exclude: object = (), reuse_buckets: bool = False) -> None:
             raise NoTable("No table found")
 
     from app.engine.facade import Engine, Limits
