@@ -232,3 +232,15 @@ def test_a_spill_that_cannot_be_written_keeps_the_arrays(tmp_path: Path, monkeyp
         b = {"b": np.ones(50_000, dtype=np.int64)}
         assert spill.out(b, ["b"]) == 0 and not isinstance(b["b"], np.memmap)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_record_table_holds_the_whole_hierarchy_from_the_start() -> None:
+    """The contraction's record table is made with room for the shortcuts (untouched rows take no memory), so it
+    is not copied into a larger one mid-contraction, old and new resident at once (2 rows per base arc: 1.5x copies)."""
+    import preprocessing.contract as contract
+
+    graph = graph_in_memory(_grid(60))
+    rec, base = contract._base_records(graph)
+    arrays, meta = contract.build_ch(graph)
+    assert meta["base_arcs"] == base and meta["ch_arcs"] > 2 * base + 16  # more than the former first capacity
+    assert meta["ch_arcs"] <= rec.shape[0]
