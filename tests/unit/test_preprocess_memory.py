@@ -244,3 +244,26 @@ def test_the_record_table_holds_the_whole_hierarchy_from_the_start() -> None:
     arrays, meta = contract.build_ch(graph)
     assert meta["base_arcs"] == base and meta["ch_arcs"] > 2 * base + 16  # more than the former first capacity
     assert meta["ch_arcs"] <= rec.shape[0]
+
+
+def test_the_finalize_starts_without_the_rounds_state(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """When `contract._finalize` starts (the contraction's peak), the rounds' adjacency lists, witness rows and
+    order state are gone (before: held through their tuples, the witness heap too): only the record table
+    and the per-node ranks and offsets (12 bytes a node) remain of what build_ch allocated."""
+    import preprocessing.contract as contract
+
+    inner, held = contract._finalize, []
+
+    def measured(n, rec, *args):  # type: ignore[no-untyped-def]
+        held.append((tracemalloc.get_traced_memory()[0], rec.base.nbytes if rec.base is not None else rec.nbytes, n))
+        return inner(n, rec, *args)
+
+    monkeypatch.setattr(contract, "_finalize", measured)
+    graph = graph_in_memory(_grid(60))
+    tracemalloc.start()
+    try:
+        contract.build_ch(graph)
+    finally:
+        tracemalloc.stop()
+    traced, records, n = held[0]
+    assert traced - records < 40 * n + 65536, (traced, records, n)
