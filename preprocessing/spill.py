@@ -5,9 +5,9 @@ graph is written.
 The road graph's arrays (geometry, arcs, nodes, names: a third of the arrays at 1 M nodes) are done once the turn
 stage has built the search graph, and nothing reads them again before `save_graph` copies them into the graph
 directory; the contraction's arrays are done before the CCH order and the landmarks when those run after it. The
-folder (`.NAME.spill-PID-*`) is removed when the run ends, however it ends; one a killed run left is removed by the
-next run beside it. Where it cannot be written (no parent folder yet, a full disk), the arrays stay in memory: the
-same graph, a higher peak.
+folder (`.NAME.spill-PID-*`) is removed when the run ends, however it ends (on a signal with the other tracked
+temporaries, `floor.format.files.abandon`); one a killed run left is removed by the next run beside it. Where it
+cannot be written (no parent folder yet, a full disk), the arrays stay in memory: the same graph, a higher peak.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from types import TracebackType
 
 import numpy as np
 
-from floor.format.files import save_array
+from floor.format.files import save_array, track, untrack
 from floor.format.integrity import sweep_stale
 
 MIN_BYTES = 1 << 16  # smaller arrays stay: a file each is not worth it
@@ -39,7 +39,7 @@ class Spill:
         prefix = f".{out.name}.spill-"
         sweep_stale(parent, (prefix,))
         try:
-            self.dir = Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=parent))
+            self.dir = track(Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=parent)))
         except OSError:
             self.dir = None
 
@@ -48,6 +48,7 @@ class Spill:
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         if self.dir is not None:
+            untrack(self.dir)
             shutil.rmtree(self.dir, ignore_errors=True)
             self.dir = None
 
