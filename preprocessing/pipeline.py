@@ -223,7 +223,7 @@ def preprocess(
         extra = memory_budget.search_extra_mib(n, ch, cch, landmarks, at_once)
         available = memory_budget.available_mib()  # now, with the graph built
         manifest["memory"] = memory = _side_stages(needs, available, extra, ch and cch, low_memory)
-        beside = _Beside(graph, cch, landmarks) if memory["side_stages"] == "beside" else None
+        beside = _Beside(graph, cch, landmarks, spill) if memory["side_stages"] == "beside" else None
         if beside is None:
             memory_budget.require("contract (CH)", extra.ch, force_memory)
         else:
@@ -239,6 +239,7 @@ def preprocess(
             with rep.stage("cch (order)"):
                 cch_arrays, manifest["cch"] = beside.result("cch (order)", rep) if beside else build_cch(graph)
             arrays.update(cch_arrays)
+            spill.out(arrays, list(cch_arrays))  # done: out of memory before the landmarks (after the contraction)
         if landmarks > 0:
             from preprocessing.landmarks import build_landmarks
 
@@ -305,26 +306,32 @@ class _Beside:
     """The CCH order and the landmarks, built on a thread of their own while the hierarchy contracts; each result
     is kept under its stage's name."""
 
-    def __init__(self, graph: Any, cch: bool, landmarks: int) -> None:
+    def __init__(self, graph: Any, cch: bool, landmarks: int, spill: Spill) -> None:
         self._done: dict[str, tuple[Any, float]] = {}
         self._error: BaseException | None = None
         self._thread = threading.Thread(
-            target=self._run, args=(graph, cch, landmarks), daemon=True, name="starroute-beside"
+            target=self._run, args=(graph, cch, landmarks, spill), daemon=True, name="starroute-beside"
         )
         self._thread.start()
 
-    def _run(self, graph: Any, cch: bool, landmarks: int) -> None:
+    def _run(self, graph: Any, cch: bool, landmarks: int, spill: Spill) -> None:
+        # each result is spilled once built: the contraction's peak comes after them (3 M nodes: the landmarks'
+        # tables alone are 150 MiB), so they need not sit in memory under it
         try:
             if cch:
                 from preprocessing.cch import build_cch
 
                 t0 = time.perf_counter()
-                self._done["cch (order)"] = (build_cch(graph), time.perf_counter() - t0)
+                built = build_cch(graph)
+                spill.out(built[0], list(built[0]))
+                self._done["cch (order)"] = (built, time.perf_counter() - t0)
             if landmarks > 0:
                 from preprocessing.landmarks import build_landmarks
 
                 t0 = time.perf_counter()
-                self._done["landmarks (ALT)"] = (build_landmarks(graph, count=landmarks), time.perf_counter() - t0)
+                built = build_landmarks(graph, count=landmarks)
+                spill.out(built[0], list(built[0]))
+                self._done["landmarks (ALT)"] = (built, time.perf_counter() - t0)
         except BaseException as exc:  # noqa: BLE001 - re-raised on the calling thread
             self._error = exc
 

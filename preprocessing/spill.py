@@ -4,7 +4,8 @@ graph is written.
 
 The road graph's arrays (geometry, arcs, nodes, names: a third of the arrays at 1 M nodes) are done once the turn
 stage has built the search graph, and nothing reads them again before `save_graph` copies them into the graph
-directory; the contraction's arrays are done before the CCH order and the landmarks when those run after it. The
+directory; the contraction's arrays are done before the CCH order and the landmarks when those run after it, and
+theirs, built beside the contraction, before its peak (its finalize comes last). The
 folder (`.NAME.spill-PID-*`) is removed when the run ends, however it ends (on a signal with the other tracked
 temporaries, `floor.format.files.abandon`); one a killed run left is removed by the next run beside it. Where it
 cannot be written (no parent folder yet, a full disk), the arrays stay in memory: the same graph, a higher peak.
@@ -15,6 +16,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import threading
 from collections.abc import Iterable, MutableMapping
 from pathlib import Path
 from types import TracebackType
@@ -33,6 +35,7 @@ class Spill:
     def __init__(self, out: Path) -> None:
         self.dir: Path | None = None
         self.bytes = 0
+        self._lock = threading.Lock()  # the stages beside the contraction spill from their own thread
         parent = out.parent
         if not parent.is_dir():
             return
@@ -70,5 +73,6 @@ class Spill:
                 continue
             arrays[name] = np.load(path, mmap_mode="r")
             done += a.nbytes
-        self.bytes += done
+        with self._lock:
+            self.bytes += done
         return done

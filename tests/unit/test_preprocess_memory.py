@@ -209,10 +209,15 @@ def test_the_road_graph_waits_on_disk_while_the_search_stages_run(tmp_path: Path
     assert seen["geom_lon"] and seen["arc_head"] and not seen["eb_arc_head"]
     memory = json.loads((spilled / "manifest.json").read_text())["memory"]
     assert memory["spilled_mib"] > 0
+    monkeypatch.setattr(pipeline, "CONTRACT_THREADS", 2)
+    monkeypatch.setenv("STARROUTE_AVAILABLE_MIB", "100000")  # the CCH order and landmarks beside, spilled there
+    beside = _preprocess(tmp_path / "beside")
+    memory = json.loads((beside / "manifest.json").read_text())["memory"]
+    assert memory["side_stages"] == "beside" and memory["spilled_mib"] > 0
     monkeypatch.setattr(Spill, "out", lambda self, arrays, names: 0)
     kept = _preprocess(tmp_path / "kept")
-    assert differences(spilled, kept) == []
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["kept", "spilled"]
+    assert differences(spilled, kept) == [] and differences(beside, kept) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["beside", "kept", "spilled"]
 
 
 def test_a_spill_that_cannot_be_written_keeps_the_arrays(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
