@@ -1,7 +1,8 @@
 """Scale figures on real structure, with turns: 1 M to 3 M node networks, starroute beside OSRM in one run.
 
     python bench/scale.py [--sizes 1000000,2000000,3000000] [--work /tmp/starroute-scale] [--duration 10]
-                          [--rounds 3] [--pairs 500] [--osrm-dir DIR] [--reuse]
+                          [--rounds 3] [--pairs 500] [--osrm-dir DIR] [--reuse] [--build-only] [--synthetic]
+                          [--no-osrm] [--low-memory]
 
 Per size N: `../shared/tools/tile_extracts.py --nodes N` tiles the real extracts into one network (cached in
 `--work`); `starroute preprocess` (car, turns, CH + CCH + 16 landmarks, as by default) is timed as a command, with
@@ -11,6 +12,12 @@ wrk, 16 connections, `--duration` seconds, the two in turn for `--rounds` rounds
 does then hits both alike): p50 and req/s. Memory: the server's processes' PSS with 1 worker and with 2, after the
 same requests, so the difference is what one more worker costs (the graph's pages are shared). `--reuse` keeps a
 graph and an OSRM dataset built by an earlier run (their build columns then stay empty): the HTTP figures again.
+
+Memory per stage: after the table, per size, each stage's peak RSS (the process's peak at the stage's end, from the
+manifest) and the stage that holds the run's peak (the first to reach it), with OSRM's extract and contract peaks
+beside. `--build-only` stops after the builds (no serving: the preprocess table alone, in a fraction of the time);
+`--synthetic` makes the networks with `../shared/tools/synth_roads.py` (any size, a jittered grid) instead of tiling
+the real extracts; `--no-osrm` builds starroute alone; `--low-memory` passes it to `starroute preprocess`.
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ from harness.servers import start_osrm, start_starroute, stop  # noqa: E402
 
 ROOT = HERE.parent
 TILER = ROOT.parent / "shared" / "tools" / "tile_extracts.py"
+SYNTH = ROOT.parent / "shared" / "tools" / "synth_roads.py"
 
 
 def timed(cmd: list[str], cwd: Path | None = None) -> tuple[float, float]:
@@ -49,10 +57,12 @@ def timed(cmd: list[str], cwd: Path | None = None) -> tuple[float, float]:
     return float(m.group(1)), int(m.group(2)) / 1024
 
 
-def tiled(n: int, work: Path) -> Path:
-    out = work / f"tiled-{n}.osm.pbf"
+def tiled(n: int, work: Path, synthetic: bool = False) -> Path:
+    """The network of `n` OSM nodes (cached in `work`): tiled real extracts, or `synthetic` roads (seed 1)."""
+    out = work / (f"synth-{n}.osm.pbf" if synthetic else f"tiled-{n}.osm.pbf")
     if not out.exists():
-        subprocess.run([sys.executable, str(TILER), "--nodes", str(n), "--output", str(out)], check=True)
+        tool = [str(SYNTH), "--seed", "1"] if synthetic else [str(TILER)]
+        subprocess.run([sys.executable, *tool, "--nodes", str(n), "--output", str(out)], check=True)
     return out
 
 
@@ -94,21 +104,25 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--osrm-dir", type=Path, default=Path(tempfile.gettempdir()) / "starroute-osrm")
     ap.add_argument("--reuse", action="store_true", help="keep graphs and OSRM datasets an earlier run built")
+    ap.add_argument("--build-only", action="store_true", help="the builds alone: no serving, no HTTP, no PSS")
+    ap.add_argument("--synthetic", action="store_true", help="synth_roads.py networks instead of tiled extracts")
+    ap.add_argument("--no-osrm", action="store_true", help="starroute alone")
+    ap.add_argument("--low-memory", action="store_true", help="starroute preprocess --low-memory")
     args = ap.parse_args()
-    bin_dir = ensure_osrm(args.osrm_dir)
+    bin_dir = None if args.no_osrm else ensure_osrm(args.osrm_dir)
     args.work.mkdir(parents=True, exist_ok=True)
     rows = []
     for n in (int(x) for x in args.sizes.split(",")):
-        src = tiled(n, args.work)
-        g = args.work / f"g-{n}"
+        src = tiled(n, args.work, args.synthetic)
+        g = args.work / (f"g-synth-{n}" if args.synthetic else f"g-{n}")
         row: dict[str, object] = {"n": n, "s_wall": None, "s_rss": None}
         if not (args.reuse and (g / "manifest.json").exists()):
             cmd = [sys.executable, "-m", "app.cli", "preprocess", str(src), "--output", str(g), "--force", "--quiet"]
-            row["s_wall"], row["s_rss"] = timed(cmd, cwd=ROOT)
+            row["s_wall"], row["s_rss"] = timed(cmd + (["--low-memory"] if args.low_memory else []), cwd=ROOT)
         graph = load(g)
         row["stages"] = graph.meta.raw.get("stages", {})
         row["search_nodes"] = graph.meta.raw.get("report", {}).get("search_nodes")
-        paths = osrm_paths(random_pairs(graph, args.pairs, 1))
+        row["o_build"] = None
         ds = None
         if bin_dir is not None:
             d = osrm_dir(src, args.work)
@@ -117,10 +131,14 @@ def main() -> None:
                 ds = built.with_suffix("")
             else:
                 ds, row["o_build"] = osrm_build(bin_dir, src, args.work)
-        row["s_http"], row["o_http"] = side_by_side(g, bin_dir, ds, paths, args.duration, args.rounds)
-        row["pss1"], row["pss2"] = pss_after(g, 1, paths), pss_after(g, 2, paths)
+        if not args.build_only:
+            paths = osrm_paths(random_pairs(graph, args.pairs, 1))
+            row["s_http"], row["o_http"] = side_by_side(g, bin_dir, ds, paths, args.duration, args.rounds)
+            row["pss1"], row["pss2"] = pss_after(g, 1, paths), pss_after(g, 2, paths)
+        del graph
         rows.append(row)
         print_table(rows)
+        print_stages(rows)
         sys.stdout.flush()
 
 
@@ -167,10 +185,8 @@ def print_table(rows: list[dict]) -> None:
         build = f"{s_wall:.0f} ({s_rss:.0f}) | {o_wall:.0f} ({o_rss:.0f}) | {s_wall / o_wall:.2f}x"
         p50 = f"{sh.get('p50_ms', nan):.2f} / {oh.get('p50_ms', nan):.2f}"
         rps = f"{rps_s:.0f} / {rps_o:.0f} | {rps_s / rps_o:.2f}x"
-        print(f"| {r['n']:,} | {r['search_nodes']:,} | {build} | {p50} | {rps} | {r['pss1']:.0f} / {r['pss2']:.0f} |")
-    last = rows[-1]
-    stages = ", ".join(f"{k} {v['seconds']:.1f} s" for k, v in last["stages"].items())
-    print(f"\nstages at {last['n']:,} nodes: {stages}")
+        pss = f"{r.get('pss1', nan):.0f} / {r.get('pss2', nan):.0f}"
+        print(f"| {r['n']:,} | {r['search_nodes']:,} | {build} | {p50} | {rps} | {pss} |")
     if len(rows) > 1 and all(r["s_wall"] is not None for r in (rows[0], rows[-1])):
         a, b = rows[0], rows[-1]
         grow = b["n"] / a["n"]
@@ -178,6 +194,45 @@ def print_table(rows: list[dict]) -> None:
             f"growth {a['n']:,} -> {b['n']:,} nodes ({grow:.1f}x): preprocess {b['s_wall'] / a['s_wall']:.2f}x, "
             f"peak RSS {b['s_rss'] / a['s_rss']:.2f}x"
         )
+
+
+# the pipeline's stages in the order they run (the manifest's `stages` is keyed by name, sorted)
+STAGE_ORDER = (
+    "read ways", "read nodes", "read restrictions", "build graph", "compile kernels", "turns", "maneuver overrides",
+    "contract (CH)", "cch (order)", "landmarks (ALT)", "basemap", "write",
+)  # fmt: skip
+
+
+def in_order(stages: dict[str, dict]) -> list[tuple[str, dict]]:
+    """The manifest's stages in the order they ran (names this list does not know, such as the excludable sets'
+    hierarchies, next to the contraction)."""
+    at = {name: k for k, name in enumerate(STAGE_ORDER)}
+    return sorted(stages.items(), key=lambda kv: at.get(kv[0], at["contract (CH)"]))
+
+
+def peak_stage(stages: dict[str, dict]) -> tuple[str, float]:
+    """(the stage that holds the run's peak RSS, that peak MiB): the first, in pipeline order, whose end-of-stage
+    peak reaches it (a stage run beside the contraction is recorded when it is collected, after it: the contraction
+    then holds it, with the stages beside it)."""
+    peaks = [(name, float(v.get("peak_rss_mb", 0.0))) for name, v in in_order(stages)]
+    top = max((p for _, p in peaks), default=0.0)
+    return next(((name, p) for name, p in peaks if p >= top), ("", 0.0))
+
+
+def print_stages(rows: list[dict]) -> None:
+    """Per size: each stage's seconds and peak RSS (the process's peak at its end), the stage holding the peak, and
+    OSRM's extract and contract beside."""
+    for r in rows:
+        stages = r["stages"]
+        name, top = peak_stage(stages)
+        print(f"\nstages at {r['n']:,} nodes (seconds, peak RSS MiB at the stage's end); peak {top:.0f} MiB in {name}")
+        print("| stage | s | peak MiB |")
+        print("|---|---|---|")
+        for k, v in in_order(stages):
+            beside = f" (beside {v['beside']})" if v.get("beside") else ""
+            print(f"| {k}{beside} | {v['seconds']:.1f} | {v.get('peak_rss_mb', float('nan')):.0f} |")
+        for k, (wall, rss) in (r.get("o_build") or {}).items():
+            print(f"| OSRM {k} | {wall:.1f} | {rss:.0f} |")
 
 
 if __name__ == "__main__":

@@ -26,7 +26,15 @@ from typing import Any
 
 import numpy as np
 
-from floor.format.arrays import CH_PREFIX, FormatError, ch_names, exclude_prefix, search_view_arrays
+from floor.format.arrays import (
+    CH_PREFIX,
+    EB_PREFIX,
+    VIEW_NAMES,
+    FormatError,
+    ch_names,
+    exclude_prefix,
+    search_view_arrays,
+)
 from floor.format.graph import graph_in_memory, save_graph
 from floor.format.units import COORD_SCALE
 from floor.kernels.measure import measured_max_speed_mps
@@ -37,6 +45,7 @@ from preprocessing.osm.profiles import get_profile
 from preprocessing.osm.profiles.base import class_mask
 from preprocessing.osm.read import OsmInputError, check_input, read_nodes, read_ways
 from preprocessing.osm.restrictions import Restriction, osrm_via_nodes, read_restrictions, resolve_restrictions
+from preprocessing.spill import Spill
 
 
 class PreprocessError(Exception):
@@ -197,62 +206,69 @@ def preprocess(
         "report": report,
     }
 
-    graph = graph_in_memory(arrays, manifest)
-    if turns:  # the search stages run on the edge-based graph, under the road graph's array names
-        graph = graph_in_memory(search_view_arrays(arrays), manifest)
-        n = graph.num_nodes
-    excludable = [sorted(s) for s in prof.EXCLUDABLE]
-    manifest["excludable"] = [{"classes": c, "mask": class_mask(tuple(c))} for c in excludable]
-    cch = cch and ch
-    # one hierarchy to contract (the excludable sets are customized on the CCH) leaves a core idle for the longest
-    # stage: the CCH order and the landmarks are built on it meanwhile (their kernels, like the contraction's,
-    # release the GIL) when the memory allows their peaks stacked on the contraction's; the same arrays either way
-    at_once = CONTRACT_THREADS if ch and not cch and excludable else 1
-    extra = memory_budget.search_extra_mib(n, ch, cch, landmarks, at_once)
-    available = memory_budget.available_mib()  # now, with the graph built
-    manifest["memory"] = memory = _side_stages(needs, available, extra, ch and cch, low_memory)
-    beside = _Beside(graph, cch, landmarks) if memory["side_stages"] == "beside" else None
-    if beside is None:
-        memory_budget.require("contract (CH)", extra.ch, force_memory)
-    else:
-        memory_budget.require("contract (CH) with the CCH order and landmarks beside", extra.beside(), force_memory)
-    if ch:
-        _contract_all(graph, arrays, manifest, rep, excludes=not cch)
-    if cch:
-        from preprocessing.cch import build_cch
-
+    with Spill(out) as spill:  # finished arrays leave memory for a scratch file until the graph is written
+        graph = graph_in_memory(arrays, manifest)
+        if turns:  # the search stages run on the edge-based graph, under the road graph's array names
+            graph = graph_in_memory(search_view_arrays(arrays), manifest)
+            n = graph.num_nodes
+            view = {EB_PREFIX + name for name in VIEW_NAMES}
+            spill.out(arrays, [name for name in arrays if name not in view])  # the road graph's: read again at write
+        excludable = [sorted(s) for s in prof.EXCLUDABLE]
+        manifest["excludable"] = [{"classes": c, "mask": class_mask(tuple(c))} for c in excludable]
+        cch = cch and ch
+        # one hierarchy to contract (the excludable sets are customized on the CCH) leaves a core idle for the longest
+        # stage: the CCH order and the landmarks are built on it meanwhile (their kernels, like the contraction's,
+        # release the GIL) when the memory allows their peaks stacked on the contraction's; the same arrays either way
+        at_once = CONTRACT_THREADS if ch and not cch and excludable else 1
+        extra = memory_budget.search_extra_mib(n, ch, cch, landmarks, at_once)
+        available = memory_budget.available_mib()  # now, with the graph built
+        manifest["memory"] = memory = _side_stages(needs, available, extra, ch and cch, low_memory)
+        beside = _Beside(graph, cch, landmarks, spill) if memory["side_stages"] == "beside" else None
         if beside is None:
-            memory_budget.require("cch (order)", extra.cch, force_memory)
-        with rep.stage("cch (order)"):
-            cch_arrays, manifest["cch"] = beside.result("cch (order)", rep) if beside else build_cch(graph)
-        arrays.update(cch_arrays)
-    if landmarks > 0:
-        from preprocessing.landmarks import build_landmarks
+            memory_budget.require("contract (CH)", extra.ch, force_memory)
+        else:
+            memory_budget.require("contract (CH) with the CCH order and landmarks beside", extra.beside(), force_memory)
+        if ch:
+            _contract_all(graph, arrays, manifest, rep, excludes=not cch)
+            spill.out(arrays, [name for name in arrays if name.startswith(("ch_", "chx"))])
+        if cch:
+            from preprocessing.cch import build_cch
 
-        if beside is None:
-            memory_budget.require("landmarks (ALT)", extra.landmarks, force_memory)
-        with rep.stage("landmarks (ALT)", total=landmarks, unit="landmarks") as tick:
-            if beside is not None:
-                lm_arrays, lm_meta = beside.result("landmarks (ALT)", rep)
-                tick(landmarks)
-            else:
-                lm_arrays, lm_meta = build_landmarks(graph, count=landmarks, progress=_progress_adapter(tick))
-        arrays.update(lm_arrays)
-        manifest["landmarks"] = lm_meta
+            if beside is None:
+                memory_budget.require("cch (order)", extra.cch, force_memory)
+            with rep.stage("cch (order)"):
+                cch_arrays, manifest["cch"] = beside.result("cch (order)", rep) if beside else build_cch(graph)
+            arrays.update(cch_arrays)
+            spill.out(arrays, list(cch_arrays))  # done: out of memory before the landmarks (after the contraction)
+        if landmarks > 0:
+            from preprocessing.landmarks import build_landmarks
 
-    from preprocessing.basemap import build_basemap, wanted  # the map's background (`basemap`: None = by extract size)
+            if beside is None:
+                memory_budget.require("landmarks (ALT)", extra.landmarks, force_memory)
+            with rep.stage("landmarks (ALT)", total=landmarks, unit="landmarks") as tick:
+                if beside is not None:
+                    lm_arrays, lm_meta = beside.result("landmarks (ALT)", rep)
+                    tick(landmarks)
+                else:
+                    lm_arrays, lm_meta = build_landmarks(graph, count=landmarks, progress=_progress_adapter(tick))
+            arrays.update(lm_arrays)
+            manifest["landmarks"] = lm_meta
 
-    arrays.update(pen_arrays)
-    if wanted(src, basemap):
-        with rep.stage("basemap"):
-            bg_arrays, manifest["basemap"] = build_basemap(src)
-        arrays.update(bg_arrays)
-    manifest["stages"] = dict(rep.stages)
-    try:
-        with rep.stage("write"):
-            save_graph(out, arrays, manifest, force=force)
-    except FormatError as exc:
-        raise PreprocessError(str(exc)) from None
+        # the map's background (`basemap`: None = by extract size)
+        from preprocessing.basemap import build_basemap, wanted
+
+        arrays.update(pen_arrays)
+        if wanted(src, basemap):
+            with rep.stage("basemap"):
+                bg_arrays, manifest["basemap"] = build_basemap(src)
+            arrays.update(bg_arrays)
+        memory["spilled_mib"] = round(spill.bytes / 2**20, 1)
+        manifest["stages"] = dict(rep.stages)
+        try:
+            with rep.stage("write"):
+                save_graph(out, arrays, manifest, force=force)
+        except FormatError as exc:
+            raise PreprocessError(str(exc)) from None
     return out
 
 
@@ -290,26 +306,32 @@ class _Beside:
     """The CCH order and the landmarks, built on a thread of their own while the hierarchy contracts; each result
     is kept under its stage's name."""
 
-    def __init__(self, graph: Any, cch: bool, landmarks: int) -> None:
+    def __init__(self, graph: Any, cch: bool, landmarks: int, spill: Spill) -> None:
         self._done: dict[str, tuple[Any, float]] = {}
         self._error: BaseException | None = None
         self._thread = threading.Thread(
-            target=self._run, args=(graph, cch, landmarks), daemon=True, name="starroute-beside"
+            target=self._run, args=(graph, cch, landmarks, spill), daemon=True, name="starroute-beside"
         )
         self._thread.start()
 
-    def _run(self, graph: Any, cch: bool, landmarks: int) -> None:
+    def _run(self, graph: Any, cch: bool, landmarks: int, spill: Spill) -> None:
+        # each result is spilled once built: the contraction's peak comes after them (3 M nodes: the landmarks'
+        # tables alone are 150 MiB), so they need not sit in memory under it
         try:
             if cch:
                 from preprocessing.cch import build_cch
 
                 t0 = time.perf_counter()
-                self._done["cch (order)"] = (build_cch(graph), time.perf_counter() - t0)
+                built = build_cch(graph)
+                spill.out(built[0], list(built[0]))
+                self._done["cch (order)"] = (built, time.perf_counter() - t0)
             if landmarks > 0:
                 from preprocessing.landmarks import build_landmarks
 
                 t0 = time.perf_counter()
-                self._done["landmarks (ALT)"] = (build_landmarks(graph, count=landmarks), time.perf_counter() - t0)
+                built = build_landmarks(graph, count=landmarks)
+                spill.out(built[0], list(built[0]))
+                self._done["landmarks (ALT)"] = (built, time.perf_counter() - t0)
         except BaseException as exc:  # noqa: BLE001 - re-raised on the calling thread
             self._error = exc
 

@@ -148,8 +148,8 @@ def signs_string(res: WayResult) -> str:
 def read_ways(path: Path, profile: ModuleType, progress: Progress | None = None) -> WayTable:
     """Pass 1: every way the profile accepts, with its node refs (consecutive duplicates removed)."""
     way_keys = tuple(sorted(profile.WAY_KEYS))
-    refs: list[int] = []
-    first = [0]
+    refs = array("q")  # 8 bytes a node ref, not a Python int object (some 36 bytes) each
+    first = array("q", [0])
     cols: dict[str, list] = {
         k: []
         for k in (
@@ -221,8 +221,8 @@ def read_ways(path: Path, profile: ModuleType, progress: Progress | None = None)
     if progress is not None:
         progress(done % 4096)
     return WayTable(
-        refs=np.asarray(refs, dtype=np.int64),
-        first=np.asarray(first, dtype=np.int64),
+        refs=_take_int64(refs),
+        first=_take_int64(first),
         osm_id=np.asarray(cols["osm_id"], dtype=np.int64),
         fwd_kmh=np.asarray(cols["fk"], dtype=np.float64),
         bwd_kmh=np.asarray(cols["bk"], dtype=np.float64),
@@ -245,6 +245,13 @@ def read_ways(path: Path, profile: ModuleType, progress: Progress | None = None)
         mode_bwd=np.asarray(cols["bm"], dtype=np.uint8),
         startpoint=np.asarray(cols["st"], dtype=bool),
     )
+
+
+def _take_int64(values: array) -> np.ndarray:
+    """An int64 array of an `array("q")`'s values, the array emptied (its memory freed before the next copy)."""
+    out = np.frombuffer(values, dtype=np.int64).copy()
+    del values[:]
+    return out
 
 
 def read_nodes(path: Path, needed: np.ndarray, profile: ModuleType, progress: Progress | None = None) -> NodeTable:

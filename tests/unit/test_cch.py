@@ -167,6 +167,26 @@ def test_structure_is_chordal_and_checked() -> None:
         check_cch(bad, "", 30)
 
 
+def test_undirected_is_the_simple_symmetric_graph() -> None:
+    """The int32 kernel's CSR is the symmetric graph without loops and repeats, rows ascending: the (tail, head)
+    pairs np.unique gives (the former int64 build), on a multigraph with loops, parallels and both directions."""
+    rng = np.random.default_rng(7)
+    n, m = 300, 2000
+    tail = rng.integers(0, n, m).astype(np.int32)
+    head = np.where(rng.random(m) < 0.05, tail, rng.integers(0, n, m)).astype(np.int32)
+    head[:50], tail[:50] = tail[50:100], head[50:100]  # some arcs in both directions, some repeated
+    xadj, adjncy = undirected(n, tail, head)
+    keep = tail != head
+    pairs = np.unique(np.stack([np.r_[tail[keep], head[keep]], np.r_[head[keep], tail[keep]]], axis=1), axis=0)
+    assert xadj.dtype == np.int64 and adjncy.dtype == np.int32
+    assert np.array_equal(xadj, np.r_[0, np.cumsum(np.bincount(pairs[:, 0], minlength=n))])
+    assert np.array_equal(adjncy, pairs[:, 1])
+    ro = tail.copy(), head.copy()  # the graph's arrays are read-only
+    for a in ro:
+        a.setflags(write=False)
+    assert np.array_equal(undirected(n, *ro)[1], adjncy)
+
+
 def test_a_path_order_makes_no_fill() -> None:
     """A path ranked end to end needs no arcs beyond its own; ranked middle-first it needs no more either."""
     n = 6

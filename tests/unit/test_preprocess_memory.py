@@ -186,3 +186,93 @@ def test_a_stage_short_of_memory_stops_and_leaves_the_old_graph(tmp_path: Path, 
         raise AssertionError("the contraction ran without the memory it needs")
     assert {f.name: f.stat().st_mtime_ns for f in old.iterdir()} == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["g"]
+
+
+def test_the_road_graph_waits_on_disk_while_the_search_stages_run(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Once the edge-based search graph is built, the road graph's arrays are spilled to a scratch folder and mapped
+    back read-only (out of the resident set) while the hierarchy contracts, the CH's own arrays after it; the graph
+    written is the same as with everything in memory, and no scratch folder is left."""
+    import preprocessing.pipeline as pipeline
+    import preprocessing.spill as spill_module
+    from preprocessing.spill import Spill
+
+    monkeypatch.setattr(spill_module, "MIN_BYTES", 0)  # Monaco's arrays are small
+    monkeypatch.setattr(pipeline, "CONTRACT_THREADS", 1)  # the side stages after the contraction: ch_* spilled first
+    inner, seen = pipeline._contract_all, {}
+
+    def contract_all(graph, arrays, *args, **kw):  # type: ignore[no-untyped-def]
+        seen.update({name: isinstance(a, np.memmap) for name, a in arrays.items()})
+        return inner(graph, arrays, *args, **kw)
+
+    monkeypatch.setattr(pipeline, "_contract_all", contract_all)
+    spilled = _preprocess(tmp_path / "spilled")
+    assert seen["geom_lon"] and seen["arc_head"] and not seen["eb_arc_head"]
+    memory = json.loads((spilled / "manifest.json").read_text())["memory"]
+    assert memory["spilled_mib"] > 0
+    monkeypatch.setattr(pipeline, "CONTRACT_THREADS", 2)
+    monkeypatch.setenv("STARROUTE_AVAILABLE_MIB", "100000")  # the CCH order and landmarks beside, spilled there
+    beside = _preprocess(tmp_path / "beside")
+    memory = json.loads((beside / "manifest.json").read_text())["memory"]
+    assert memory["side_stages"] == "beside" and memory["spilled_mib"] > 0
+    monkeypatch.setattr(Spill, "out", lambda self, arrays, names: 0)
+    kept = _preprocess(tmp_path / "kept")
+    assert differences(spilled, kept) == [] and differences(beside, kept) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["beside", "kept", "spilled"]
+
+
+def test_a_spill_that_cannot_be_written_keeps_the_arrays(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import preprocessing.spill as spill_module
+
+    arrays = {"a": np.arange(100_000, dtype=np.int32), "small": np.arange(3, dtype=np.int32)}
+    from floor.format import files
+
+    with spill_module.Spill(tmp_path / "g") as spill:
+        assert spill.dir in files._TRACKED  # a signal's `abandon` removes it with the other temporaries
+        assert spill.out(arrays, ["a", "small"]) == 400_000
+        assert isinstance(arrays["a"], np.memmap) and not isinstance(arrays["small"], np.memmap)
+        assert np.array_equal(arrays["a"], np.arange(100_000)) and not arrays["a"].flags.writeable
+
+        def full(path, a):  # type: ignore[no-untyped-def]
+            path.write_bytes(b"x")
+            raise OSError(28, "No space left on device")
+
+        monkeypatch.setattr(spill_module, "save_array", full)
+        b = {"b": np.ones(50_000, dtype=np.int64)}
+        assert spill.out(b, ["b"]) == 0 and not isinstance(b["b"], np.memmap)
+        folder = spill.dir
+    assert list(tmp_path.iterdir()) == [] and folder not in files._TRACKED
+
+
+def test_the_record_table_holds_the_whole_hierarchy_from_the_start() -> None:
+    """The contraction's record table is made with room for the shortcuts (untouched rows take no memory), so it
+    is not copied into a larger one mid-contraction, old and new resident at once (2 rows per base arc: 1.5x copies)."""
+    import preprocessing.contract as contract
+
+    graph = graph_in_memory(_grid(60))
+    rec, base = contract._base_records(graph)
+    arrays, meta = contract.build_ch(graph)
+    assert meta["base_arcs"] == base and meta["ch_arcs"] > 2 * base + 16  # more than the former first capacity
+    assert meta["ch_arcs"] <= rec.shape[0]
+
+
+def test_the_finalize_starts_without_the_rounds_state(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """When `contract._finalize` starts (the contraction's peak), the rounds' adjacency lists, witness rows and
+    order state are gone (before: held through their tuples, the witness heap too): only the record table
+    and the per-node ranks and offsets (12 bytes a node) remain of what build_ch allocated."""
+    import preprocessing.contract as contract
+
+    inner, held = contract._finalize, []
+
+    def measured(n, rec, *args):  # type: ignore[no-untyped-def]
+        held.append((tracemalloc.get_traced_memory()[0], rec.base.nbytes if rec.base is not None else rec.nbytes, n))
+        return inner(n, rec, *args)
+
+    monkeypatch.setattr(contract, "_finalize", measured)
+    graph = graph_in_memory(_grid(60))
+    tracemalloc.start()
+    try:
+        contract.build_ch(graph)
+    finally:
+        tracemalloc.stop()
+    traced, records, n = held[0]
+    assert traced - records < 40 * n + 65536, (traced, records, n)
