@@ -261,8 +261,7 @@ def python_turn_views(
     _VIEW_STATE = (arrays, profile_name, fa, ta, order)
     try:
         if parallel:
-            with mp.get_context("fork").Pool(TURN_VIEW_PROCESSES, initializer=_die_with_parent) as pool:
-                parts = pool.map(_view_chunk, chunks, chunksize=1)
+            parts = _views_in_processes(chunks)
         else:
             parts = [_view_chunk(c) for c in chunks]
     finally:
@@ -273,6 +272,23 @@ def python_turn_views(
 
 
 _VIEW_STATE: tuple[dict[str, np.ndarray], str, np.ndarray, np.ndarray, np.ndarray] | None = None
+
+
+def _views_in_processes(chunks: list[tuple[int, int]]) -> list[Any]:
+    """`_view_chunk` of every chunk in `TURN_VIEW_PROCESSES` forked processes (forked before any thread of the
+    executor starts). A process that dies (the kernel's OOM killer, a signal) ends the stage with a clear error: a
+    `multiprocessing.Pool` would replace it and wait forever for the chunk it held."""
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    ctx = mp.get_context("fork")
+    with ProcessPoolExecutor(TURN_VIEW_PROCESSES, mp_context=ctx, initializer=_die_with_parent) as pool:
+        try:
+            return list(pool.map(_view_chunk, chunks))
+        except BrokenProcessPool as exc:
+            raise RuntimeError(
+                "turns: a process computing the turn views died (out of memory, or killed); nothing was written"
+            ) from exc
 
 
 def _die_with_parent() -> None:

@@ -106,3 +106,34 @@ def test_geometry_kernels_equal_geo(seed: int) -> None:
         assert at_length == coordinates.coordinate_at_length(7.5, pts)
         assert list(zip(tx.tolist(), ty.tolist(), strict=True)) == coordinates.trim_to_length(pts, 12.0)
         assert list(zip(sx.tolist(), sy.tolist(), strict=True)) == coordinates.sample(pts, 40.0, 1.0)
+
+
+def test_views_in_processes_equal_one_process_and_a_dead_process_is_an_error(
+    monaco: tuple[dict[str, np.ndarray], np.ndarray, np.ndarray], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Big graphs compute the Python model's views in forked processes: the same numbers as in one process; a
+    process that dies (as the OOM killer ends one) stops the stage with an error instead of waiting for it forever."""
+    import os
+    import signal
+
+    from preprocessing import turns
+
+    arrays, fa, ta = monaco
+    one = python_turn_views(arrays, "car", fa, ta)
+    monkeypatch.setattr(turns, "_PARALLEL_VIEWS_FROM", 0)
+    forked = python_turn_views(arrays, "car", fa, ta)
+    for a, b in zip(one, forked, strict=True):
+        assert np.array_equal(a, b)
+
+    real = turns._view_chunk
+
+    def dies_on_the_first_chunk(bounds: tuple[int, int]):  # type: ignore[no-untyped-def]
+        if bounds[0] == 0:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return real(bounds)
+
+    # pickled by name, as the real one: the forked processes find it in their copy of the module
+    dies_on_the_first_chunk.__module__, dies_on_the_first_chunk.__qualname__ = turns.__name__, "_view_chunk"
+    monkeypatch.setattr(turns, "_view_chunk", dies_on_the_first_chunk)
+    with pytest.raises(RuntimeError, match="died"):
+        python_turn_views(arrays, "car", fa, ta)
