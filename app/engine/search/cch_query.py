@@ -58,62 +58,59 @@ def has_tree(graph: object) -> bool:
     return has is not None and bool(has(PARENT))
 
 
-class ETState(NamedTuple):
-    """One thread's query arrays: per direction per rank the label (weight, dist, parent CH arc; "no label" =
-    INF_WEIGHT weight) and a mark, and the list of the ranks walked; all reset along the walk after each query."""
+L_W, L_D, L_PAR = 0, 1, 2  # label columns: weight, dist, the CH arc it came by (-1: a seed)
+FWD_BIT, BWD_BIT = 1, 2  # `mark` bits: walked by the forward / the backward search
 
-    f_w: np.ndarray
-    f_d: np.ndarray
-    f_par: np.ndarray
-    f_mark: np.ndarray
-    f_list: np.ndarray
-    b_w: np.ndarray
-    b_d: np.ndarray
-    b_par: np.ndarray
-    b_mark: np.ndarray
-    b_list: np.ndarray
+
+class ETState(NamedTuple):
+    """One thread's query arrays: per direction per rank a label row (`L_*`; "no label" = INF_WEIGHT weight), per
+    rank a mark (`*_BIT`), per direction the ranks walked; all reset along the walk after each query. Four arrays:
+    each array of a kernel call's arguments costs its unboxing, a microsecond per few."""
+
+    f_lab: np.ndarray
+    b_lab: np.ndarray
+    mark: np.ndarray
+    lists: np.ndarray
 
 
 def new_state(n: int) -> ETState:
     """`ETState` over `n` ranks, every label "none"."""
 
-    def side() -> list[np.ndarray]:
-        return [
-            np.full(n, INF_WEIGHT, dtype=np.int64),
-            np.zeros(n, dtype=np.int64),
-            np.full(n, -1, dtype=np.int64),
-            np.zeros(n, dtype=np.uint8),
-            np.zeros(max(n, 1), dtype=np.int32),
-        ]
+    def lab() -> np.ndarray:
+        a = np.zeros((max(n, 1), 3), dtype=np.int64)
+        a[:, L_W] = INF_WEIGHT
+        a[:, L_PAR] = -1
+        return a
 
-    return ETState(*side(), *side())
+    return ETState(lab(), lab(), np.zeros(max(n, 1), dtype=np.uint8), np.zeros((2, max(n, 1)), dtype=np.int32))
 
 
 @kernel
-def _walk(rank, parent, nodes, sw, sd, lw, ld, lpar, mark, lst):  # pragma: no cover - numba
+def _walk(rank, parent, nodes, sw, sd, lab, mark, bit, lst):  # pragma: no cover - numba
     """Label one direction's seeds (lexicographic minimum per node, first index on ties) and list the union of their
-    ancestors in rank order: how many, -2 for a bad seed."""
+    ancestors in rank order: how many, -2 for a bad seed (nothing labelled or listed then)."""
     n = rank.shape[0]
+    for i in range(nodes.shape[0]):
+        w = sw[i]
+        d = sd[i]
+        if nodes[i] < 0 or nodes[i] >= n or (w < INF_WEIGHT and (w < 0 or w >= MAX_SEED_W or d < 0 or d > D_MASK)):
+            return -2
     cnt = 0
     seeded = 0
     for i in range(nodes.shape[0]):
-        if nodes[i] < 0 or nodes[i] >= n:
-            return -2
         w = sw[i]
         d = sd[i]
         if w >= INF_WEIGHT:
             continue
-        if w < 0 or w >= MAX_SEED_W or d < 0 or d > D_MASK:
-            return -2
         v = rank[nodes[i]]
-        if w < lw[v] or (w == lw[v] and d < ld[v]):
-            lw[v] = w
-            ld[v] = d
-            lpar[v] = -1
+        if w < lab[v, L_W] or (w == lab[v, L_W] and d < lab[v, L_D]):
+            lab[v, L_W] = w
+            lab[v, L_D] = d
+            lab[v, L_PAR] = -1
         seeded += 1
         x = v
-        while x >= 0 and mark[x] == 0:
-            mark[x] = 1
+        while x >= 0 and (mark[x] & bit) == 0:
+            mark[x] |= bit
             lst[cnt] = x
             cnt += 1
             x = parent[x]
@@ -123,15 +120,15 @@ def _walk(rank, parent, nodes, sw, sd, lw, ld, lpar, mark, lst):  # pragma: no c
 
 
 @kernel
-def _relax(first, arcs, arc_base, lw, ld, lpar, lst, cnt, counters):  # pragma: no cover - numba
+def _relax(first, arcs, arc_base, lab, lst, cnt, counters):  # pragma: no cover - numba
     """Relax every arc (`first`/`arcs`: by lower rank, to higher ranks) of the walked ranks in rank order."""
     for k in range(cnt):
         x = lst[k]
-        w = lw[x]
+        w = lab[x, L_W]
         if w >= INF_WEIGHT:
             continue
         counters[0] += 1
-        d = ld[x]
+        d = lab[x, L_D]
         lo = first[x]
         hi = first[x + 1]
         counters[1] += hi - lo
@@ -139,18 +136,19 @@ def _relax(first, arcs, arc_base, lw, ld, lpar, lst, cnt, counters):  # pragma: 
             y = arcs[e, 0]
             nw = w + arcs[e, 1]
             nd = d + arcs[e, 2]
-            if nw < lw[y] or (nw == lw[y] and nd < ld[y]):
-                lw[y] = nw
-                ld[y] = nd
-                lpar[y] = arc_base + e
+            if nw < lab[y, L_W] or (nw == lab[y, L_W] and nd < lab[y, L_D]):
+                lab[y, L_W] = nw
+                lab[y, L_D] = nd
+                lab[y, L_PAR] = arc_base + e
 
 
 @kernel
-def _reset(lw, lpar, mark, lst, cnt):  # pragma: no cover - numba
+def _reset(lab, mark, lst, cnt):  # pragma: no cover - numba
+    """Labels and marks of the walked ranks back to "none"."""
     for k in range(cnt):
         x = lst[k]
-        lw[x] = INF_WEIGHT
-        lpar[x] = -1
+        lab[x, L_W] = INF_WEIGHT
+        lab[x, L_PAR] = -1
         mark[x] = 0
 
 
@@ -159,26 +157,29 @@ def _et_run(ch, parent, seeds, st, counters):  # pragma: no cover - numba
     """(status, weight, dist, arcs, source seed, target seed) of the elimination-tree query; status -2 = bad seed."""
     rank, up_first, up_arcs, down_first, down_arcs, unpack = ch
     s_nodes, s_w, s_d, _, t_nodes, t_w, t_d, _ = seeds
-    f_w, f_d, f_par, f_mark, f_list, b_w, b_d, b_par, b_mark, b_list = st
+    f_lab, b_lab, mark, lists = st
+    f_list = lists[0]
+    b_list = lists[1]
     none = np.zeros(0, dtype=np.int32)
     nup = up_arcs.shape[0]
-    fc = _walk(rank, parent, s_nodes, s_w, s_d, f_w, f_d, f_par, f_mark, f_list)
-    bc = _walk(rank, parent, t_nodes, t_w, t_d, b_w, b_d, b_par, b_mark, b_list)
-    if fc < 0 or bc < 0:
-        _reset(f_w, f_par, f_mark, f_list, max(fc, 0))
-        _reset(b_w, b_par, b_mark, b_list, max(bc, 0))
+    fc = _walk(rank, parent, s_nodes, s_w, s_d, f_lab, mark, FWD_BIT, f_list)
+    if fc < 0:
         return -2, INF_WEIGHT, INF_WEIGHT, none, -1, -1
-    _relax(up_first, up_arcs, 0, f_w, f_d, f_par, f_list, fc, counters)
-    _relax(down_first, down_arcs, nup, b_w, b_d, b_par, b_list, bc, counters)
+    bc = _walk(rank, parent, t_nodes, t_w, t_d, b_lab, mark, BWD_BIT, b_list)
+    if bc < 0:
+        _reset(f_lab, mark, f_list, fc)
+        return -2, INF_WEIGHT, INF_WEIGHT, none, -1, -1
+    _relax(up_first, up_arcs, 0, f_lab, f_list, fc, counters)
+    _relax(down_first, down_arcs, nup, b_lab, b_list, bc, counters)
     best_w = INF_WEIGHT
     best_d = INF_WEIGHT
     meet = -1
     for k in range(fc):  # the common ancestors
         x = f_list[k]
-        if b_mark[x] == 0 or f_w[x] >= INF_WEIGHT or b_w[x] >= INF_WEIGHT:
+        if (mark[x] & BWD_BIT) == 0 or f_lab[x, L_W] >= INF_WEIGHT or b_lab[x, L_W] >= INF_WEIGHT:
             continue
-        cw = f_w[x] + b_w[x]
-        cd = f_d[x] + b_d[x]
+        cw = f_lab[x, L_W] + b_lab[x, L_W]
+        cd = f_lab[x, L_D] + b_lab[x, L_D]
         if cw < best_w or (cw == best_w and cd < best_d):
             best_w = cw
             best_d = cd
@@ -190,29 +191,29 @@ def _et_run(ch, parent, seeds, st, counters):  # pragma: no cover - numba
     if meet >= 0:
         k = 0  # CH arcs on the path: up from the source, then down to the target
         v = meet
-        while f_par[v] >= 0:
+        while f_lab[v, L_PAR] >= 0:
             k += 1
-            v = _owner(up_first, f_par[v])
+            v = _owner(up_first, f_lab[v, L_PAR])
         src = v
         kf = k
         v = meet
-        while b_par[v] >= 0:
+        while b_lab[v, L_PAR] >= 0:
             k += 1
-            v = _owner(down_first, b_par[v] - nup)
+            v = _owner(down_first, b_lab[v, L_PAR] - nup)
         dst = v
         chain = np.empty(k, dtype=np.int64)
         i = kf - 1
         v = meet
-        while f_par[v] >= 0:
-            chain[i] = f_par[v]
+        while f_lab[v, L_PAR] >= 0:
+            chain[i] = f_lab[v, L_PAR]
             i -= 1
-            v = _owner(up_first, f_par[v])
+            v = _owner(up_first, f_lab[v, L_PAR])
         i = kf
         v = meet
-        while b_par[v] >= 0:
-            chain[i] = b_par[v]
+        while b_lab[v, L_PAR] >= 0:
+            chain[i] = b_lab[v, L_PAR]
             i += 1
-            v = _owner(down_first, b_par[v] - nup)
+            v = _owner(down_first, b_lab[v, L_PAR] - nup)
         out = np.empty(max(32 * k, 512), dtype=np.int64)
         stack = np.empty(64, dtype=np.int64)
         no = _expand(chain, unpack, out, stack)
@@ -223,8 +224,8 @@ def _et_run(ch, parent, seeds, st, counters):  # pragma: no cover - numba
         arcs = np.empty(no, dtype=np.int32)
         for j in range(no):
             arcs[j] = out[j]
-    _reset(f_w, f_par, f_mark, f_list, fc)
-    _reset(b_w, b_par, b_mark, b_list, bc)
+    _reset(f_lab, mark, f_list, fc)
+    _reset(b_lab, mark, b_list, bc)
     if meet < 0:
         return 0, INF_WEIGHT, INF_WEIGHT, none, -1, -1
     si = _pick_seed(rank, s_nodes, s_w, s_d, src)
@@ -287,6 +288,7 @@ class CCHSearch(CHSearch):
         self._state = new_state(len(self._parent))
         self._et_entry: Any = None
         self._et_labels = ETLabels(self._parent, self._state)
+        self._pair: CHSeeds | None = None  # `weight_between`'s seeds, its two nodes overwritten per query
 
     @property
     def labels(self) -> ETLabels:  # type: ignore[override]
@@ -307,11 +309,16 @@ class CCHSearch(CHSearch):
         return self._et_entry(*args)  # type: ignore[no-any-return]
 
     def weight_between(self, source: int, target: int) -> int:
-        """The weight (ds) of a shortest path from search node `source` to `target` (INF_WEIGHT: none)."""
-        zero = np.zeros(1, dtype=np.int64)
-        seeds = CHSeeds(
-            np.array([source], dtype=np.int32), zero, zero, zero, np.array([target], dtype=np.int32), zero, zero, zero
-        )
+        """The weight (ds) of a shortest path from search node `source` to `target` (INF_WEIGHT: none), on seed
+        arrays this object keeps (alternatives' T-tests: no arrays to build per query)."""
+        seeds = self._pair
+        if seeds is None:
+            zero = np.zeros(1, dtype=np.int64)
+            seeds = self._pair = CHSeeds(
+                np.zeros(1, dtype=np.int32), zero, zero, zero, np.zeros(1, dtype=np.int32), zero, zero, zero
+            )
+        seeds.s_nodes[0] = source
+        seeds.t_nodes[0] = target
         self._counters.fill(0)
         status, w, _, _, _, _ = self._et(seeds)
         if status == -2:
