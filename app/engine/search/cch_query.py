@@ -2,13 +2,14 @@
 
 On a customized hierarchy (`app.engine.search.cch.customize`: its ranks are the CCH's nested-dissection order) every
 node an upward search from `s` reaches is an ancestor of `s` in the CCH's elimination tree (the tree whose parent of
-a node is its lowest-ranked upward CCH neighbour). So instead of a Dijkstra on a heap the query walks each seed's
-ancestors in rank order, relaxing every upward arc of each (a topological order of the upward graph, so each node's
-label is final when it is reached), does the same from the target seeds along the downward arcs, and takes the
-lexicographic minimum of forward + backward label over the nodes both walks visit. The label arrays hold "no label"
-everywhere but along the walked paths, which are reset after the query. The path is unpacked as `CHSearch` does
-(`ch._expand`), so the answer has the same weight and distance (the lexicographic minimum; on an exact tie of both
-the two may return different paths of that cost).
+a node is its lowest-ranked upward CCH neighbour). So instead of a Dijkstra on a heap the query walks each source
+seed's ancestors in rank order relaxing every upward arc of each (a topological order of the upward graph, so a
+node's label is final when it comes), and the target seeds' along the downward arcs, the two walks merged in rank
+order: a node both walks reach is a meeting candidate (the lexicographic minimum of forward + backward label
+wins), and a node whose label is no cheaper than the best candidate so far relaxes nothing (RoutingKit's pruning).
+The label arrays hold "no label" everywhere but along the walked paths, which are reset after the query. The path
+is unpacked as `CHSearch` does (`ch._expand`), so the answer has the same weight and distance (the lexicographic
+minimum; on an exact tie of both the two may return different paths of that cost).
 
 The parent array (`cch_parent`, int32 per rank, -1 for a root) is built from the CCH structure when the hierarchy is
 customized (`elimination_parent`, a numpy pass), never stored. A hierarchy without it (the witness CH, whose order
@@ -119,27 +120,23 @@ def _walk(rank, parent, nodes, sw, sd, lab, mark, bit, lst):  # pragma: no cover
     return cnt
 
 
-@kernel
-def _relax(first, arcs, arc_base, lab, lst, cnt, counters):  # pragma: no cover - numba
-    """Relax every arc (`first`/`arcs`: by lower rank, to higher ranks) of the walked ranks in rank order."""
-    for k in range(cnt):
-        x = lst[k]
-        w = lab[x, L_W]
-        if w >= INF_WEIGHT:
-            continue
-        counters[0] += 1
-        d = lab[x, L_D]
-        lo = first[x]
-        hi = first[x + 1]
-        counters[1] += hi - lo
-        for e in range(lo, hi):
-            y = arcs[e, 0]
-            nw = w + arcs[e, 1]
-            nd = d + arcs[e, 2]
-            if nw < lab[y, L_W] or (nw == lab[y, L_W] and nd < lab[y, L_D]):
-                lab[y, L_W] = nw
-                lab[y, L_D] = nd
-                lab[y, L_PAR] = arc_base + e
+@kernel(inline="always")
+def _relax(first, arcs, arc_base, lab, x, counters):  # pragma: no cover - numba
+    """Relax every arc of rank `x` (`first`/`arcs`: by lower rank, to higher ranks) from its label."""
+    w = lab[x, L_W]
+    d = lab[x, L_D]
+    lo = first[x]
+    hi = first[x + 1]
+    counters[0] += 1
+    counters[1] += hi - lo
+    for e in range(lo, hi):
+        y = arcs[e, 0]
+        nw = w + arcs[e, 1]
+        nd = d + arcs[e, 2]
+        if nw < lab[y, L_W] or (nw == lab[y, L_W] and nd < lab[y, L_D]):
+            lab[y, L_W] = nw
+            lab[y, L_D] = nd
+            lab[y, L_PAR] = arc_base + e
 
 
 @kernel
@@ -169,21 +166,38 @@ def _et_run(ch, parent, seeds, st, counters):  # pragma: no cover - numba
     if bc < 0:
         _reset(f_lab, mark, f_list, fc)
         return -2, INF_WEIGHT, INF_WEIGHT, none, -1, -1
-    _relax(up_first, up_arcs, 0, f_lab, f_list, fc, counters)
-    _relax(down_first, down_arcs, nup, b_lab, b_list, bc, counters)
     best_w = INF_WEIGHT
     best_d = INF_WEIGHT
     meet = -1
-    for k in range(fc):  # the common ancestors
-        x = f_list[k]
-        if (mark[x] & BWD_BIT) == 0 or f_lab[x, L_W] >= INF_WEIGHT or b_lab[x, L_W] >= INF_WEIGHT:
-            continue
-        cw = f_lab[x, L_W] + b_lab[x, L_W]
-        cd = f_lab[x, L_D] + b_lab[x, L_D]
-        if cw < best_w or (cw == best_w and cd < best_d):
-            best_w = cw
-            best_d = cd
-            meet = x
+    i = 0
+    j = 0
+    while i < fc or j < bc:  # both walks merged in rank order: a rank's labels are final when it comes
+        if j >= bc or (i < fc and f_list[i] <= b_list[j]):
+            x = f_list[i]
+            i += 1
+            fwd = True
+            bwd = j < bc and b_list[j] == x
+            if bwd:
+                j += 1
+        else:
+            x = b_list[j]
+            j += 1
+            fwd = False
+            bwd = True
+        fw = f_lab[x, L_W]
+        bw = b_lab[x, L_W]
+        if fwd and bwd and fw < INF_WEIGHT and bw < INF_WEIGHT:  # a common ancestor: a meeting candidate
+            cw = fw + bw
+            cd = f_lab[x, L_D] + b_lab[x, L_D]
+            if cw < best_w or (cw == best_w and cd < best_d):
+                best_w = cw
+                best_d = cd
+                meet = x
+        # a label no cheaper than the best path (weights and distances are >= 0) cannot lead to a cheaper one
+        if fwd and fw < INF_WEIGHT and (fw < best_w or (fw == best_w and f_lab[x, L_D] < best_d)):
+            _relax(up_first, up_arcs, 0, f_lab, x, counters)
+        if bwd and bw < INF_WEIGHT and (bw < best_w or (bw == best_w and b_lab[x, L_D] < best_d)):
+            _relax(down_first, down_arcs, nup, b_lab, x, counters)
     counters[3] = meet
     arcs = none
     src = -1
