@@ -215,3 +215,19 @@ def test_router_serves_a_customized_metric_by_the_tree_walk(graph_cache, monkeyp
             heap = routes(options)
         assert tree == heap, f"exclude {exclude}"
         calls[0] = 0
+
+
+def test_customize_hands_its_step_arrays_back(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A customization frees tens of megabytes of step arrays (Porto: resident 80 -> 29 MiB above the graph with the
+    heap trimmed, `bench/routingkit.py`): `customize` trims the heap once, after them, and times it."""
+    from app.engine.search import cch
+
+    calls: list[int] = []
+
+    def trim() -> bool:
+        calls.append(1)
+        return True
+
+    monkeypatch.setattr(cch, "trim_heap", trim)
+    h = customize(with_cch(random_graph(4, 20, 60)))
+    assert calls == [1] and "trim" in h.manifest["customize_seconds"]
