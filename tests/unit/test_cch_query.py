@@ -169,6 +169,7 @@ def test_router_serves_a_customized_metric_by_the_tree_walk(graph_cache, monkeyp
     """A metric applied to the router (and an exclude customized on the CCH) is queried by the tree walk, in the
     one-call leg too; every route weighs what the heap search on the same hierarchy gives, at the same distance."""
     from app.engine import router as router_module
+    from app.engine.errors import NoRoute
     from app.engine.route import ch_leg, legs
     from app.engine.router import Router
     from app.engine.types import RouteOptions
@@ -177,9 +178,9 @@ def test_router_serves_a_customized_metric_by_the_tree_walk(graph_cache, monkeyp
     r = Router(load(graph_cache("andorra.osm.pbf", "car", ch=True, landmarks=8)))
     r.hot_path.fused = True  # as after a server's warm-up
     rng = np.random.default_rng(23)
-    g = r.search_graph
-    w = np.maximum((np.asarray(g.arc_weight) * rng.uniform(0.8, 1.5, g.num_arcs)).astype(np.int64), 1)
-    r.set_metric(Metric.customized_on(g, weight=w, name="test"))
+    # the graph's own weights customized (the assembler re-adds the graph's weights along a path: a metric with other
+    # weights comes with a graph carrying them)
+    r.set_metric(Metric.customized_on(r.search_graph, name="test"))
     pts = _waypoints(r, 60, 29)
     pairs = [(pts[i], pts[j]) for i, j in rng.integers(0, len(pts), (60, 2))]
     calls = [0]
@@ -199,7 +200,7 @@ def test_router_serves_a_customized_metric_by_the_tree_walk(graph_cache, monkeyp
             phantoms = r.snap_waypoints([a, b])
             try:
                 best = q.routes(phantoms, options).best
-            except Exception:  # noqa: BLE001 - NoRoute on both sides alike
+            except NoRoute:
                 out.append(None)
                 continue
             out.append((best.weight, round(best.distance_m, 3)))
@@ -209,6 +210,7 @@ def test_router_serves_a_customized_metric_by_the_tree_walk(graph_cache, monkeyp
     for exclude in (None, frozenset({"motorway"})):
         options = RouteOptions(exclude=exclude)
         tree = routes(options)
+        assert sum(x is not None for x in tree) >= len(pairs) // 2, f"exclude {exclude}: routes found"
         assert calls[0] >= len(pairs) // 4, "the one-call leg ran the tree walk"
         with monkeypatch.context() as m:
             m.setattr(router_module, "CCHSearch", CHSearch)
@@ -231,3 +233,37 @@ def test_customize_hands_its_step_arrays_back(monkeypatch) -> None:  # type: ign
     monkeypatch.setattr(cch, "trim_heap", trim)
     h = customize(with_cch(random_graph(4, 20, 60)))
     assert calls == [1] and "trim" in h.manifest["customize_seconds"]
+
+
+def test_alternatives_t_tests_on_a_customized_metric_by_the_tree_walk(graph_cache, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Via-node alternatives on a customized metric run their T-tests (`weight_between`) by the tree walk; the
+    routes found are those the heap search's T-tests give."""
+    from app.engine.errors import NoRoute
+    from app.engine.router import Router
+    from app.engine.search import via_alternatives
+    from app.engine.types import RouteOptions
+    from tests.unit.test_ch_leg import _waypoints
+
+    road = load(graph_cache("andorra.osm.pbf", "car", ch=True, landmarks=8))
+    g = search_graph(road)
+    assert isinstance(via_alternatives.ViaSearch(Metric.customized_on(g).hierarchy(None)[0], g).ch, CCHSearch)
+    assert not isinstance(via_alternatives.ViaSearch(g, g).ch, CCHSearch)  # the witness CH: no tree
+
+    def alternatives() -> list[list[tuple[int, float]]]:
+        r = Router(road)
+        r.set_metric(Metric.customized_on(r.search_graph))  # own weights: see the router test
+        pts = _waypoints(r, 30, 37)
+        out = []
+        for i in range(0, 30, 2):
+            try:
+                res = r.query().routes(r.snap_waypoints([pts[i], pts[i + 1]]), RouteOptions(alternatives=2))
+            except NoRoute:
+                out.append([])
+                continue
+            out.append([(x.weight, round(x.distance_m, 3)) for x in res.routes])
+        return out
+
+    tree = alternatives()
+    assert sum(len(x) > 1 for x in tree) >= 2, "some pairs have alternatives"
+    monkeypatch.setattr(via_alternatives, "CCHSearch", CHSearch)
+    assert tree == alternatives()
