@@ -267,3 +267,28 @@ def test_alternatives_t_tests_on_a_customized_metric_by_the_tree_walk(graph_cach
     assert sum(len(x) > 1 for x in tree) >= 2, "some pairs have alternatives"
     monkeypatch.setattr(via_alternatives, "CCHSearch", CHSearch)
     assert tree == alternatives()
+
+
+def test_a_query_writes_only_the_ranks_it_walks() -> None:
+    """The query arrays are written only along the walks (a thread's state takes the pages its queries touched, not
+    24 bytes a rank per direction up front); the marks are cleared after each query."""
+    g = with_cch(random_graph(5, 60, 200))
+    h = customize(g)
+    et = CCHSearch(h)
+    st = et.labels.state
+    assert not st.f_lab.any() and not st.b_lab.any()  # nothing written before a query
+    parent = np.asarray(h.cch_parent)
+    rank = np.asarray(h.ch_rank)
+
+    def walk(v: int) -> set[int]:
+        out, x = set(), int(rank[v])
+        while x >= 0:
+            out.add(x)
+            x = int(parent[x])
+        return out
+
+    et.run(seeds([3]), seeds([7]))
+    written_f = set(np.flatnonzero(st.f_lab.any(axis=1)).tolist())
+    written_b = set(np.flatnonzero(st.b_lab.any(axis=1)).tolist())
+    assert written_f == walk(3) and written_b == walk(7)
+    assert not st.mark.any()

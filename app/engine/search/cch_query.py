@@ -7,9 +7,10 @@ seed's ancestors in rank order relaxing every upward arc of each (a topological 
 node's label is final when it comes), and the target seeds' along the downward arcs, the two walks merged in rank
 order: a node both walks reach is a meeting candidate (the lexicographic minimum of forward + backward label
 wins), and a node whose label is no cheaper than the best candidate so far relaxes nothing (RoutingKit's pruning).
-The label arrays hold "no label" everywhere but along the walked paths, which are reset after the query. The path
-is unpacked as `CHSearch` does (`ch._expand`), so the answer has the same weight and distance (the lexicographic
-minimum; on an exact tie of both the two may return different paths of that cost).
+A walk gives each rank it reaches "no label" first and marks it; the marks along the walked paths are cleared
+after the query, so the arrays take memory only where queries walked. The path is unpacked as `CHSearch` does
+(`ch._expand`), so the answer has the same weight and distance (the lexicographic minimum; on an exact tie of both
+the two may return different paths of that cost).
 
 The parent array (`cch_parent`, int32 per rank, -1 for a root) is built from the CCH structure when the hierarchy is
 customized (`elimination_parent`, a numpy pass), never stored. A hierarchy without it (the witness CH, whose order
@@ -36,6 +37,7 @@ from app.engine.search.ch import (
     _pick_seed,
     _run,
     ch_seeds,
+    untouched_zeros,
 )
 from app.engine.types import INF_WEIGHT, SearchOptions, SearchResult, SearchStats, Seeds
 from floor.kernels.jit import kernel
@@ -65,8 +67,9 @@ FWD_BIT, BWD_BIT = 1, 2  # `mark` bits: walked by the forward / the backward sea
 
 class ETState(NamedTuple):
     """One thread's query arrays: per direction per rank a label row (`L_*`; "no label" = INF_WEIGHT weight), per
-    rank a mark (`*_BIT`), per direction the ranks walked; all reset along the walk after each query. Four arrays:
-    each array of a kernel call's arguments costs its unboxing, a microsecond per few."""
+    rank a mark (`*_BIT`), per direction the ranks walked. A walk sets the label of each rank it reaches first to
+    "none" and marks it; after the query the marks along the walk are cleared. Four arrays: each array of a kernel
+    call's arguments costs its unboxing, a microsecond per few."""
 
     f_lab: np.ndarray
     b_lab: np.ndarray
@@ -75,15 +78,15 @@ class ETState(NamedTuple):
 
 
 def new_state(n: int) -> ETState:
-    """`ETState` over `n` ranks, every label "none"."""
-
-    def lab() -> np.ndarray:
-        a = np.zeros((max(n, 1), 3), dtype=np.int64)
-        a[:, L_W] = INF_WEIGHT
-        a[:, L_PAR] = -1
-        return a
-
-    return ETState(lab(), lab(), np.zeros(max(n, 1), dtype=np.uint8), np.zeros((2, max(n, 1)), dtype=np.int32))
+    """`ETState` over `n` ranks in fresh anonymous memory (`ch.untouched_zeros`): a query writes only the rows of the
+    ranks it walks, so a thread's state takes the pages its queries touched, not 24 bytes a rank per direction."""
+    m = max(n, 1)
+    return ETState(
+        untouched_zeros((m, 3), np.int64),
+        untouched_zeros((m, 3), np.int64),
+        untouched_zeros(m, np.uint8),
+        untouched_zeros((2, m), np.int32),
+    )
 
 
 @kernel
@@ -104,17 +107,20 @@ def _walk(rank, parent, nodes, sw, sd, lab, mark, bit, lst):  # pragma: no cover
         if w >= INF_WEIGHT:
             continue
         v = rank[nodes[i]]
+        seeded += 1
+        x = v
+        while x >= 0 and (mark[x] & bit) == 0:  # a rank first walked: its label "none"
+            mark[x] |= bit
+            lab[x, L_W] = INF_WEIGHT
+            lab[x, L_D] = INF_WEIGHT
+            lab[x, L_PAR] = -1
+            lst[cnt] = x
+            cnt += 1
+            x = parent[x]
         if w < lab[v, L_W] or (w == lab[v, L_W] and d < lab[v, L_D]):
             lab[v, L_W] = w
             lab[v, L_D] = d
             lab[v, L_PAR] = -1
-        seeded += 1
-        x = v
-        while x >= 0 and (mark[x] & bit) == 0:
-            mark[x] |= bit
-            lst[cnt] = x
-            cnt += 1
-            x = parent[x]
     if seeded > 1:
         lst[:cnt].sort()  # several paths up the tree: their union in rank order
     return cnt
@@ -140,13 +146,10 @@ def _relax(first, arcs, arc_base, lab, x, counters):  # pragma: no cover - numba
 
 
 @kernel
-def _reset(lab, mark, lst, cnt):  # pragma: no cover - numba
-    """Labels and marks of the walked ranks back to "none"."""
+def _reset(mark, lst, cnt):  # pragma: no cover - numba
+    """The walked ranks' marks cleared (their labels are set afresh when a walk reaches them again)."""
     for k in range(cnt):
-        x = lst[k]
-        lab[x, L_W] = INF_WEIGHT
-        lab[x, L_PAR] = -1
-        mark[x] = 0
+        mark[lst[k]] = 0
 
 
 @kernel
@@ -164,7 +167,7 @@ def _et_run(ch, parent, seeds, st, counters):  # pragma: no cover - numba
         return -2, INF_WEIGHT, INF_WEIGHT, none, -1, -1
     bc = _walk(rank, parent, t_nodes, t_w, t_d, b_lab, mark, BWD_BIT, b_list)
     if bc < 0:
-        _reset(f_lab, mark, f_list, fc)
+        _reset(mark, f_list, fc)
         return -2, INF_WEIGHT, INF_WEIGHT, none, -1, -1
     best_w = INF_WEIGHT
     best_d = INF_WEIGHT
@@ -238,8 +241,8 @@ def _et_run(ch, parent, seeds, st, counters):  # pragma: no cover - numba
         arcs = np.empty(no, dtype=np.int32)
         for j in range(no):
             arcs[j] = out[j]
-    _reset(f_lab, mark, f_list, fc)
-    _reset(b_lab, mark, b_list, bc)
+    _reset(mark, f_list, fc)
+    _reset(mark, b_list, bc)
     if meet < 0:
         return 0, INF_WEIGHT, INF_WEIGHT, none, -1, -1
     si = _pick_seed(rank, s_nodes, s_w, s_d, src)
