@@ -391,9 +391,11 @@ def _warm_one_calls(service: Any) -> None:
     """Load (or compile) the hierarchy's one-call leg and one-call snapping for the served graph, then let the legs
     and the snapper take them (the router's `hot_path` switch)."""
     from app.engine.route import ch_leg
+    from app.engine.search import cch_query
 
     router = service.opened.router
     router.snapper.warm()
+    cch_query.warm()  # the customized CCH's tree walk (excludes, a metric applied later), beside its one-call leg
     if router.space.edge_based:
         ch_leg.warm(router.space.edges, router.legs.assembler)
     router.hot_path.fused = True

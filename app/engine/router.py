@@ -35,6 +35,7 @@ from app.engine.route.legs import Legs, Search
 from app.engine.route.space import search_space
 from app.engine.search.algorithms import ALGORITHMS, Algorithm
 from app.engine.search.cch import Metric
+from app.engine.search.cch_query import CCHSearch, has_tree
 from app.engine.search.ch import CHSearch
 from app.engine.search.searches import CoreSearch, Searcher
 from app.engine.search.via_alternatives import ViaSearch
@@ -467,7 +468,8 @@ class Query:
                 hierarchy, ch_prefix = metric.hierarchy(exclude)
                 if ch_prefix is None:
                     raise InvalidValue("this graph has no hierarchy without the excluded classes: use algorithm alt")
-                s = CHSearch(hierarchy, ch_prefix, mask)
+                tree = has_tree(hierarchy)  # a customized CCH: the elimination-tree walk, no heap
+                s = (CCHSearch if tree else CHSearch)(hierarchy, ch_prefix, mask)
             else:
                 s = CoreSearch(self.router.search_graph, f, searcher=self.searcher)
             self._searches[key] = s

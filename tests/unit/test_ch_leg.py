@@ -107,9 +107,11 @@ def test_one_call_leg_is_the_step_by_step_leg_on_andorra(graph_cache, monkeypatc
 
 
 def test_warm_compiles_what_a_route_runs(bundled_graph) -> None:  # type: ignore[no-untyped-def]
-    """`ch_leg.warm` (a first start's compile job, on a graph without hierarchy) compiles the very signature a
-    route on a graph with one calls: afterwards the kernel holds one."""
+    """`ch_leg.warm` (a first start's compile job, on a graph without hierarchy) compiles the very signatures a
+    route on a graph with one calls: afterwards the kernel holds two (the heap search's, the customized CCH's tree
+    walk's), and a route adds none."""
     plain = Router(load(bundled_graph))  # its arrays' types are a plain graph's too (read-only, same dtypes)
     ch_leg.warm(plain.space.edges, plain.legs.assembler)  # type: ignore[attr-defined]
+    assert len(ch_leg._ch_leg.signatures) == 2
     plain.warmup(("ch",))
-    assert len(ch_leg._ch_leg.signatures) == 1
+    assert len(ch_leg._ch_leg.signatures) == 2

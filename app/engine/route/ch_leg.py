@@ -4,10 +4,11 @@
 a via point, both phantoms seeded by `EdgeMap.seeds` alone) here instead of step by step. `_ch_leg` calls the
 kernels the steps call, in the same order and with the same values: `_edge_seeds` and `_seed_columns` for both
 phantoms (`EdgeMap.seeds`), the lower bound that lets a direct stretch skip the search (`Legs.leg`), `ch._run`
-(`CHSearch.run`), `_road_path` with the seed's whole arc in front when the leg starts on a node
-(`EdgeSpace.road_path`), and `_leg_parts` with the figures `Assembler.search_leg` picks by how the leg leaves and
-enters its phantoms. So the leg is the same to the bit; what goes is the Python between the steps (the seed and
-result objects, a dozen kernel dispatches): about a fifth of an in-process route request on Porto.
+(`CHSearch.run`; on a customized CCH `CCHSearch`'s tree walk instead, `cch_query.leg_search`), `_road_path` with
+the seed's whole arc in front when the leg starts on a node (`EdgeSpace.road_path`), and `_leg_parts` with the
+figures `Assembler.search_leg` picks by how the leg leaves and enters its phantoms. So the leg is the same to the
+bit; what goes is the Python between the steps (the seed and result objects, a dozen kernel dispatches): about a
+fifth of an in-process route request on Porto.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ import numpy as np
 
 from app.engine.route.assemble import AT_FIRST, AT_LAST, BWD, FWD, Assembler, LegEnd, _leg_parts
 from app.engine.route.edges import EdgeMap, _edge_seeds, _road_path, _seed_columns, seed_figures
-from app.engine.search.ch import CHArrays, CHLabels, CHSearch, CHSeeds, _run, ch_heap, new_labels
+from app.engine.search.cch_query import ETLabels, leg_search, new_state
+from app.engine.search.ch import CHArrays, CHLabels, CHSearch, CHSeeds, ch_heap, new_labels
 from app.engine.types import Phantom
 from floor.format.units import CLOSED_DS, INF_WEIGHT
 from floor.kernels.jit import kernel
@@ -90,7 +92,7 @@ def _ch_leg(
         status = DIRECT_FIRST
     else:
         seeds = CHSeeds(s_nodes, sw, sd, st, t_nodes, tw, td, tt)
-        status, w, d, path, si, ti = _run(ch, seeds, labels, base, counters, trace)
+        status, w, d, path, si, ti = leg_search(ch, seeds, labels, base, counters, trace)
         if status == 0:
             if direct_w >= 0 and direct_w < CLOSED_DS and (w >= CLOSED_DS or direct_w <= w):
                 status = DIRECT
@@ -216,11 +218,13 @@ def warm(edges: EdgeMap, assembler: Assembler) -> None:
     arcs = frozen(np.zeros((1, 4), dtype=np.int32))
     pairs = frozen(np.zeros((1, 2), dtype=np.int32))
     hierarchy = CHArrays(one, one, arcs, one, arcs, pairs)
-    labels = CHLabels(*new_labels(1), *new_labels(1), *ch_heap(2), *ch_heap(2))
-    query = (hierarchy, labels, 0, np.zeros(4, dtype=np.int64), _NO_TRACE)
+    heap = CHLabels(*new_labels(1), *new_labels(1), *ch_heap(2), *ch_heap(2))
+    tree = ETLabels(one, new_state(1))  # a customized CCH's `CCHSearch`: the elimination-tree walk
     ph = Phantom(0.0, 0.0, 0.0, 0.0, 0.0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-    args = _arguments(edges, assembler, query, ph, (0, 0), ph, (0, 0), 0)
-    _ch_leg.compile(tuple(numba.typeof(a) for a in args))
+    for labels in (heap, tree):
+        query = (hierarchy, labels, 0, np.zeros(4, dtype=np.int64), _NO_TRACE)
+        args = _arguments(edges, assembler, query, ph, (0, 0), ph, (0, 0), 0)
+        _ch_leg.compile(tuple(numba.typeof(a) for a in args))
 
 
 _NO_TRACE = np.zeros(0, dtype=np.int32)

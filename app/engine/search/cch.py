@@ -2,7 +2,8 @@
 
 A graph built with the CCH stage (`cch_*` arrays, `preprocessing.cch`) can be customized to any metric on its
 search arcs in a fraction of a second (`floor.kernels.cch_customize`); the result is a hierarchy in the `ch_*` layout,
-so `CHSearch`, `CHTable`, alternatives' and via points' CH legs and exclude all run on it unchanged.
+so `CHSearch`, `CHTable`, alternatives' and via points' CH legs and exclude all run on it unchanged; it also holds
+the CCH's elimination tree (`cch_parent`), on which `cch_query.CCHSearch` answers point-to-point queries without a heap.
 
 A `Metric` is immutable: its arc arrays and, built on first use, one hierarchy per excludable class set (the same
 structure customized with that set's arcs forbidden; OSRM's per-exclude metrics, without a hierarchy each on disk).
@@ -24,11 +25,13 @@ import numpy as np
 
 from app.engine.data import freeze
 from app.engine.errors import GraphError
+from app.engine.search.cch_query import PARENT, elimination_parent
 from app.engine.types import ExcludeSet
 from floor.format.arrays import CH_PREFIX
 from floor.format.graph import Graph
 from floor.format.units import CLOSED_DS
 from floor.kernels.cch_customize import customize_arrays
+from floor.memory import trim_heap
 
 NO_CCH_MESSAGE = "graph has no customizable hierarchy: re-run `starroute preprocess` (the cch stage)"
 
@@ -73,6 +76,10 @@ def customize(
         perfect,
         seconds,
     )
+    arrays[PARENT] = elimination_parent(search.cch_first, search.cch_head)  # the query's walk (`cch_query`)
+    t0 = time.perf_counter()
+    trim_heap()  # the step arrays just freed (about 50 MB on Porto) would stay resident in the heap
+    seconds["trim"] = time.perf_counter() - t0
     manifest = dict(search.manifest)
     manifest["customize_seconds"] = {k: round(v, 4) for k, v in seconds.items()}
     return freeze(Graph(search.path, manifest, arrays, search.files))

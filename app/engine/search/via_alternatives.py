@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from app.engine.search.cch_query import CCHSearch, has_tree
 from app.engine.search.ch import (
     D_BITS,
     L_D,
@@ -280,7 +281,8 @@ class ViaSearch:
     `exclude_flags`): `candidates(...)` yields candidate routes best-ranked first, `locally_optimal` is the T-test."""
 
     def __init__(self, graph: object, search_graph: object, prefix: str = CH_PREFIX, exclude_flags: int = 0) -> None:
-        self.ch = CHSearch(graph, prefix, exclude_flags)  # the T-test's queries
+        tree = has_tree(graph)  # a customized CCH: the T-test's queries by the elimination-tree walk
+        self.ch = (CCHSearch if tree else CHSearch)(graph, prefix, exclude_flags)
         sg: Any = search_graph  # the routes' arcs are its arcs
         self._tail, self._head, self._weight = (np.asarray(x) for x in (sg.arc_tail, sg.arc_head, sg.arc_weight))
         self._g = self.ch.hierarchy
