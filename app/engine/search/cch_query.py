@@ -32,11 +32,11 @@ from app.engine.search.ch import (
     CHArrays,
     CHSearch,
     CHSeeds,
-    _expand,
     _owner,
     _pick_seed,
     _run,
     ch_seeds,
+    expand_chain,
     untouched_zeros,
 )
 from app.engine.types import INF_WEIGHT, SearchOptions, SearchResult, SearchStats, Seeds
@@ -231,16 +231,7 @@ def _et_run(ch, parent, seeds, st, counters):  # pragma: no cover - numba
             chain[i] = b_lab[v, L_PAR]
             i += 1
             v = _owner(down_first, b_lab[v, L_PAR] - nup)
-        out = np.empty(max(32 * k, 512), dtype=np.int64)
-        stack = np.empty(64, dtype=np.int64)
-        no = _expand(chain, unpack, out, stack)
-        while no < 0:
-            out = np.empty(4 * out.shape[0], dtype=np.int64)
-            stack = np.empty(2 * stack.shape[0], dtype=np.int64)
-            no = _expand(chain, unpack, out, stack)
-        arcs = np.empty(no, dtype=np.int32)
-        for j in range(no):
-            arcs[j] = out[j]
+        arcs = expand_chain(chain, unpack)
     _reset(mark, f_list, fc)
     _reset(mark, b_list, bc)
     if meet < 0:

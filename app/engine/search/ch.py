@@ -344,7 +344,13 @@ def unpack_path(meet, f_slot, f_lab, b_slot, b_lab, up_first, down_first, unpack
     k, kf, src, dst = _chain_ends(meet, f_slot, f_lab, b_slot, b_lab, up_first, down_first)
     chain = np.empty(k, dtype=np.int64)
     _fill_chain(meet, f_slot, f_lab, b_slot, b_lab, up_first, down_first, kf, chain)
-    out = np.empty(max(32 * k, 512), dtype=np.int64)  # a CH arc stands for 12 arcs (median on Porto), 32 at most
+    return expand_chain(chain, unpack), src, dst
+
+
+@kernel
+def expand_chain(chain, unpack):  # pragma: no cover - numba
+    """The original arcs (int32) of the CH arcs `chain`, `_expand`'s buffers grown until they hold them."""
+    out = np.empty(max(32 * chain.shape[0], 512), dtype=np.int64)  # a CH arc stands for 12 arcs (median on Porto)
     stack = np.empty(64, dtype=np.int64)
     no = _expand(chain, unpack, out, stack)
     while no < 0:  # a buffer was too small: grow both, expand again
@@ -354,7 +360,7 @@ def unpack_path(meet, f_slot, f_lab, b_slot, b_lab, up_first, down_first, unpack
     arcs = np.empty(no, dtype=np.int32)
     for j in range(no):
         arcs[j] = out[j]
-    return arcs, src, dst
+    return arcs
 
 
 @kernel(tup(I64, I64, I64, I64)(_CH_T, _SEEDS_T, _LABELS_T, I64, _VI64, _VI32), nrt=False)
