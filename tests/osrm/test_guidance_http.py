@@ -514,6 +514,64 @@ SCENARIOS: dict[str, Scenario] = {
         """,
         source="exit-numbers-names.feature: Exit number on the way after the motorway junction",
     ),
+    # A route from a point to itself (features/guidance/trimming.feature's Regression Test 2754 on a 0.1 m grid, whose
+    # nodes all round to one point): every candidate road there meets itself at weight 0 in osrm-routed's search, which
+    # keeps the last meeting, so the zero-metre route runs along the road arriving at the point with the most weight
+    # behind it (`Legs.same_place`), not along the nearest road.
+    "route to itself: the longest road arriving": Scenario(
+        """
+        a - - - - - - - - - - b - - c
+                              |
+                              d
+        """,
+        """
+        | nodes |
+        | ab    |
+        | bc    |
+        | bd    |
+        """,
+        """
+        | from | to | route |
+        | b    | b  | ab,ab |
+        | a    | a  | ab,ab |
+        | c    | c  | bc,bc |
+        """,
+        grid_m=10.0,
+    ),
+    "route to itself: the longest road arriving, against its way": Scenario(
+        """
+        a - - b - - - - - - - - - - c
+              |
+              d
+        """,
+        """
+        | nodes |
+        | ab    |
+        | bc    |
+        | bd    |
+        """,
+        """
+        | from | to | route |
+        | b    | b  | bc,bc |
+        """,
+        grid_m=10.0,
+    ),
+    "route to itself: inside a road": Scenario(
+        """
+        a - - 1 - - - - - b - - - - - 2 - - c
+        """,
+        """
+        | nodes |
+        | abc   |
+        """,
+        """
+        | from | to | route   |
+        | 1    | 1  | abc,abc |
+        | b    | b  | abc,abc |
+        | 2    | 2  | abc,abc |
+        """,
+        grid_m=10.0,
+    ),
 }
 
 
@@ -544,6 +602,26 @@ def test_route_table(client: httpx.Client, name: str, row: dict[str, str]) -> No
     assert body["code"] == "Ok", body
     columns = [c for c in row if c in COLUMNS]
     assert answer(body, columns) == {c: row[c] for c in columns}
+
+
+@pytest.mark.parametrize(
+    ("name", "point", "bearing"),
+    [
+        ("route to itself: the longest road arriving", "a", 270),
+        ("route to itself: the longest road arriving", "b", 90),
+        ("route to itself: the longest road arriving", "c", 90),
+        ("route to itself: the longest road arriving, against its way", "b", 270),
+        ("route to itself: inside a road", "1", 270),
+        ("route to itself: inside a road", "b", 270),
+        ("route to itself: inside a road", "2", 90),
+    ],
+)
+def test_route_to_itself_direction(client: httpx.Client, name: str, point: str, bearing: int) -> None:
+    """The zero-metre route from a point to itself goes as osrm-routed's: along the candidate direction with the most
+    weight behind the point, the reverse one on a tie (`b`, halfway along `abc`: 4.9 s either way)."""
+    path, query = request(name, {"from": point, "to": point}, SCENARIOS)
+    steps = client.get(path, params=query).json()["routes"][0]["legs"][0]["steps"]
+    assert steps[0]["maneuver"]["bearing_after"] == bearing
 
 
 def test_scenarios_are_apart() -> None:

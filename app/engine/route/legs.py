@@ -22,7 +22,7 @@ from app.engine.search.ch import CHSearch
 from app.engine.snap.snapper import Snapper
 from app.engine.types import HotPath, Leg, Phantom, SearchOptions, SearchResult, SearchStats, SearchTrace, Seeds
 from floor.format.units import CLOSED_DS, INF_WEIGHT
-from floor.kernels.geometry import osrm_distances_m
+from floor.kernels.geometry import osrm_distances_m, osrm_fixed
 
 
 class Search(Protocol):
@@ -154,6 +154,50 @@ class Legs:
             return None
         return max(best[0], 0), max(best[1], 0), best[2], max(best[3], 0)
 
+    def same_place(self, src: Phantom, tgt: Phantom) -> tuple[Phantom, Phantom, int] | None:
+        """(source, target, FWD|BWD) of OSRM's leg between two waypoints at one place (both snapped to the same point
+        at 1e-6 degrees with the same candidates), None when they are not. Every candidate direction then meets itself
+        at weight 0 in OSRM's two-waypoint search (`directShortestPathSearch`), and its `routingStep` keeps the last
+        such meeting (`new_weight <= upper_bound`): the target heap's last pop, i.e. the candidate direction whose
+        target key (OSRM's `GetForwardWeightPlusOffset` / `GetReverseWeightPlusOffset`: the weight from the start of
+        its road to the point that way) is largest, the later one inserted on ties (candidates in order, each OSRM
+        edge's forward direction before its reverse). So a route from a junction to itself runs (zero metres) along
+        the road arriving there with the largest weight, and one inside a road along the direction with more of the
+        road behind it."""
+        if (osrm_fixed(src.lon), osrm_fixed(src.lat)) != (osrm_fixed(tgt.lon), osrm_fixed(tgt.lat)):
+            return None
+        cands_s, cands_t = self._candidates_here(src), self._candidates_here(tgt)
+        if [(p.chain, p.segment) for p in cands_s] != [(p.chain, p.segment) for p in cands_t]:
+            return None
+        flip = self.space.chains.osrm_flip
+        best: tuple[int, Phantom, Phantom, int] | None = None
+        for ps, pt in zip(cands_s, cands_t, strict=True):
+            for kind in (BWD, FWD) if flip[ps.chain] else (FWD, BWD):
+                if min(ps.fwd_arc, pt.fwd_arc) < 0 if kind == FWD else min(ps.bwd_arc, pt.bwd_arc) < 0:
+                    continue
+                key = pt.fwd_weight_before if kind == FWD else pt.bwd_weight_before
+                if best is None or key >= best[0]:
+                    best = (key, ps, pt, kind)
+        return None if best is None else best[1:]
+
+    def _candidates_here(self, ph: Phantom) -> list[Phantom]:
+        """OSRM's candidates at a phantom's point, in order: on a road node with candidate roads
+        (`Phantom.at_chains`), a phantom at the node's end of each road meeting there (at the start of OSRM's edge
+        when both ends are there: OSRM keeps a road's lowest segment at a point); else the phantom itself."""
+        at, _ = self.space.at_chain_end(ph)
+        if at < 0 or ph.at_chains is None:
+            return [ph]
+        ch = self.space.chains
+        here = {at, *self.space.same_place(at).tolist()}
+        out = []
+        for c in ph.at_chains:
+            first, last = int(ch.first_node[c]) in here, int(ch.last_node[c]) in here
+            if first or last:  # a road whose projection only rounds onto the node is left out (`_via_states`)
+                out.append(
+                    self.snapper.at_end(ph.input_lon, ph.input_lat, c, last and (not first or bool(ch.osrm_flip[c])))
+                )
+        return out
+
     def route_legs(
         self,
         search: Search,
@@ -166,6 +210,10 @@ class Legs:
         `continue_straight` on an edge-based graph, no leg turns back at a via point."""
         if continue_straight and self.space.edge_based and len(phantoms) > 2:
             return self._straight_legs(search, algorithm, phantoms, options)
+        if len(phantoms) == 2 and options.forbidden is None:
+            here = self.same_place(phantoms[0], phantoms[1])
+            if here is not None:
+                return [self.assembler.direct_leg(*here, SearchStats(algorithm))], []
         legs, traces = [], []
         for i in range(len(phantoms) - 1):
             leg, trace, _ = self.leg(search, algorithm, i, phantoms[i], phantoms[i + 1], options)
