@@ -2,10 +2,13 @@
 
 Two estimates, both from measured peaks (`docs/DESIGN.md`, "Scale", issue 45):
 
-- before the run, from the extract's size (`run_estimate`): each stage's peak RSS is a base (the interpreter, numpy,
-  pyosmium and the loaded kernels) plus MiB per MiB of PBF, fitted through two points, warm Monaco (the base: 110
-  MiB reading, 153 building, 171 with the kernels loaded) and the 1 M-node tiled network (8.58 MiB of PBF: read 244,
-  build graph 560, the search stages one after the other 661, beside the contraction 753);
+- before the run, from the extract's size (`run_estimate`): each stage's peak RSS is a base plus MiB per MiB of PBF,
+  a line through two of the tiled networks measured by `bench/scale.py` (1 M, 3 M and 20 M OSM nodes: 8.58, 25.2 and
+  171.6 MiB of PBF): reading through the 1 M and 20 M read peaks (208, 1,723 MiB); build graph through 3 M and 20 M
+  (1,328, 7,679: above the 1 M's 540, on the safe side); the search stages beside the contraction through the 1 M
+  run's peak (692) and the 20 M run's (7,679, which build graph holds: an upper bound for them there), one after the
+  other the 1 M `--low-memory` peak (638) on the same slope. So the printed estimate meets the measured peaks at 1 M
+  and 20 M, is some 6 % above at 3 M, and at 10 M (85.4 MiB, not in the fit) says 3,940 / 3,987 for 3,951 measured;
 - before the search stages, from the search graph's nodes (`search_extra_mib`): what each stage adds above its start,
   measured alone on the 1 M search graph (410,774 nodes): the CH 193 MiB, the CCH order 134, 16 landmarks 72.
 
@@ -22,14 +25,14 @@ from typing import NamedTuple
 
 AVAILABLE_ENV = "STARROUTE_AVAILABLE_MIB"  # the machine's available memory, said instead of read (tests, a budget)
 
-BASE_READ_MIB = 110.0  # warm Monaco: RSS at its read stages, build graph and with the kernels loaded
-BASE_BUILD_MIB = 153.0
-BASE_SEARCH_MIB = 171.0
-# MiB of peak per MiB of PBF above those bases (the 1 M tiled network: 8.58 MiB, 244 / 560 / 661 / 753 MiB)
-READ_PER_MIB = 15.6
-BUILD_PER_MIB = 47.4
-AFTER_PER_MIB = 57.1
-BESIDE_PER_MIB = 67.8
+# bases (MiB) and MiB of peak per MiB of PBF of each stage's line (the module's docstring: which measured runs)
+BASE_READ_MIB = 128.0
+READ_PER_MIB = 9.29
+BASE_BUILD_MIB = 234.0
+BUILD_PER_MIB = 43.4
+BASE_AFTER_MIB = 270.0
+BASE_BESIDE_MIB = 324.0
+SEARCH_PER_MIB = 42.9
 # PBF bytes per byte of the XML formats (Monaco: 334 kB .osm.gz, 3.1 MB .osm, 184 kB once pyosmium wrote it as PBF)
 FORMAT_FACTOR = {".osm.gz": 0.55, ".osm": 0.059}  # others as PBF (.osm.bz2: more bytes per node, so more)
 
@@ -63,8 +66,8 @@ def run_estimate(path: Path) -> RunEstimate:
     mib = _mib_of_pbf(path)
     read = BASE_READ_MIB + READ_PER_MIB * mib
     build = BASE_BUILD_MIB + BUILD_PER_MIB * mib
-    after = BASE_SEARCH_MIB + AFTER_PER_MIB * mib
-    beside = BASE_SEARCH_MIB + BESIDE_PER_MIB * mib
+    after = BASE_AFTER_MIB + SEARCH_PER_MIB * mib
+    beside = BASE_BESIDE_MIB + SEARCH_PER_MIB * mib
     return RunEstimate(max(read, build, after), max(read, build, beside))
 
 

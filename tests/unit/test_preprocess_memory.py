@@ -113,8 +113,12 @@ def test_the_estimate_grows_with_the_extract_and_reads_its_format(tmp_path: Path
     big.write_bytes(b"x" * 9 * 2**20)
     xml.write_bytes(b"x" * 9 * 2**20)
     one, nine = mb.run_estimate(small), mb.run_estimate(big)
-    assert nine.after > one.after > mb.BASE_SEARCH_MIB and nine.beside > nine.after
-    assert 740 < nine.beside < 790 and 640 < nine.after < 690  # the 1 M network's 8.58 MiB: 753 and 661 measured
+    assert nine.after > one.after > mb.BASE_AFTER_MIB and nine.beside > nine.after
+    assert 670 < nine.beside < 720 and 620 < nine.after < 660  # the 1 M network's 8.58 MiB: 692 and 638 measured
+    twenty = tmp_path / "c.osm.pbf"  # the 20 M network's 171.6 MiB: 7,679 measured (build graph)
+    with twenty.open("wb") as f:
+        f.truncate(179_929_422)
+    assert 7_500 < mb.run_estimate(twenty).beside < 7_900 and 7_500 < mb.build_estimate(twenty) < 7_900
     assert mb.run_estimate(xml).after < one.after  # XML holds a PBF's nodes in some 17 times the bytes
 
 
