@@ -1,17 +1,19 @@
-"""Scale figures on real structure, with turns: 1 M to 3 M node networks, starroute beside OSRM in one run.
+"""Scale figures on real structure, with turns: 1 M to 20 M node networks, starroute beside OSRM in one run.
 
     python bench/scale.py [--sizes 1000000,2000000,3000000] [--work /tmp/starroute-scale] [--duration 10]
                           [--rounds 3] [--pairs 500] [--osrm-dir DIR] [--reuse] [--build-only] [--synthetic]
                           [--no-osrm] [--low-memory]
 
-Per size N: `../shared/tools/tile_extracts.py --nodes N` tiles the real extracts into one network (cached in
-`--work`); `starroute preprocess` (car, turns, CH + CCH + 16 landmarks, as by default) is timed as a command, with
-its peak RSS and its stages' seconds from the manifest; OSRM's `osrm-extract` (car.lua) + `osrm-contract` the same
-way. Then both serve the same `--pairs` random routes at once (starroute `serve --workers 2`, osrm-routed `-t 2`;
-wrk, 16 connections, `--duration` seconds, the two in turn for `--rounds` rounds, medians: whatever else the machine
-does then hits both alike): p50 and req/s. Memory: the server's processes' PSS with 1 worker and with 2, after the
-same requests, so the difference is what one more worker costs (the graph's pages are shared). `--reuse` keeps a
-graph and an OSRM dataset built by an earlier run (their build columns then stay empty): the HTTP figures again.
+Per size N: `../shared/tools/tile_extracts.py --nodes N` tiles the real extracts into one network (cached in `--work`);
+`starroute preprocess` (car, turns, CH + CCH + 16 landmarks, as by default) is timed as a command, with its peak RSS and
+its stages' seconds from the manifest; OSRM's `osrm-extract` (car.lua) + `osrm-contract` the same way. Then both serve
+the same `--pairs` random routes at once (starroute `serve --workers 2`, osrm-routed `-t 2`; wrk, 16 connections,
+`--duration` seconds, the two in turn for `--rounds` rounds, medians: whatever else the machine does then hits both
+alike): p50 and req/s; then, with that traffic behind them, each server's memory (starroute's 2 workers and their
+supervisor: the PSS summed; osrm-routed: its RSS), the issue's serving goal. Memory: the server's processes' PSS with 1
+worker and with 2, after the same requests, so the difference is what one more worker costs (the graph's pages are
+shared). `--reuse` keeps a graph and an OSRM dataset built by an earlier run (their build columns then stay empty): the
+HTTP figures again.
 
 Memory per stage: after the table, per size, each stage's peak RSS (the process's peak at the stage's end, from the
 manifest) and the stage that holds the run's peak (the first to reach it), with OSRM's extract and contract peaks
@@ -133,7 +135,9 @@ def main() -> None:
                 ds, row["o_build"] = osrm_build(bin_dir, src, args.work)
         if not args.build_only:
             paths = osrm_paths(random_pairs(graph, args.pairs, 1))
-            row["s_http"], row["o_http"] = side_by_side(g, bin_dir, ds, paths, args.duration, args.rounds)
+            row["s_http"], row["o_http"], row["after_traffic"] = side_by_side(
+                g, bin_dir, ds, paths, args.duration, args.rounds
+            )
             row["pss1"], row["pss2"] = pss_after(g, 1, paths), pss_after(g, 2, paths)
         del graph
         rows.append(row)
@@ -144,9 +148,9 @@ def main() -> None:
 
 def side_by_side(
     graph: Path, bin_dir: Path | None, dataset: Path | None, paths: list[str], duration: int, rounds: int
-) -> tuple[dict[str, float], dict[str, float]]:
+) -> tuple[dict[str, float], dict[str, float], list[tuple[float, float]]]:
     """Both servers up at once, wrk on each in turn for `rounds` rounds: (starroute's, OSRM's) median p50 and req/s
-    (OSRM's empty without its binaries)."""
+    (OSRM's empty without its binaries), and each server's (RSS, PSS) MiB after that traffic, all its processes."""
     servers = [start_starroute(graph, workers=2)]
     if bin_dir is not None and dataset is not None:
         servers.append(start_osrm(bin_dir, dataset, threads=2))
@@ -159,11 +163,12 @@ def side_by_side(
                 got = run_wrk(base, paths, duration, 16, 2)
                 if got is not None:
                     runs[k].append(got)
+        after = [memory(proc.pid) for proc, _ in servers]
     finally:
         for proc, _ in servers:
             stop(proc)
     med = [{key: statistics.median(r[key] for r in rs) for key in ("p50_ms", "rps")} if rs else {} for rs in runs]
-    return med[0], (med[1] if len(med) > 1 else {})
+    return med[0], (med[1] if len(med) > 1 else {}), after
 
 
 def print_table(rows: list[dict]) -> None:
@@ -187,6 +192,15 @@ def print_table(rows: list[dict]) -> None:
         rps = f"{rps_s:.0f} / {rps_o:.0f} | {rps_s / rps_o:.2f}x"
         pss = f"{r.get('pss1', nan):.0f} / {r.get('pss2', nan):.0f}"
         print(f"| {r['n']:,} | {r['search_nodes']:,} | {build} | {p50} | {rps} | {pss} |")
+    for r in rows:
+        mem = r.get("after_traffic") or []
+        if mem:
+            (s_rss, s_pss), *osrm = mem
+            line = f"serving {r['n']:,} after the traffic: starroute 2 workers PSS {s_pss:.0f} MiB (RSS {s_rss:.0f})"
+            if osrm:
+                o_rss, o_pss = osrm[0]
+                line += f", osrm-routed -t 2 RSS {o_rss:.0f} MiB (PSS {o_pss:.0f}): {s_pss / o_rss:.2f}x"
+            print(line)
     if len(rows) > 1 and all(r["s_wall"] is not None for r in (rows[0], rows[-1])):
         a, b = rows[0], rows[-1]
         grow = b["n"] / a["n"]
