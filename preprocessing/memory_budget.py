@@ -8,7 +8,7 @@ Two estimates, both from measured peaks (`docs/DESIGN.md`, "Scale", issue 45):
   (1,328, 7,679: above the 1 M's 540, on the safe side); the search stages beside the contraction through the 1 M
   run's peak (692) and the 20 M run's (7,679, which build graph holds: an upper bound for them there), one after the
   other the 1 M `--low-memory` peak (638) on the same slope. So the printed estimate meets the measured peaks at 1 M
-  and 20 M, is some 6 % above at 3 M, and at 10 M (85.4 MiB, not in the fit) says 3,940 / 3,987 for 3,951 measured;
+  and 20 M, is some 6 % above at 3 M, and at 10 M (85.4 MiB, not in the fit) says 3,939 / 3,987 for 3,951 measured;
 - before the search stages, from the search graph's nodes (`search_extra_mib`): what each stage adds above its start,
   measured alone on the 1 M search graph (410,774 nodes): the CH 193 MiB, the CCH order 134, 16 landmarks 72.
 
