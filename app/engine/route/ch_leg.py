@@ -24,7 +24,7 @@ from app.engine.search.cch_query import ETLabels, leg_search, new_state
 from app.engine.search.ch import CHArrays, CHLabels, CHSearch, CHSeeds, ch_heap, new_labels
 from app.engine.types import Phantom
 from floor.format.units import CLOSED_DS, INF_WEIGHT
-from floor.kernels.jit import kernel
+from floor.kernels.jit import Entries, kernel
 
 # `_ch_leg`'s status (after `ch._run`'s own: -1 a heap is full, -2 a bad seed node)
 LEG = 0  # the leg's figures follow
@@ -181,27 +181,15 @@ def _arguments(
     )  # fmt: skip
 
 
-_ENTRIES: dict[tuple[int, ...], tuple[Any, tuple]] = {}  # see `_entry`
+# `_ch_leg` called without numba's per-call typing of each argument (the 7 structs of a call cost more than the 73
+# flat arguments did): every argument's type is fixed but for the graph's structs (`SeedArrays`, `PathArrays`,
+# `CHArrays`, `CHLabels`, `LegGeometry`), by whose ids its entry point is kept
+_ENTRIES = Entries(_ch_leg)
 
 
 def _entry(args: tuple) -> Any:
-    """`_ch_leg`'s compiled entry point for `args`, called without numba's per-call typing of each argument: it types
-    a named tuple in Python, element by element (about 1 us per tuple of 6 arrays; the 7 structs of a call cost more
-    than the 73 flat arguments did). Every argument's type is fixed but for the graph's structs (`SeedArrays`,
-    `PathArrays`, `CHArrays`, `CHLabels`, `LegGeometry`): the entry point is kept per those objects (held, so their
-    ids stay theirs), looked up by their ids."""
-    key = (id(args[3]), id(args[4]), id(args[5]), id(args[6]), id(args[10]))
-    got = _ENTRIES.get(key)
-    if got is None:
-        import numba
-
-        sig = tuple(numba.typeof(a) for a in args)
-        if sig not in _ch_leg.overloads:  # a new thread's labels: the kernel is loaded already, no compile to count
-            _ch_leg.compile(sig)
-        if len(_ENTRIES) >= 64:  # derived routers come and go: forget the old ones
-            _ENTRIES.clear()
-        got = _ENTRIES[key] = (_ch_leg.overloads[sig].entry_point, (args[3], args[4], args[5], args[6], args[10]))
-    return got[0]
+    """`_ch_leg`'s compiled entry point for `args` (`_ENTRIES`)."""
+    return _ENTRIES.get(args, (args[3], args[4], args[5], args[6], args[10]))
 
 
 def warm(edges: EdgeMap, assembler: Assembler) -> None:

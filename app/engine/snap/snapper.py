@@ -40,9 +40,13 @@ from app.engine.snap.snap_input import check_bearing, check_coordinate, check_ra
 from app.engine.types import HotPath, Phantom, new_phantom
 from floor.format.graph import Graph
 from floor.format.units import COORD_SCALE
+from floor.kernels.jit import Entries
 
 OSRM_NEAR_CHAINS = 8  # chains a point's nearest is chosen from in OSRM's order (`_nearest_osrm`)
 OSRM_SLACK_M = 0.5  # ... those within this of the nearest: OSRM's 1e-6 rounding moves a distance by ~0.16 m at most
+# the two one-call kernels without numba's per-call typing (`Entries`), kept per index, metric and direction arrays
+_SNAP_POINT = Entries(_snap_point)
+_NEAREST_POINT = Entries(_nearest_point)
 MIN_COMPONENT_SIZE = 1000  # OSRM's default (osrm-extract --small-component-size): smaller SCCs are tiny
 
 
@@ -234,11 +238,14 @@ class Snapper:
         dirs: tuple[np.ndarray, np.ndarray, bool],
     ) -> list[_Found]:
         """`candidates`' hits, big tree first (distance, tree, phantom, other chains there), in one kernel call."""
-        got_k, dist, chain, seg, f_fig, i_fig, o_rows, nb = _snap_point(
-            self.index, self.metric, qlon, qlat, OSRM_NEAR_CHAINS, limit, -1.0 if radius is None else radius,
-            dirs[0], dirs[1], -1.0 if bearing is None else bearing[0], 180.0 if bearing is None else bearing[1],
-            dirs[2], OSRM_SLACK_M, bearing is None, True,
+        args = (
+            self.index, self.metric, float(qlon), float(qlat), OSRM_NEAR_CHAINS, float(limit),
+            -1.0 if radius is None else float(radius), dirs[0], dirs[1], -1.0 if bearing is None else float(bearing[0]),
+            180.0 if bearing is None else float(bearing[1]), bool(dirs[2]), OSRM_SLACK_M, bearing is None, True,
         )  # fmt: skip
+        got_k, dist, chain, seg, f_fig, i_fig, o_rows, nb = _SNAP_POINT.get(args, (args[0], args[1], dirs[0], dirs[1]))(
+            *args
+        )
         found: list[_Found] = []
         rows = o_rows.tolist()
         for k in (0, 1):
@@ -407,11 +414,12 @@ class Snapper:
         dirs: tuple[np.ndarray, np.ndarray, bool],
     ) -> list[Phantom]:
         """`nearest`'s phantoms (before the radius check) from `_nearest_point`: the steps' in one kernel call."""
-        m, segs, chains, f_fig, i_fig = _nearest_point(
-            self.index, self.metric, qlon, qlat, number, limit, dirs[0], dirs[1],
-            -1.0 if bearing is None else bearing[0], 180.0 if bearing is None else bearing[1], dirs[2], bearing is None,
-            False,
+        args = (
+            self.index, self.metric, float(qlon), float(qlat), int(number), float(limit), dirs[0], dirs[1],
+            -1.0 if bearing is None else float(bearing[0]), 180.0 if bearing is None else float(bearing[1]),
+            bool(dirs[2]), bearing is None, False,
         )  # fmt: skip
+        m, segs, chains, f_fig, i_fig = _NEAREST_POINT.get(args, (args[0], args[1], dirs[0], dirs[1]))(*args)
         segs_l, chains_l, f_l, i_l = segs.tolist(), chains.tolist(), f_fig.tolist(), i_fig.tolist()
         if bearing is None and not dirs[2]:  # both directions as they are: `_finish`'s Phantoms, built at once
             local, string = (segs - self._gf[chains]).tolist(), self.graph.string
