@@ -27,12 +27,13 @@ are stored int32 with `INF32` for "no path"; sums are formed in int64 and refuse
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
 from numba import types as nt
 
-from floor.kernels.jit import BOOL, I32, NONE, U8, arr, kernel
+from floor.kernels.jit import BOOL, I32, I64, NONE, U8, arr, kernel
 
 INF32 = np.int32(2**31 - 1)  # "no arc this way" in the customized weights
 
@@ -63,86 +64,103 @@ def _initial(rank, arc_of, tail, head, w, d, t, forbidden, fw, fd, ft, fa, bw, b
                 ba[c] = e
 
 
-@kernel(BOOL(_RO32, _RO32, _V32, _V32, _V32, _V32, _V32, _V32, _V32, _V32, _V32, _V32, _V32))
-def _basic(first, head, fw, fd, ft, fa, fb, bw, bd, bt, ba, bb, inf):  # pragma: no cover - numba
-    """Step 2 in place; `fa`/`fb` (`ba`/`bb`) get the halves of each improved up (down) arc: the CCH arc taken
-    down, then the one taken up. Returns False when a sum leaves int32 (nothing is then usable)."""
-    big = inf[0]
+@kernel(NONE(_RO32, _RO32, _V32, _V32, _V32))
+def _lower_neighbours(first, head, down_first, down_arc, down_tail):  # pragma: no cover - numba
+    """Every node's lower neighbours y (arcs y-x, CSR by x, y rising): `down_first` [n + 1], the arc ids `down_arc`
+    and their tails `down_tail` [arcs]."""
     n = first.shape[0] - 1
-    ok = True
+    down_first[:] = 0
+    for e in range(head.shape[0]):
+        down_first[head[e] + 1] += 1
     for x in range(n):
+        down_first[x + 1] += down_first[x]
+    fill = down_first[:n].copy()
+    for y in range(n):
+        for e in range(first[y], first[y + 1]):
+            k = fill[head[e]]
+            down_arc[k] = e
+            down_tail[k] = y
+            fill[head[e]] = k + 1
+
+
+_DOWN = nt.UniTuple(_RO32, 3)  # `_lower_neighbours`' three arrays
+
+
+@kernel(BOOL(_RO32, _RO32, _DOWN, _RO32, _V32, _V32, _V32, _V32, _V32, _V32, _V32, _V32, _V32, _V32, _V32, _V32))
+def _basic(first, head, down, nodes, at, fw, fd, ft, fa, fb, bw, bd, bt, ba, bb, inf):  # pragma: no cover - numba
+    """Step 2 in place for the rows of `nodes` (rising; with every lower neighbour of each done before, or among
+    them); `fa`/`fb` (`ba`/`bb`) get the halves of each improved up (down) arc: the CCH arc taken down, then the
+    one taken up. `at` is this call's own marks (n, all -1, and so left). Returns False when a sum leaves int32
+    (nothing is then usable).
+
+    Pulled, node by node: each arc x-z of x's row is relaxed through every lower triangle y < x, z (arcs y-x and
+    y-z), the lower neighbours y rising, so each arc sees the relaxations the module docstring's order (by lower end)
+    gives it, in that order, and ends with the same figures and halves. The upper neighbours of y form a clique (the
+    CCH is chordal), so y's row after y-x holds exactly the z to relax: every step is a triangle (Porto: 10.9 M),
+    where pushing from x-y scans y's whole row for x's marks (34 M steps)."""
+    down_first, down_arc, down_tail = down
+    big = inf[0]
+    ok = True
+    for x in nodes:
+        start_x = first[x]
         end_x = first[x + 1]
-        for xy in range(first[x], end_x):
-            if fw[xy] == big and bw[xy] == big:
-                continue  # every relaxation below goes through x-y one way or the other
-            y = head[xy]
-            i = xy + 1
-            j = first[y]
-            end_y = first[y + 1]
-            while i < end_x and j < end_y:
-                hi = head[i]
-                hj = head[j]
-                if hi < hj:
-                    i += 1
-                elif hi > hj:
-                    j += 1
-                else:  # z = hi: x-z is arc i, y-z is arc j
-                    if bw[xy] != big and fw[i] != big:  # y -> x -> z
-                        nw = np.int64(bw[xy]) + fw[i]
-                        nd = np.int64(bd[xy]) + fd[i]
-                        if nw < fw[j] or (nw == fw[j] and nd < fd[j]):
-                            nt = np.int64(bt[xy]) + ft[i]
-                            if nw >= big or nd >= big or nt >= big:
-                                ok = False
-                            fw[j] = nw
-                            fd[j] = nd
-                            ft[j] = nt
-                            fa[j] = xy
-                            fb[j] = i
-                    if bw[i] != big and fw[xy] != big:  # z -> x -> y
-                        nw = np.int64(bw[i]) + fw[xy]
-                        nd = np.int64(bd[i]) + fd[xy]
-                        if nw < bw[j] or (nw == bw[j] and nd < bd[j]):
-                            nt = np.int64(bt[i]) + ft[xy]
-                            if nw >= big or nd >= big or nt >= big:
-                                ok = False
-                            bw[j] = nw
-                            bd[j] = nd
-                            bt[j] = nt
-                            ba[j] = i
-                            bb[j] = xy
-                    i += 1
-                    j += 1
+        for e in range(start_x, end_x):
+            at[head[e]] = e
+        for k in range(down_first[x], down_first[x + 1]):
+            yx = down_arc[k]  # y-x
+            if fw[yx] == big and bw[yx] == big:
+                continue  # every relaxation below goes through y-x one way or the other
+            for yz in range(yx + 1, first[down_tail[k] + 1]):
+                xz = at[head[yz]]
+                if xz < 0:
+                    continue  # not chordal: no triangle
+                if bw[yx] != big and fw[yz] != big:  # x -> y -> z
+                    nw = np.int64(bw[yx]) + fw[yz]
+                    nd = np.int64(bd[yx]) + fd[yz]
+                    if nw < fw[xz] or (nw == fw[xz] and nd < fd[xz]):
+                        nt_ = np.int64(bt[yx]) + ft[yz]
+                        if nw >= big or nd >= big or nt_ >= big:
+                            ok = False
+                        fw[xz] = nw
+                        fd[xz] = nd
+                        ft[xz] = nt_
+                        fa[xz] = yx
+                        fb[xz] = yz
+                if bw[yz] != big and fw[yx] != big:  # z -> y -> x
+                    nw = np.int64(bw[yz]) + fw[yx]
+                    nd = np.int64(bd[yz]) + fd[yx]
+                    if nw < bw[xz] or (nw == bw[xz] and nd < bd[xz]):
+                        nt_ = np.int64(bt[yz]) + ft[yx]
+                        if nw >= big or nd >= big or nt_ >= big:
+                            ok = False
+                        bw[xz] = nw
+                        bd[xz] = nd
+                        bt[xz] = nt_
+                        ba[xz] = yz
+                        bb[xz] = yx
+        for e in range(start_x, end_x):
+            at[head[e]] = -1
     return ok
 
 
-@kernel(NONE(_RO32, _RO32, _V32, _V32, _V32, _V32, _V32, arr(U8), arr(U8)))
-def _perfect(first, head, fw, fd, bw, bd, inf, keep_f, keep_b):  # pragma: no cover - numba
-    """Step 3 in place: perfect weights, and `keep_*` cleared for every arc they make cheaper (and INF ones)."""
+@kernel(NONE(_RO32, _RO32, _RO32, _V32, _V32, _V32, _V32, _V32, _V32, arr(U8), arr(U8)))
+def _perfect(first, head, nodes, at, fw, fd, bw, bd, inf, keep_f, keep_b):  # pragma: no cover - numba
+    """Step 3 in place for the rows of `nodes` (falling; with every upper neighbour of each done before, or among
+    them): perfect weights, and `keep_*` cleared for every arc they make cheaper (set beforehand: 1 where not INF).
+    Each node's row backwards, each arc's upper triangles found by marking the row (`at`, as `_basic`'s) and
+    scanning the middle node's."""
     big = inf[0]
-    n = first.shape[0] - 1
-    tail_of = np.empty(head.shape[0], dtype=np.int32)
-    for x in range(n):
-        for e in range(first[x], first[x + 1]):
-            tail_of[e] = x
-    for e in range(head.shape[0]):
-        keep_f[e] = 1 if fw[e] != big else 0
-        keep_b[e] = 1 if bw[e] != big else 0
-    for xy in range(head.shape[0] - 1, -1, -1):
-        x = tail_of[xy]
-        y = head[xy]
-        i = xy + 1  # x-z
+    for x in nodes:
+        start_x = first[x]
         end_x = first[x + 1]
-        j = first[y]  # y-z
-        end_y = first[y + 1]
-        while i < end_x and j < end_y:
-            hi = head[i]
-            hj = head[j]
-            if hi < hj:
-                i += 1
-            elif hi > hj:
-                j += 1
-            else:
+        for e in range(start_x, end_x):
+            at[head[e]] = e
+        for xy in range(end_x - 1, start_x - 1, -1):
+            y = head[xy]
+            for j in range(first[y], first[y + 1]):  # y-z
+                i = at[head[j]]  # x-z
+                if i < 0:
+                    continue
                 if fw[i] != big and bw[j] != big:  # x -> y via x -> z -> y
                     nw = np.int64(fw[i]) + bw[j]
                     nd = np.int64(fd[i]) + bd[j]
@@ -171,8 +189,31 @@ def _perfect(first, head, fw, fd, bw, bd, inf, keep_f, keep_b):  # pragma: no co
                         bw[i] = nw
                         bd[i] = nd
                         keep_b[i] = 0
-                i += 1
-                j += 1
+        for e in range(start_x, end_x):
+            at[head[e]] = -1
+
+
+@kernel(arr(I64)(_RO32, _RO32))
+def _subtree_work(first, parent):  # pragma: no cover - numba
+    """Per node, the work of steps 2 and 3 in its elimination subtree: each row of d arcs counts 1 + d(d+1)/2 (its
+    triangles, about). Parents rank above their children, so one rising pass adds each subtree into its parent."""
+    n = first.shape[0] - 1
+    work = np.empty(n, dtype=np.int64)
+    for v in range(n):
+        d = np.int64(first[v + 1] - first[v])
+        work[v] = 1 + d * (d + 1) // 2
+    for v in range(n):
+        if parent[v] >= 0:
+            work[parent[v]] += work[v]
+    return work
+
+
+@kernel(NONE(_RO32, arr(nt.int8)))
+def _inherit_part(parent, part):  # pragma: no cover - numba
+    """Every node without a part (-1) takes its parent's: one falling pass (parents rank above their children)."""
+    for v in range(parent.shape[0] - 1, -1, -1):
+        if part[v] < 0 and parent[v] >= 0:
+            part[v] = part[parent[v]]
 
 
 def _ro(a: Any, dtype: type) -> np.ndarray:
@@ -191,12 +232,14 @@ def customize_arrays(
     forbidden: np.ndarray | None = None,
     perfect: bool = True,
     seconds: dict[str, float] | None = None,
+    threads: int | None = None,
 ) -> dict[str, np.ndarray]:
     """The hierarchy (`ch_*` arrays, see the module docstring) of the metric (`weight` ds, `dist` dm, `duration` ds
     per search arc, `tail`/`head` its search nodes) on the CCH `structure` (a mapping or object with the `cch_*`
     arrays). `forbidden` (bool or uint8 per search arc): arcs left out, e.g. an excluded class set. `perfect`:
     drop the arcs perfect customization shows are no shortest paths (fewer arcs for the queries to relax).
-    `seconds`, when given, receives the time of each step.
+    `seconds`, when given, receives the time of each step. `threads`: how many run steps 2 and 3 (default: the
+    CPUs this process may use, at most `MAX_THREADS`); the result is the same for any number.
 
     >>> ch = customize_arrays(graph.arrays, g.arc_tail, g.arc_head, w, d, t)  # doctest: +SKIP
     """
@@ -219,22 +262,146 @@ def customize_arrays(
     inf = np.full(1, INF32, dtype=np.int32)
     sec["initial"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    if not _basic(first, chead, fw, fd, ft, fa, fb, bw, bd, bt, ba, bb, inf):
+    parts = _split_of(get("cch_first"), get("cch_head"), first, chead, threads)
+    if not _basic_on(parts, first, chead, (fw, fd, ft, fa, fb), (bw, bd, bt, ba, bb), inf):
         raise ValueError("a customized weight or distance exceeds int32: the metric's weights are implausibly large")
     sec["basic"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    keep_f = np.empty(a, dtype=np.uint8)
-    keep_b = np.empty(a, dtype=np.uint8)
+    keep_f = (fw != INF32).view(np.uint8)
+    keep_b = (bw != INF32).view(np.uint8)
     if perfect:  # in place: an arc is kept only if perfect customization never lowered it, so it keeps basic's value
-        _perfect(first, chead, fw, fd, bw, bd, inf, keep_f, keep_b)
-    else:
-        keep_f[:] = fw != INF32
-        keep_b[:] = bw != INF32
+        _on_threads(
+            lambda nodes, at: _perfect(first, chead, nodes, at, fw, fd, bw, bd, inf, keep_f, keep_b),
+            [_falling(p) for p in parts.below],
+            _falling(parts.top),
+            len(first) - 1,
+            top_first=True,
+        )
     sec["perfect"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     fwd, bwd = Side(fw, fd, ft, fa, fb), Side(bw, bd, bt, ba, bb)
-    out = _layout(rank, first, chead, fwd, bwd, keep_f.view(bool), keep_b.view(bool))
+    out = _layout(rank, first, chead, fwd, bwd, keep_f.view(bool), keep_b.view(bool), len(parts.below))
     sec["layout"] = time.perf_counter() - t0
+    return out
+
+
+MAX_THREADS = 2  # steps 2 and 3 on at most this many threads (an elimination tree split in two halves)
+MIN_THREADED_ARCS = 200_000  # below this many CCH arcs one thread does it all (a thread costs more than it saves)
+
+
+class TreeSplit(NamedTuple):
+    """The elimination tree cut for threads: `below` one rising node list per thread (whole subtrees, disjoint, so no
+    row one thread writes is read by another), `top` the rising rest (their ancestors, done alone)."""
+
+    below: list[np.ndarray]
+    top: np.ndarray
+
+
+def split_tree(first: np.ndarray, head: np.ndarray, threads: int | None = None) -> TreeSplit:
+    """Cut the CCH's elimination tree (a node's parent: its lowest upper neighbour) into `threads` groups of whole
+    subtrees of about equal work (`_subtree_work`) and the top: the heaviest subtree is opened (its root goes to
+    the top, its children become subtrees) until the heaviest is no more than a group's share, then the subtrees go
+    to the lightest group, heaviest first. Step 2 works up (groups at once, then the top), step 3 down (the top,
+    then the groups): a node's lower neighbours are its descendants, its upper ones its ancestors."""
+    import heapq
+    import os
+
+    n = len(first) - 1
+    if threads is None:
+        threads = min(MAX_THREADS, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
+    if threads < 2 or len(head) < MIN_THREADED_ARCS:
+        return TreeSplit([np.arange(n, dtype=np.int32)], np.zeros(0, dtype=np.int32))
+    first64 = np.asarray(first, dtype=np.int64)
+    parent = np.full(n, -1, dtype=np.int32)
+    has = first64[1:] > first64[:-1]
+    parent[has] = np.asarray(head)[first64[:-1][has]]
+    parent.flags.writeable = False
+    work = _subtree_work(first, parent)
+    order = np.argsort(parent, kind="stable")  # children grouped by parent (roots, parent -1, first)
+    starts = np.searchsorted(parent[order], np.arange(-1, n + 1))
+    kids = lambda v: order[starts[v + 1] : starts[v + 2]]  # noqa: E731 - v's children; v = -1: the roots
+    heap = [(-int(work[v]), int(v)) for v in kids(-1)]
+    heapq.heapify(heap)
+    total = sum(-w for w, _ in heap)
+    top: list[int] = []
+    while heap and -heap[0][0] * threads > total and len(top) < n // 100 + 64:
+        w, v = heapq.heappop(heap)
+        top.append(v)
+        total -= int(work[v]) - sum(int(work[c]) for c in kids(v))  # the root's own row leaves the groups
+        for c in kids(v):
+            heapq.heappush(heap, (-int(work[c]), int(c)))
+    part = np.full(n, -1, dtype=np.int8)
+    loads = [0] * threads
+    for w, v in sorted(heap):  # heaviest first, each to the lightest group
+        g = loads.index(min(loads))
+        loads[g] -= w
+        part[v] = g
+    part[np.asarray(top, dtype=np.int64)] = threads  # the top: no group
+    _inherit_part(parent, part)
+    below = [np.flatnonzero(part == g).astype(np.int32) for g in range(threads)]
+    return TreeSplit(below, np.flatnonzero(part == threads).astype(np.int32))
+
+
+_SPLITS: dict[tuple[int, int, int | None], tuple[TreeSplit, Any, Any]] = {}  # see `_split_of`
+
+
+def _split_of(first_in: Any, head_in: Any, first: np.ndarray, head: np.ndarray, threads: int | None) -> TreeSplit:
+    """`split_tree` of a structure's `cch_first`/`cch_head` as given (`*_in`), kept per those objects (held, so their
+    ids stay theirs): the split depends on the structure alone, and a server customizes one structure again and again
+    (Porto: 17 ms of a customization)."""
+    key = (id(first_in), id(head_in), threads)
+    got = _SPLITS.get(key)
+    if got is None:
+        if len(_SPLITS) >= 8:
+            _SPLITS.clear()
+        got = _SPLITS[key] = (split_tree(first, head, threads), first_in, head_in)
+    return got[0]
+
+
+def _falling(nodes: np.ndarray) -> np.ndarray:
+    out = np.ascontiguousarray(nodes[::-1])
+    out.flags.writeable = False
+    return out
+
+
+def _basic_on(parts: TreeSplit, first: np.ndarray, head: np.ndarray, fwd: tuple, bwd: tuple, inf: np.ndarray) -> bool:
+    """Step 2 on `parts` (`_on_threads`), with the lower neighbours it reads built for it and freed after it; False
+    when a sum left int32."""
+    down = tuple(np.empty(k, dtype=np.int32) for k in (len(first), len(head), len(head)))
+    _lower_neighbours(first, head, *down)
+    for x in down:
+        x.flags.writeable = False
+    return all(
+        _on_threads(lambda nodes, at: _basic(first, head, down, nodes, at, *fwd, *bwd, inf), parts.below, parts.top,
+                    len(first) - 1)
+    )  # fmt: skip
+
+
+def _on_threads(
+    run: Callable[[np.ndarray, np.ndarray], Any],
+    below: list[np.ndarray],
+    top: np.ndarray,
+    n: int,
+    top_first: bool = False,
+) -> list[Any]:
+    """`run(nodes, at)` on every group of `below` at once (a thread each: the kernels release the GIL) and on `top`
+    alone, before them (`top_first`) or after; `at` is a call's own marks. The calls' results."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    ats = [np.full(n, -1, dtype=np.int32) for _ in below]
+    for g in below:
+        g.flags.writeable = False
+    top.flags.writeable = False
+    out = []
+    if top_first and len(top):
+        out.append(run(top, ats[0]))
+    if len(below) == 1:
+        out.append(run(below[0], ats[0]))
+    else:
+        with ThreadPoolExecutor(len(below), thread_name_prefix="starroute-customize") as pool:
+            out.extend(pool.map(run, below, ats))
+    if not top_first and len(top):
+        out.append(run(top, ats[0]))
     return out
 
 
@@ -259,19 +426,18 @@ class Layout(NamedTuple):
 
 _SIDE = nt.NamedUniTuple(_V32, 5, Side)
 _ROWS = nt.NamedUniTuple(arr(I32, 2), 3, Layout)
-_LAYOUT_SIG = NONE(_RO32, _RO32, _SIDE, _SIDE, _RO8, _RO8, _ROWS, _V32, _V32, _V32)
+_LAYOUT_SIG = NONE(_RO32, _RO32, _SIDE, _SIDE, _RO8, _RO8, _ROWS, _V32, _V32, _V32, I64, I64)
 
 
 @kernel(_LAYOUT_SIG)
-def _fill_layout(first, chead, fwd, bwd, keep_f, keep_b, rows, up_id, down_id, bad):  # pragma: no cover - numba
-    """Step 4's one pass: the kept arcs' rows and unpacking (`up_id`/`down_id` already numbered); `bad[0]` = 1 when a
-    kept arc would unpack into one that was dropped."""
+def _fill_layout(first, chead, fwd, bwd, keep_f, keep_b, rows, up_id, down_id, bad, lo, hi):  # pragma: no cover
+    """Step 4's one pass over the rows of nodes `lo`..`hi`-1: the kept arcs' rows and unpacking (`up_id`/`down_id`
+    already numbered); `bad[0]` = 1 when a kept arc would unpack into one that was dropped."""
     fw, fd, ft, fa, fb = fwd
     bw, bd, bt, ba, bb = bwd
     up_arcs, down_arcs, unpack = rows
-    n = first.shape[0] - 1
     nup = up_arcs.shape[0]
-    for x in range(n):
+    for x in range(lo, hi):
         for c in range(first[x], first[x + 1]):
             if keep_f[c]:
                 i = up_id[c]
@@ -331,10 +497,17 @@ def _number_layout(first, keep_f, keep_b, up_first, down_first, up_id, down_id):
 
 
 def _layout(
-    rank: np.ndarray, first: np.ndarray, chead: np.ndarray, fwd: Side, bwd: Side, keep_f: np.ndarray, keep_b: np.ndarray
+    rank: np.ndarray,
+    first: np.ndarray,
+    chead: np.ndarray,
+    fwd: Side,
+    bwd: Side,
+    keep_f: np.ndarray,
+    keep_b: np.ndarray,
+    threads: int = 1,
 ) -> dict[str, np.ndarray]:
     """Step 4: the kept arcs in the `ch_*` layout (CSR by lower rank both ways, already sorted by higher rank), in
-    two kernel passes: numbering, then the rows."""
+    two kernel passes: numbering, then the rows (on `threads`, at most two)."""
     n = len(first) - 1
     kf, kb = keep_f.view(np.uint8), keep_b.view(np.uint8)
     kf.flags.writeable = kb.flags.writeable = False
@@ -347,9 +520,23 @@ def _layout(
     up_arcs = np.empty((nup, 4), dtype=np.int32)
     down_arcs = np.empty((ndown, 4), dtype=np.int32)
     unpack = np.empty((nup + ndown, 2), dtype=np.int32)
-    bad = np.zeros(1, dtype=np.int32)
-    _fill_layout(first, chead, fwd, bwd, kf, kb, Layout(up_arcs, down_arcs, unpack), up_id, down_id, bad)
-    assert bad[0] == 0, "a kept arc unpacks into kept arcs"
+    rows = Layout(up_arcs, down_arcs, unpack)
+    # rows of disjoint node ranges, on two threads when the arcs are many (half the arcs each)
+    cut = int(np.searchsorted(first, len(chead) // 2)) if threads > 1 and len(chead) >= MIN_THREADED_ARCS else n
+    spans = [(0, cut), (cut, n)] if 0 < cut < n else [(0, n)]
+    bads = [np.zeros(1, dtype=np.int32) for _ in spans]
+
+    def fill(span: tuple[int, int], bad: np.ndarray) -> None:
+        _fill_layout(first, chead, fwd, bwd, kf, kb, rows, up_id, down_id, bad, span[0], span[1])
+
+    if len(spans) == 1:
+        fill(spans[0], bads[0])
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(len(spans), thread_name_prefix="starroute-customize") as pool:
+            list(pool.map(fill, spans, bads))
+    assert not any(b[0] for b in bads), "a kept arc unpacks into kept arcs"
     order = np.empty(n, dtype=np.int32)
     order[rank] = np.arange(n, dtype=np.int32)
     return {

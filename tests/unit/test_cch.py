@@ -23,6 +23,8 @@ from app.engine.types import INF_WEIGHT
 from floor.format.arrays import FormatError
 from floor.format.checks import check_cch
 from floor.format.graph import Graph, graph_in_memory
+from floor.kernels import cch_customize
+from floor.kernels.cch_customize import customize_arrays, split_tree
 from preprocessing.cch import build_cch, chordal_supergraph, undirected
 from preprocessing.contract import build_ch
 from preprocessing.graph import arrays_from_arcs
@@ -126,6 +128,51 @@ def test_customized_equals_dijkstra_own_new_and_forbidden(perfect: bool) -> None
         check_all_pairs(g, reweighted(g, w, d, ~forbidden), ex, f"seed {seed} ex", None, same_ids(g, w, d))
         up_down = np.concatenate([ex.ch_unpack[:, 0][ex.ch_unpack[:, 1] < 0]])
         assert not forbidden[up_down].any(), f"seed {seed}: a forbidden arc in the hierarchy"
+
+
+def _customized(g: Graph, threads: int, forbidden: np.ndarray | None = None, perfect: bool = True) -> dict:
+    return customize_arrays(
+        g.arrays, g.arc_tail, g.arc_head, g.arc_weight, g.arc_dist, g.arc_duration, forbidden, perfect, threads=threads
+    )
+
+
+def _check_split(g: Graph, threads: int) -> None:
+    """Every node in one place; each group closed under descendants (a node's parent in its group or the top), the
+    top under ancestors; every list rising."""
+    first, head = np.asarray(g.cch_first), np.asarray(g.cch_head)
+    split = split_tree(first, head, threads)
+    n = len(first) - 1
+    where = np.full(n, -1)
+    for k, nodes in enumerate([*split.below, split.top]):
+        assert (np.diff(nodes) > 0).all()
+        assert (where[nodes] == -1).all()
+        where[nodes] = k
+    assert (where >= 0).all()
+    top = len(split.below)
+    for v in range(n):
+        if first[v + 1] > first[v]:  # its parent: the lowest upper neighbour
+            p = int(head[first[v]])
+            assert where[p] in (where[v], top), f"node {v} in {where[v]}, its parent {p} in {where[p]}"
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+def test_customization_on_threads_is_the_same(threads: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Steps 2 and 3 on an elimination tree split into groups of whole subtrees (`split_tree`) give the one-thread
+    arrays bit for bit, on random graphs (forests, separate parts) with and without forbidden arcs, basic and
+    perfect: the one-thread result is the one the tests above check against Dijkstra."""
+    monkeypatch.setattr(cch_customize, "MIN_THREADED_ARCS", 0)
+    for seed in range(25):
+        rng = np.random.default_rng(seed + 2000)
+        n = int(rng.integers(1, 60))
+        g = with_cch(random_graph(seed, n, int(n * rng.uniform(0.5, 4.0))))
+        _check_split(g, threads)
+        forbidden = rng.random(g.num_arcs) < 0.2
+        for perfect in (False, True):
+            for forb in (None, forbidden):
+                one, many = _customized(g, 1, forb, perfect), _customized(g, threads, forb, perfect)
+                assert one.keys() == many.keys()
+                for k in one:
+                    assert np.array_equal(one[k], many[k]), f"seed {seed} {k} perfect={perfect}"
 
 
 def test_durations_are_those_of_the_chosen_paths() -> None:
@@ -248,6 +295,22 @@ def test_monaco_router_swaps_metric_and_customizes_excludes(monaco: Graph) -> No
     # equal weight; the distance never longer: the CCH's is the lexicographic minimum, the witness CH's the distance
     # of the path it found (its stalls compare weights alone)
     assert after.weight == before.weight and after.distance_m <= before.distance_m
+
+
+def test_andorra_customized_on_two_threads_as_on_one(graph_cache) -> None:  # type: ignore[no-untyped-def]
+    """A real extract's tree split in two (as a country's): the same hierarchy as one thread makes, excluded sets
+    included."""
+    road = load(graph_cache("andorra.osm.pbf", "car", ch=True, landmarks=8))
+    g = search_graph(road)
+    _check_split(g, 2)
+    split = split_tree(np.asarray(g.cch_first), np.asarray(g.cch_head), 2)
+    if len(g.cch_head) >= cch_customize.MIN_THREADED_ARCS:
+        assert len(split.below) == 2 and min(map(len, split.below)) > 0
+    flags = np.asarray(g.arc_flags)
+    for forb in (None, *((flags & e.mask) != 0 for e in excludable(road))):
+        one, two = _customized(g, 1, forb), _customized(g, 2, forb)
+        for k in one:
+            assert np.array_equal(one[k], two[k]), k
 
 
 def test_andorra_excludes_are_customized_and_equal_dijkstra(graph_cache) -> None:  # type: ignore[no-untyped-def]
