@@ -41,15 +41,12 @@ from floor.kernels.measure import measured_max_speed_mps
 from floor.report import Reporter
 from preprocessing import __version__, memory_budget
 from preprocessing.build import NoRoutableWays, build_arrays
+from preprocessing.errors import PreprocessError
 from preprocessing.osm.profiles import get_profile
 from preprocessing.osm.profiles.base import class_mask
 from preprocessing.osm.read import OsmInputError, check_input, read_nodes, read_ways
 from preprocessing.osm.restrictions import Restriction, osrm_via_nodes, read_restrictions, resolve_restrictions
 from preprocessing.spill import Spill
-
-
-class PreprocessError(Exception):
-    """A user-facing failure of `starroute preprocess`; the message is one sentence."""
 
 
 def sha256_file(path: Path) -> str:

@@ -18,7 +18,7 @@ from app.engine.errors import (
     NotImplementedOption,
     TooBig,
 )
-from preprocessing.pipeline import PreprocessError
+from preprocessing.errors import PreprocessError
 
 
 class MatrixError(Exception):

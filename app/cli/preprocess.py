@@ -105,8 +105,9 @@ def build_graph(
     otherwise), then print the summary to `summary` (None: stdout); `CliError` with its one-line reason on bad
     input."""
     from floor.report import Reporter
+    from preprocessing.errors import PreprocessError
     from preprocessing.memory_budget import NotEnoughMemory
-    from preprocessing.pipeline import PreprocessError, preprocess
+    from preprocessing.pipeline import preprocess
 
     rep = Reporter(quiet=quiet)
     try:

@@ -181,7 +181,13 @@ def test_matrix_command_refuses_bad_input(graph: starroute.Graph, tmp_path: Path
     bad.write_text("x,y\n1,2\n")
     good = _csv(tmp_path / "good.csv", np.array([[7.4197, 43.7311]]))
     off = _csv(tmp_path / "off.csv", np.array([[7.4197, 43.7311], [120.5, 100.0]]))
+    empty = tmp_path / "empty.csv"  # a cell left empty: a null in the column, no coordinate
+    empty.write_text("lon,lat\n7.4197,43.7311\n7.42,\n")
+    text = tmp_path / "text.csv"
+    text.write_text("lon,lat\n7.4197,43.7311\nabc,43.7\n")
     cases = [
+        ([str(graph.path), str(empty), "-o", str(tmp_path / "m.npz")], "empty.csv: line 3: (7.42, nan) is no lon, lat"),
+        ([str(graph.path), str(text), "-o", str(tmp_path / "m.npz")], "lon and lat must be numbers"),
         ([str(graph.path), str(off), "-o", str(tmp_path / "m.npz")], "off.csv: line 3: (120.5, 100.0) is no lon, lat"),
         ([str(graph.path), str(bad), "-o", str(tmp_path / "m.npz")], "lon and lat"),
         ([str(graph.path), str(good), "-o", str(tmp_path / "m.csv")], ".parquet or .npz"),
