@@ -8,13 +8,16 @@ over flat arrays:
 
 1. **initial metric**: each CCH arc's up (lower -> higher rank) and down weight is its cheapest search arc that way
    (lexicographic (weight, dist), the smallest arc id on ties), INF where none;
-2. **basic customization** (RoutingKit's order): for every arc x-y in order of its lower end x, for every upper
-   triangle x < y < z (arcs x-z and y-z, a merge of the two sorted rows), relax y -> z through y -> x -> z and
-   z -> y through z -> x -> y, recording the two halves for unpacking. When x is reached every lower triangle of
-   x-y and x-z is done, so one pass makes each arc the shortest path through lower ranks;
+2. **basic customization**: for every arc x-y, the cheapest path through lower ranks: node by node upwards, each
+   arc x-z of x's row relaxed through its lower triangles y < x (arcs y-x and y-z; the clique of y's upper
+   neighbours puts every z to relax in y's row after y-x), recording the two halves for unpacking. When x is
+   reached every lower node's row is final, so one pass makes each arc the shortest path through lower ranks (the
+   relaxations and their order per arc are RoutingKit's, which pushes them from each arc x-y to its upper triangles);
 3. **perfect customization** (optional): arcs in reverse order, every upper triangle relaxing the bottom and middle
    arc through the top; an arc that gets cheaper is no shortest path through lower ranks alone, and is dropped
    (so are INF arcs). The arcs its unpacking uses are never dropped (they are shortest paths themselves).
+   Steps 2 and 3 run on two threads over disjoint groups of whole elimination subtrees (`split_tree`), step 4's
+   rows in two node ranges; the result is the same for any number of threads;
 4. **layout**: the kept arcs as `ch_up_first`/`ch_up_arcs` (by lower rank: higher rank, weight, dist, duration),
    `ch_down_first`/`ch_down_arcs` (by lower rank: the higher rank it comes from, ...), `ch_unpack` (a search arc and
    -1, or the down CH arc and the up CH arc of the two halves), `ch_rank`, `ch_order`: what `CHSearch` and
