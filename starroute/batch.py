@@ -63,7 +63,12 @@ def _floats(column: Any) -> np.ndarray:
     a = column.combine_chunks().cast(pa.float64())
     if a.null_count:
         a = pc.fill_null(a, float("nan"))
-    return np.frombuffer(a.buffers()[1], dtype=np.float64, count=len(a), offset=a.offset * 8).copy()
+    return _values(a, np.float64)
+
+
+def _values(a: Any, dtype: type) -> np.ndarray:
+    """A copy of the values of an Arrow array of 8-byte numbers without nulls, from its data buffer."""
+    return np.frombuffer(a.buffers()[1], dtype=dtype, count=len(a), offset=a.offset * 8).copy()
 
 
 def line_of(row: int) -> int:
@@ -97,7 +102,7 @@ def _ids_for_npz(ids: Any) -> np.ndarray:
     import pyarrow as pa
 
     if pa.types.is_int64(ids.type) and not ids.null_count:  # numbered points: the buffer (`to_numpy` imports pandas)
-        return np.frombuffer(ids.buffers()[1], dtype=np.int64, count=len(ids), offset=ids.offset * 8).copy()
+        return _values(ids, np.int64)
     arr = ids.to_numpy(zero_copy_only=False)
     return arr.astype(str) if arr.dtype == object else arr
 

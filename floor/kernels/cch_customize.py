@@ -292,9 +292,19 @@ MAX_THREADS = 2  # steps 2 and 3 on at most this many threads (an elimination tr
 MIN_THREADED_ARCS = 200_000  # below this many CCH arcs one thread does it all (a thread costs more than it saves)
 
 
+def elimination_parent(first: np.ndarray, head: np.ndarray) -> np.ndarray:
+    """The CCH elimination tree: per rank its lowest upward CCH neighbour (`cch_head` rows ascend), -1 for a root."""
+    first = np.asarray(first, dtype=np.int64)
+    n = len(first) - 1
+    parent = np.full(n, -1, dtype=np.int32)
+    has = first[1:] > first[:-1]
+    parent[has] = np.asarray(head)[first[:-1][has]]
+    return parent
+
+
 class TreeSplit(NamedTuple):
     """The elimination tree cut for threads: `below` one rising node list per thread (whole subtrees, disjoint, so no
-    row one thread writes is read by another), `top` the rising rest (their ancestors, done alone)."""
+    row one thread writes is read by another), `top` the rising rest (their ancestors, done alone); read-only."""
 
     below: list[np.ndarray]
     top: np.ndarray
@@ -313,11 +323,8 @@ def split_tree(first: np.ndarray, head: np.ndarray, threads: int | None = None) 
     if threads is None:
         threads = min(MAX_THREADS, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
     if threads < 2 or len(head) < MIN_THREADED_ARCS:
-        return TreeSplit([np.arange(n, dtype=np.int32)], np.zeros(0, dtype=np.int32))
-    first64 = np.asarray(first, dtype=np.int64)
-    parent = np.full(n, -1, dtype=np.int32)
-    has = first64[1:] > first64[:-1]
-    parent[has] = np.asarray(head)[first64[:-1][has]]
+        return TreeSplit([_frozen(np.arange(n, dtype=np.int32))], _frozen(np.zeros(0, dtype=np.int32)))
+    parent = elimination_parent(first, head)
     parent.flags.writeable = False
     work = _subtree_work(first, parent)
     order = np.argsort(parent, kind="stable")  # children grouped by parent (roots, parent -1, first)
@@ -341,8 +348,8 @@ def split_tree(first: np.ndarray, head: np.ndarray, threads: int | None = None) 
         part[v] = g
     part[np.asarray(top, dtype=np.int64)] = threads  # the top: no group
     _inherit_part(parent, part)
-    below = [np.flatnonzero(part == g).astype(np.int32) for g in range(threads)]
-    return TreeSplit(below, np.flatnonzero(part == threads).astype(np.int32))
+    below = [_frozen(np.flatnonzero(part == g).astype(np.int32)) for g in range(threads)]
+    return TreeSplit(below, _frozen(np.flatnonzero(part == threads).astype(np.int32)))
 
 
 _SPLITS: dict[tuple[int, int, int | None], tuple[TreeSplit, Any, Any]] = {}  # see `_split_of`
@@ -361,10 +368,13 @@ def _split_of(first_in: Any, head_in: Any, first: np.ndarray, head: np.ndarray, 
     return got[0]
 
 
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a
+
+
 def _falling(nodes: np.ndarray) -> np.ndarray:
-    out = np.ascontiguousarray(nodes[::-1])
-    out.flags.writeable = False
-    return out
+    return _frozen(np.ascontiguousarray(nodes[::-1]))
 
 
 def _basic_on(parts: TreeSplit, first: np.ndarray, head: np.ndarray, fwd: tuple, bwd: tuple, inf: np.ndarray) -> bool:
@@ -392,9 +402,6 @@ def _on_threads(
     from concurrent.futures import ThreadPoolExecutor
 
     ats = [np.full(n, -1, dtype=np.int32) for _ in below]
-    for g in below:
-        g.flags.writeable = False
-    top.flags.writeable = False
     out = []
     if top_first and len(top):
         out.append(run(top, ats[0]))

@@ -40,19 +40,10 @@ from app.engine.search.ch import (
     untouched_zeros,
 )
 from app.engine.types import INF_WEIGHT, SearchOptions, SearchResult, SearchStats, Seeds
+from floor.kernels.cch_customize import elimination_parent as elimination_parent  # the tree the walk climbs
 from floor.kernels.jit import kernel
 
 PARENT = "cch_parent"  # the elimination tree's parent per rank, in a customized hierarchy's arrays
-
-
-def elimination_parent(first: np.ndarray, head: np.ndarray) -> np.ndarray:
-    """The CCH elimination tree: per rank its lowest upward CCH neighbour (`cch_head` rows ascend), -1 for a root."""
-    first = np.asarray(first, dtype=np.int64)
-    n = len(first) - 1
-    parent = np.full(n, -1, dtype=np.int32)
-    has = first[1:] > first[:-1]
-    parent[has] = np.asarray(head)[first[:-1][has]]
-    return parent
 
 
 def has_tree(graph: object) -> bool:
