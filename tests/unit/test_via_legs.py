@@ -1,6 +1,9 @@
 """Routes through many waypoints under `continue_straight` (`Legs._straight_legs`) assemble only the legs they return,
 and those legs are the ones the dynamic programming over every (leaving, arriving) state pair gives when every pair's
-leg is assembled (`Legs.leg`, as it was before issue 47, item 2): every figure identical, `NoRoute` alike.
+leg is assembled (`Legs.leg`, as it was before issue 47, item 2): every figure identical, `NoRoute` alike. On the
+hierarchy each step runs one search per arriving state from every leaving state at once (`Legs._joint_step`): the
+same legs, on the stored metric and on the CCH customized without each excludable class, in at most one search per
+arriving state; and the same total weight as Dijkstra's pairwise programme.
 """
 
 from __future__ import annotations
@@ -8,19 +11,20 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.engine.data import load
+from app.engine.data import ExcludeSet, excludable, load
 from app.engine.errors import NoRoute
 from app.engine.route.assemble import Assembler
 from app.engine.router import Router
+from app.engine.search.ch import CHSearch
 from app.engine.types import Leg, RouteOptions, SearchOptions
 from tests.unit.test_ch_leg import _figures, _waypoints
 
 
-def _reference(router: Router, phantoms: list, algorithm: str) -> list[Leg]:
+def _reference(router: Router, phantoms: list, algorithm: str, exclude: ExcludeSet | None = None) -> list[Leg]:
     """The state-pair dynamic programming with every pair's leg assembled (`Legs.leg`), the first state on ties."""
     legs_of = router.legs
-    search = router.query()._search(algorithm)
-    options = SearchOptions()
+    search = router.query()._search(algorithm, exclude)
+    options = SearchOptions(exclude_flags=0 if exclude is None else exclude.mask)
     best: dict = {None: (0, [])}
     places: list = []
     k = len(phantoms)
@@ -79,3 +83,65 @@ def test_straight_legs_are_every_pair_assembled(bundled_graph, monkeypatch, algo
         assert assembled[0] <= len(route.legs), f"{n} waypoints: {assembled[0]} legs assembled for {len(route.legs)}"
         routed += 1
     assert routed >= 8
+
+
+def _routes_beside_reference(router: Router, pts: list, seed: int, exclude: ExcludeSet | None, monkeypatch) -> int:  # type: ignore[no-untyped-def]
+    """Random routes of 3 to 24 waypoints (some passing one point twice, some two points of one road in a row) on
+    the hierarchy: the legs of the pairwise programme on the same hierarchy, the total weight of Dijkstra's, and at
+    most one search per arriving state. Returns how many routes there were."""
+    rng = np.random.default_rng(seed)
+    runs = [0]
+    run = CHSearch.run
+
+    def counted(self: CHSearch, *args: object, **kw: object) -> object:
+        runs[0] += 1
+        return run(self, *args, **kw)  # type: ignore[arg-type]
+
+    routed = 0
+    for n in (3, 4, 5, 8, 12, 16, 24, 24):
+        picks = [int(x) for x in rng.integers(0, len(pts), n)]
+        if n in (5, 16):
+            picks[2] = picks[1]  # one place twice in a row
+        if n in (8, 24):
+            picks[3:5] = [len(pts) - 2, len(pts) - 1]  # the two ends of one road: a stretch along it, or a search
+        phantoms = router.snap_waypoints([pts[i] for i in picks])
+        options = RouteOptions(exclude=exclude)
+        try:
+            want = [_figures(leg) for leg in _reference(router, phantoms, "ch", exclude)]
+            oracle = sum(leg.weight for leg in _reference(router, phantoms, "dijkstra", exclude))
+        except NoRoute:
+            want = None
+        runs[0] = 0
+        with monkeypatch.context() as m:
+            m.setattr(CHSearch, "run", counted)
+            try:
+                route = router.query().routes(phantoms, options).best
+            except NoRoute:
+                assert want is None, f"{n} waypoints: NoRoute, the reference has a route"
+                continue
+        assert want is not None, f"{n} waypoints: a route, the reference has none"
+        got = [_figures(leg) for leg in route.legs]
+        assert got == want, f"{n} waypoints: legs differ from the pairwise programme's"
+        assert route.weight == oracle, f"{n} waypoints: weight {route.weight}, Dijkstra's programme {oracle}"
+        arriving = 1 + sum(len(router.legs._via_states(ph)[1]) for ph in phantoms[1:-1])
+        assert runs[0] <= arriving, f"{n} waypoints: {runs[0]} searches for {arriving} arriving states"
+        routed += 1
+    return routed
+
+
+def test_joint_step_on_monaco(bundled_graph, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Monaco's hierarchy: `_joint_step` gives the pairwise programme's legs, Dijkstra's weight, one search per
+    arriving state at most."""
+    router = Router(load(bundled_graph))
+    assert _routes_beside_reference(router, _waypoints(router, 160, seed=11), 12, None, monkeypatch) >= 6
+
+
+def test_joint_step_on_andorra_with_each_exclude(graph_cache, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Andorra, the stored hierarchy and the CCH customized without each excludable class (toll, motorway, ferry):
+    the same as on Monaco."""
+    router = Router(load(graph_cache("andorra.osm.pbf", "car", ch=True, landmarks=8)))
+    pts = _waypoints(router, 200, seed=21)
+    sets = excludable(router.graph)
+    assert sets, "Andorra's car graph has excludable classes"
+    for k, exclude in enumerate([None, *sets]):
+        assert _routes_beside_reference(router, pts, 30 + k, exclude, monkeypatch) >= 5, f"exclude {exclude}"

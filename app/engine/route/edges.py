@@ -18,10 +18,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from app.engine.types import Phantom, Seeds
+from app.engine.types import Phantom, Seeds, new_seeds
 from floor.format.graph import Graph
 from floor.kernels.geometry import csr_offsets
-from floor.kernels.jit import kernel
+from floor.kernels.jit import Entries, kernel
 
 FWD, BWD, AT_FIRST, AT_LAST = 0, 1, 2, 3  # as app.engine.route.assemble
 
@@ -140,9 +140,9 @@ class EdgeMap:
         fwd, fw, fd, ft, bwd, bw, bd, bt = seed_figures(ph, as_source)
         if not own_arcs:
             fwd = bwd = -1
-        nodes, vals = _edge_seeds(as_source, at_node, at_kind, fwd, fw, fd, ft, bwd, bw, bd, bt, self.seed_arrays)
-        w, d, t, kinds, turns = _seed_columns(vals)
-        return Seeds(nodes, w, d, ph.lon, ph.lat, t), kinds, turns
+        args = (bool(as_source), at_node, at_kind, fwd, fw, fd, ft, bwd, bw, bd, bt, self.seed_arrays)
+        nodes, w, d, t, kinds, turns = _SEED_SET.get(args, (self.seed_arrays,))(*args)
+        return new_seeds(nodes, w, d, ph.lon, ph.lat, t), kinds, turns
 
     def seeds_many(
         self, phantoms: list[Phantom], as_source: bool, at_nodes: np.ndarray, at_kinds: np.ndarray
@@ -198,6 +198,19 @@ def _seed_columns(rows):  # pragma: no cover - numba
         w[i], d[i], t[i], kind[i] = rows[i, 0], rows[i, 1], rows[i, 2], rows[i, 3]
         turns[i, 0], turns[i, 1] = rows[i, 4], rows[i, 5]
     return w, d, t, kind, turns
+
+
+@kernel
+def _edge_seed_set(as_source, at_node, at_kind, fwd, fw, fd, ft, bwd, bw, bd, bt, arrays):  # pragma: no cover - numba
+    """`_edge_seeds` in the columns of `_seed_columns`: (nodes, weight, dist, time, kind, turns [k, 2]), one call."""
+    nodes, rows = _edge_seeds(as_source, at_node, at_kind, fwd, fw, fd, ft, bwd, bw, bd, bt, arrays)
+    w, d, t, kind, turns = _seed_columns(rows)
+    return nodes, w, d, t, kind, turns
+
+
+# `_edge_seed_set` through its compiled entry point, kept per `SeedArrays` (the struct numba would type per call);
+# the other arguments are a bool and Python ints
+_SEED_SET = Entries(_edge_seed_set)
 
 
 @kernel

@@ -9,6 +9,7 @@ both phantoms share is at least as cheap.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Sequence
 from typing import NamedTuple, Protocol
 
@@ -18,9 +19,19 @@ from app.engine.errors import NoRoute
 from app.engine.route.assemble import BWD, FWD, Assembler, leg_of
 from app.engine.route.ch_leg import DIRECT, DIRECT_FIRST, NO_ROUTE, ch_leg
 from app.engine.route.space import SearchSpace, SeedSet
-from app.engine.search.ch import CHSearch
+from app.engine.search.ch import D_MASK, CHSearch
 from app.engine.snap.snapper import Snapper
-from app.engine.types import HotPath, Leg, Phantom, SearchOptions, SearchResult, SearchStats, SearchTrace, Seeds
+from app.engine.types import (
+    HotPath,
+    Leg,
+    Phantom,
+    SearchOptions,
+    SearchResult,
+    SearchStats,
+    SearchTrace,
+    Seeds,
+    new_seeds,
+)
 from floor.format.units import CLOSED_DS, INF_WEIGHT
 from floor.kernels.geometry import osrm_distances_m, osrm_fixed
 
@@ -30,6 +41,9 @@ class Search(Protocol):
     same options and refuses, by name, one it cannot honour."""
 
     def run(self, sources: Seeds, targets: Seeds, options: SearchOptions) -> SearchResult: ...
+
+
+MAX_JOINT_STATES = 16  # `_joint_step` keeps a leg's distance below 2^31 / 16 dm (13,400 km): more run pairwise
 
 
 class _Found(NamedTuple):
@@ -42,6 +56,23 @@ class _Found(NamedTuple):
     tgt: Phantom
     t: SeedSet
     result: SearchResult
+
+
+class _Leaving(NamedTuple):
+    """A state a leg may leave a via point in (`Legs._straight_legs`): its place, direction (None: the route's start)
+    and seeds, with the total weight, legs and traces of the best route arriving so."""
+
+    src: Phantom
+    s_dir: int | None
+    seeds: SeedSet
+    total: int
+    legs: list[Leg | _Found]
+    traces: list[SearchTrace]
+
+
+_Arriving = dict[tuple[int, int | None] | None, tuple[int, list[Leg | _Found], list[SearchTrace]]]
+"""`_straight_legs`' states at a via point, (place, FWD/BWD/None) or None at the route's end -> (total weight, legs,
+traces) of the best route arriving in it."""
 
 
 class Legs:
@@ -154,6 +185,16 @@ class Legs:
             return None
         return max(best[0], 0), max(best[1], 0), best[2], max(best[3], 0)
 
+    def _direct_on(
+        self, src: Phantom, tgt: Phantom, s_dir: int | None, t_dir: int | None
+    ) -> tuple[int, int, int, int] | None:
+        """`direct`, None unless it leaves the way `s_dir` says and arrives the way `t_dir` says (FWD/BWD; None:
+        either way)."""
+        dr = self.direct(src, tgt)
+        if dr is not None and ((s_dir is not None and dr[2] != s_dir) or (t_dir is not None and dr[2] != t_dir)):
+            return None
+        return dr
+
     def same_place(self, src: Phantom, tgt: Phantom) -> tuple[Phantom, Phantom, int] | None:
         """(source, target, FWD|BWD) of OSRM's leg between two waypoints at one place (both snapped to the same point
         at 1e-6 degrees with the same candidates), None when they are not. Every candidate direction then meets itself
@@ -227,47 +268,167 @@ class Legs:
     ) -> tuple[list[Leg], list[SearchTrace]]:
         """Legs through via points without turning back there (OSRM's `continue_straight`): a leg leaves a via point
         as the previous one arrived (`_via_states`: FWD or BWD along its road, or along one of the roads at a via
-        point on a road node). Dynamic programming over the state a leg arrives in at each via point, one search per
-        (leaving, arriving) state pair; the first state on ties. Each place's seeds are made once per state, and only
-        the winning legs are assembled (`_Found`: a searched leg is its search's weight until then)."""
+        point on a road node). Dynamic programming over the state a leg arrives in at each via point: on the
+        hierarchy one search per arriving state from every leaving state at once (`_joint_step`), else one search
+        per (leaving, arriving) state pair; the first state on ties. Each place's seeds are made once per state, and
+        only the winning legs are assembled (`_Found`: a searched leg is its search's weight until then)."""
         k = len(phantoms)
+        joint = isinstance(search, CHSearch) and not options.trace  # one search per arriving state (`_joint_step`)
         # best[(j, d)] = (total weight, legs, traces) arriving at the current via point in its state j, direction d
         # (None: the route's start)
-        best: dict[tuple[int, int | None] | None, tuple[int, list[Leg | _Found], list[SearchTrace]]] = {
-            None: (0, [], [])
-        }
+        best: _Arriving = {None: (0, [], [])}
         places: list[Phantom] = []
         space = self.space
         for i in range(k - 1):
             last = i == k - 2
-            there, targets = ([phantoms[-1]], [(0, None)]) if last else self._via_states(phantoms[i + 1])
+            end: list[tuple[int, int | None]] = [(0, None)]
+            there, targets = ([phantoms[-1]], end) if last else self._via_states(phantoms[i + 1])
             # each place's seeds made once per leg, and kept to each state's direction once
             as_target = [space.seeds(ph, False) for ph in there]
             target_sets = [as_target[j].only(t_dir) for j, t_dir in targets]
             as_source: dict[int | None, SeedSet] = {}
-            nxt: dict[tuple[int, int | None] | None, tuple[int, list[Leg | _Found], list[SearchTrace]]] = {}
-            for key_in, (w0, legs0, tr0) in best.items():
+            states: list[_Leaving] = []
+            for key_in in best:
                 src, s_dir = (phantoms[i], None) if key_in is None else (places[key_in[0]], key_in[1])
                 place = None if key_in is None else key_in[0]
                 s_all = as_source.get(place)
                 if s_all is None:
                     s_all = as_source[place] = space.seeds(src, True)
-                s = s_all.only(s_dir)
-                for (j, t_dir), t in zip(targets, target_sets, strict=True):
-                    try:
-                        got, trace, arrive = self._leg_on(search, algorithm, i, src, there[j], options, s, t, s_dir,
-                                                          t_dir)  # fmt: skip
-                    except NoRoute:
-                        continue
-                    key = None if last else (j, arrive)
-                    total = w0 + got.weight
-                    if key not in nxt or total < nxt[key][0]:
-                        nxt[key] = (total, [*legs0, got], [*tr0, *([trace] if trace is not None else [])])
+                states.append(_Leaving(src, s_dir, s_all.only(s_dir), *best[key_in]))
+            step = self._joint_step if joint and len(states) <= MAX_JOINT_STATES else self._pairwise_step
+            nxt = step(search, algorithm, i, states, there, targets, target_sets, options, last)
             if not nxt:
                 raise NoRoute(f"no route from waypoint {i} to waypoint {i + 1} without turning back at a via point")
             best, places = nxt, there
         _, found, traces = min(best.values(), key=lambda v: v[0])
         return [self._built(x) for x in found], traces
+
+    def _pairwise_step(
+        self,
+        search: Search,
+        algorithm: str,
+        i: int,
+        states: list[_Leaving],
+        there: list[Phantom],
+        targets: list[tuple[int, int | None]],
+        target_sets: list[SeedSet],
+        options: SearchOptions,
+        last: bool,
+    ) -> _Arriving:
+        """One step of `_straight_legs`' dynamic programming, one search per (leaving, arriving) state pair."""
+        nxt: _Arriving = {}
+        for st in states:
+            for (j, t_dir), t in zip(targets, target_sets, strict=True):
+                try:
+                    got, trace, arrive = self._leg_on(search, algorithm, i, st.src, there[j], options, st.seeds, t,
+                                                      st.s_dir, t_dir)  # fmt: skip
+                except NoRoute:
+                    continue
+                key = None if last else (j, arrive)
+                total = st.total + got.weight
+                if key not in nxt or total < nxt[key][0]:
+                    nxt[key] = (total, [*st.legs, got], [*st.traces, *([trace] if trace is not None else [])])
+        return nxt
+
+    def _joint_step(
+        self,
+        search: Search,
+        algorithm: str,
+        i: int,
+        states: list[_Leaving],
+        there: list[Phantom],
+        targets: list[tuple[int, int | None]],
+        target_sets: list[SeedSet],
+        options: SearchOptions,
+        last: bool,
+    ) -> _Arriving:
+        """One step of `_straight_legs`' dynamic programming with one search per arriving state, seeded from every
+        leaving state at once (OSRM's via-route search): each state's seeds start at its total so far, less the
+        smallest (so keys stay small), and at `k * spread` decimetres of distance for the k-th state in order. The
+        hierarchy's keys are (weight, distance) in order, so among paths of equal total weight the search ends on
+        the first state's, as the pairwise step keeps the first state on ties; within a state, the distance breaks
+        ties as in its own search. A leaving state's stretch along the road it shares with the arriving one is
+        weighed beside the search as in `_leg_on` (a stretch no path can beat is taken without searching; the
+        stretch on ties). The arriving states come out in the order of `targets`."""
+        totals = [st.total for st in states]
+        spread = (D_MASK + 1) // len(states)  # a leg's distance (dm) stays below it: 107,000 km for 2 states
+        sources: dict[tuple[int, ...], tuple[Seeds, list[int]]] = {}  # the same for every arriving state, mostly
+        nxt: _Arriving = {}
+        for (j, t_dir), t in zip(targets, target_sets, strict=True):
+            tgt = there[j]
+            if len(t.kinds) == 0:
+                continue
+            t_least = min(t.seeds.weights.tolist())
+            stretches: list[tuple[int, int, bool] | None] = []  # per state: (stretch weight, FWD|BWD, searched)
+            searched: list[int] = []
+            for k, (src, s_dir, s, *_) in enumerate(states):
+                if len(s.kinds) == 0:
+                    stretches.append(None)
+                    continue
+                dr = self._direct_on(src, tgt, s_dir, t_dir)
+                if dr is not None and dr[0] <= min(s.seeds.weights.tolist()) + t_least:
+                    stretches.append((dr[0], dr[2], False) if dr[0] < CLOSED_DS else None)
+                    continue  # no path beats the stretch (a stretch over a closed road: no leg from this state)
+                stretches.append((dr[0], dr[2], True) if dr is not None and dr[0] < CLOSED_DS else None)
+                searched.append(k)
+            found: tuple[int, int, SearchResult] | None = None  # (state, total, the leg's own search answer)
+            if searched:
+                key_s = tuple(searched)
+                got_s = sources.get(key_s)
+                if got_s is None:
+                    got_s = sources[key_s] = self._joint_sources(states, key_s, spread)
+                res = search.run(got_s[0], t.seeds, options)
+                if res.source_seed >= 0:
+                    at = bisect_right(got_s[1], res.source_seed) - 1
+                    k = searched[at]
+                    leg_w = res.weight - (totals[k] - min(totals[x] for x in searched))
+                    if leg_w < CLOSED_DS:
+                        found = (k, totals[k] + leg_w, SearchResult(leg_w, res.arcs, res.source_seed - got_s[1][at],
+                                                                    res.target_seed, res.stats))  # fmt: skip
+            ends = [totals[k] + x[0] for k, x in enumerate(stretches) if x is not None]
+            if found is not None:
+                ends.append(found[1])
+            if not ends:
+                continue  # no leg to this arriving state
+            best_total = min(ends)
+            for k, x in enumerate(stretches):
+                src = states[k].src
+                if x is not None and totals[k] + x[0] == best_total:
+                    stats = found[2].stats if x[2] and found is not None else SearchStats(algorithm)
+                    got: Leg | _Found = self.assembler.direct_leg(src, tgt, x[1], stats)
+                    arrive: int | None = x[1]
+                    break
+                if found is not None and found[0] == k and found[1] == best_total:
+                    res = found[2]
+                    got = _Found(res.weight, algorithm, src, states[k].seeds, tgt, t, res)
+                    kind = int(t.kinds[res.target_seed])
+                    arrive = kind if kind in (FWD, BWD) else None
+                    break
+            key = None if last else (j, arrive)
+            if key not in nxt or best_total < nxt[key][0]:
+                nxt[key] = (best_total, [*states[k].legs, got], states[k].traces)
+        return nxt
+
+    @staticmethod
+    def _joint_sources(states: list[_Leaving], searched: tuple[int, ...], spread: int) -> tuple[Seeds, list[int]]:
+        """`_joint_step`'s source seeds for the leaving states `searched`, each state's at its total so far less
+        the smallest and `k * spread` dm for the k-th state; with where each state's seeds start among them."""
+        parts = [states[k].seeds.seeds for k in searched]
+        if len(parts) == 1:  # one state: no offsets to tell it from others
+            return parts[0], [0]
+        least = min(states[k].total for k in searched)
+        starts = [0]
+        for p in parts:
+            starts.append(starts[-1] + p.nodes.shape[0])
+        sources = new_seeds(
+            np.concatenate([p.nodes for p in parts]),
+            np.concatenate([p.weights + (states[k].total - least) for p, k in zip(parts, searched, strict=True)]),
+            np.concatenate([p.dists + k * spread for p, k in zip(parts, searched, strict=True)]),
+            parts[0].lon,
+            parts[0].lat,
+            np.concatenate([p.duration_array() for p in parts]),
+        )
+        return sources, starts
 
     def _via_states(self, ph: Phantom) -> tuple[list[Phantom], list[tuple[int, int | None]]]:
         """The places a route may pass a via point on under `continue_straight`, and its states there in order
@@ -334,10 +495,8 @@ class Legs:
     ) -> tuple[Leg | _Found, SearchTrace | None, int | None]:
         """`leg` on the phantoms' seeds `s` and `t` (kept to `s_dir` / `t_dir` already): a leg along the direct
         stretch, or the search's answer to assemble (`_built`); its trace and the direction it arrives in."""
-        dr = self.direct(src, tgt)
+        dr = self._direct_on(src, tgt, s_dir, t_dir)
         if s_dir is not None or t_dir is not None:
-            if dr is not None and ((s_dir is not None and dr[2] != s_dir) or (t_dir is not None and dr[2] != t_dir)):
-                dr = None
             if len(s.kinds) == 0 or len(t.kinds) == 0:
                 raise NoRoute(f"no route from waypoint {i} to waypoint {i + 1}")
         # no path through the network can beat the direct stretch when its weight is below the cheapest seeds

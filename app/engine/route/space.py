@@ -23,7 +23,7 @@ from app.engine.data import ChainIndex, is_edge_based
 from app.engine.route.assemble import AT_FIRST, AT_LAST, BWD, FWD
 from app.engine.route.edges import EdgeMap, FlatSeeds, _edge_seeds, _seed_columns, seed_figures
 from app.engine.snap.osrm_snap import chain_end_kind
-from app.engine.types import Phantom, Seeds
+from app.engine.types import Phantom, Seeds, new_seeds
 from floor.format.graph import Graph
 from floor.format.units import COORD_SCALE, OSRM_COORD_SCALE
 from floor.kernels.jit import kernel
@@ -41,11 +41,20 @@ class SeedSet(NamedTuple):
         """The seeds of one direction (FWD/BWD) plus those on a junction node; all of them for None."""
         if direction is None:
             return self
-        keep = (self.kinds == direction) | (self.kinds == AT_FIRST) | (self.kinds == AT_LAST)
+        kinds = self.kinds.tolist()
+        keep = [i for i, k in enumerate(kinds) if k == direction or k == AT_FIRST or k == AT_LAST]
+        if len(keep) == len(kinds):
+            return self
+        # a handful of seeds: the ones kept are mostly one run of them, taken as views
+        at: slice | np.ndarray = (
+            slice(keep[0], keep[-1] + 1)
+            if keep and keep[-1] - keep[0] == len(keep) - 1
+            else np.array(keep, dtype=np.intp)
+        )
         s = self.seeds
-        times = None if s.durations is None else s.durations[keep]
-        sub = Seeds(s.nodes[keep], s.weights[keep], s.dists[keep], s.lon, s.lat, times)
-        return SeedSet(sub, self.kinds[keep], self.turns[keep])
+        times = None if s.durations is None else s.durations[at]
+        sub = new_seeds(s.nodes[at], s.weights[at], s.dists[at], s.lon, s.lat, times)
+        return SeedSet(sub, self.kinds[at], self.turns[at])
 
 
 class SearchSpace:
