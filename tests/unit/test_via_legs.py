@@ -48,6 +48,17 @@ def _reference(router: Router, phantoms: list, algorithm: str, exclude: ExcludeS
     return min(best.values(), key=lambda v: v[0])[1]
 
 
+def _count_calls(m: pytest.MonkeyPatch, cls: type, name: str, count: list[int]) -> None:
+    """Count calls of method `name` of `cls` in `count[0]` while `m` holds."""
+    method = getattr(cls, name)
+
+    def counted(self: object, *args: object, **kw: object) -> object:
+        count[0] += 1
+        return method(self, *args, **kw)
+
+    m.setattr(cls, name, counted)
+
+
 @pytest.mark.parametrize("algorithm", ["ch", "bidirectional-dijkstra"])
 def test_straight_legs_are_every_pair_assembled(bundled_graph, monkeypatch, algorithm: str) -> None:  # type: ignore[no-untyped-def]
     """Monaco (car: `continue_straight` by default), 12 routes of 2 to 16 random waypoints, junction nodes among them:
@@ -57,12 +68,6 @@ def test_straight_legs_are_every_pair_assembled(bundled_graph, monkeypatch, algo
     pts = _waypoints(router, 160, seed=7)
     rng = np.random.default_rng(8)
     assembled = [0]
-    search_leg = Assembler.search_leg
-
-    def counted(self: Assembler, *args: object, **kw: object) -> Leg:
-        assembled[0] += 1
-        return search_leg(self, *args, **kw)  # type: ignore[arg-type]
-
     routed = 0
     for n in (2, 3, 4, 6, 8, 10, 12, 14, 16, 16, 16, 16):
         phantoms = router.snap_waypoints([pts[int(x)] for x in rng.integers(0, len(pts), n)])
@@ -72,7 +77,7 @@ def test_straight_legs_are_every_pair_assembled(bundled_graph, monkeypatch, algo
             want = None
         assembled[0] = 0
         with monkeypatch.context() as m:
-            m.setattr(Assembler, "search_leg", counted)
+            _count_calls(m, Assembler, "search_leg", assembled)
             try:
                 route = router.query().routes(phantoms, RouteOptions(algorithm=algorithm)).best
             except NoRoute:
@@ -91,12 +96,6 @@ def _routes_beside_reference(router: Router, pts: list, seed: int, exclude: Excl
     most one search per arriving state. Returns how many routes there were."""
     rng = np.random.default_rng(seed)
     runs = [0]
-    run = CHSearch.run
-
-    def counted(self: CHSearch, *args: object, **kw: object) -> object:
-        runs[0] += 1
-        return run(self, *args, **kw)  # type: ignore[arg-type]
-
     routed = 0
     for n in (3, 4, 5, 8, 12, 16, 24, 24):
         picks = [int(x) for x in rng.integers(0, len(pts), n)]
@@ -113,7 +112,7 @@ def _routes_beside_reference(router: Router, pts: list, seed: int, exclude: Excl
             want = None
         runs[0] = 0
         with monkeypatch.context() as m:
-            m.setattr(CHSearch, "run", counted)
+            _count_calls(m, CHSearch, "run", runs)
             try:
                 route = router.query().routes(phantoms, options).best
             except NoRoute:

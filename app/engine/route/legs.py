@@ -70,6 +70,18 @@ class _Leaving(NamedTuple):
     traces: list[SearchTrace]
 
 
+class _Step(NamedTuple):
+    """One step of `Legs._straight_legs`: leg `i`'s leaving states, the places it may arrive at (`there`), the
+    arriving states (place index, FWD/BWD/None) with their target seeds, and whether it is the route's last leg."""
+
+    i: int
+    states: list[_Leaving]
+    there: list[Phantom]
+    targets: list[tuple[int, int | None]]
+    target_sets: list[SeedSet]
+    last: bool
+
+
 _Arriving = dict[tuple[int, int | None] | None, tuple[int, list[Leg | _Found], list[SearchTrace]]]
 """`_straight_legs`' states at a via point, (place, FWD/BWD/None) or None at the route's end -> (total weight, legs,
 traces) of the best route arriving in it."""
@@ -295,27 +307,17 @@ class Legs:
                 if s_all is None:
                     s_all = as_source[place] = space.seeds(src, True)
                 states.append(_Leaving(src, s_dir, s_all.only(s_dir), *best[key_in]))
-            step = self._joint_step if joint and len(states) <= MAX_JOINT_STATES else self._pairwise_step
-            nxt = step(search, algorithm, i, states, there, targets, target_sets, options, last)
+            run_step = self._joint_step if joint and len(states) <= MAX_JOINT_STATES else self._pairwise_step
+            nxt = run_step(search, algorithm, _Step(i, states, there, targets, target_sets, last), options)
             if not nxt:
                 raise NoRoute(f"no route from waypoint {i} to waypoint {i + 1} without turning back at a via point")
             best, places = nxt, there
         _, found, traces = min(best.values(), key=lambda v: v[0])
         return [self._built(x) for x in found], traces
 
-    def _pairwise_step(
-        self,
-        search: Search,
-        algorithm: str,
-        i: int,
-        states: list[_Leaving],
-        there: list[Phantom],
-        targets: list[tuple[int, int | None]],
-        target_sets: list[SeedSet],
-        options: SearchOptions,
-        last: bool,
-    ) -> _Arriving:
+    def _pairwise_step(self, search: Search, algorithm: str, step: _Step, options: SearchOptions) -> _Arriving:
         """One step of `_straight_legs`' dynamic programming, one search per (leaving, arriving) state pair."""
+        i, states, there, targets, target_sets, last = step
         nxt: _Arriving = {}
         for st in states:
             for (j, t_dir), t in zip(targets, target_sets, strict=True):
@@ -330,18 +332,7 @@ class Legs:
                     nxt[key] = (total, [*st.legs, got], [*st.traces, *([trace] if trace is not None else [])])
         return nxt
 
-    def _joint_step(
-        self,
-        search: Search,
-        algorithm: str,
-        i: int,
-        states: list[_Leaving],
-        there: list[Phantom],
-        targets: list[tuple[int, int | None]],
-        target_sets: list[SeedSet],
-        options: SearchOptions,
-        last: bool,
-    ) -> _Arriving:
+    def _joint_step(self, search: Search, algorithm: str, step: _Step, options: SearchOptions) -> _Arriving:
         """One step of `_straight_legs`' dynamic programming with one search per arriving state, seeded from every
         leaving state at once (OSRM's via-route search): each state's seeds start at its total so far, less the
         smallest (so keys stay small), and at `k * spread` decimetres of distance for the k-th state in order. The
@@ -350,6 +341,7 @@ class Legs:
         ties as in its own search. A leaving state's stretch along the road it shares with the arriving one is
         weighed beside the search as in `_leg_on` (a stretch no path can beat is taken without searching; the
         stretch on ties). The arriving states come out in the order of `targets`."""
+        i, states, there, targets, target_sets, last = step
         totals = [st.total for st in states]
         spread = (D_MASK + 1) // len(states)  # a leg's distance (dm) stays below it: 107,000 km for 2 states
         sources: dict[tuple[int, ...], tuple[Seeds, list[int]]] = {}  # the same for every arriving state, mostly
