@@ -159,6 +159,12 @@ async def _exercise_routing(service: Any, algorithms: tuple[str, ...] | None, tr
         log.info("warm-up of the other algorithms skipped: %s", exc)
         return None
     exercise_algorithms(service, phantoms, algorithms)
+    try:  # a via point: `Legs._straight_legs`' seeds of every waypoint in one call (on an edge-based graph)
+        from app.engine.types import RouteOptions
+
+        engine.routes([*phantoms, phantoms[0]], RouteOptions(continue_straight=True))
+    except EngineError:
+        pass
     try:
         for _ in range(2):  # the second takes the buckets the first kept (`reuse_buckets`: a matrix's blocks)
             engine.table(phantoms, phantoms, reuse_buckets=True)

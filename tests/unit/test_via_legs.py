@@ -144,3 +144,27 @@ def test_joint_step_on_andorra_with_each_exclude(graph_cache, monkeypatch) -> No
     assert sets, "Andorra's car graph has excludable classes"
     for k, exclude in enumerate([None, *sets]):
         assert _routes_beside_reference(router, pts, 30 + k, exclude, monkeypatch) >= 5, f"exclude {exclude}"
+
+
+def test_seed_sets_are_each_waypoints_seeds(bundled_graph) -> None:  # type: ignore[no-untyped-def]
+    """`EdgeSpace.seed_sets` (every waypoint's seeds in one kernel call) gives each plain waypoint the arrays
+    `seeds` gives it, as source and as target, and None exactly for those on a junction node with candidate roads or
+    on a barrier's copies."""
+    router = Router(load(bundled_graph))
+    space = router.space
+    phantoms = router.snap_waypoints(_waypoints(router, 120, seed=5))
+    for as_source in (True, False):
+        sets = space.seed_sets(phantoms, as_source)
+        assert len(sets) == len(phantoms)
+        plain = 0
+        for ph, got in zip(phantoms, sets, strict=True):
+            assert (got is None) == (space.plain_place(ph) is None)
+            if got is None:
+                continue
+            want = space.seeds(ph, as_source)
+            for a, b in ((got.seeds.nodes, want.seeds.nodes), (got.seeds.weights, want.seeds.weights),
+                         (got.seeds.dists, want.seeds.dists), (got.seeds.duration_array(), want.seeds.duration_array()),
+                         (got.kinds, want.kinds), (got.turns, want.turns)):  # fmt: skip
+                assert a.dtype == b.dtype and np.array_equal(a, b)
+            plain += 1
+        assert 0 < plain < len(phantoms), "both kinds of waypoint: made at once and made one by one"

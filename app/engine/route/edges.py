@@ -154,6 +154,20 @@ class EdgeMap:
         flat = _edge_seeds_many(as_source, at, kinds, f, self.seed_arrays)
         return FlatSeeds(*flat)
 
+    def seed_sets(
+        self, phantoms: list[Phantom], as_source: bool, at_nodes: np.ndarray, at_kinds: np.ndarray
+    ) -> list[tuple[Seeds, np.ndarray, np.ndarray]]:
+        """`seeds` of many phantoms (each on `at_nodes[i]` of kind `at_kinds[i]`, or -1) in one kernel call: each
+        phantom's (Seeds, kinds, turns) as views of the flat arrays."""
+        f = np.array([seed_figures(ph, as_source) for ph in phantoms], dtype=np.int64).reshape(-1, 8)
+        at, kinds = np.asarray(at_nodes, dtype=np.int64), np.asarray(at_kinds, dtype=np.int64)
+        nodes, w, d, t, kind, turns, off = _edge_seed_sets(bool(as_source), at, kinds, f, self.seed_arrays)
+        bounds = off.tolist()
+        return [
+            (new_seeds(nodes[lo:hi], w[lo:hi], d[lo:hi], ph.lon, ph.lat, t[lo:hi]), kind[lo:hi], turns[lo:hi])
+            for ph, lo, hi in zip(phantoms, bounds, bounds[1:], strict=False)
+        ]
+
     def road_path(self, search_arcs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(road arcs int32, the turn onto each as int64 [n, 2] (weight, travel time)) of a search path between its
         seed nodes."""
@@ -305,14 +319,14 @@ def _edge_seeds(as_source, at_node, at_kind, fwd, fw, fd, ft, bwd, bw, bd, bt, a
 
 
 @kernel
-def _edge_seeds_many(as_source, at_nodes, at_kinds, f, arrays):  # pragma: no cover - numba
+def _edge_seed_rows(as_source, at_nodes, at_kinds, f, arrays):  # pragma: no cover - numba
     """`_edge_seeds` of every phantom (f [p, 8] = fwd arc, weight, dist, time, bwd arc, weight, dist, time), flat:
-    (nodes int32, weights, dists, times int64, off int64 [p + 1])."""
+    (nodes int32 [k], rows int64 [k, 6] as `_edge_seeds` gives them, off int64 [p + 1])."""
     p = f.shape[0]
     off = np.zeros(p + 1, dtype=np.int64)
     cap = 8 * p + 8
     nodes = np.empty(cap, dtype=np.int32)
-    vals = np.empty((cap, 3), dtype=np.int64)
+    vals = np.empty((cap, 6), dtype=np.int64)
     k = 0
     for i in range(p):
         n_i, r_i = _edge_seeds(
@@ -323,26 +337,39 @@ def _edge_seeds_many(as_source, at_nodes, at_kinds, f, arrays):  # pragma: no co
         if k + m > cap:
             cap = 2 * (k + m)
             bigger_n = np.empty(cap, dtype=np.int32)
-            bigger_v = np.empty((cap, 3), dtype=np.int64)
+            bigger_v = np.empty((cap, 6), dtype=np.int64)
             for j in range(k):
                 bigger_n[j] = nodes[j]
-                for c in range(3):
+                for c in range(6):
                     bigger_v[j, c] = vals[j, c]
             nodes, vals = bigger_n, bigger_v
         for j in range(m):
             nodes[k] = n_i[j]
-            for c in range(3):
+            for c in range(6):
                 vals[k, c] = r_i[j, c]
             k += 1
         off[i + 1] = k
+    return nodes[:k].copy(), vals[:k].copy(), off
+
+
+@kernel
+def _edge_seeds_many(as_source, at_nodes, at_kinds, f, arrays):  # pragma: no cover - numba
+    """`_edge_seed_rows` as `FlatSeeds`' columns: (nodes int32, weights, dists, times int64, off int64 [p + 1])."""
+    nodes, rows, off = _edge_seed_rows(as_source, at_nodes, at_kinds, f, arrays)
+    k = nodes.shape[0]
     w = np.empty(k, dtype=np.int64)
     d = np.empty(k, dtype=np.int64)
     t = np.empty(k, dtype=np.int64)
     for j in range(k):
-        w[j] = vals[j, 0]
-        d[j] = vals[j, 1]
-        t[j] = vals[j, 2]
-    out = np.empty(k, dtype=np.int32)
-    for j in range(k):
-        out[j] = nodes[j]
-    return out, w, d, t, off
+        w[j] = rows[j, 0]
+        d[j] = rows[j, 1]
+        t[j] = rows[j, 2]
+    return nodes, w, d, t, off
+
+
+@kernel
+def _edge_seed_sets(as_source, at_nodes, at_kinds, f, arrays):  # pragma: no cover - numba
+    """`_edge_seed_rows` in `_seed_columns`' columns: (nodes int32, weight, dist, time, kind, turns [k, 2], off)."""
+    nodes, rows, off = _edge_seed_rows(as_source, at_nodes, at_kinds, f, arrays)
+    w, d, t, kind, turns = _seed_columns(rows)
+    return nodes, w, d, t, kind, turns, off

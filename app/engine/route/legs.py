@@ -291,12 +291,20 @@ class Legs:
         best: _Arriving = {None: (0, [], [])}
         places: list[Phantom] = []
         space = self.space
+        # the waypoints' own seeds, as sources and as targets, in one kernel call each (None: made per place below)
+        made = {True: space.seed_sets(phantoms[:-1], True), False: space.seed_sets(phantoms[1:], False)}
+
+        def seeds_of(ph: Phantom, as_source: bool, at: int) -> SeedSet:
+            """The seeds of place `ph` of waypoint `at`: made above when the place is the waypoint itself."""
+            got = made[as_source][at - (0 if as_source else 1)] if ph is phantoms[at] else None
+            return got if got is not None else space.seeds(ph, as_source)
+
         for i in range(k - 1):
             last = i == k - 2
             end: list[tuple[int, int | None]] = [(0, None)]
             there, targets = ([phantoms[-1]], end) if last else self._via_states(phantoms[i + 1])
             # each place's seeds made once per leg, and kept to each state's direction once
-            as_target = [space.seeds(ph, False) for ph in there]
+            as_target = [seeds_of(ph, False, i + 1) for ph in there]
             target_sets = [as_target[j].only(t_dir) for j, t_dir in targets]
             as_source: dict[int | None, SeedSet] = {}
             states: list[_Leaving] = []
@@ -305,7 +313,7 @@ class Legs:
                 place = None if key_in is None else key_in[0]
                 s_all = as_source.get(place)
                 if s_all is None:
-                    s_all = as_source[place] = space.seeds(src, True)
+                    s_all = as_source[place] = seeds_of(src, True, i)
                 states.append(_Leaving(src, s_dir, s_all.only(s_dir), *best[key_in]))
             run_step = self._joint_step if joint and len(states) <= MAX_JOINT_STATES else self._pairwise_step
             nxt = run_step(search, algorithm, _Step(i, states, there, targets, target_sets, last), options)

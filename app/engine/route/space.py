@@ -136,6 +136,10 @@ class SearchSpace:
         return same[same != node]
 
     # -- paths --------------------------------------------------------------------------------------------------
+    def seed_sets(self, phantoms: Sequence[Phantom], as_source: bool) -> list[SeedSet | None]:
+        """`seeds` of each phantom where they can be made at once, None where `seeds` makes them (here: all)."""
+        return [None] * len(phantoms)
+
     def seeds_many(self, phantoms: Sequence[Phantom], as_source: bool) -> FlatSeeds:
         """The seeds of many phantoms, flattened (`FlatSeeds`): each phantom's `seeds(p, as_source).seeds` in turn."""
         return flat_seeds([self.seeds(p, as_source).seeds for p in phantoms])
@@ -246,6 +250,20 @@ class EdgeSpace(SearchSpace):
             ph.at_chains is not None, self.edges.node_arc, self._arc_geom, self.edges.seed_arrays,
         )  # fmt: skip
         return SeedSet(Seeds(nodes, w, d, ph.lon, ph.lat, t), kinds, turns)
+
+    def seed_sets(self, phantoms: Sequence[Phantom], as_source: bool) -> list[SeedSet | None]:
+        """`seeds` of each phantom that `EdgeMap.seeds` seeds alone (`plain_place`), all of them in one kernel call
+        (`EdgeMap.seed_sets`); None for the others (a junction node with candidate roads, a barrier's copies), whose
+        seeds `seeds` makes one by one."""
+        at_all, kinds_all = self.at_chain_ends(phantoms)
+        plain = [i for i, at in enumerate(at_all.tolist())
+                 if at < 0 or (phantoms[i].at_chains is None and len(self.same_place(at)) == 0)]  # fmt: skip
+        out: list[SeedSet | None] = [None] * len(phantoms)
+        if plain:
+            sets = self.edges.seed_sets([phantoms[i] for i in plain], as_source, at_all[plain], kinds_all[plain])
+            for i, got in zip(plain, sets, strict=True):
+                out[i] = SeedSet(*got)
+        return out
 
     def seeds_many(self, phantoms: Sequence[Phantom], as_source: bool) -> FlatSeeds:
         """The seeds of many phantoms, as `seeds` gives them one by one: in one kernel call (`EdgeMap.seeds_many`),
