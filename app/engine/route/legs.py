@@ -43,7 +43,9 @@ class Search(Protocol):
     def run(self, sources: Seeds, targets: Seeds, options: SearchOptions) -> SearchResult: ...
 
 
-MAX_JOINT_STATES = 16  # `_joint_step` keeps a leg's distance below 2^31 / 16 dm (13,400 km): more run pairwise
+# `_joint_step` keeps a leg's distance below 2^31 / 16 dm (13,400 km): more states run pairwise, and so do states
+# whose totals lie a closed road apart or more (their offsets then stay far below the seeds' 2^32 ds)
+MAX_JOINT_STATES = 16
 
 
 class _Found(NamedTuple):
@@ -315,7 +317,9 @@ class Legs:
                 if s_all is None:
                     s_all = as_source[place] = seeds_of(src, True, i)
                 states.append(_Leaving(src, s_dir, s_all.only(s_dir), *best[key_in]))
-            run_step = self._joint_step if joint and len(states) <= MAX_JOINT_STATES else self._pairwise_step
+            totals = [st.total for st in states]
+            at_once = joint and len(states) <= MAX_JOINT_STATES and max(totals) - min(totals) < CLOSED_DS
+            run_step = self._joint_step if at_once else self._pairwise_step
             nxt = run_step(search, algorithm, _Step(i, states, there, targets, target_sets, last), options)
             if not nxt:
                 raise NoRoute(f"no route from waypoint {i} to waypoint {i + 1} without turning back at a via point")
