@@ -168,3 +168,20 @@ def test_seed_sets_are_each_waypoints_seeds(bundled_graph) -> None:  # type: ign
                 assert a.dtype == b.dtype and np.array_equal(a, b)
             plain += 1
         assert 0 < plain < len(phantoms), "both kinds of waypoint: made at once and made one by one"
+
+
+def test_new_seeds_is_the_dataclass_seeds() -> None:
+    """`new_seeds` (the fast constructor) builds what `Seeds(...)` builds: the same fields, the same repr, still
+    frozen; with and without travel times."""
+    from dataclasses import FrozenInstanceError, fields
+
+    from app.engine.types import Seeds, new_seeds
+
+    nodes, w, d = np.array([3, 5], np.int32), np.array([10, 20], np.int64), np.array([1, 2], np.int64)
+    for times in (None, np.array([11, 22], np.int64)):
+        a, b = new_seeds(nodes, w, d, 7.4, 43.7, times), Seeds(nodes, w, d, 7.4, 43.7, times)
+        assert [f.name for f in fields(a)] == [f.name for f in fields(b)]
+        assert all(getattr(a, f.name) is getattr(b, f.name) for f in fields(b)) and repr(a) == repr(b)
+        assert np.array_equal(a.duration_array(), b.duration_array())
+        with pytest.raises(FrozenInstanceError):
+            a.lon = 0.0  # type: ignore[misc]
