@@ -362,7 +362,6 @@ class Legs:
             tgt = there[j]
             if len(t.kinds) == 0:
                 continue
-            t_least = min(t.seeds.weights.tolist())
             stretches: list[tuple[int, int, bool] | None] = []  # per state: (stretch weight, FWD|BWD, searched)
             searched: list[int] = []
             for k, (src, s_dir, s, *_) in enumerate(states):
@@ -370,7 +369,7 @@ class Legs:
                     stretches.append(None)
                     continue
                 dr = self._direct_on(src, tgt, s_dir, t_dir)
-                if dr is not None and dr[0] <= min(s.seeds.weights.tolist()) + t_least:
+                if dr is not None and _unbeatable(dr[0], s, t):
                     stretches.append((dr[0], dr[2], False) if dr[0] < CLOSED_DS else None)
                     continue  # no path beats the stretch (a stretch over a closed road: no leg from this state)
                 stretches.append((dr[0], dr[2], True) if dr is not None and dr[0] < CLOSED_DS else None)
@@ -503,9 +502,7 @@ class Legs:
         if s_dir is not None or t_dir is not None:
             if len(s.kinds) == 0 or len(t.kinds) == 0:
                 raise NoRoute(f"no route from waypoint {i} to waypoint {i + 1}")
-        # no path through the network can beat the direct stretch when its weight is below the cheapest seeds
-        lower = min(s.seeds.weights.tolist(), default=INF_WEIGHT) + min(t.seeds.weights.tolist(), default=INF_WEIGHT)
-        if dr is not None and dr[0] <= lower:
+        if dr is not None and _unbeatable(dr[0], s, t):
             if dr[0] >= CLOSED_DS:  # the stretch crosses a road a speed file closed
                 raise NoRoute(f"no route from waypoint {i} to waypoint {i + 1}")
             return self.assembler.direct_leg(src, tgt, dr[2], SearchStats(algorithm)), None, dr[2]
@@ -566,6 +563,13 @@ class Legs:
         leg = leg_of(parts, stats, src, tgt, True)
         assert leg.weight == w, f"{algorithm}: path weighs {leg.weight} ds, the search reported {w}"
         return leg, None, (kind if kind in (FWD, BWD) else None)
+
+
+def _unbeatable(stretch: int, s: SeedSet, t: SeedSet) -> bool:
+    """Whether no path through the network can beat a direct stretch of weight `stretch` between seed sets `s` and
+    `t`: it weighs no more than their cheapest seeds together."""
+    least = min(s.seeds.weights.tolist(), default=INF_WEIGHT) + min(t.seeds.weights.tolist(), default=INF_WEIGHT)
+    return stretch <= least
 
 
 def merge_legs(legs: Sequence[Leg]) -> Leg:
