@@ -350,9 +350,10 @@ class Legs:
         smallest (so keys stay small), and at `k * spread` decimetres of distance for the k-th state in order. The
         hierarchy's keys are (weight, distance) in order, so among paths of equal total weight the search ends on
         the first state's, as the pairwise step keeps the first state on ties; within a state, the distance breaks
-        ties as in its own search. A leaving state's stretch along the road it shares with the arriving one is
-        weighed beside the search as in `_leg_on` (a stretch no path can beat is taken without searching; the
-        stretch on ties). The arriving states come out in the order of `targets`."""
+        ties as in its own search (an exact tie of both may settle in another order than there). A leaving state's
+        stretch along the road it shares with the arriving one is weighed beside the search as in `_leg_on` (a
+        stretch no path can beat is taken without searching; the stretch on ties). The arriving states come out in
+        the order of `targets`."""
         i, states, there, targets, target_sets, last = step
         totals = [st.total for st in states]
         spread = (D_MASK + 1) // len(states)  # a leg's distance (dm) stays below it: 107,000 km for 2 states
