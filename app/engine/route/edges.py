@@ -77,6 +77,14 @@ def seed_figures(ph: Phantom, as_source: bool) -> tuple[int, int, int, int, int,
             ph.bwd_arc, ph.bwd_weight_before, ph.bwd_dist_before, bb)  # fmt: skip
 
 
+def _many_inputs(
+    phantoms: list[Phantom], as_source: bool, at_nodes: np.ndarray, at_kinds: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The arguments `_edge_seed_rows` takes for many phantoms: (at nodes, at kinds, `seed_figures` [p, 8]) int64."""
+    f = np.array([seed_figures(ph, as_source) for ph in phantoms], dtype=np.int64).reshape(-1, 8)
+    return np.asarray(at_nodes, dtype=np.int64), np.asarray(at_kinds, dtype=np.int64), f
+
+
 class EdgeMap:
     """Seeds of phantoms and road paths of search paths on one edge-based graph (immutable, shared)."""
 
@@ -149,9 +157,7 @@ class EdgeMap:
     ) -> FlatSeeds:
         """The seeds of many phantoms at once, flattened (`FlatSeeds`; phantom i's at off[i]..off[i+1]-1): the same
         seeds as `seeds` gives for each, in one kernel call (a table's sources or destinations)."""
-        f = np.array([seed_figures(ph, as_source) for ph in phantoms], dtype=np.int64).reshape(-1, 8)
-        at, kinds = np.asarray(at_nodes, dtype=np.int64), np.asarray(at_kinds, dtype=np.int64)
-        flat = _edge_seeds_many(as_source, at, kinds, f, self.seed_arrays)
+        flat = _edge_seeds_many(as_source, *_many_inputs(phantoms, as_source, at_nodes, at_kinds), self.seed_arrays)
         return FlatSeeds(*flat)
 
     def seed_sets(
@@ -159,9 +165,8 @@ class EdgeMap:
     ) -> list[tuple[Seeds, np.ndarray, np.ndarray]]:
         """`seeds` of many phantoms (each on `at_nodes[i]` of kind `at_kinds[i]`, or -1) in one kernel call: each
         phantom's (Seeds, kinds, turns) as views of the flat arrays."""
-        f = np.array([seed_figures(ph, as_source) for ph in phantoms], dtype=np.int64).reshape(-1, 8)
-        at, kinds = np.asarray(at_nodes, dtype=np.int64), np.asarray(at_kinds, dtype=np.int64)
-        nodes, w, d, t, kind, turns, off = _edge_seed_sets(bool(as_source), at, kinds, f, self.seed_arrays)
+        inputs = _many_inputs(phantoms, as_source, at_nodes, at_kinds)
+        nodes, w, d, t, kind, turns, off = _edge_seed_sets(bool(as_source), *inputs, self.seed_arrays)
         bounds = off.tolist()
         return [
             (new_seeds(nodes[lo:hi], w[lo:hi], d[lo:hi], ph.lon, ph.lat, t[lo:hi]), kind[lo:hi], turns[lo:hi])

@@ -357,7 +357,7 @@ class Legs:
         i, states, there, targets, target_sets, last = step
         totals = [st.total for st in states]
         spread = (D_MASK + 1) // len(states)  # a leg's distance (dm) stays below it: 107,000 km for 2 states
-        sources: dict[tuple[int, ...], tuple[Seeds, list[int]]] = {}  # the same for every arriving state, mostly
+        sources: dict[tuple[int, ...], tuple[Seeds, list[int], int]] = {}  # the same for each arriving state, mostly
         nxt: _Arriving = {}
         for (j, t_dir), t in zip(targets, target_sets, strict=True):
             tgt = there[j]
@@ -381,13 +381,14 @@ class Legs:
                 got_s = sources.get(key_s)
                 if got_s is None:
                     got_s = sources[key_s] = self._joint_sources(states, key_s, spread)
-                res = search.run(got_s[0], t.seeds, options)
+                joint, starts, least = got_s
+                res = search.run(joint, t.seeds, options)
                 if res.source_seed >= 0:
-                    at = bisect_right(got_s[1], res.source_seed) - 1
+                    at = bisect_right(starts, res.source_seed) - 1
                     k = searched[at]
-                    leg_w = res.weight - (totals[k] - min(totals[x] for x in searched))
+                    leg_w = res.weight - (totals[k] - least)  # the state's seeds started at that offset
                     if leg_w < CLOSED_DS:
-                        found = (k, totals[k] + leg_w, SearchResult(leg_w, res.arcs, res.source_seed - got_s[1][at],
+                        found = (k, totals[k] + leg_w, SearchResult(leg_w, res.arcs, res.source_seed - starts[at],
                                                                     res.target_seed, res.stats))  # fmt: skip
             ends = [totals[k] + x[0] for k, x in enumerate(stretches) if x is not None]
             if found is not None:
@@ -414,13 +415,14 @@ class Legs:
         return nxt
 
     @staticmethod
-    def _joint_sources(states: list[_Leaving], searched: tuple[int, ...], spread: int) -> tuple[Seeds, list[int]]:
+    def _joint_sources(states: list[_Leaving], searched: tuple[int, ...], spread: int) -> tuple[Seeds, list[int], int]:
         """`_joint_step`'s source seeds for the leaving states `searched`, each state's at its total so far less
-        the smallest and `k * spread` dm for the k-th state; with where each state's seeds start among them."""
+        the smallest and `k * spread` dm for the k-th state; with where each state's seeds start among them, and
+        that smallest total."""
         parts = [states[k].seeds.seeds for k in searched]
-        if len(parts) == 1:  # one state: no offsets to tell it from others
-            return parts[0], [0]
         least = min(states[k].total for k in searched)
+        if len(parts) == 1:  # one state: no offsets to tell it from others
+            return parts[0], [0], least
         starts = [0]
         for p in parts:
             starts.append(starts[-1] + p.nodes.shape[0])
@@ -432,7 +434,7 @@ class Legs:
             parts[0].lat,
             np.concatenate([p.duration_array() for p in parts]),
         )
-        return sources, starts
+        return sources, starts, least
 
     def _via_states(self, ph: Phantom) -> tuple[list[Phantom], list[tuple[int, int | None]]]:
         """The places a route may pass a via point on under `continue_straight`, and its states there in order
